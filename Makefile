@@ -1,0 +1,49 @@
+# imgcache: `make run` shows it working, `make test` proves it.
+# Both install the Debian packages they need first (apt-get; sudo when not root).
+
+SWIFT_DIR ?= /opt/swift/usr/bin
+export PATH := $(SWIFT_DIR):$(PATH)
+SWIFT ?= swift
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+# C libraries (headers for the build, shared objects loaded at run time),
+# nginx for the tests and the demo, hyperfine and wget for benchmarks.
+BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev pkgconf
+TEST_PACKAGES := nginx
+BENCH_PACKAGES := hyperfine wget
+
+RELEASE_BIN := .build/release/imgcache
+
+.PHONY: all deps bench-deps build test run install bench clean
+
+all: build
+
+# Installs only what is missing, so it is a fast no-op on a ready machine.
+deps:
+	@scripts/apt-install.sh $(BUILD_PACKAGES) $(TEST_PACKAGES)
+
+bench-deps: deps
+	@scripts/apt-install.sh $(BENCH_PACKAGES)
+
+# A release binary with the Swift runtime linked in statically: it starts fast
+# and runs on a machine without the toolchain.
+build: deps
+	$(SWIFT) build -c release --static-swift-stdlib --product imgcache
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+run: build
+	scripts/demo.sh $(RELEASE_BIN)
+
+install: build
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 755 $(RELEASE_BIN) "$(DESTDIR)$(PREFIX)/bin/imgcache"
+
+bench: build bench-deps
+	scripts/bench.sh $(RELEASE_BIN) Docs/PERFORMANCE.md
+
+clean:
+	rm -rf .build

@@ -1,0 +1,149 @@
+// libcurl through a dlopen'd function table.
+#define CURL_DISABLE_TYPECHECK 1
+#include "imgcache_shims.h"
+#include "loader.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+// Each entry: return type, name, parameter list. Variadic ones are called with
+// exactly one trailing argument of the type the wrapper names.
+#define IC_CURL_FUNCTIONS(X)                                                          \
+    X(CURLcode, curl_global_init, (long))                                             \
+    X(curl_version_info_data *, curl_version_info, (CURLversion))                     \
+    X(CURL *, curl_easy_init, (void))                                                 \
+    X(void, curl_easy_cleanup, (CURL *))                                              \
+    X(void, curl_easy_reset, (CURL *))                                                \
+    X(CURLcode, curl_easy_perform, (CURL *))                                          \
+    X(const char *, curl_easy_strerror, (CURLcode))                                   \
+    X(CURLcode, curl_easy_setopt, (CURL *, CURLoption, ...))                          \
+    X(CURLcode, curl_easy_getinfo, (CURL *, CURLINFO, ...))                           \
+    X(struct curl_slist *, curl_slist_append, (struct curl_slist *, const char *))    \
+    X(void, curl_slist_free_all, (struct curl_slist *))                               \
+    X(CURLM *, curl_multi_init, (void))                                               \
+    X(CURLMcode, curl_multi_cleanup, (CURLM *))                                       \
+    X(CURLMcode, curl_multi_add_handle, (CURLM *, CURL *))                            \
+    X(CURLMcode, curl_multi_remove_handle, (CURLM *, CURL *))                         \
+    X(CURLMcode, curl_multi_perform, (CURLM *, int *))                                \
+    X(CURLMcode, curl_multi_poll, (CURLM *, struct curl_waitfd *, unsigned, int, int *)) \
+    X(CURLMcode, curl_multi_wakeup, (CURLM *))                                        \
+    X(CURLMsg *, curl_multi_info_read, (CURLM *, int *))                              \
+    X(CURLMcode, curl_multi_setopt, (CURLM *, CURLMoption, ...))                      \
+    X(const char *, curl_multi_strerror, (CURLMcode))
+
+#define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
+IC_CURL_FUNCTIONS(IC_DECLARE)
+#undef IC_DECLARE
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static char curl_load_error[256];
+static int curl_loaded;
+
+static void curl_load_once(void) {
+    static const char *const sonames[] = {"libcurl.so.4", "libcurl.so", NULL};
+    void *library = ic_open_library(sonames, "libcurl4-openssl-dev", curl_load_error,
+                                    sizeof curl_load_error);
+    if (library == NULL) return;
+#define IC_RESOLVE(ret, name, params)                                                     \
+    p_##name = (ret(*) params)ic_resolve(library, #name, curl_load_error, sizeof curl_load_error); \
+    if (p_##name == NULL) return;
+    IC_CURL_FUNCTIONS(IC_RESOLVE)
+#undef IC_RESOLVE
+    CURLcode code = p_curl_global_init(CURL_GLOBAL_ALL);
+    if (code != CURLE_OK) {
+        snprintf(curl_load_error, sizeof curl_load_error, "curl_global_init failed: %s",
+                 p_curl_easy_strerror(code));
+        return;
+    }
+    curl_loaded = 1;
+}
+
+int ic_curl_load(char *error, size_t error_size) {
+    pthread_once(&curl_once, curl_load_once);
+    if (curl_loaded) return 0;
+    ic_set_error(error, error_size, curl_load_error);
+    return -1;
+}
+
+CURL *ic_curl_easy_init(void) { return p_curl_easy_init(); }
+void ic_curl_easy_cleanup(CURL *handle) { p_curl_easy_cleanup(handle); }
+void ic_curl_easy_reset(CURL *handle) { p_curl_easy_reset(handle); }
+CURLcode ic_curl_easy_perform(CURL *handle) { return p_curl_easy_perform(handle); }
+const char *ic_curl_easy_strerror(CURLcode code) { return p_curl_easy_strerror(code); }
+
+const char *ic_curl_version(void) {
+    curl_version_info_data *info = p_curl_version_info(CURLVERSION_NOW);
+    return info != NULL ? info->version : "unknown";
+}
+
+CURLcode ic_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return p_curl_easy_setopt(handle, option, value);
+}
+CURLcode ic_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return p_curl_easy_setopt(handle, option, value);
+}
+CURLcode ic_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return p_curl_easy_setopt(handle, option, value);
+}
+CURLcode ic_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return p_curl_easy_setopt(handle, option, value);
+}
+CURLcode ic_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return p_curl_easy_setopt(handle, option, value);
+}
+CURLcode ic_curl_easy_setopt_data_callback(CURL *handle, CURLoption option, ic_curl_data_callback cb) {
+    return p_curl_easy_setopt(handle, option, cb);
+}
+CURLcode ic_curl_easy_setopt_progress_callback(CURL *handle, ic_curl_progress_callback cb) {
+    return p_curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, cb);
+}
+
+CURLcode ic_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return p_curl_easy_getinfo(handle, info, value);
+}
+CURLcode ic_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return p_curl_easy_getinfo(handle, info, value);
+}
+CURLcode ic_curl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
+    return p_curl_easy_getinfo(handle, info, value);
+}
+CURLcode ic_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value) {
+    return p_curl_easy_getinfo(handle, info, value);
+}
+
+struct curl_slist *ic_curl_slist_append(struct curl_slist *list, const char *value) {
+    return p_curl_slist_append(list, value);
+}
+void ic_curl_slist_free_all(struct curl_slist *list) { p_curl_slist_free_all(list); }
+
+CURLM *ic_curl_multi_init(void) { return p_curl_multi_init(); }
+CURLMcode ic_curl_multi_cleanup(CURLM *multi) { return p_curl_multi_cleanup(multi); }
+CURLMcode ic_curl_multi_add_handle(CURLM *multi, CURL *handle) { return p_curl_multi_add_handle(multi, handle); }
+CURLMcode ic_curl_multi_remove_handle(CURLM *multi, CURL *handle) { return p_curl_multi_remove_handle(multi, handle); }
+CURLMcode ic_curl_multi_perform(CURLM *multi, int *running) { return p_curl_multi_perform(multi, running); }
+CURLMcode ic_curl_multi_poll(CURLM *multi, int timeout_ms, int *numfds) {
+    return p_curl_multi_poll(multi, NULL, 0, timeout_ms, numfds);
+}
+CURLMcode ic_curl_multi_wakeup(CURLM *multi) { return p_curl_multi_wakeup(multi); }
+
+int ic_curl_multi_next_done(CURLM *multi, CURL **handle, CURLcode *result) {
+    int remaining = 0;
+    CURLMsg *message;
+    while ((message = p_curl_multi_info_read(multi, &remaining)) != NULL) {
+        if (message->msg == CURLMSG_DONE) {
+            *handle = message->easy_handle;
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+CURLMcode ic_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return p_curl_multi_setopt(multi, option, value);
+}
+CURLMcode ic_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
+    return p_curl_multi_setopt(multi, option, value);
+}
+const char *ic_curl_multi_strerror(CURLMcode code) { return p_curl_multi_strerror(code); }

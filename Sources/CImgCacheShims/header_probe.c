@@ -1,0 +1,206 @@
+// PNG and JPEG header probes. Both libraries report fatal errors by calling an
+// error handler that must not return: libpng's default longjmps, libjpeg's
+// default calls exit(). Each entry point here owns a jmp_buf, installs a handler
+// that copies the library's message and longjmps back, and always frees what
+// it created.
+#include "imgcache_shims.h"
+#include "loader.h"
+
+#include <png.h>
+#include <stdio.h>
+#include <jpeglib.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <string.h>
+
+// MARK: - libpng
+
+#define IC_PNG_FUNCTIONS(X)                                                              \
+    X(png_structp, png_create_read_struct,                                               \
+      (png_const_charp, png_voidp, png_error_ptr, png_error_ptr))                        \
+    X(png_infop, png_create_info_struct, (png_const_structrp))                           \
+    X(void, png_destroy_read_struct, (png_structpp, png_infopp, png_infopp))             \
+    X(void, png_set_read_fn, (png_structrp, png_voidp, png_rw_ptr))                      \
+    X(png_voidp, png_get_io_ptr, (png_const_structrp))                                   \
+    X(png_voidp, png_get_error_ptr, (png_const_structrp))                                \
+    X(void, png_read_info, (png_structrp, png_inforp))                                   \
+    X(png_uint_32, png_get_valid, (png_const_structrp, png_const_inforp, png_uint_32))   \
+    X(png_uint_32, png_get_IHDR,                                                         \
+      (png_const_structrp, png_const_inforp, png_uint_32 *, png_uint_32 *, int *, int *, \
+       int *, int *, int *))
+
+#define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
+IC_PNG_FUNCTIONS(IC_DECLARE)
+
+static pthread_once_t png_once = PTHREAD_ONCE_INIT;
+static char png_load_error[256];
+static int png_loaded;
+
+static void png_load_once(void) {
+    static const char *const sonames[] = {"libpng16.so.16", "libpng16.so", NULL};
+    void *library = ic_open_library(sonames, "libpng-dev", png_load_error, sizeof png_load_error);
+    if (library == NULL) return;
+#define IC_RESOLVE(ret, name, params)                                                          \
+    p_##name = (ret(*) params)ic_resolve(library, #name, png_load_error, sizeof png_load_error); \
+    if (p_##name == NULL) return;
+    IC_PNG_FUNCTIONS(IC_RESOLVE)
+    png_loaded = 1;
+}
+
+int ic_png_load(char *error, size_t error_size) {
+    pthread_once(&png_once, png_load_once);
+    if (png_loaded) return 0;
+    ic_set_error(error, error_size, png_load_error);
+    return -1;
+}
+
+typedef struct {
+    jmp_buf jump;
+    const uint8_t *data;
+    size_t size;
+    size_t offset;
+    char *error;
+    size_t error_size;
+} png_probe_context;
+
+static void png_probe_error(png_structp png, png_const_charp message) {
+    png_probe_context *context = p_png_get_error_ptr(png);
+    ic_set_error(context->error, context->error_size, message);
+    longjmp(context->jump, 1);
+}
+
+static void png_probe_warning(png_structp png, png_const_charp message) {
+    (void)png;
+    (void)message;
+}
+
+static void png_probe_read(png_structp png, png_bytep out, size_t length) {
+    png_probe_context *context = p_png_get_io_ptr(png);
+    if (length > context->size - context->offset) {
+        png_probe_error(png, "unexpected end of data");
+    }
+    memcpy(out, context->data + context->offset, length);
+    context->offset += length;
+}
+
+int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
+                       char *error, size_t error_size) {
+    if (ic_png_load(error, error_size) != 0) return -1;
+    png_probe_context context = {.data = data, .size = size, .error = error, .error_size = error_size};
+    png_structp png = p_png_create_read_struct(PNG_LIBPNG_VER_STRING, &context,
+                                               png_probe_error, png_probe_warning);
+    if (png == NULL) {
+        ic_set_error(error, error_size, "cannot create a libpng reader");
+        return -1;
+    }
+    png_infop info = p_png_create_info_struct(png);
+    if (info == NULL) {
+        p_png_destroy_read_struct(&png, NULL, NULL);
+        ic_set_error(error, error_size, "cannot create a libpng info struct");
+        return -1;
+    }
+    if (setjmp(context.jump) != 0) {
+        p_png_destroy_read_struct(&png, &info, NULL);
+        return -1;
+    }
+    p_png_set_read_fn(png, &context, png_probe_read);
+    p_png_read_info(png, info);
+    png_uint_32 width = 0, height = 0;
+    int bit_depth = 0, color_type = 0, interlace = 0;
+    p_png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
+    int has_trns = p_png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+    out->width = width;
+    out->height = height;
+    out->bit_depth = (uint32_t)bit_depth;
+    switch (color_type) {
+    case PNG_COLOR_TYPE_GRAY: out->channels = 1; break;
+    case PNG_COLOR_TYPE_GRAY_ALPHA: out->channels = 2; break;
+    case PNG_COLOR_TYPE_PALETTE: out->channels = 1; break;
+    case PNG_COLOR_TYPE_RGB: out->channels = 3; break;
+    default: out->channels = 4; break;
+    }
+    out->has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || has_trns;
+    out->interlaced = interlace != PNG_INTERLACE_NONE;
+    p_png_destroy_read_struct(&png, &info, NULL);
+    return 0;
+}
+
+// MARK: - libjpeg
+
+#define IC_JPEG_FUNCTIONS(X)                                                    \
+    X(struct jpeg_error_mgr *, jpeg_std_error, (struct jpeg_error_mgr *))       \
+    X(void, jpeg_CreateDecompress, (j_decompress_ptr, int, size_t))             \
+    X(void, jpeg_destroy_decompress, (j_decompress_ptr))                        \
+    X(void, jpeg_mem_src, (j_decompress_ptr, const unsigned char *, unsigned long)) \
+    X(int, jpeg_read_header, (j_decompress_ptr, boolean))
+
+IC_JPEG_FUNCTIONS(IC_DECLARE)
+#undef IC_DECLARE
+
+static pthread_once_t jpeg_once = PTHREAD_ONCE_INIT;
+static char jpeg_load_error[256];
+static int jpeg_loaded;
+
+static void jpeg_load_once(void) {
+    static const char *const sonames[] = {"libjpeg.so.62", "libjpeg.so", NULL};
+    void *library = ic_open_library(sonames, "libjpeg-dev", jpeg_load_error, sizeof jpeg_load_error);
+    if (library == NULL) return;
+#define IC_RESOLVE_JPEG(ret, name, params)                                                       \
+    p_##name = (ret(*) params)ic_resolve(library, #name, jpeg_load_error, sizeof jpeg_load_error); \
+    if (p_##name == NULL) return;
+    IC_JPEG_FUNCTIONS(IC_RESOLVE_JPEG)
+    jpeg_loaded = 1;
+}
+
+int ic_jpeg_load(char *error, size_t error_size) {
+    pthread_once(&jpeg_once, jpeg_load_once);
+    if (jpeg_loaded) return 0;
+    ic_set_error(error, error_size, jpeg_load_error);
+    return -1;
+}
+
+typedef struct {
+    struct jpeg_error_mgr manager;  // first, so the library's pointer is ours too
+    jmp_buf jump;
+    char *error;
+    size_t error_size;
+} jpeg_probe_error_manager;
+
+static void jpeg_probe_error_exit(j_common_ptr info) {
+    jpeg_probe_error_manager *manager = (jpeg_probe_error_manager *)info->err;
+    char message[JMSG_LENGTH_MAX];
+    manager->manager.format_message(info, message);
+    ic_set_error(manager->error, manager->error_size, message);
+    longjmp(manager->jump, 1);
+}
+
+static void jpeg_probe_output_message(j_common_ptr info) { (void)info; }
+
+int ic_jpeg_read_header(const uint8_t *data, size_t size, ic_image_header *out,
+                        char *error, size_t error_size) {
+    if (ic_jpeg_load(error, error_size) != 0) return -1;
+    // Zeroed so that destroying after an early error finds no memory pool to free.
+    struct jpeg_decompress_struct info;
+    memset(&info, 0, sizeof info);
+    jpeg_probe_error_manager manager;
+    info.err = p_jpeg_std_error(&manager.manager);
+    manager.manager.error_exit = jpeg_probe_error_exit;
+    manager.manager.output_message = jpeg_probe_output_message;
+    manager.error = error;
+    manager.error_size = error_size;
+    if (setjmp(manager.jump) != 0) {
+        p_jpeg_destroy_decompress(&info);
+        return -1;
+    }
+    p_jpeg_CreateDecompress(&info, JPEG_LIB_VERSION, sizeof info);
+    p_jpeg_mem_src(&info, data, (unsigned long)size);
+    p_jpeg_read_header(&info, TRUE);
+    out->width = info.image_width;
+    out->height = info.image_height;
+    out->bit_depth = (uint32_t)info.data_precision;
+    out->channels = (uint32_t)info.num_components;
+    out->has_alpha = 0;
+    out->interlaced = info.progressive_mode ? 1 : 0;
+    p_jpeg_destroy_decompress(&info);
+    return 0;
+}

@@ -1,0 +1,98 @@
+// Thin C edge of imgcache.
+//
+// Two things Swift cannot do on its own live here:
+//  * call libcurl's variadic setopt/getinfo functions (one wrapper per argument type);
+//  * own the setjmp that libpng and libjpeg need, whose default error handlers
+//    longjmp or call exit().
+// Every library is opened with dlopen on first use, so a process that only reads
+// the cache never maps libcurl and its dozens of dependencies.
+#ifndef IMGCACHE_SHIMS_H
+#define IMGCACHE_SHIMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <curl/curl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: - Loading
+
+/// Loads libcurl and runs curl_global_init exactly once. Returns 0, or -1 with a
+/// message in `error`.
+int ic_curl_load(char *error, size_t error_size);
+
+/// Loads libpng (and libjpeg) for header probes. Returns 0, or -1 with a message.
+int ic_png_load(char *error, size_t error_size);
+int ic_jpeg_load(char *error, size_t error_size);
+
+// MARK: - libcurl easy interface
+
+CURL *ic_curl_easy_init(void);
+void ic_curl_easy_cleanup(CURL *handle);
+void ic_curl_easy_reset(CURL *handle);
+CURLcode ic_curl_easy_perform(CURL *handle);
+const char *ic_curl_easy_strerror(CURLcode code);
+const char *ic_curl_version(void);
+
+CURLcode ic_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode ic_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
+CURLcode ic_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
+CURLcode ic_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
+CURLcode ic_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
+
+typedef size_t (*ic_curl_data_callback)(char *data, size_t size, size_t count, void *user);
+typedef int (*ic_curl_progress_callback)(void *user, curl_off_t dltotal, curl_off_t dlnow,
+                                         curl_off_t ultotal, curl_off_t ulnow);
+CURLcode ic_curl_easy_setopt_data_callback(CURL *handle, CURLoption option, ic_curl_data_callback cb);
+CURLcode ic_curl_easy_setopt_progress_callback(CURL *handle, ic_curl_progress_callback cb);
+
+CURLcode ic_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode ic_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
+CURLcode ic_curl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
+CURLcode ic_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);
+
+struct curl_slist *ic_curl_slist_append(struct curl_slist *list, const char *value);
+void ic_curl_slist_free_all(struct curl_slist *list);
+
+// MARK: - libcurl multi interface
+
+CURLM *ic_curl_multi_init(void);
+CURLMcode ic_curl_multi_cleanup(CURLM *multi);
+CURLMcode ic_curl_multi_add_handle(CURLM *multi, CURL *handle);
+CURLMcode ic_curl_multi_remove_handle(CURLM *multi, CURL *handle);
+CURLMcode ic_curl_multi_perform(CURLM *multi, int *running);
+CURLMcode ic_curl_multi_poll(CURLM *multi, int timeout_ms, int *numfds);
+CURLMcode ic_curl_multi_wakeup(CURLM *multi);
+/// Returns the next finished transfer: its handle and result. 0 when none is left.
+int ic_curl_multi_next_done(CURLM *multi, CURL **handle, CURLcode *result);
+CURLMcode ic_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLMcode ic_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
+const char *ic_curl_multi_strerror(CURLMcode code);
+
+// MARK: - Image header probes
+
+/// What a header probe learns without decoding pixels.
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    uint32_t bit_depth;
+    uint32_t channels;
+    int has_alpha;
+    int interlaced;
+} ic_image_header;
+
+/// Reads a PNG's IHDR through libpng. Returns 0, or -1 with libpng's message in `error`.
+int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
+                       char *error, size_t error_size);
+
+/// Reads a JPEG's frame header through libjpeg. Returns 0, or -1 with libjpeg's message.
+int ic_jpeg_read_header(const uint8_t *data, size_t size, ic_image_header *out,
+                        char *error, size_t error_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,30 @@
+#include "loader.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+void ic_set_error(char *error, size_t error_size, const char *message) {
+    if (error == NULL || error_size == 0) return;
+    snprintf(error, error_size, "%s", message ? message : "unknown error");
+}
+
+void *ic_open_library(const char *const *sonames, const char *package,
+                      char *error, size_t error_size) {
+    for (const char *const *name = sonames; *name != NULL; name++) {
+        void *library = dlopen(*name, RTLD_NOW | RTLD_LOCAL);
+        if (library != NULL) return library;
+    }
+    if (error != NULL && error_size > 0) {
+        snprintf(error, error_size, "cannot load %s (install the %s package)", sonames[0], package);
+    }
+    return NULL;
+}
+
+void *ic_resolve(void *library, const char *symbol, char *error, size_t error_size) {
+    void *address = dlsym(library, symbol);
+    if (address == NULL && error != NULL && error_size > 0) {
+        snprintf(error, error_size, "symbol %s missing from a loaded library", symbol);
+    }
+    return address;
+}

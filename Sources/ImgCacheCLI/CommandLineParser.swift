@@ -1,0 +1,169 @@
+import ImgCacheCore
+
+/// Turns the words after `imgcache` into an `Invocation`. Pure: no I/O, no
+/// environment, no exit. Conventions:
+/// - global options go before or after the command;
+/// - `--name=value` and `--name value`; `-o value` and `-ovalue`;
+/// - short flags bundle (`-qv`); a short option that takes a value ends a bundle;
+/// - `--` ends options; a lone `-` is an operand (standard input or output).
+public enum CommandLineParser {
+    public static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
+        var state = State()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if state.endOfOptions || argument == "-" || !argument.hasPrefix("-") {
+                if state.command == nil {
+                    guard let command = CommandTable.command(named: argument) else {
+                        throw .unknownCommand(argument, suggestion: Suggestion.closest(
+                            to: argument, among: CommandTable.commands.map(\.name)))
+                    }
+                    state.command = command
+                    if !command.isAvailable {
+                        // Nothing after an unavailable command is parsed, but help is still help.
+                        let rest = arguments[index...].prefix { $0 != "--" }
+                        if rest.contains("--help") || rest.contains("-h") { return .help(command: command.name) }
+                        break
+                    }
+                } else {
+                    state.operands.append(argument)
+                }
+            } else if argument == "--" {
+                state.endOfOptions = true
+            } else if argument.hasPrefix("--") {
+                let body = argument.dropFirst(2)
+                let name = body.prefix { $0 != "=" }
+                let inline = name.endIndex < body.endIndex ? String(body[body.index(after: name.endIndex)...]) : nil
+                let spec = try state.option(long: String(name), spelled: "--" + name)
+                if spec.takesValue {
+                    let value: String
+                    if let inline {
+                        value = inline
+                    } else {
+                        guard index < arguments.count else { throw .missingValue(option: spec.longSpelling, metavar: spec.metavar!) }
+                        value = arguments[index]
+                        index += 1
+                    }
+                    state.record(spec, value: value)
+                } else {
+                    if inline != nil { throw .unexpectedValue(option: spec.longSpelling) }
+                    state.record(spec, value: nil)
+                }
+            } else {
+                var letters = argument.dropFirst()
+                while let letter = letters.first {
+                    letters = letters.dropFirst()
+                    let spec = try state.option(short: letter)
+                    guard spec.takesValue else {
+                        state.record(spec, value: nil)
+                        continue
+                    }
+                    if !letters.isEmpty {
+                        state.record(spec, value: String(letters))
+                    } else {
+                        guard index < arguments.count else { throw .missingValue(option: "-\(letter)", metavar: spec.metavar!) }
+                        state.record(spec, value: arguments[index])
+                        index += 1
+                    }
+                    break
+                }
+            }
+        }
+        return try state.invocation()
+    }
+
+    /// Everything gathered while reading the words.
+    private struct State {
+        var command: CommandSpec?
+        var values: [String: [String]] = [:]
+        var operands: [String] = []
+        var endOfOptions = false
+
+        private var visibleOptions: [OptionSpec] { (command?.options ?? []) + CommandTable.globalOptions }
+
+        func option(long: String, spelled: String) throws(UsageError) -> OptionSpec {
+            if let spec = visibleOptions.first(where: { $0.long == long }) { return spec }
+            let suggestion = Suggestion.closest(to: long, among: visibleOptions.map(\.long))
+            throw .unknownOption(spelled, command: command?.name, suggestion: suggestion.map { "--" + $0 })
+        }
+
+        func option(short: Character) throws(UsageError) -> OptionSpec {
+            if let spec = visibleOptions.first(where: { $0.short == short }) { return spec }
+            throw .unknownOption("-\(short)", command: command?.name, suggestion: nil)
+        }
+
+        mutating func record(_ spec: OptionSpec, value: String?) {
+            values[spec.long, default: []].append(value ?? "")
+        }
+
+        func has(_ long: String) -> Bool { values[long] != nil }
+
+        /// The last value given (a later one overrides an earlier one, as in curl).
+        func last(_ long: String) -> String? { values[long]?.last }
+
+        func invocation() throws(UsageError) -> Invocation {
+            if has("help") { return .help(command: command?.name) }
+            if has("version") { return .version }
+            guard let command else { throw .missingCommand }
+            let globals = try globalOptions()
+            switch command.name {
+            case CommandTable.fetch.name:
+                return .run(globals, .fetch(try fetchArguments(globals: globals)))
+            case CommandTable.help.name:
+                if operands.count > 1 { throw .unexpectedOperand(command: command.name, operand: operands[1]) }
+                guard let topic = operands.first else { return .help(command: nil) }
+                guard CommandTable.command(named: topic) != nil else {
+                    throw .unknownCommand(topic, suggestion: Suggestion.closest(to: topic, among: CommandTable.commands.map(\.name)))
+                }
+                return .help(command: topic)
+            default:
+                return .run(globals, .unavailable(command.name))
+            }
+        }
+
+        func globalOptions() throws(UsageError) -> GlobalOptions {
+            var globals = GlobalOptions()
+            if let directory = last("cache-dir") {
+                guard !directory.isEmpty else { throw .invalidValue(option: "--cache-dir", value: directory, reason: "the path is empty") }
+                globals.cacheDirectory = directory
+            }
+            if let name = last("namespace") {
+                do {
+                    _ = try Namespace(validating: name)
+                } catch {
+                    throw .invalidValue(option: "--namespace", value: name, reason: error.description)
+                }
+                globals.namespace = name
+            }
+            if let color = last("color") {
+                guard let choice = ColorChoice(rawValue: color) else {
+                    throw .invalidValue(option: "--color", value: color, reason: "expected auto, always or never")
+                }
+                globals.color = choice
+            }
+            globals.json = has("json")
+            globals.quiet = has("quiet")
+            globals.verbosity = values["verbose"]?.count ?? 0
+            if globals.quiet && globals.verbosity > 0 {
+                throw .conflictingOptions("--quiet", "--verbose", reason: "choose one")
+            }
+            return globals
+        }
+
+        func fetchArguments(globals: GlobalOptions) throws(UsageError) -> FetchArguments {
+            guard !operands.isEmpty else { throw .missingOperand(command: "fetch", operand: "a URL") }
+            let output = last("output")
+            if let output {
+                guard !output.isEmpty else { throw .invalidValue(option: "--output", value: output, reason: "the path is empty") }
+                if operands.count > 1 {
+                    throw .conflictingOptions("--output", "several URLs", reason: "--output writes one image")
+                }
+                if output == "-" && globals.json {
+                    throw .conflictingOptions("--output -", "--json", reason: "both write to standard output")
+                }
+            }
+            return FetchArguments(urls: operands, output: output)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// One command as declared in `CommandTable`: its name, what it does, its
+/// options and operands, and an example. Help, the man page and completions
+/// are all read from these values.
+public struct CommandSpec: Equatable, Sendable {
+    public let name: String
+    /// One line for the command list.
+    public let summary: String
+    /// A paragraph for the command's own help.
+    public let description: String
+    public let options: [OptionSpec]
+    public let operands: [OperandSpec]
+    /// Example invocations, each a (command line, what it does) pair.
+    public let examples: [(String, String)]
+    /// False for commands this version does not have yet: they are listed so
+    /// that users learn so, and running them is an error.
+    public let isAvailable: Bool
+
+    public init(name: String, summary: String, description: String, options: [OptionSpec] = [],
+                operands: [OperandSpec] = [], examples: [(String, String)] = [], isAvailable: Bool = true) {
+        self.name = name
+        self.summary = summary
+        self.description = description
+        self.options = options
+        self.operands = operands
+        self.examples = examples
+        self.isAvailable = isAvailable
+    }
+
+    public static func == (lhs: CommandSpec, rhs: CommandSpec) -> Bool {
+        lhs.name == rhs.name && lhs.summary == rhs.summary && lhs.description == rhs.description
+            && lhs.options == rhs.options && lhs.operands == rhs.operands && lhs.isAvailable == rhs.isAvailable
+            && lhs.examples.elementsEqual(rhs.examples) { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
+
+    /// "imgcache fetch [options] URL...".
+    public var usage: String {
+        var parts = ["imgcache", name]
+        if !options.isEmpty { parts.append("[options]") }
+        parts += operands.map(\.synopsis)
+        return parts.joined(separator: " ")
+    }
+}

@@ -1,0 +1,72 @@
+import ImgCacheCore
+
+/// `imgcache fetch URL...`: each URL from the cache or the network, then its
+/// path, a JSON line, or the image itself (`-o`).
+struct FetchCommand {
+    let arguments: FetchArguments
+    let globals: GlobalOptions
+    let location: CacheLocation
+    let console: Console
+
+    func run() throws(SystemError) -> ExitStatus {
+        let fetcher = ImageFetcher(cache: DiskCache(location: location))
+        fetcher.log = { [console] line in console.detail(line) }
+        var status = ExitStatus.success
+        for url in arguments.urls {
+            let result: FetchResult
+            do {
+                result = try fetcher.fetch(url)
+            } catch {
+                console.error(error.message)
+                if globals.json { try console.output(errorJSON(url: url, error: error).serialized) }
+                status = worse(status, FetchCommand.exitStatus(for: error))
+                continue
+            }
+            if let output = arguments.output {
+                do {
+                    try write(result.path, to: output)
+                } catch where output == "-" && error.code == EPIPE_CODE {
+                    throw error
+                } catch {
+                    console.error("cannot write \(output == "-" ? "standard output" : output): \(error.reason)")
+                    status = worse(status, .outputFailed)
+                }
+            } else if globals.json {
+                try console.output(result.json.serialized)
+            } else if !globals.quiet {
+                try console.output(result.path)
+            }
+        }
+        return status
+    }
+
+    private func write(_ path: String, to output: String) throws(SystemError) {
+        if output == "-" {
+            try console.standardOutput.flush()
+            try FileSystem.copy(path, to: 1, destinationName: "standard output")
+        } else {
+            try FileSystem.copyAtomically(path, to: output)
+        }
+    }
+
+    private func errorJSON(url: String, error: FetchError) -> JSONObject {
+        var object = JSONObject()
+        object.add("url", RemoteURL.redacted(url))
+        object.add("error", error.message)
+        return object
+    }
+
+    /// A cache that cannot be written outranks a URL that failed: it fails them all.
+    private func worse(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {
+        let rank: [ExitStatus] = [.success, .someFailed, .outputFailed, .unavailable, .cacheUnwritable]
+        return (rank.firstIndex(of: a) ?? 0) >= (rank.firstIndex(of: b) ?? 0) ? a : b
+    }
+
+    static func exitStatus(for error: FetchError) -> ExitStatus {
+        switch error {
+        case .cacheUnwritable: return .cacheUnwritable
+        case .libraryMissing: return .unavailable
+        default: return .someFailed
+        }
+    }
+}

@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ImgCacheCore
+
+/// A buffered writer on a file descriptor (standard output or error).
+/// Owned by one thread: the command being run.
+final class OutputChannel {
+    let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    func write(_ text: String) throws(SystemError) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 64 * 1024 { try flush() }
+    }
+
+    func flush() throws(SystemError) {
+        guard !buffer.isEmpty else { return }
+        defer { buffer.removeAll(keepingCapacity: true) }
+        try FileSystem.writeAll(descriptor, buffer, path: descriptor == 1 ? "standard output" : "standard error")
+    }
+
+    /// Whether the descriptor is a terminal.
+    var isTerminal: Bool { isatty(descriptor) == 1 }
+}
+
+/// Where a command's output goes: data on stdout, messages on stderr.
+final class Console {
+    let standardOutput = OutputChannel(descriptor: 1)
+    let standardError = OutputChannel(descriptor: 2)
+    let useColor: Bool
+    let quiet: Bool
+    let verbosity: Int
+
+    init(globals: GlobalOptions, environment: [String: String]) {
+        useColor = Console.colorEnabled(globals.color, environment: environment, isTerminal: isatty(2) == 1)
+        quiet = globals.quiet
+        verbosity = globals.verbosity
+    }
+
+    /// Colour only when asked for, or on a terminal without NO_COLOR (https://no-color.org).
+    static func colorEnabled(_ choice: ColorChoice, environment: [String: String], isTerminal: Bool) -> Bool {
+        switch choice {
+        case .always: return true
+        case .never: return false
+        case .auto: return isTerminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+        }
+    }
+
+    /// A line of data on stdout.
+    func output(_ line: String) throws(SystemError) {
+        try standardOutput.write(line + "\n")
+    }
+
+    /// An error line on stderr ("imgcache: error: …").
+    func error(_ message: String) {
+        let label = useColor ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
+        emit("imgcache: \(label) \(message)")
+    }
+
+    /// A warning line on stderr, unless quiet.
+    func warning(_ message: String) {
+        guard !quiet else { return }
+        let label = useColor ? "\u{1B}[1;33mwarning:\u{1B}[0m" : "warning:"
+        emit("imgcache: \(label) \(message)")
+    }
+
+    /// A detail line on stderr, shown with -v.
+    func detail(_ message: String) {
+        guard verbosity > 0 else { return }
+        emit("imgcache: \(message)")
+    }
+
+    /// Plain text on stderr (usage hints).
+    func plain(_ message: String) {
+        emit(message)
+    }
+
+    private func emit(_ line: String) {
+        // Messages must not wait behind buffered data, and a closed stderr is ignored.
+        try? standardOutput.flush()
+        try? standardError.write(line + "\n")
+        try? standardError.flush()
+    }
+}

@@ -1,0 +1,39 @@
+/// What a command line asks for: the parser's result.
+public enum Invocation: Equatable, Sendable {
+    /// Show help: the overview, or one command's.
+    case help(command: String?)
+    case version
+    case run(GlobalOptions, Command)
+}
+
+/// A command with its typed arguments.
+public enum Command: Equatable, Sendable {
+    case fetch(FetchArguments)
+    /// A command this version lists but does not have.
+    case unavailable(String)
+}
+
+/// Options that apply to every command.
+public struct GlobalOptions: Equatable, Sendable {
+    public var cacheDirectory: String?
+    public var namespace: String?
+    public var json = false
+    public var quiet = false
+    /// How many times -v was given.
+    public var verbosity = 0
+    public var color: ColorChoice = .auto
+
+    public init() {}
+}
+
+/// `imgcache fetch` arguments.
+public struct FetchArguments: Equatable, Sendable {
+    public var urls: [String]
+    /// Where to write a copy of the image ("-" is standard output).
+    public var output: String?
+
+    public init(urls: [String], output: String? = nil) {
+        self.urls = urls
+        self.output = output
+    }
+}

@@ -1,0 +1,65 @@
+/// What kind of value an option or operand takes; completions and the man page
+/// use it to say what may go there.
+public enum ValueKind: Equatable, Sendable {
+    case text
+    case path
+    case directory
+    case url
+    case namespace
+    /// One of a fixed set of words.
+    case choice([String])
+}
+
+/// One option as the user types it, declared once in `CommandTable`.
+public struct OptionSpec: Equatable, Sendable {
+    /// The long spelling without dashes ("cache-dir").
+    public let long: String
+    /// The one-letter spelling, if any.
+    public let short: Character?
+    /// The placeholder shown in help ("DIR"); nil for a flag.
+    public let metavar: String?
+    public let kind: ValueKind?
+    public let help: String
+    /// Whether giving it more than once means something (counted or collected).
+    public let repeatable: Bool
+
+    /// A switch that takes no value.
+    public static func flag(_ long: String, _ short: Character? = nil, repeatable: Bool = false, help: String) -> OptionSpec {
+        OptionSpec(long: long, short: short, metavar: nil, kind: nil, help: help, repeatable: repeatable)
+    }
+
+    /// An option that takes a value.
+    public static func value(_ long: String, _ short: Character? = nil, metavar: String, kind: ValueKind,
+                             repeatable: Bool = false, help: String) -> OptionSpec {
+        OptionSpec(long: long, short: short, metavar: metavar, kind: kind, help: help, repeatable: repeatable)
+    }
+
+    public var takesValue: Bool { metavar != nil }
+
+    /// "--cache-dir" or "-n/--namespace" style spellings for messages.
+    public var longSpelling: String { "--" + long }
+
+    /// How help lists it: "-n, --namespace NAME".
+    public var synopsis: String {
+        var text = short.map { "-\($0), " } ?? "    "
+        text += longSpelling
+        if let metavar { text += " " + metavar }
+        return text
+    }
+}
+
+/// A positional argument of a command.
+public struct OperandSpec: Equatable, Sendable {
+    public let name: String
+    public let kind: ValueKind
+    public let help: String
+    /// Fewest and most occurrences (nil: no upper bound).
+    public let minimum: Int
+    public let maximum: Int?
+
+    /// How usage lines show it: "URL...", "[COMMAND]".
+    public var synopsis: String {
+        let repeated = (maximum ?? Int.max) > 1 ? name + "..." : name
+        return minimum == 0 ? "[" + repeated + "]" : repeated
+    }
+}

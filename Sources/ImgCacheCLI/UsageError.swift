@@ -1,0 +1,60 @@
+/// A command line imgcache cannot run. Always exit status 64.
+public enum UsageError: Error, Equatable, Sendable {
+    case missingCommand
+    case unknownCommand(String, suggestion: String?)
+    case unknownOption(String, command: String?, suggestion: String?)
+    case missingValue(option: String, metavar: String)
+    case unexpectedValue(option: String)
+    case invalidValue(option: String, value: String, reason: String)
+    case missingOperand(command: String, operand: String)
+    case unexpectedOperand(command: String, operand: String)
+    case conflictingOptions(String, String, reason: String)
+    /// A setting from the environment that cannot be used.
+    case invalidEnvironment(String)
+
+    /// The command whose help the hint should point to, if any.
+    public var command: String? {
+        switch self {
+        case .unknownOption(_, let command, _): return command
+        case .missingOperand(let command, _), .unexpectedOperand(let command, _): return command
+        default: return nil
+        }
+    }
+
+    /// One line that says what is wrong.
+    public var message: String {
+        switch self {
+        case .missingCommand:
+            return "no command given"
+        case .unknownCommand(let name, let suggestion):
+            return "unknown command '\(name)'" + UsageError.didYouMean(suggestion)
+        case .unknownOption(let option, let command, let suggestion):
+            let scope = command.map { " for '\($0)'" } ?? ""
+            return "unknown option '\(option)'\(scope)" + UsageError.didYouMean(suggestion)
+        case .missingValue(let option, let metavar):
+            return "option '\(option)' needs a value (\(option) \(metavar))"
+        case .unexpectedValue(let option):
+            return "option '\(option)' takes no value"
+        case .invalidValue(let option, let value, let reason):
+            return "invalid value '\(value)' for \(option): \(reason)"
+        case .missingOperand(let command, let operand):
+            return "'\(command)' needs \(operand)"
+        case .unexpectedOperand(let command, let operand):
+            return "unexpected argument '\(operand)' for '\(command)'"
+        case .conflictingOptions(let first, let second, let reason):
+            return "\(first) cannot be used with \(second): \(reason)"
+        case .invalidEnvironment(let text):
+            return text
+        }
+    }
+
+    /// The line after the message: where to read more.
+    public var hint: String {
+        if let command { return "Run 'imgcache \(command) --help' for usage." }
+        return "Run 'imgcache --help' for usage."
+    }
+
+    private static func didYouMean(_ suggestion: String?) -> String {
+        suggestion.map { " (did you mean '\($0)'?)" } ?? ""
+    }
+}

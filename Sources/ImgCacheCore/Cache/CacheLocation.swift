@@ -1,0 +1,67 @@
+/// Where a namespace lives: the cache root and the namespace folder under it.
+public struct CacheLocation: Equatable, Sendable {
+    /// The cache root (absolute).
+    public let root: String
+    public let namespace: Namespace
+
+    /// `<root>/<namespace>`.
+    public var directory: String { root + "/" + namespace.name }
+
+    public init(root: String, namespace: Namespace) {
+        var trimmed = root
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        self.root = trimmed
+        self.namespace = namespace
+    }
+
+    /// Why no location could be worked out.
+    public enum ResolutionError: Error, Equatable, Sendable, CustomStringConvertible {
+        case invalidNamespace(source: String, ValidationError)
+        case noHome
+
+        public typealias ValidationError = Namespace.ValidationError
+
+        public var description: String {
+            switch self {
+            case .invalidNamespace(let source, let error): return "invalid namespace from \(source): \(error)"
+            case .noHome: return "cannot find a cache folder: HOME is not set (use --cache-dir or IMGCACHE_DIR)"
+            }
+        }
+    }
+
+    /// Resolves the root from `--cache-dir`, else `$IMGCACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/imgcache` (when absolute), else `$HOME/.cache/imgcache`;
+    /// and the namespace from `-n`, else `$IMGCACHE_NAMESPACE`, else `default`.
+    /// Empty values count as unset. Pure: everything comes in as arguments.
+    public static func resolve(
+        cacheDirectory: String?,
+        namespace: String?,
+        environment: [String: String],
+        currentDirectory: String
+    ) throws(ResolutionError) -> CacheLocation {
+        func value(_ name: String) -> String? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            return text
+        }
+        let root: String
+        if let explicit = cacheDirectory.flatMap({ $0.isEmpty ? nil : $0 }) ?? value("IMGCACHE_DIR") {
+            root = explicit.hasPrefix("/") ? explicit : currentDirectory + "/" + explicit
+        } else if let xdg = value("XDG_CACHE_HOME"), xdg.hasPrefix("/") {
+            root = xdg + "/imgcache"
+        } else if let home = value("HOME") {
+            root = home + "/.cache/imgcache"
+        } else {
+            throw .noHome
+        }
+
+        let chosen: (name: String, source: String)
+        if let namespace { chosen = (namespace, "--namespace") }
+        else if let fromEnvironment = value("IMGCACHE_NAMESPACE") { chosen = (fromEnvironment, "IMGCACHE_NAMESPACE") }
+        else { return CacheLocation(root: root, namespace: .default) }
+        do {
+            return CacheLocation(root: root, namespace: try Namespace(validating: chosen.name))
+        } catch {
+            throw .invalidNamespace(source: chosen.source, error)
+        }
+    }
+}

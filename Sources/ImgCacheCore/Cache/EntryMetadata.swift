@@ -1,0 +1,123 @@
+/// What the cache knows about one entry, kept in a small text file beside the
+/// image. It names the image's inode and size, so an image and a metadata file
+/// that were not committed together are never taken for an entry.
+public struct EntryMetadata: Equatable, Sendable {
+    /// The image file's name inside its shard folder.
+    public var fileName: String
+    /// Inode of the image file this metadata was written for.
+    public var inode: UInt64
+    /// Size in bytes of the image file.
+    public var byteCount: Int64
+    /// The cache key (the URL, after any key filter).
+    public var key: String
+    /// The URL the bytes were downloaded from.
+    public var url: String
+    public var etag: String?
+    public var lastModified: String?
+    public var contentType: String?
+    public var format: ImageFormat?
+    public var width: Int?
+    public var height: Int?
+    public var frameCount: Int?
+    /// When the entry was stored, in seconds since the epoch.
+    public var storedAt: Double
+
+    public init(fileName: String, inode: UInt64, byteCount: Int64, key: String, url: String,
+                etag: String? = nil, lastModified: String? = nil, contentType: String? = nil,
+                format: ImageFormat? = nil, width: Int? = nil, height: Int? = nil, frameCount: Int? = nil,
+                storedAt: Double) {
+        self.fileName = fileName
+        self.inode = inode
+        self.byteCount = byteCount
+        self.key = key
+        self.url = url
+        self.etag = etag
+        self.lastModified = lastModified
+        self.contentType = contentType
+        self.format = format
+        self.width = width
+        self.height = height
+        self.frameCount = frameCount
+        self.storedAt = storedAt
+    }
+
+    /// First line of every metadata file; a file without it is not ours.
+    static let signature = "imgcache-entry 1"
+
+    /// The metadata as text: the signature line, then `name value` lines with
+    /// `%`, CR and LF percent-escaped in values.
+    public func serialized() -> String {
+        var lines = [EntryMetadata.signature]
+        func add(_ name: String, _ value: String?) {
+            guard let value else { return }
+            lines.append(name + " " + EntryMetadata.escape(value))
+        }
+        add("file", fileName)
+        add("inode", String(inode))
+        add("size", String(byteCount))
+        add("key", key)
+        add("url", url)
+        add("etag", etag)
+        add("last-modified", lastModified)
+        add("content-type", contentType)
+        add("format", format?.rawValue)
+        add("width", width.map(String.init))
+        add("height", height.map(String.init))
+        add("frames", frameCount.map(String.init))
+        add("stored", String(storedAt))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Parses `serialized()` output; nil for anything else, including a file cut short.
+    public init?(parsing text: String) {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.first == Substring(EntryMetadata.signature), lines.last == "" else { return nil }
+        lines.removeFirst()
+        var fields: [Substring: String] = [:]
+        for line in lines where !line.isEmpty {
+            guard let space = line.firstIndex(of: " ") else { return nil }
+            fields[line[..<space]] = EntryMetadata.unescape(line[line.index(after: space)...])
+        }
+        guard let fileName = fields["file"], let inode = fields["inode"].flatMap({ UInt64($0) }),
+              let size = fields["size"].flatMap({ Int64($0) }), let key = fields["key"],
+              let url = fields["url"], let stored = fields["stored"].flatMap({ Double($0) }) else { return nil }
+        self.init(fileName: fileName, inode: inode, byteCount: size, key: key, url: url,
+                  etag: fields["etag"], lastModified: fields["last-modified"], contentType: fields["content-type"],
+                  format: fields["format"].flatMap(ImageFormat.init(rawValue:)),
+                  width: fields["width"].flatMap { Int($0) }, height: fields["height"].flatMap { Int($0) },
+                  frameCount: fields["frames"].flatMap { Int($0) }, storedAt: stored)
+    }
+
+    static func escape(_ value: String) -> String {
+        guard value.contains(where: { $0 == "%" || $0 == "\n" || $0 == "\r" }) else { return value }
+        var out = ""
+        for character in value {
+            switch character {
+            case "%": out += "%25"
+            case "\n": out += "%0A"
+            case "\r": out += "%0D"
+            case "\r\n": out += "%0D%0A"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    static func unescape(_ value: Substring) -> String {
+        guard value.contains("%") else { return String(value) }
+        var out = ""
+        var rest = value[...]
+        while let percent = rest.firstIndex(of: "%") {
+            out += rest[..<percent]
+            let code = rest[percent...].prefix(3)
+            switch code {
+            case "%25": out += "%"
+            case "%0A": out += "\n"
+            case "%0D": out += "\r"
+            default: out += code
+            }
+            rest = rest[code.endIndex...]
+        }
+        return out + rest
+    }
+}

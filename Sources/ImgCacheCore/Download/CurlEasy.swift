@@ -1,0 +1,62 @@
+import CImgCacheShims
+
+/// One libcurl easy handle. Not thread-safe: it has exactly one owner at a time.
+final class CurlEasy {
+    let handle: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+
+    init() throws(DownloadError) {
+        try CurlLibrary.load()
+        guard let handle = ic_curl_easy_init() else { throw .other(code: -1, message: "curl_easy_init failed") }
+        self.handle = handle
+    }
+
+    deinit {
+        ic_curl_easy_cleanup(handle)
+        if let headerList { ic_curl_slist_free_all(headerList) }
+    }
+
+    func set(_ option: CURLoption, _ value: Int) throws(DownloadError) {
+        try check(ic_curl_easy_setopt_long(handle, option, value), option)
+    }
+
+    func set(_ option: CURLoption, _ value: String) throws(DownloadError) {
+        try check(ic_curl_easy_setopt_string(handle, option, value), option)
+    }
+
+    func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws(DownloadError) {
+        try check(ic_curl_easy_setopt_pointer(handle, option, pointer), option)
+    }
+
+    func set(_ option: CURLoption, callback: ic_curl_data_callback) throws(DownloadError) {
+        try check(ic_curl_easy_setopt_data_callback(handle, option, callback), option)
+    }
+
+    /// Replaces the request's extra header lines ("Name: value").
+    func setHeaders(_ lines: [String]) throws(DownloadError) {
+        if let headerList { ic_curl_slist_free_all(headerList) }
+        headerList = nil
+        for line in lines { headerList = ic_curl_slist_append(headerList, line) }
+        try check(ic_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList), CURLOPT_HTTPHEADER)
+    }
+
+    func perform() -> CURLcode { ic_curl_easy_perform(handle) }
+
+    func info(_ info: CURLINFO) -> Int {
+        var value = 0
+        _ = ic_curl_easy_getinfo_long(handle, info, &value)
+        return value
+    }
+
+    func stringInfo(_ info: CURLINFO) -> String? {
+        var value: UnsafePointer<CChar>?
+        guard ic_curl_easy_getinfo_string(handle, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+
+    private func check(_ code: CURLcode, _ option: CURLoption) throws(DownloadError) {
+        guard code == CURLE_OK else {
+            throw .other(code: Int(code.rawValue), message: "cannot set curl option \(option.rawValue): " + String(cString: ic_curl_easy_strerror(code)))
+        }
+    }
+}

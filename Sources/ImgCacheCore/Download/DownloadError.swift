@@ -1,0 +1,87 @@
+/// Why a download failed, one case per cause a user can act on.
+public enum DownloadError: Error, Equatable, Sendable {
+    /// libcurl refused the URL.
+    case invalidURL(String)
+    /// Not http or https (also a redirect to another scheme).
+    case unsupportedScheme(String)
+    /// The host name did not resolve.
+    case dns(String)
+    /// Nothing listens at the address (ECONNREFUSED).
+    case connectionRefused
+    /// The connection could not be made for another reason (unreachable network, …).
+    case connectFailed(String)
+    /// The peer reset the connection.
+    case connectionReset
+    /// The connection closed before a whole response arrived.
+    case connectionLost(String)
+    /// The TLS handshake failed (interrupted, protocol error).
+    case tlsHandshake(String)
+    /// The server's certificate was not accepted.
+    case tlsCertificate(String)
+    /// No progress for the configured time, or the connect took too long.
+    case timeout(seconds: Double)
+    /// The final response's status was not 2xx.
+    case httpStatus(Int)
+    /// The body grew past the size limit.
+    case tooLarge(limit: Int64)
+    /// The body ended before its announced Content-Length.
+    case truncated(String)
+    /// More redirects than allowed.
+    case tooManyRedirects(limit: Int)
+    /// The transfer was cancelled.
+    case cancelled
+    /// Writing the downloaded bytes to disk failed.
+    case localWrite(SystemError)
+    /// libcurl could not be loaded.
+    case libraryMissing(String)
+    /// Any other libcurl failure: its code and text.
+    case other(code: Int, message: String)
+
+    /// The short human cause ("HTTP 404", "connection refused").
+    public var reason: String {
+        switch self {
+        case .invalidURL(let detail): return "invalid URL: \(detail)"
+        case .unsupportedScheme(let scheme): return "unsupported scheme '\(scheme)' (only http and https)"
+        case .dns(let detail): return "cannot resolve host: \(detail)"
+        case .connectionRefused: return "connection refused"
+        case .connectFailed(let detail): return "cannot connect: \(detail)"
+        case .connectionReset: return "connection reset by peer"
+        case .connectionLost(let detail): return "connection lost: \(detail)"
+        case .tlsHandshake(let detail): return "TLS handshake failed: \(detail)"
+        case .tlsCertificate(let detail): return "TLS certificate not accepted: \(detail) (use -k to skip verification)"
+        case .timeout(let seconds): return "timed out after \(DownloadError.formatSeconds(seconds)) without progress"
+        case .httpStatus(let code): return "HTTP \(code)" + (DownloadError.statusText[code].map { " " + $0 } ?? "")
+        case .tooLarge(let limit): return "body larger than the \(limit)-byte limit"
+        case .truncated(let detail): return "body cut short: \(detail)"
+        case .tooManyRedirects(let limit): return "more than \(limit) redirects"
+        case .cancelled: return "cancelled"
+        case .localWrite(let error): return error.description
+        case .libraryMissing(let message): return message
+        case .other(let code, let message): return "\(message) (curl error \(code))"
+        }
+    }
+
+    /// Whether trying again later may succeed (SPEC §6): network trouble, 5xx,
+    /// 408 and 429 are transient; everything about the URL or its content is not.
+    public var isTransient: Bool {
+        switch self {
+        case .dns, .connectionRefused, .connectFailed, .connectionReset, .connectionLost,
+             .tlsHandshake, .timeout, .truncated, .cancelled, .localWrite, .libraryMissing, .other:
+            return true
+        case .httpStatus(let code):
+            return code >= 500 || code == 408 || code == 429
+        case .invalidURL, .unsupportedScheme, .tlsCertificate, .tooLarge, .tooManyRedirects:
+            return false
+        }
+    }
+
+    static func formatSeconds(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+
+    static let statusText: [Int: String] = [
+        400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+        408: "Request Timeout", 410: "Gone", 429: "Too Many Requests", 500: "Internal Server Error",
+        502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+    ]
+}

@@ -1,0 +1,69 @@
+/// An http or https URL that passed imgcache's own checks before libcurl sees it.
+public struct RemoteURL: Equatable, Hashable, Sendable {
+    /// The URL exactly as given; it is the cache key.
+    public let string: String
+    /// `http` or `https`, lowercased.
+    public let scheme: String
+    /// The host, without user information or port.
+    public let host: String
+
+    /// Why a string is not a URL imgcache can fetch.
+    public enum ParseError: Error, Equatable, Sendable {
+        /// Not a URL at all; the text says what is wrong.
+        case invalid(String)
+        /// A URL whose scheme imgcache does not fetch (`ftp`, `file`, …).
+        case unsupportedScheme(String)
+    }
+
+    public init(parsing text: String) throws(ParseError) {
+        if text.isEmpty { throw .invalid("the URL is empty") }
+        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            throw .invalid("the URL contains a space or a control character (percent-encode it)")
+        }
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex,
+              text[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
+              text[text.startIndex].isLetter else {
+            throw .invalid("no scheme (expected a URL starting with http:// or https://)")
+        }
+        let scheme = text[..<colon].lowercased()
+        guard scheme == "http" || scheme == "https" else { throw .unsupportedScheme(scheme) }
+        let afterColon = text[text.index(after: colon)...]
+        guard afterColon.hasPrefix("//") else { throw .invalid("expected '//' after '\(scheme):'") }
+        let authorityAndRest = afterColon.dropFirst(2)
+        let authority = authorityAndRest.prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
+        let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
+        let host: Substring
+        var port: Substring?
+        if hostAndPort.hasPrefix("[") {
+            guard let close = hostAndPort.firstIndex(of: "]") else { throw .invalid("unterminated IPv6 address") }
+            host = hostAndPort[hostAndPort.startIndex...close]
+            let rest = hostAndPort[hostAndPort.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { throw .invalid("unexpected text after the IPv6 address") }
+                port = rest.dropFirst()
+            }
+        } else if let portColon = hostAndPort.lastIndex(of: ":") {
+            host = hostAndPort[..<portColon]
+            port = hostAndPort[hostAndPort.index(after: portColon)...]
+        } else {
+            host = hostAndPort
+        }
+        guard !host.isEmpty, host != "[]" else { throw .invalid("the URL has no host") }
+        if let port, !port.isEmpty {
+            guard port.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(port), (1...65535).contains(number) else {
+                throw .invalid("bad port '\(port)'")
+            }
+        }
+        self.string = text
+        self.scheme = scheme
+        self.host = String(host)
+    }
+
+    /// `text` with any `user:password@` replaced by `***@`, for messages and logs.
+    public static func redacted(_ text: String) -> String {
+        guard let start = text.firstRange(of: "://") else { return text }
+        let authorityEnd = text[start.upperBound...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? text.endIndex
+        guard let at = text[start.upperBound..<authorityEnd].lastIndex(of: "@") else { return text }
+        return String(text[..<start.upperBound]) + "***" + String(text[at...])
+    }
+}

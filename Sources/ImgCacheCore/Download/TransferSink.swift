@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Receives one transfer's headers and body from libcurl's callbacks: body
+/// bytes go straight to a file descriptor, headers are parsed per response
+/// (a redirect chain delivers several), and the size limit is enforced as the
+/// bytes arrive, whether or not the server announced a length.
+final class TransferSink {
+    let descriptor: Int32
+    let path: String
+    let maximumBytes: Int64?
+
+    private(set) var receivedBytes: Int64 = 0
+    private(set) var statusCode = 0
+    private(set) var headers: [String: String] = [:]
+    /// Why the body callback stopped the transfer, when it did.
+    private(set) var abortReason: DownloadError?
+
+    init(descriptor: Int32, path: String, maximumBytes: Int64?) {
+        self.descriptor = descriptor
+        self.path = path
+        self.maximumBytes = maximumBytes
+    }
+
+    /// One header line, CRLF included. A status line starts a new response.
+    func receiveHeader(_ line: UnsafeRawBufferPointer) {
+        var text = Substring(String(decoding: line, as: UTF8.self))
+        // "\r\n" is a single Character, so test for any newline.
+        while let last = text.last, last.isNewline { text = text.dropLast() }
+        if text.hasPrefix("HTTP/") {
+            headers = [:]
+            let parts = text.split(separator: " ", maxSplits: 2)
+            statusCode = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
+        } else if let colon = text.firstIndex(of: ":") {
+            let name = text[..<colon].lowercased()
+            let value = text[text.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" })
+            headers[name] = String(value)
+        }
+    }
+
+    /// Body bytes. Returns false to make libcurl abort the transfer.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard (200..<300).contains(statusCode) else {
+            // Do not download error pages: the status is the answer.
+            abortReason = .httpStatus(statusCode)
+            return false
+        }
+        if let maximumBytes, receivedBytes + Int64(bytes.count) > maximumBytes {
+            abortReason = .tooLarge(limit: maximumBytes)
+            return false
+        }
+        do {
+            try FileSystem.writeAll(descriptor, bytes, path: path)
+        } catch {
+            abortReason = .localWrite(error)
+            return false
+        }
+        receivedBytes += Int64(bytes.count)
+        return true
+    }
+}

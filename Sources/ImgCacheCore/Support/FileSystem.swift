@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `stat` says about a file, in the units the cache uses.
+public struct FileStatus: Equatable, Sendable {
+    public let inode: UInt64
+    public let size: Int64
+    /// Bytes the file occupies on disk (512-byte blocks times 512).
+    public let allocatedSize: Int64
+    /// Modification time in seconds since the epoch; the cache uses it as last access.
+    public let modified: Double
+    public let isRegularFile: Bool
+    public let isDirectory: Bool
+    public let isSymbolicLink: Bool
+}
+
+/// `UTIME_OMIT` from <sys/stat.h>, a macro Swift does not import.
+private let utimeOmit = (1 << 30) - 2
+
+/// Thin wrappers over the POSIX calls the cache makes. Every one goes through
+/// here, so a failure always becomes a `SystemError` naming the path.
+public enum FileSystem {
+    /// `lstat`: never follows a symbolic link. Nil when the path does not exist.
+    public static func status(_ path: String) throws(SystemError) -> FileStatus? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemError("examine", path: path)
+        }
+        return FileStatus(info)
+    }
+
+    /// `fstat` on an open descriptor.
+    public static func status(descriptor: Int32, path: String) throws(SystemError) -> FileStatus {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemError("examine", path: path) }
+        return FileStatus(info)
+    }
+
+    /// Creates `path` and any missing parents with `mode` (0700 for cache folders).
+    public static func makeDirectories(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
+        if mkdir(path, mode) == 0 { return }
+        switch errno {
+        case EEXIST:
+            guard let existing = try status(path) else { return }
+            if !existing.isDirectory { throw SystemError("create directory", path: path, code: ENOTDIR) }
+        case ENOENT:
+            let parent = parentDirectory(of: path)
+            guard parent != path, !parent.isEmpty else { throw SystemError("create directory", path: path) }
+            try makeDirectories(parent, mode: mode)
+            if mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError("create directory", path: path) }
+        default:
+            throw SystemError("create directory", path: path)
+        }
+    }
+
+    /// Reads a whole file of at most `limit` bytes. Nil when it does not exist.
+    public static func readFile(_ path: String, limit: Int) throws(SystemError) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemError("read", path: path)
+        }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var filled = 0
+        while filled < limit {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + filled, limit - filled)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("read", path: path)
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        bytes.removeSubrange(filled...)
+        return bytes
+    }
+
+    /// Reads up to `count` bytes from the start of a file. Nil when it cannot be opened.
+    public static func readPrefix(_ path: String, count: Int) -> [UInt8]? {
+        try? readFile(path, limit: count)
+    }
+
+    /// Writes all of `bytes` to `descriptor`, retrying short writes and EINTR.
+    public static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(SystemError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("write", path: path)
+            }
+            offset += written
+        }
+    }
+
+    /// Writes all of `bytes` to `descriptor`.
+    public static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(SystemError) {
+        let failure: SystemError? = bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { try writeAll(descriptor, buffer, path: path) } catch { return error }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Atomically replaces `destination` with `source` (same file system).
+    public static func rename(_ source: String, to destination: String) throws(SystemError) {
+        guard Glibc.rename(source, destination) == 0 else { throw SystemError("rename", path: destination) }
+    }
+
+    /// Removes a file; a file that is already gone is not an error.
+    public static func remove(_ path: String) throws(SystemError) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw SystemError("remove", path: path) }
+    }
+
+    /// Sets a file's modification time without following a symbolic link.
+    /// Explicit, so it works on `noatime` and `relatime` mounts alike.
+    public static func setModificationTime(_ path: String, to seconds: Double) throws(SystemError) {
+        let whole = seconds.rounded(.down)
+        var times = (
+            timespec(tv_sec: 0, tv_nsec: utimeOmit),
+            timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
+        )
+        let result = withUnsafePointer(to: &times) { pair in
+            pair.withMemoryRebound(to: timespec.self, capacity: 2) {
+                utimensat(AT_FDCWD, path, $0, AT_SYMLINK_NOFOLLOW)
+            }
+        }
+        guard result == 0 else { throw SystemError("update the access time of", path: path) }
+    }
+
+    /// Whether the current user may write into `path` (an existing directory).
+    public static func isWritableDirectory(_ path: String) -> Bool {
+        access(path, W_OK | X_OK) == 0
+    }
+
+    /// The folder part of `path` ("/a/b" for "/a/b/c"; "/" for "/a").
+    public static func parentDirectory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        if slash == trimmed.startIndex { return "/" }
+        return String(trimmed[..<slash])
+    }
+
+    /// `path` made absolute against the current directory.
+    public static func absolutePath(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        guard let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        let base = String(cString: cwd)
+        return base.hasSuffix("/") ? base + path : base + "/" + path
+    }
+}
+
+extension FileStatus {
+    init(_ info: stat) {
+        let type = info.st_mode & S_IFMT
+        self.init(
+            inode: UInt64(info.st_ino),
+            size: Int64(info.st_size),
+            allocatedSize: Int64(info.st_blocks) * 512,
+            modified: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9,
+            isRegularFile: type == S_IFREG,
+            isDirectory: type == S_IFDIR,
+            isSymbolicLink: type == S_IFLNK
+        )
+    }
+}
+
+extension FileSystem {
+    /// Copies the file at `source` to the open `descriptor`.
+    public static func copy(_ source: String, to descriptor: Int32, destinationName: String) throws(SystemError) {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw SystemError("read", path: source) }
+        defer { close(input) }
+        var buffer = [UInt8](repeating: 0, count: 128 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("read", path: source)
+            }
+            if count == 0 { return }
+            let failure: SystemError? = buffer.withUnsafeBytes { bytes in
+                do throws(SystemError) {
+                    try writeAll(descriptor, UnsafeRawBufferPointer(rebasing: bytes[0..<count]), path: destinationName)
+                } catch { return error }
+                return nil
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    /// Copies `source` to `destination` through a temporary file beside it and a
+    /// rename, so `destination` is never seen half-written.
+    public static func copyAtomically(_ source: String, to destination: String) throws(SystemError) {
+        let directory = parentDirectory(of: destination)
+        var generator = SystemRandomNumberGenerator()
+        let name = destination.split(separator: "/").last.map(String.init) ?? "output"
+        let temporary = directory + "/." + name + ".imgcache-" + String(generator.next() as UInt64, radix: 36)
+        let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw SystemError("write", path: destination) }
+        do {
+            defer { close(output) }
+            try copy(source, to: output, destinationName: destination)
+        } catch {
+            try? remove(temporary)
+            throw error
+        }
+        do {
+            try rename(temporary, to: destination)
+        } catch {
+            try? remove(temporary)
+            throw error
+        }
+    }
+}

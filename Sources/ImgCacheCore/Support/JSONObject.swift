@@ -1,0 +1,68 @@
+/// A JSON value for imgcache's machine-readable output. Written by hand so that
+/// `--json` costs nothing at start-up and keeps fields in a stable order.
+public enum JSONValue: Equatable, Sendable {
+    case string(String)
+    case integer(Int64)
+    case number(Double)
+    case bool(Bool)
+    case null
+    case object(JSONObject)
+
+    /// The value as compact JSON text.
+    public var serialized: String {
+        switch self {
+        case .string(let text): return JSONValue.quote(text)
+        case .integer(let value): return String(value)
+        case .number(let value): return value.isFinite ? String(value) : "null"
+        case .bool(let value): return value ? "true" : "false"
+        case .null: return "null"
+        case .object(let object): return object.serialized
+        }
+    }
+
+    /// `text` as a JSON string literal, escaping quotes, backslashes and control characters.
+    public static func quote(_ text: String) -> String {
+        var out = "\""
+        out.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// An ordered JSON object: fields come out in the order they were added.
+public struct JSONObject: Equatable, Sendable {
+    public private(set) var fields: [(String, JSONValue)] = []
+
+    public init() {}
+
+    /// Appends a field; a nil value is written as JSON `null`.
+    public mutating func add(_ name: String, _ value: JSONValue?) {
+        fields.append((name, value ?? .null))
+    }
+
+    public mutating func add(_ name: String, _ text: String?) { add(name, text.map(JSONValue.string)) }
+    public mutating func add(_ name: String, _ number: Int?) { add(name, number.map { .integer(Int64($0)) }) }
+    public mutating func add(_ name: String, _ number: Int64?) { add(name, number.map(JSONValue.integer)) }
+    public mutating func add(_ name: String, _ flag: Bool) { add(name, JSONValue.bool(flag)) }
+
+    /// The object as one line of compact JSON.
+    public var serialized: String {
+        "{" + fields.map { JSONValue.quote($0.0) + ":" + $0.1.serialized }.joined(separator: ",") + "}"
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.fields.elementsEqual(rhs.fields) { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
+}

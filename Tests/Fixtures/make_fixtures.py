@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Regenerates the committed test fixtures and demo samples with Pillow.
+
+Deterministic: the same Pillow version writes the same bytes. Run from the
+repository root:  python3 Tests/Fixtures/make_fixtures.py
+It also writes Tests/Fixtures/images/expected.tsv: name, format, width, height,
+as Pillow reads them back (the tests compare imgcache's header probe with it).
+"""
+import math
+import os
+import struct
+from PIL import Image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+IMAGES = os.path.join(HERE, "images")
+SAMPLES = os.path.join(HERE, "..", "..", "Samples")
+
+
+def gradient(width, height, mode="RGB", phase=0.0):
+    image = Image.new("RGBA", (width, height))
+    pixels = image.load()
+    for y in range(height):
+        for x in range(width):
+            r = int(127 + 127 * math.sin((x + phase) / 7.0))
+            g = int(127 + 127 * math.sin((y - phase) / 5.0))
+            b = (x * 3 + y * 5) % 256
+            a = 255 if mode != "RGBA" else (x * 255 // max(1, width - 1))
+            pixels[x, y] = (r, g, b, a)
+    return image if mode == "RGBA" else image.convert(mode)
+
+
+def write_fixtures():
+    os.makedirs(IMAGES, exist_ok=True)
+    gradient(96, 64).save(os.path.join(IMAGES, "photo.jpg"), quality=85)
+    gradient(64, 48, "RGBA").save(os.path.join(IMAGES, "logo.png"))
+    frames = [gradient(32, 32, phase=i * 4).convert("P") for i in range(3)]
+    frames[0].save(os.path.join(IMAGES, "anim.gif"), save_all=True, append_images=frames[1:], duration=80, loop=0)
+    gradient(40, 30).save(os.path.join(IMAGES, "sticker.webp"), quality=80)
+    gradient(24, 24, "RGBA").save(os.path.join(IMAGES, "lossless.webp"), lossless=True)
+    gradient(16, 16).save(os.path.join(IMAGES, "scan.tiff"))
+    with open(os.path.join(IMAGES, "page.html"), "w") as page:
+        page.write("<!doctype html>\n<html><body><h1>Not an image</h1></body></html>\n")
+    # A PNG signature followed by an IHDR chunk whose CRC is wrong.
+    ihdr = struct.pack(">IIBBBBB", 8, 8, 8, 2, 0, 0, 0)
+    with open(os.path.join(IMAGES, "broken.png"), "wb") as broken:
+        broken.write(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + b"\0\0\0\0")
+    with open(os.path.join(IMAGES, "expected.tsv"), "w") as table:
+        table.write("# name\tformat\twidth\theight\n")
+        for name in ["photo.jpg", "logo.png", "anim.gif", "sticker.webp", "lossless.webp"]:
+            with Image.open(os.path.join(IMAGES, name)) as image:
+                table.write(f"{name}\t{image.format.lower()}\t{image.width}\t{image.height}\n")
+
+
+def write_samples():
+    os.makedirs(SAMPLES, exist_ok=True)
+    gradient(320, 200, phase=3).save(os.path.join(SAMPLES, "waves.jpg"), quality=88)
+    gradient(240, 240, phase=9).save(os.path.join(SAMPLES, "tiles.jpg"), quality=80, progressive=True)
+    gradient(160, 120, "RGBA", phase=5).save(os.path.join(SAMPLES, "glass.png"))
+    gradient(200, 150, phase=12).save(os.path.join(SAMPLES, "dunes.webp"), quality=82)
+    gradient(128, 128, "RGBA", phase=2).save(os.path.join(SAMPLES, "badge.webp"), lossless=True)
+    frames = [gradient(96, 64, phase=i * 6).convert("P") for i in range(6)]
+    frames[0].save(os.path.join(SAMPLES, "spinner.gif"), save_all=True, append_images=frames[1:], duration=60, loop=0)
+
+
+if __name__ == "__main__":
+    write_fixtures()
+    write_samples()

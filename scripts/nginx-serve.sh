@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Serves DOCROOT on 127.0.0.1:PORT with nginx in the foreground, from a config
+# generated into WORKDIR (logs, pid and temp folders live there too).
+# Used by the test harness and by `make run`; nothing is written outside WORKDIR.
+#
+#   scripts/nginx-serve.sh DOCROOT WORKDIR PORT
+#
+# Besides the files, a few fixed routes exercise redirects and errors:
+#   /moved/NAME      301 to /NAME          /loop         302 to itself
+#   /to-file         302 to file:///etc/passwd
+#   /status/CODE     that status (400 401 403 404 408 410 429 500 502 503 504)
+#   /fake.png        page.html served as image/png
+# The access log records "$request_uri $status $http_user_agent|$http_accept".
+set -euo pipefail
+docroot=$(cd "$1" && pwd)
+workdir=$2
+port=$3
+mkdir -p "$workdir/temp"
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+# As root, nginx would hand requests to a 'nobody' worker; master_process off keeps one process.
+cat > "$workdir/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $workdir/nginx.pid;
+error_log $workdir/error.log warn;
+events { worker_connections 512; }
+http {
+    types {
+        image/jpeg jpg jpeg;
+        image/png png;
+        image/gif gif;
+        image/webp webp;
+        image/tiff tif tiff;
+        text/html html;
+        text/plain txt;
+    }
+    default_type application/octet-stream;
+    log_format imgcache '\$request_uri \$status \$http_user_agent|\$http_accept';
+    access_log $workdir/access.log imgcache;
+    client_body_temp_path $workdir/temp/body;
+    proxy_temp_path $workdir/temp/proxy;
+    fastcgi_temp_path $workdir/temp/fastcgi;
+    uwsgi_temp_path $workdir/temp/uwsgi;
+    scgi_temp_path $workdir/temp/scgi;
+    sendfile on;
+    keepalive_timeout 30;
+    keepalive_requests 100000;
+    etag on;
+    server {
+        listen 127.0.0.1:$port;
+        root $docroot;
+        location ~ ^/moved/(.*)\$ { return 301 /\$1; }
+        location = /loop { return 302 /loop; }
+        location = /to-file { return 302 file:///etc/passwd; }
+$(for code in 400 401 403 404 408 410 429 500 502 503 504; do echo "        location = /status/$code { return $code; }"; done)
+        location = /fake.png { default_type image/png; alias $docroot/page.html; }
+    }
+}
+CONF
+exec "$nginx_bin" -p "$workdir" -c "$workdir/nginx.conf" -e "$workdir/error.log"
