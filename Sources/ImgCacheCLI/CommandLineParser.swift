@@ -73,6 +73,21 @@ public enum CommandLineParser {
         return try state.invocation()
     }
 
+    /// The `--color` choice among `arguments`, read even when the rest does not
+    /// parse, so that the usage error itself honours it. The last one wins.
+    public static func requestedColor(in arguments: [String]) -> ColorChoice {
+        var choice = ColorChoice.auto
+        for (index, argument) in arguments.enumerated() {
+            if argument == "--" { break }
+            let value: String?
+            if argument.hasPrefix("--color=") { value = String(argument.dropFirst("--color=".count)) }
+            else if argument == "--color", index + 1 < arguments.count { value = arguments[index + 1] }
+            else { value = nil }
+            if let parsed = value.flatMap(ColorChoice.init(rawValue:)) { choice = parsed }
+        }
+        return choice
+    }
+
     /// Everything gathered while reading the words.
     private struct State {
         var command: CommandSpec?

@@ -13,7 +13,9 @@ public enum CommandRunner {
         do {
             invocation = try CommandLineParser.parse(arguments)
         } catch {
-            return usageFailure(error, console: Console(globals: GlobalOptions(), environment: environment))
+            var globals = GlobalOptions()
+            globals.color = CommandLineParser.requestedColor(in: arguments)
+            return usageFailure(error, console: Console(globals: globals, environment: environment))
         }
         let console: Console
         switch invocation {
@@ -35,7 +37,7 @@ public enum CommandRunner {
                 do {
                     location = try CacheLocation.resolve(
                         cacheDirectory: globals.cacheDirectory, namespace: globals.namespace,
-                        environment: environment, currentDirectory: FileSystem.absolutePath("."))
+                        environment: environment, currentDirectory: FileSystem.currentDirectory())
                 } catch {
                     return usageFailure(.invalidEnvironment(error.description), console: console)
                 }

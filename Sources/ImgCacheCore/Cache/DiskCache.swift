@@ -8,11 +8,12 @@ import Glibc
 /// bytes and `<shard>/<digest>.meta` its metadata, where shard is the digest's
 /// first two hex digits. The image's modification time is its last access.
 ///
-/// A store writes both files under temporary names in `<namespace>/.tmp/` and
-/// renames the image, then the metadata, into the shard folder. The metadata
-/// names the image's inode and size, so a lookup only accepts a pair that was
-/// committed together: a crash between the renames leaves no entry, never a
-/// torn one.
+/// A store writes both files under temporary names in `<namespace>/.tmp/`,
+/// removes the old metadata, renames the image into the shard folder, then
+/// the metadata. A crash at any step leaves the old entry, no entry, or the
+/// new entry: never an image with metadata written for other bytes. The
+/// metadata also names the image's inode and size, so when two processes store
+/// the same key at once, a lookup only accepts the pair that belongs together.
 public struct DiskCache: Sendable {
     public let location: CacheLocation
 
@@ -90,6 +91,8 @@ public struct DiskCache: Sendable {
             try FileSystem.writeAll(metadataDescriptor, Array(metadata.serialized().utf8), path: metadataTemporary)
         }
         try FileSystem.makeDirectories(shardDirectory(for: pending.key))
+        // The old metadata goes first, so that it can never describe the new image.
+        try FileSystem.remove(metadataPath(for: pending.key))
         let path = imagePath(for: pending.key)
         try FileSystem.rename(pending.temporaryPath, to: path)
         pending.markCommitted()

@@ -147,13 +147,11 @@ public enum FileSystem {
         return String(trimmed[..<slash])
     }
 
-    /// `path` made absolute against the current directory.
-    public static func absolutePath(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
-        guard let cwd = getcwd(nil, 0) else { return path }
+    /// The process's working directory ("/" if it cannot be read).
+    public static func currentDirectory() -> String {
+        guard let cwd = getcwd(nil, 0) else { return "/" }
         defer { free(cwd) }
-        let base = String(cString: cwd)
-        return base.hasSuffix("/") ? base + path : base + "/" + path
+        return String(cString: cwd)
     }
 }
 

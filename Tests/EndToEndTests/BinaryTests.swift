@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+/// The binary as a whole: help, version, exit statuses and what it loads at start-up.
+@Suite struct BinaryTests {
+    let home: TemporaryDirectory
+
+    init() throws { home = try TemporaryDirectory() }
+
+    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
+        try ImgCacheProcess.run(arguments, environment: environment, home: home.path)
+    }
+
+    @Test func versionPrintsTheVersion() throws {
+        let result = try run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.output == "imgcache 0.1.0\n")
+    }
+
+    @Test func helpListsEveryCommandAndExitStatus() throws {
+        let result = try run(["--help"])
+        #expect(result.status == 0)
+        for command in ["fetch", "prefetch", "cache-info", "clean", "clear"] {
+            #expect(result.output.contains("\n  \(command) "), "\(command)")
+        }
+        for status in ["0", "1", "64", "69", "73", "74", "141"] {
+            #expect(result.output.contains("\n  \(status) "), "\(status)")
+        }
+        #expect(result.lines.count <= 40, "--help fits one screen")
+    }
+
+    @Test func commandHelpIsTheSameWithHelpCommandAndFlag() throws {
+        let flag = try run(["fetch", "--help"])
+        let command = try run(["help", "fetch"])
+        #expect(flag.status == 0 && command.status == 0)
+        #expect(flag.output == command.output)
+        #expect(flag.output.hasPrefix("Usage: imgcache fetch [options] URL...\n"))
+    }
+
+    @Test func aTypoGetsASuggestionAndStatus64() throws {
+        let result = try run(["fecth", "http://x/a.png"])
+        #expect(result.status == 64)
+        #expect(result.errorLines == ["imgcache: error: unknown command 'fecth' (did you mean 'fetch'?)",
+                                      "Run 'imgcache --help' for usage."])
+    }
+
+    @Test func anUnbuiltCommandSaysSoWithStatus69() throws {
+        for command in ["prefetch", "cache-info", "clean", "clear"] {
+            let result = try run([command])
+            #expect(result.status == 69)
+            #expect(result.errorLines == ["imgcache: error: '\(command)' is not available in imgcache 0.1.0"])
+            let help = try run([command, "--help"])
+            #expect(help.status == 0)
+            #expect(help.output.contains("Not available in this version"))
+        }
+    }
+
+    @Test func colourIsUsedOnlyWhenAskedOnANonTerminal() throws {
+        let plain = try run(["fecth"])
+        #expect(!plain.standardError.contains("\u{1B}["))
+        let forced = try run(["--color", "always", "fecth"])
+        #expect(forced.standardError.contains("\u{1B}[1;31merror:"))
+        let never = try run(["--color=never", "fecth"], environment: ["NO_COLOR": ""])
+        #expect(!never.standardError.contains("\u{1B}["))
+    }
+
+    @Test func theBinaryDoesNotLoadLibcurlAtStartUp() throws {
+        // A cache hit must not pay for libcurl's dynamic linking: the libraries are dlopen'd on a miss.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
+        process.arguments = [Paths.binary]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(text.contains("libc.so"))
+        for library in ["libcurl", "libcrypto", "libpng", "libjpeg", "libwebp", "libgif"] {
+            #expect(!text.contains(library), "\(library) is linked at start-up")
+        }
+    }
+
+    @Test func aClosedStandardOutputEndsQuietly() throws {
+        let script = "'\(Paths.binary)' --help | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(["0", "141"].contains(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(errorText.isEmpty)
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+
+/// Bad input as a new user would try it: a one-line error naming the problem,
+/// a documented exit status, and a cache left as it was.
+@Suite final class FetchErrorTests {
+    let server: NginxServer
+    let home: TemporaryDirectory
+    let cacheRoot: String
+
+    init() throws {
+        server = try NginxServer()
+        home = try TemporaryDirectory()
+        cacheRoot = home.appending("cache")
+    }
+
+    func fetch(_ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
+        try ImgCacheProcess.run(["--cache-dir", cacheRoot] + arguments, environment: environment, home: home.path)
+    }
+
+    /// Runs a failing fetch after one good entry is stored, and checks the cache kept exactly that entry.
+    func expectFailureLeavesCacheUnchanged(_ arguments: [String], status: Int32, messageContains text: String,
+                                           sourceLocation: SourceLocation = #_sourceLocation) throws {
+        _ = try fetch(["fetch", server.url("logo.png")])
+        let before = CacheInspection.files(under: cacheRoot)
+        let result = try fetch(arguments)
+        #expect(result.status == status, "\(result.standardError)", sourceLocation: sourceLocation)
+        #expect(result.errorLines.count == 1, "\(result.standardError)", sourceLocation: sourceLocation)
+        #expect(result.errorLines.first?.hasPrefix("imgcache: error: ") == true, sourceLocation: sourceLocation)
+        #expect(result.standardError.contains(text), "\(result.standardError)", sourceLocation: sourceLocation)
+        #expect(result.output.isEmpty, sourceLocation: sourceLocation)
+        #expect(CacheInspection.files(under: cacheRoot) == before, sourceLocation: sourceLocation)
+    }
+
+    @Test func anHTMLPageServedWith200IsRejected() throws {
+        try expectFailureLeavesCacheUnchanged(["fetch", server.url("page.html")], status: 1,
+                                              messageContains: "not an image (served as text/html)")
+    }
+
+    @Test func anHTMLPageServedAsImagePNGIsRejected() throws {
+        try expectFailureLeavesCacheUnchanged(["fetch", server.url("fake.png")], status: 1,
+                                              messageContains: "not an image (served as image/png)")
+    }
+
+    @Test func aRecognisedButUnsupportedFormatIsNamed() throws {
+        try expectFailureLeavesCacheUnchanged(["fetch", server.url("scan.tiff")], status: 1,
+                                              messageContains: "TIFF images are not supported")
+    }
+
+    @Test func aPNGWhoseHeaderDoesNotDecodeIsRejected() throws {
+        try expectFailureLeavesCacheUnchanged(["fetch", server.url("broken.png")], status: 1,
+                                              messageContains: "corrupt PNG image: IHDR: CRC error")
+    }
+
+    @Test(arguments: [(404, "HTTP 404 Not Found"), (410, "HTTP 410 Gone"), (500, "HTTP 500 Internal Server Error"),
+                      (503, "HTTP 503 Service Unavailable")])
+    func aNon2xxStatusIsAnError(code: Int, text: String) throws {
+        let url = server.url("status/\(code)")
+        try expectFailureLeavesCacheUnchanged(["fetch", url], status: 1, messageContains: "\(url): \(text)")
+    }
+
+    @Test func aRedirectLoopStops() throws {
+        try expectFailureLeavesCacheUnchanged(["fetch", server.url("loop")], status: 1, messageContains: "more than 10 redirects")
+    }
+
+    @Test func aRedirectToAFileURLIsRefused() throws {
+        try expectFailureLeavesCacheUnchanged(["fetch", server.url("to-file")], status: 1,
+                                              messageContains: "unsupported scheme 'file' (only http and https)")
+    }
+
+    @Test func anUnreachablePortIsConnectionRefused() throws {
+        let port = try NginxServer.freePort()
+        try expectFailureLeavesCacheUnchanged(["fetch", "http://127.0.0.1:\(port)/a.png"], status: 1,
+                                              messageContains: "http://127.0.0.1:\(port)/a.png: connection refused")
+    }
+
+    @Test func anFTPURLIsAnUnsupportedScheme() throws {
+        try expectFailureLeavesCacheUnchanged(["fetch", "ftp://127.0.0.1/a.png"], status: 1,
+                                              messageContains: "unsupported scheme 'ftp'")
+    }
+
+    @Test(arguments: [("not a url", "contains a space"), ("127.0.0.1/a.png", "no scheme"),
+                      ("http:/a.png", "expected '//'"), ("http:///a.png", "no host"), ("http://h:99999/a.png", "bad port")])
+    func aMalformedURLIsNamed(url: String, reason: String) throws {
+        try expectFailureLeavesCacheUnchanged(["fetch", url], status: 1, messageContains: "invalid URL")
+        #expect(try fetch(["fetch", url]).standardError.contains(reason))
+    }
+
+    @Test func credentialsInAURLAreNotPrinted() throws {
+        let port = try NginxServer.freePort()
+        let result = try fetch(["--json", "fetch", "http://alice:s3cret@127.0.0.1:\(port)/a.png"])
+        #expect(!result.standardError.contains("s3cret") && !result.output.contains("s3cret"))
+        #expect(result.standardError.contains("http://***@127.0.0.1"))
+    }
+
+    @Test func anUnwritableCacheFailsBeforeDownloadingWithStatus73() throws {
+        // A regular file where the cache folder should be: no user, not even root, can write there.
+        let blocked = home.appending("blocked")
+        FileManager.default.createFile(atPath: blocked, contents: Data("x".utf8))
+        let result = try ImgCacheProcess.run(["--cache-dir", blocked + "/cache", "fetch", server.url("logo.png")], home: home.path)
+        #expect(result.status == 73)
+        #expect(result.errorLines.count == 1)
+        #expect(result.standardError.contains("cache not writable"))
+        #expect(server.requestCount("logo.png") == 0)
+    }
+
+    @Test func aReadOnlyCacheFolderFailsWithStatus73() throws {
+        guard getuid() != 0 else { return }  // root ignores permission bits
+        _ = try fetch(["fetch", server.url("logo.png")])
+        chmod(cacheRoot + "/default", 0o500)
+        let result = try fetch(["fetch", server.url("photo.jpg")])
+        #expect(result.status == 73)
+        #expect(result.standardError.contains("Permission denied"))
+    }
+
+    @Test(arguments: ["../x", "a/b", "", ".hidden", String(repeating: "n", count: 65)])
+    func aBadNamespaceIsAUsageError(name: String) throws {
+        let result = try fetch(["-n", name, "fetch", server.url("logo.png")])
+        #expect(result.status == 64)
+        #expect(result.errorLines.first?.contains("invalid value") == true)
+        #expect(CacheInspection.files(under: home.path).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: cacheRoot))
+    }
+
+    @Test func aBadNamespaceFromTheEnvironmentIsAUsageError() throws {
+        let result = try fetch(["fetch", server.url("logo.png")], environment: ["IMGCACHE_NAMESPACE": "../../etc"])
+        #expect(result.status == 64)
+        #expect(result.standardError.contains("invalid namespace from IMGCACHE_NAMESPACE"))
+        #expect(!FileManager.default.fileExists(atPath: cacheRoot))
+    }
+
+    @Test func noURLIsAUsageError() throws {
+        let result = try fetch(["fetch"])
+        #expect(result.status == 64)
+        #expect(result.errorLines == ["imgcache: error: 'fetch' needs a URL", "Run 'imgcache fetch --help' for usage."])
+    }
+
+    @Test func anUnwritableOutputFileIsStatus74AndTheEntryIsKept() throws {
+        let result = try fetch(["fetch", "-o", home.appending("no/such/folder/x.png"), server.url("logo.png")])
+        #expect(result.status == 74)
+        #expect(result.standardError.contains("cannot write"))
+        #expect(CacheInspection.files(under: cacheRoot).count == 2)
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// What one run of the imgcache binary did.
+struct RunResult {
+    let status: Int32
+    let standardOutput: Data
+    let standardError: String
+
+    var output: String { String(decoding: standardOutput, as: UTF8.self) }
+    /// Non-empty lines of stdout.
+    var lines: [String] { output.split(separator: "\n").map(String.init) }
+    /// Non-empty lines of stderr.
+    var errorLines: [String] { standardError.split(separator: "\n").map(String.init) }
+
+    /// Each stdout line parsed as a JSON object.
+    func jsonLines() throws -> [[String: Any]] {
+        try lines.map { line in
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                throw CocoaError(.coderReadCorrupt)
+            }
+            return object
+        }
+    }
+}
+
+/// Runs the built imgcache binary as a subprocess, with a controlled environment.
+enum ImgCacheProcess {
+    /// Runs `imgcache ARGUMENTS`. The environment holds only PATH, HOME (a test
+    /// folder, so the user's real cache is never touched) and `environment`.
+    static func run(_ arguments: [String], environment: [String: String] = [:], home: String,
+                    workingDirectory: String? = nil) throws -> RunResult {
+        let outputs = try TemporaryDirectory("imgcache-run")
+        let stdoutPath = outputs.appending("stdout"), stderrPath = outputs.appending("stderr")
+        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.binary)
+        process.arguments = arguments
+        var full = ["PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME": home]
+        full.merge(environment) { $1 }
+        process.environment = full
+        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        try process.run()
+        process.waitUntilExit()
+        return RunResult(
+            status: process.terminationStatus,
+            standardOutput: try Data(contentsOf: URL(fileURLWithPath: stdoutPath)),
+            standardError: try String(contentsOfFile: stderrPath, encoding: .utf8)
+        )
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// A fresh directory under /tmp, removed (even if made read-only) when released.
+final class TemporaryDirectory {
+    let url: URL
+    var path: String { url.path }
+
+    init(_ label: String = "imgcache-test") throws {
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent("\(label).XXXXXX").path
+        var bytes = Array(template.utf8CString)
+        guard mkdtemp(&bytes) != nil else { throw CocoaError(.fileWriteUnknown) }
+        url = URL(fileURLWithPath: String(cString: bytes))
+    }
+
+    func appending(_ component: String) -> String { url.appendingPathComponent(component).path }
+
+    deinit {
+        // Restore write permission that a test may have removed, then delete.
+        if let walker = FileManager.default.enumerator(atPath: path) {
+            for case let relative as String in walker {
+                chmod(url.appendingPathComponent(relative).path, 0o700)
+            }
+        }
+        chmod(path, 0o700)
+        try? FileManager.default.removeItem(at: url)
+    }
+}

@@ -1,0 +1,230 @@
+import ImgCacheCLI
+import Testing
+
+/// The parser is a pure function: every option and every error, no process needed.
+@Suite struct CommandLineParserTests {
+    func parse(_ words: String) throws(UsageError) -> Invocation {
+        try CommandLineParser.parse(words.split(separator: " ").map(String.init))
+    }
+
+    func fetch(_ words: String) throws -> (GlobalOptions, FetchArguments) {
+        guard case .run(let globals, .fetch(let arguments)) = try parse(words) else {
+            Issue.record("not a fetch: \(words)")
+            throw UsageError.missingCommand
+        }
+        return (globals, arguments)
+    }
+
+    func error(_ words: [String]) -> UsageError? {
+        do { _ = try CommandLineParser.parse(words); return nil } catch { return error }
+    }
+
+    func error(_ words: String) -> UsageError? { error(words.split(separator: " ").map(String.init)) }
+
+    @Test func fetchTakesOneOrMoreURLs() throws {
+        #expect(try fetch("fetch http://a/1.png").1 == FetchArguments(urls: ["http://a/1.png"]))
+        #expect(try fetch("fetch http://a/1.png http://a/2.png").1.urls == ["http://a/1.png", "http://a/2.png"])
+    }
+
+    @Test func globalOptionsGoBeforeOrAfterTheCommand() throws {
+        let (before, _) = try fetch("--cache-dir /c -n ns --json -v --color never fetch u")
+        let (after, _) = try fetch("fetch u --cache-dir /c -n ns --json -v --color never")
+        var expected = GlobalOptions()
+        expected.cacheDirectory = "/c"
+        expected.namespace = "ns"
+        expected.json = true
+        expected.verbosity = 1
+        expected.color = .never
+        #expect(before == expected)
+        #expect(after == expected)
+    }
+
+    @Test func optionValuesWithEqualsOrAsTheNextWord() throws {
+        #expect(try fetch("fetch --output=x.png u").1.output == "x.png")
+        #expect(try fetch("fetch --output x.png u").1.output == "x.png")
+        #expect(try fetch("fetch -o x.png u").1.output == "x.png")
+        #expect(try fetch("fetch -ox.png u").1.output == "x.png")
+        #expect(try fetch("--namespace=a fetch u").0.namespace == "a")
+        #expect(try fetch("--cache-dir=/d fetch u").0.cacheDirectory == "/d")
+    }
+
+    @Test func shortFlagsBundleAndAValueOptionEndsTheBundle() throws {
+        let (globals, arguments) = try fetch("fetch -vvo out.png u")
+        #expect(globals.verbosity == 2)
+        #expect(arguments.output == "out.png")
+        #expect(try fetch("-vv fetch -v u").0.verbosity == 3)
+    }
+
+    @Test func quietAndJSON() throws {
+        #expect(try fetch("-q fetch u").0.quiet)
+        #expect(try fetch("fetch u --quiet").0.quiet)
+        #expect(try fetch("fetch u --json").0.json)
+    }
+
+    @Test func colorAcceptsItsThreeValues() throws {
+        for choice in ColorChoice.allCases {
+            #expect(try fetch("--color \(choice.rawValue) fetch u").0.color == choice)
+        }
+        #expect(try fetch("fetch u").0.color == .auto)
+    }
+
+    @Test func doubleDashEndsOptionsAndDashIsAnOperand() throws {
+        #expect(try fetch("fetch -- --json").1.urls == ["--json"])
+        #expect(try fetch("fetch -o - u").1.output == "-")
+        #expect(try fetch("fetch - ").1.urls == ["-"])
+    }
+
+    @Test func aLaterValueOverridesAnEarlierOne() throws {
+        #expect(try fetch("-n a fetch -n b u").0.namespace == "b")
+    }
+
+    @Test func helpAndVersionAreValues() throws {
+        #expect(try parse("--help") == .help(command: nil))
+        #expect(try parse("-h") == .help(command: nil))
+        #expect(try parse("fetch --help") == .help(command: "fetch"))
+        #expect(try parse("fetch -h u") == .help(command: "fetch"))
+        #expect(try parse("help") == .help(command: nil))
+        #expect(try parse("help fetch") == .help(command: "fetch"))
+        #expect(try parse("clean --help") == .help(command: "clean"))
+        #expect(try parse("--version") == .version)
+        #expect(try parse("fetch --version") == .version)
+    }
+
+    @Test func unbuiltCommandsAreValuesToo() throws {
+        for name in ["prefetch", "cache-info", "clean", "clear"] {
+            guard case .run(_, .unavailable(let parsed)) = try parse("\(name) --whatever") else {
+                Issue.record("\(name)")
+                continue
+            }
+            #expect(parsed == name)
+        }
+    }
+
+    @Test func noCommand() {
+        #expect(error("") == .missingCommand)
+        #expect(error("--json") == .missingCommand)
+    }
+
+    @Test func unknownCommandsGetASuggestion() {
+        #expect(error("fecth u") == .unknownCommand("fecth", suggestion: "fetch"))
+        #expect(error("cache-inf") == .unknownCommand("cache-inf", suggestion: "cache-info"))
+        #expect(error("claen") == .unknownCommand("claen", suggestion: "clean"))
+        #expect(error("zzzzzz") == .unknownCommand("zzzzzz", suggestion: nil))
+        #expect(error("help fecth") == .unknownCommand("fecth", suggestion: "fetch"))
+    }
+
+    @Test func unknownOptionsGetASuggestion() {
+        #expect(error("fetch --jsn u") == .unknownOption("--jsn", command: "fetch", suggestion: "--json"))
+        #expect(error("fetch --outptu x u") == .unknownOption("--outptu", command: "fetch", suggestion: "--output"))
+        #expect(error("--namespac x fetch u") == .unknownOption("--namespac", command: nil, suggestion: "--namespace"))
+        #expect(error("fetch -z u") == .unknownOption("-z", command: "fetch", suggestion: nil))
+        #expect(error("fetch --frobnicate u") == .unknownOption("--frobnicate", command: "fetch", suggestion: nil))
+        // A command's option is not a global one.
+        #expect(error("-o x fetch u") == .unknownOption("-o", command: nil, suggestion: nil))
+    }
+
+    @Test func missingAndUnexpectedValues() {
+        #expect(error("fetch u -o") == .missingValue(option: "-o", metavar: "FILE"))
+        #expect(error("fetch u --output") == .missingValue(option: "--output", metavar: "FILE"))
+        #expect(error("--cache-dir") == .missingValue(option: "--cache-dir", metavar: "DIR"))
+        #expect(error("fetch u --json=yes") == .unexpectedValue(option: "--json"))
+    }
+
+    @Test func invalidValues() {
+        #expect(error("--color sometimes fetch u")
+            == .invalidValue(option: "--color", value: "sometimes", reason: "expected auto, always or never"))
+        #expect(error(["--cache-dir", "", "fetch", "u"])
+            == .invalidValue(option: "--cache-dir", value: "", reason: "the path is empty"))
+        #expect(error(["fetch", "-o", "", "u"]) == .invalidValue(option: "--output", value: "", reason: "the path is empty"))
+        guard case .invalidValue(option: "--namespace", value: "../x", _)? = error("-n ../x fetch u") else {
+            Issue.record("namespace with ..")
+            return
+        }
+    }
+
+    @Test(arguments: ["../x", "a/b", ".hidden", "-dash", "sp ace", "", String(repeating: "n", count: 65)])
+    func badNamespacesAreUsageErrors(name: String) {
+        guard case .invalidValue(option: "--namespace", value: name, _)? = error(["-n", name, "fetch", "u"]) else {
+            Issue.record("accepted namespace \(name)")
+            return
+        }
+    }
+
+    @Test func operandsAndCombinations() {
+        #expect(error("fetch") == .missingOperand(command: "fetch", operand: "a URL"))
+        #expect(error("fetch -o x.png u1 u2")
+            == .conflictingOptions("--output", "several URLs", reason: "--output writes one image"))
+        #expect(error("--json fetch -o - u")
+            == .conflictingOptions("--output -", "--json", reason: "both write to standard output"))
+        #expect(error("-q -v fetch u") == .conflictingOptions("--quiet", "--verbose", reason: "choose one"))
+        #expect(error("help fetch clean") == .unexpectedOperand(command: "help", operand: "clean"))
+    }
+
+    @Test func everyErrorHasAMessageAndAHint() {
+        let errors: [UsageError] = [
+            .missingCommand, .unknownCommand("x", suggestion: nil), .unknownOption("-x", command: "fetch", suggestion: "--json"),
+            .missingValue(option: "-o", metavar: "FILE"), .unexpectedValue(option: "--json"),
+            .invalidValue(option: "--color", value: "x", reason: "r"), .missingOperand(command: "fetch", operand: "a URL"),
+            .unexpectedOperand(command: "help", operand: "x"), .conflictingOptions("a", "b", reason: "c"),
+            .invalidEnvironment("bad"),
+        ]
+        for error in errors {
+            #expect(!error.message.isEmpty && !error.message.contains("\n"))
+            #expect(error.hint.hasPrefix("Run 'imgcache "))
+        }
+        #expect(UsageError.unknownOption("-x", command: "fetch", suggestion: "--json").message
+            == "unknown option '-x' for 'fetch' (did you mean '--json'?)")
+        #expect(UsageError.unknownOption("-x", command: "fetch", suggestion: nil).hint == "Run 'imgcache fetch --help' for usage.")
+    }
+
+    @Test func everyDeclaredOptionParses() throws {
+        // Each option of the table, spelled long and short, is accepted where it belongs.
+        for spec in CommandTable.globalOptions where !["help", "version"].contains(spec.long) {
+            let value = spec.kind == .choice(ColorChoice.allCases.map(\.rawValue)) ? ["never"] : (spec.takesValue ? ["v1"] : [])
+            _ = try CommandLineParser.parse(["--" + spec.long] + value + ["fetch", "u"])
+            if let short = spec.short { _ = try CommandLineParser.parse(["-\(short)"] + value + ["fetch", "u"]) }
+        }
+        for spec in CommandTable.fetch.options {
+            _ = try CommandLineParser.parse(["fetch", "--" + spec.long] + (spec.takesValue ? ["v1"] : []) + ["u"])
+        }
+    }
+}
+
+@Suite struct SuggestionTests {
+    @Test func distanceCountsAdjacentSwapsAsOneEdit() {
+        #expect(Suggestion.distance("fetch", "fecth") == 1)
+        #expect(Suggestion.distance("", "abc") == 3)
+        #expect(Suggestion.distance("kitten", "sitting") == 3)
+    }
+
+    @Test func aUniquePrefixIsSuggested() {
+        #expect(Suggestion.closest(to: "cache", among: ["cache-dir", "namespace"]) == "cache-dir")
+        #expect(Suggestion.closest(to: "c", among: ["cache-dir", "color"]) == nil)
+    }
+}
+
+@Suite struct HelpFormatterTests {
+    @Test func overviewNamesEveryCommandAndGlobalOption() {
+        let text = HelpFormatter.overview()
+        for command in CommandTable.commands { #expect(text.contains("  " + command.name + " ")) }
+        for option in CommandTable.globalOptions { #expect(text.contains("--" + option.long)) }
+    }
+
+    @Test func commandHelpNamesEveryOptionAndHasAnExample() {
+        for command in CommandTable.commands where command.isAvailable {
+            let text = HelpFormatter.command(command)
+            for option in command.options { #expect(text.contains(option.synopsis)) }
+            #expect(text.contains("Examples:"))
+        }
+    }
+}
+
+@Suite struct RequestedColorTests {
+    @Test func readsColorEvenFromALineThatDoesNotParse() {
+        #expect(CommandLineParser.requestedColor(in: ["--color", "always", "fecth"]) == .always)
+        #expect(CommandLineParser.requestedColor(in: ["fecth", "--color=never"]) == .never)
+        #expect(CommandLineParser.requestedColor(in: ["--color=always", "--color", "never"]) == .never)
+        #expect(CommandLineParser.requestedColor(in: ["--", "--color=always"]) == .auto)
+        #expect(CommandLineParser.requestedColor(in: ["--color", "sometimes"]) == .auto)
+    }
+}

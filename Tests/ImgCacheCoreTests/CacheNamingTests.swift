@@ -1,0 +1,105 @@
+import ImgCacheCore
+import Testing
+
+@Suite struct MD5Tests {
+    @Test(arguments: [
+        ("", "d41d8cd98f00b204e9800998ecf8427e"),
+        ("a", "0cc175b9c0f1b6a831c399e269772661"),
+        ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+        ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
+        ("abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"),
+        ("12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+         "57edf4a22be3c955ac49da2e2107b67a"),
+    ])
+    func rfc1321TestSuite(input: String, digest: String) {
+        #expect(MD5.hex(input) == digest)
+    }
+}
+
+@Suite struct CacheKeyTests {
+    @Test func theFileNameIsTheDigestPlusAPlainExtension() {
+        let key = CacheKey("https://example.com/a/photo.JPG?size=large#top")
+        #expect(key.digest == MD5.hex("https://example.com/a/photo.JPG?size=large#top"))
+        #expect(key.fileName == key.digest + ".jpg")
+        #expect(key.shard == String(key.digest.prefix(2)))
+    }
+
+    @Test(arguments: [
+        ("https://h/x.png", "png"), ("https://h/x.webp?q=1", "webp"), ("https://h/dir.v2/x", nil),
+        ("https://h/x", nil), ("https://h/", nil), ("https://h", nil), ("https://h/.png", nil),
+        ("https://h/x.verylongext", nil), ("https://h/x.p-g", nil), ("https://h/x.meta", nil), ("https://h/x.tmp", nil),
+        ("https://h/x.", nil), ("https://h/x.tar.gz", "gz"), ("https://h/x.jpg/", nil), ("https://h/a.png#b.gif", "png"),
+    ] as [(String, String?)])
+    func plainExtension(url: String, expected: String?) {
+        #expect(CacheKey.plainExtension(ofURL: url) == expected)
+    }
+}
+
+@Suite struct NamespaceTests {
+    @Test(arguments: ["default", "thumbs", "a", "project-1", "v1.2_x", String(repeating: "n", count: 64)])
+    func acceptsPlainNames(name: String) throws {
+        #expect(try Namespace(validating: name).name == name)
+    }
+
+    @Test func refusesPathsAndOddNames() {
+        #expect(throws: Namespace.ValidationError.empty) { try Namespace(validating: "") }
+        #expect(throws: Namespace.ValidationError.leadingDot) { try Namespace(validating: "..") }
+        #expect(throws: Namespace.ValidationError.leadingDot) { try Namespace(validating: "../x") }
+        #expect(throws: Namespace.ValidationError.leadingDash) { try Namespace(validating: "-x") }
+        #expect(throws: Namespace.ValidationError.invalidCharacter("/")) { try Namespace(validating: "a/b") }
+        #expect(throws: Namespace.ValidationError.invalidCharacter("é")) { try Namespace(validating: "café") }
+        #expect(throws: Namespace.ValidationError.tooLong(65)) { try Namespace(validating: String(repeating: "n", count: 65)) }
+    }
+}
+
+@Suite struct CacheLocationTests {
+    func resolve(_ directory: String? = nil, _ namespace: String? = nil, _ environment: [String: String]) throws -> CacheLocation {
+        try CacheLocation.resolve(cacheDirectory: directory, namespace: namespace, environment: environment, currentDirectory: "/cwd")
+    }
+
+    @Test func precedenceOfRootSources() throws {
+        let all = ["IMGCACHE_DIR": "/env", "XDG_CACHE_HOME": "/xdg", "HOME": "/home/u"]
+        #expect(try resolve("/opt", nil, all).root == "/opt")
+        #expect(try resolve(nil, nil, all).root == "/env")
+        #expect(try resolve(nil, nil, ["XDG_CACHE_HOME": "/xdg", "HOME": "/home/u"]).root == "/xdg/imgcache")
+        #expect(try resolve(nil, nil, ["XDG_CACHE_HOME": "rel", "HOME": "/home/u"]).root == "/home/u/.cache/imgcache")
+        #expect(try resolve(nil, nil, ["IMGCACHE_DIR": "", "HOME": "/home/u"]).root == "/home/u/.cache/imgcache")
+        #expect(try resolve("rel/", nil, [:]).root == "/cwd/rel")
+    }
+
+    @Test func namespaceSources() throws {
+        #expect(try resolve("/r", nil, [:]).directory == "/r/default")
+        #expect(try resolve("/r", nil, ["IMGCACHE_NAMESPACE": "env"]).directory == "/r/env")
+        #expect(try resolve("/r", "flag", ["IMGCACHE_NAMESPACE": "env"]).directory == "/r/flag")
+    }
+
+    @Test func failures() {
+        #expect(throws: CacheLocation.ResolutionError.noHome) { try resolve(nil, nil, [:]) }
+        #expect(throws: CacheLocation.ResolutionError.invalidNamespace(source: "IMGCACHE_NAMESPACE", .invalidCharacter("/"))) {
+            try resolve("/r", nil, ["IMGCACHE_NAMESPACE": "a/b"])
+        }
+    }
+}
+
+@Suite struct RemoteURLTests {
+    @Test func acceptsHTTPAndHTTPS() throws {
+        let url = try RemoteURL(parsing: "HTTPS://user:pw@Example.com:8443/a.png?x=1")
+        #expect(url.scheme == "https")
+        #expect(url.host == "Example.com")
+        #expect(try RemoteURL(parsing: "http://[::1]:8080/a.png").host == "[::1]")
+    }
+
+    @Test func refusesOtherSchemesAndMalformedText() {
+        #expect(throws: RemoteURL.ParseError.unsupportedScheme("ftp")) { try RemoteURL(parsing: "ftp://h/a.png") }
+        #expect(throws: RemoteURL.ParseError.unsupportedScheme("file")) { try RemoteURL(parsing: "file:///etc/passwd") }
+        for text in ["", "h/a.png", "http:/a", "http://", "http://h:0/", "http://h:x/", "http://h/a b", "http://h/\r\n", "://h", "http://[::1/"] {
+            #expect(throws: (any Error).self, "\(text)") { try RemoteURL(parsing: text) }
+        }
+    }
+
+    @Test func redactionHidesUserInformation() {
+        #expect(RemoteURL.redacted("https://u:p@h/x@y") == "https://***@h/x@y")
+        #expect(RemoteURL.redacted("https://h/a?u=p@x") == "https://h/a?u=p@x")
+        #expect(RemoteURL.redacted("not a url") == "not a url")
+    }
+}

@@ -1,0 +1,41 @@
+import ImgCacheCore
+import Testing
+
+@Suite struct ImageFormatTests {
+    static func bytes(_ text: String, _ extra: [UInt8] = []) -> [UInt8] { Array(text.utf8) + extra }
+
+    @Test(arguments: [
+        ([0xFF, 0xD8, 0xFF, 0xE0], ImageFormat.jpeg),
+        ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0], .png),
+        (bytes("GIF87a"), .gif), (bytes("GIF89a"), .gif),
+        (bytes("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8 "), .webp), (bytes("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8L"), .webp),
+        (bytes("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8X"), .webp),
+        ([0x49, 0x49, 0x2A, 0x00], .tiff), ([0x4D, 0x4D, 0x00, 0x2A], .tiff),
+        (bytes("BM", [UInt8](repeating: 0, count: 12) + [40, 0, 0, 0]), .bmp),
+        (bytes("\u{0}\u{0}\u{0}\u{18}ftypheic"), .heic), (bytes("\u{0}\u{0}\u{0}\u{18}ftypmif1"), .heif),
+        (bytes("\u{0}\u{0}\u{0}\u{18}ftypavif"), .avif),
+        (bytes("<svg xmlns='http://www.w3.org/2000/svg'/>"), .svg),
+        (bytes("\u{FEFF}<?xml version='1.0'?>\n<!-- c -->\n<!DOCTYPE svg>\n<svg/>"), .svg),
+    ] as [([UInt8], ImageFormat)])
+    func recognisesFullSignatures(bytes: [UInt8], format: ImageFormat) {
+        #expect(ImageFormat.sniff(bytes) == format)
+    }
+
+    @Test(arguments: [
+        [0xFF, 0xD8], bytes("GIF88a"), bytes("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt "), bytes("RIFF\u{0}\u{0}\u{0}\u{0}WEBPXXXX"),
+        bytes("<!doctype html><html>"), bytes("BM hello world, not a bitmap"), bytes("\u{0}\u{0}\u{0}\u{18}ftypisom"), [],
+        [0x89, 0x50, 0x4E, 0x47],
+    ] as [[UInt8]])
+    func refusesLookalikes(bytes: [UInt8]) {
+        #expect(ImageFormat.sniff(bytes) == nil)
+    }
+
+    @Test func onlyTheFourStoredFormatsAreSupported() {
+        #expect(ImageFormat.allCases.filter(\.isSupported) == [.jpeg, .png, .gif, .webp])
+    }
+
+    @Test func headerProbeRefusesUnsupportedAndUnknownBytes() {
+        #expect(throws: ImageHeader.ProbeError.notAnImage) { try ImageHeader.probe(Array("<html>".utf8)) }
+        #expect(throws: ImageHeader.ProbeError.unsupported(.tiff)) { try ImageHeader.probe([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0]) }
+    }
+}

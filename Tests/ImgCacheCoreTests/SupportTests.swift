@@ -1,0 +1,43 @@
+import ImgCacheCore
+import Testing
+
+@Suite struct EntryMetadataTests {
+    static let sample = EntryMetadata(
+        fileName: "abc.png", inode: 42, byteCount: 457, key: "http://h/a.png?x=%0A", url: "http://h/a.png?x=%0A",
+        etag: "\"v1\"", lastModified: "Sat, 21 Nov 2026 05:23:02 GMT", contentType: "image/png",
+        format: .png, width: 64, height: 48, frameCount: nil, storedAt: 1_795_238_615.25)
+
+    @Test func roundTripsEveryFieldIncludingPercentSigns() {
+        let text = Self.sample.serialized()
+        #expect(EntryMetadata(parsing: text) == Self.sample)
+        var odd = Self.sample
+        odd.etag = "line\nbreak\r%25"
+        #expect(EntryMetadata(parsing: odd.serialized())?.etag == "line\nbreak\r%25")
+    }
+
+    @Test func refusesTextCutShortOrNotOurs() {
+        let text = Self.sample.serialized()
+        #expect(EntryMetadata(parsing: String(text.dropLast())) == nil)
+        #expect(EntryMetadata(parsing: String(text.prefix(40))) == nil)
+        #expect(EntryMetadata(parsing: "") == nil)
+        #expect(EntryMetadata(parsing: "hello\n") == nil)
+    }
+}
+
+@Suite struct JSONObjectTests {
+    @Test func escapesAndKeepsFieldOrder() {
+        var object = JSONObject()
+        object.add("b", "q\"uo\\te\n\u{1}")
+        object.add("a", 5 as Int?)
+        object.add("n", nil as String?)
+        object.add("t", true)
+        #expect(object.serialized == #"{"b":"q\"uo\\te\n\u0001","a":5,"n":null,"t":true}"#)
+    }
+}
+
+@Suite struct WallClockTests {
+    @Test func formatsISO8601InUTC() {
+        #expect(WallClock.iso8601(0) == "1970-01-01T00:00:00Z")
+        #expect(WallClock.iso8601(1_795_238_615.9) == "2026-11-21T05:23:35Z")
+    }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Benchmarks on loopback, written to a Markdown file (Docs/PERFORMANCE.md).
+#   scripts/bench.sh BINARY OUTPUT.md
+# Section "cache hit": a warm `imgcache fetch URL` (prints the path) against
+# `wget -q -O /dev/null URL` downloading the same image from nginx, with hyperfine.
+set -euo pipefail
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+output=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/imgcache-bench.XXXXXX)
+server_pid=
+cleanup() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+port=$("$root/scripts/free-port.sh" 18500)
+"$root/scripts/nginx-serve.sh" "$root/Samples" "$work/nginx" "$port" &
+server_pid=$!
+for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.05
+done
+
+url="http://127.0.0.1:$port/waves.jpg"
+export IMGCACHE_DIR="$work/cache"
+"$bin" fetch "$url" >/dev/null
+hyperfine -N --warmup 50 --runs 1000 --export-markdown "$work/hit.md" \
+    -n "imgcache fetch (hit)" "$bin fetch $url" \
+    -n "wget -q -O /dev/null (download)" "wget -q -O /dev/null $url" >/dev/null
+
+{
+    echo "# imgcache performance"
+    echo
+    echo "Produced by \`make bench\` ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -srm))."
+    echo "Servers run on 127.0.0.1; no internet is involved."
+    echo
+    echo "## Cache hit vs downloading with wget"
+    echo
+    echo "A warm \`imgcache fetch URL\` (looks the entry up, checks it, marks it used, prints"
+    echo "its path) against \`wget\` fetching the same 18 KB JPEG from nginx on loopback."
+    echo "Target: the hit is faster. hyperfine, 50 warm-up runs, 1000 runs each:"
+    echo
+    cat "$work/hit.md"
+} > "$output"
+cat "$output"
