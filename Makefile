@@ -15,7 +15,7 @@ BENCH_PACKAGES := hyperfine wget
 
 RELEASE_BIN := .build/release/imgcache
 
-.PHONY: all deps bench-deps build test run install bench clean
+.PHONY: all deps bench-deps build test run install generate bench clean
 
 all: build
 
@@ -39,8 +39,23 @@ run: build
 	scripts/demo.sh $(RELEASE_BIN)
 
 install: build
-	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
+		"$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
+		"$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
+		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 755 $(RELEASE_BIN) "$(DESTDIR)$(PREFIX)/bin/imgcache"
+	install -m 644 Docs/imgcache.1 "$(DESTDIR)$(PREFIX)/share/man/man1/imgcache.1"
+	install -m 644 completions/imgcache.bash "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/imgcache"
+	install -m 644 completions/_imgcache "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_imgcache"
+	install -m 644 completions/imgcache.fish "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/imgcache.fish"
+
+# Rewrites the man page and completion scripts from the command table
+# (a test fails when the committed ones differ from it).
+generate: build
+	$(RELEASE_BIN) help --man > Docs/imgcache.1
+	$(RELEASE_BIN) completions bash > completions/imgcache.bash
+	$(RELEASE_BIN) completions zsh > completions/_imgcache
+	$(RELEASE_BIN) completions fish > completions/imgcache.fish
 
 bench: build bench-deps
 	scripts/bench.sh $(RELEASE_BIN) Docs/PERFORMANCE.md

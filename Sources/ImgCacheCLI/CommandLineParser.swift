@@ -125,7 +125,18 @@ public enum CommandLineParser {
             switch command.name {
             case CommandTable.fetch.name:
                 return .run(globals, .fetch(try fetchArguments(globals: globals)))
+            case CommandTable.completions.name:
+                guard let shell = operands.first else { throw .missingOperand(command: command.name, operand: "a shell name") }
+                if operands.count > 1 { throw .unexpectedOperand(command: command.name, operand: operands[1]) }
+                guard CompletionScript.shells.contains(shell) else {
+                    throw .invalidValue(option: "SHELL", value: shell, reason: "expected bash, zsh or fish")
+                }
+                return .completions(shell: shell)
             case CommandTable.help.name:
+                if has("man") {
+                    if let extra = operands.first { throw .unexpectedOperand(command: command.name, operand: extra) }
+                    return .manual
+                }
                 if operands.count > 1 { throw .unexpectedOperand(command: command.name, operand: operands[1]) }
                 guard let topic = operands.first else { return .help(command: nil) }
                 guard CommandTable.command(named: topic) != nil else {

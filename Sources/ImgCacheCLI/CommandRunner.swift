@@ -23,6 +23,13 @@ public enum CommandRunner {
             console = Console(globals: GlobalOptions(), environment: environment)
             let text = name.flatMap(CommandTable.command(named:)).map(HelpFormatter.command) ?? HelpFormatter.overview()
             return finish(console) { () throws(SystemError) in try console.standardOutput.write(text) }
+        case .manual:
+            console = Console(globals: GlobalOptions(), environment: environment)
+            return finish(console) { () throws(SystemError) in try console.standardOutput.write(ManPage.render()) }
+        case .completions(let shell):
+            console = Console(globals: GlobalOptions(), environment: environment)
+            let script = CompletionScript.script(for: shell) ?? ""
+            return finish(console) { () throws(SystemError) in try console.standardOutput.write(script) }
         case .version:
             console = Console(globals: GlobalOptions(), environment: environment)
             return finish(console) { () throws(SystemError) in try console.output("imgcache \(ImgCache.version)") }

@@ -52,16 +52,26 @@ public enum CommandTable {
         name: "clear", summary: "Empty a namespace (not in this version)",
         description: "Not available in this version of imgcache.", isAvailable: false)
 
+    public static let completions = CommandSpec(
+        name: "completions", summary: "Print a shell completion script",
+        description: "Prints the completion script for bash, zsh or fish. `make install` installs all three.",
+        operands: [OperandSpec(name: "SHELL", kind: .choice(CompletionScript.shells), help: "bash, zsh or fish",
+                               minimum: 1, maximum: 1)],
+        examples: [("source <(imgcache completions bash)", "completion in the current bash session")]
+    )
+
     public static let help = CommandSpec(
         name: "help", summary: "Show help for imgcache or one of its commands",
         description: "Shows the overview, or with a command name that command's help.",
-        operands: [OperandSpec(name: "COMMAND", kind: .choice(["fetch", "prefetch", "cache-info", "clean", "clear"]),
+        options: [.flag("man", help: "Print the manual page instead (man(7) source; read it with man -l -)")],
+        operands: [OperandSpec(name: "COMMAND", kind: .choice(["fetch", "prefetch", "cache-info", "clean", "clear", "completions"]),
                                help: "the command to explain", minimum: 0, maximum: 1)],
-        examples: [("imgcache help fetch", "the fetch command's options")]
+        examples: [("imgcache help fetch", "the fetch command's options"),
+                   ("imgcache help --man | man -l -", "the manual page")]
     )
 
     /// All commands, in the order help lists them.
-    public static let commands: [CommandSpec] = [fetch, prefetch, cacheInfo, clean, clear, help]
+    public static let commands: [CommandSpec] = [fetch, prefetch, cacheInfo, clean, clear, completions, help]
 
     /// The command called `name`, if there is one.
     public static func command(named name: String) -> CommandSpec? {

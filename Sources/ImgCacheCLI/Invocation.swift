@@ -3,6 +3,10 @@ public enum Invocation: Equatable, Sendable {
     /// Show help: the overview, or one command's.
     case help(command: String?)
     case version
+    /// Print the manual page source.
+    case manual
+    /// Print the completion script for a shell.
+    case completions(shell: String)
     case run(GlobalOptions, Command)
 }
 

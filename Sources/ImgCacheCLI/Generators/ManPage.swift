@@ -1,0 +1,74 @@
+import ImgCacheCore
+
+/// Renders `imgcache(1)` in man(7) macros from the command table.
+public enum ManPage {
+    public static func render() -> String {
+        var out: [String] = [
+            ".TH IMGCACHE 1 \"\" \"imgcache \(ImgCache.version)\" \"User Commands\"",
+            ".SH NAME",
+            "imgcache \\- fetch images once, keep them in a local cache",
+            ".SH SYNOPSIS",
+            ".B imgcache",
+            "[\\fIglobal options\\fR] \\fICOMMAND\\fR [\\fIoptions\\fR] [\\fIarguments\\fR]",
+            ".SH DESCRIPTION",
+            "imgcache downloads images over HTTP(S) into a namespaced disk cache and answers later requests "
+                + "for the same URL from the cache. A download is stored only if it is a PNG, JPEG, GIF or WebP "
+                + "image whose header decodes; stores are atomic.",
+            ".SH COMMANDS",
+        ]
+        for command in CommandTable.commands {
+            out.append(".SS \"\(escape(command.usage))\"")
+            out.append(escape(command.description))
+            for operand in command.operands {
+                out += [".TP", "\\fI\(operand.name)\\fR", escape(operand.help)]
+            }
+            out += command.options.flatMap(optionEntry)
+        }
+        out.append(".SH GLOBAL OPTIONS")
+        out.append("Accepted before or after the command.")
+        out += CommandTable.globalOptions.flatMap(optionEntry)
+        out += [
+            ".SH ENVIRONMENT",
+            ".TP", ".B IMGCACHE_DIR", "Cache root, when \\fB\\-\\-cache\\-dir\\fR is not given.",
+            ".TP", ".B XDG_CACHE_HOME", "When absolute, the cache root is \\fI$XDG_CACHE_HOME/imgcache\\fR.",
+            ".TP", ".B HOME", "Otherwise the cache root is \\fI~/.cache/imgcache\\fR.",
+            ".TP", ".B IMGCACHE_NAMESPACE", "Namespace, when \\fB\\-n\\fR is not given (default: \\fIdefault\\fR).",
+            ".TP", ".B NO_COLOR", "When set and not empty, no colour (unless \\fB\\-\\-color always\\fR).",
+            ".TP", ".B http_proxy, https_proxy, no_proxy", "Proxies, as libcurl reads them.",
+            ".SH FILES",
+            ".TP", ".I <root>/<namespace>/<xx>/<md5>.<ext>",
+            "A cached image: the bytes the server sent. \\fIxx\\fR is the first two hex digits of the MD5 of the URL; "
+                + "the extension is the URL's when short and plain.",
+            ".TP", ".I <root>/<namespace>/<xx>/<md5>.meta",
+            "Its metadata: URL, ETag, Last-Modified, Content-Type, format, size, time stored.",
+            ".TP", ".I <root>/<namespace>/.tmp/",
+            "Files being written. The image's modification time is its last use.",
+            ".SH EXIT STATUS",
+        ]
+        for status in ExitStatus.documented {
+            out += [".TP", ".B \(status.rawValue)", escape(status.meaning)]
+        }
+        out.append(".SH EXAMPLES")
+        for command in CommandTable.commands {
+            for (example, meaning) in command.examples {
+                out += [".TP", ".B \(escape(example))", escape(meaning)]
+            }
+        }
+        out += [".SH SEE ALSO", ".BR curl (1),", ".BR wget (1)"]
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    private static func optionEntry(_ option: OptionSpec) -> [String] {
+        var label = option.short.map { "\\fB\\-\($0)\\fR, " } ?? ""
+        label += "\\fB" + escape("--" + option.long) + "\\fR"
+        if let metavar = option.metavar { label += " \\fI\(metavar)\\fR" }
+        return [".TP", label, escape(option.help)]
+    }
+
+    /// Escapes backslashes and dashes, and keeps a leading dot or quote from being read as a macro.
+    static func escape(_ text: String) -> String {
+        var escaped = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
+        if escaped.hasPrefix(".") || escaped.hasPrefix("'") { escaped = "\\&" + escaped }
+        return escaped
+    }
+}
