@@ -7,23 +7,11 @@ set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 output=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d /tmp/imgcache-bench.XXXXXX)
-server_pid=
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source "$root/scripts/sample-server.sh"
+SAMPLE_SERVER_PORT=18500 start_sample_server "$root/Samples"
+work=$server_work
 
-port=$("$root/scripts/free-port.sh" 18500)
-"$root/scripts/nginx-serve.sh" "$root/Samples" "$work/nginx" "$port" &
-server_pid=$!
-for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.05
-done
-
-url="http://127.0.0.1:$port/waves.jpg"
+url="$server_base/waves.jpg"
 export IMGCACHE_DIR="$work/cache"
 "$bin" fetch "$url" >/dev/null
 hyperfine -N --warmup 50 --runs 1000 --export-markdown "$work/hit.md" \

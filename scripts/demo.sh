@@ -5,24 +5,11 @@
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d /tmp/imgcache-demo.XXXXXX)
-server_pid=
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source "$root/scripts/sample-server.sh"
+start_sample_server "$root/Samples"
 
-port=$("$root/scripts/free-port.sh")
-"$root/scripts/nginx-serve.sh" "$root/Samples" "$work/nginx" "$port" &
-server_pid=$!
-for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.05
-done
-
-export IMGCACHE_DIR="$work/cache"
-base="http://127.0.0.1:$port"
+export IMGCACHE_DIR="$server_work/cache"
+base=$server_base
 echo "Serving $(ls "$root/Samples" | wc -l) sample images at $base; cache in $IMGCACHE_DIR"
 echo
 echo "== First fetch of each sample: downloaded, checked, stored"
@@ -46,4 +33,4 @@ echo
 echo "== Cache contents"
 find "$IMGCACHE_DIR" -type f ! -path '*/.tmp/*' | sort | sed "s|$IMGCACHE_DIR/||"
 echo
-echo "Requests nginx served: $(wc -l < "$work/nginx/access.log") (the hits never reached it)"
+echo "Requests nginx served: $(wc -l < "$server_work/nginx/access.log") (the hits never reached it)"

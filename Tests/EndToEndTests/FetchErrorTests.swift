@@ -3,21 +3,7 @@ import Testing
 
 /// Bad input as a new user would try it: a one-line error naming the problem,
 /// a documented exit status, and a cache left as it was.
-@Suite final class FetchErrorTests {
-    let server: NginxServer
-    let home: TemporaryDirectory
-    let cacheRoot: String
-
-    init() throws {
-        server = try NginxServer()
-        home = try TemporaryDirectory()
-        cacheRoot = home.appending("cache")
-    }
-
-    func fetch(_ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
-        try ImgCacheProcess.run(["--cache-dir", cacheRoot] + arguments, environment: environment, home: home.path)
-    }
-
+@Suite final class FetchErrorTests: LoopbackCacheSuite {
     /// Runs a failing fetch after one good entry is stored, and checks the cache kept exactly that entry.
     func expectFailureLeavesCacheUnchanged(_ arguments: [String], status: Int32, messageContains text: String,
                                            sourceLocation: SourceLocation = #_sourceLocation) throws {

@@ -2,21 +2,7 @@ import Foundation
 import Testing
 
 /// `imgcache fetch` against nginx: downloads, hits, output, layout.
-@Suite final class FetchTests {
-    let server: NginxServer
-    let home: TemporaryDirectory
-    let cacheRoot: String
-
-    init() throws {
-        server = try NginxServer()
-        home = try TemporaryDirectory()
-        cacheRoot = home.appending("cache")
-    }
-
-    func fetch(_ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
-        try ImgCacheProcess.run(["--cache-dir", cacheRoot] + arguments, environment: environment, home: home.path)
-    }
-
+@Suite final class FetchTests: LoopbackCacheSuite {
     @Test func aMissDownloadsStoresTheExactBytesAndPrintsThePath() throws {
         let url = server.url("logo.png")
         let result = try fetch(["fetch", url])
