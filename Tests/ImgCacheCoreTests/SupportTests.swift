@@ -35,9 +35,3 @@ import Testing
     }
 }
 
-@Suite struct WallClockTests {
-    @Test func formatsISO8601InUTC() {
-        #expect(WallClock.iso8601(0) == "1970-01-01T00:00:00Z")
-        #expect(WallClock.iso8601(1_795_238_615.9) == "2026-11-21T05:23:35Z")
-    }
-}

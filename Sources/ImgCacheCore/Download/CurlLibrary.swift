@@ -9,7 +9,4 @@ enum CurlLibrary {
             throw .libraryMissing(String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
     }
-
-    /// libcurl's version string ("7.88.1").
-    static var version: String { String(cString: ic_curl_version()) }
 }

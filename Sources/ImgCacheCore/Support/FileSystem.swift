@@ -133,11 +133,6 @@ public enum FileSystem {
         guard result == 0 else { throw SystemError("update the access time of", path: path) }
     }
 
-    /// Whether the current user may write into `path` (an existing directory).
-    public static func isWritableDirectory(_ path: String) -> Bool {
-        access(path, W_OK | X_OK) == 0
-    }
-
     /// The folder part of `path` ("/a/b" for "/a/b/c"; "/" for "/a").
     public static func parentDirectory(of path: String) -> String {
         var trimmed = Substring(path)

@@ -17,14 +17,4 @@ public enum WallClock {
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
-
-    /// `seconds` since the epoch as an ISO 8601 UTC timestamp ("2026-11-21T05:12:09Z").
-    public static func iso8601(_ seconds: Double) -> String {
-        var whole = time_t(seconds.rounded(.down))
-        var parts = tm()
-        gmtime_r(&whole, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-    }
 }
