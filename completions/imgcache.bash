@@ -36,7 +36,7 @@ _imgcache() {
             else COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); fi ;;
         help)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--man --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
-            else COMPREPLY=($(compgen -W "fetch prefetch cache-info clean clear completions" -- "$cur")); fi ;;
+            else COMPREPLY=($(compgen -W "fetch prefetch cache-info clean clear completions help" -- "$cur")); fi ;;
         *)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "fetch prefetch cache-info clean clear completions help" -- "$cur")); fi ;;

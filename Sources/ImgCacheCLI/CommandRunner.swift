@@ -17,46 +17,48 @@ public enum CommandRunner {
             globals.color = CommandLineParser.requestedColor(in: arguments)
             return usageFailure(error, console: Console(globals: globals, environment: environment))
         }
-        let console: Console
+        let globals: GlobalOptions, command: Command
         switch invocation {
-        case .help(let name):
-            console = Console(globals: GlobalOptions(), environment: environment)
-            let text = name.flatMap(CommandTable.command(named:)).map(HelpFormatter.command) ?? HelpFormatter.overview()
+        case .run(let runGlobals, let runCommand):
+            (globals, command) = (runGlobals, runCommand)
+        case .help, .manual, .completions, .version:
+            let console = Console(globals: GlobalOptions(), environment: environment)
+            let text = printedText(for: invocation)
             return finish(console) { () throws(SystemError) in try console.standardOutput.write(text) }
-        case .manual:
-            console = Console(globals: GlobalOptions(), environment: environment)
-            return finish(console) { () throws(SystemError) in try console.standardOutput.write(ManPage.render()) }
-        case .completions(let shell):
-            console = Console(globals: GlobalOptions(), environment: environment)
-            let script = CompletionScript.script(for: shell) ?? ""
-            return finish(console) { () throws(SystemError) in try console.standardOutput.write(script) }
-        case .version:
-            console = Console(globals: GlobalOptions(), environment: environment)
-            return finish(console) { () throws(SystemError) in try console.output("imgcache \(ImgCache.version)") }
-        case .run(let globals, let command):
-            console = Console(globals: globals, environment: environment)
-            switch command {
-            case .unavailable(let name):
-                console.error("'\(name)' is not available in imgcache \(ImgCache.version)")
-                return ExitStatus.unavailable.rawValue
-            case .fetch(let fetchArguments):
-                let location: CacheLocation
-                do {
-                    location = try CacheLocation.resolve(
-                        cacheDirectory: globals.cacheDirectory, namespace: globals.namespace,
-                        environment: environment, currentDirectory: FileSystem.currentDirectory())
-                } catch {
-                    return usageFailure(.invalidEnvironment(error.description), console: console)
-                }
-                var status = ExitStatus.success
-                let outcome = finish(console) { () throws(SystemError) in
-                    status = try FetchCommand(arguments: fetchArguments, globals: globals, location: location, console: console).run()
-                }
-                return outcome == ExitStatus.success.rawValue ? status.rawValue : outcome
+        }
+        let console = Console(globals: globals, environment: environment)
+        switch command {
+        case .unavailable(let name):
+            console.error("'\(name)' is not available in imgcache \(ImgCache.version)")
+            return ExitStatus.unavailable.rawValue
+        case .fetch(let fetchArguments):
+            let location: CacheLocation
+            do {
+                location = try CacheLocation.resolve(
+                    cacheDirectory: globals.cacheDirectory, namespace: globals.namespace,
+                    environment: environment, currentDirectory: FileSystem.currentDirectory())
+            } catch {
+                return usageFailure(.invalidEnvironment(error.description), console: console)
             }
+            var status = ExitStatus.success
+            let outcome = finish(console) { () throws(SystemError) in
+                status = try FetchCommand(arguments: fetchArguments, globals: globals, location: location, console: console).run()
+            }
+            return outcome == ExitStatus.success.rawValue ? status.rawValue : outcome
         }
     }
 
+    /// The whole output of an invocation that only prints: help, manual, completions, version.
+    private static func printedText(for invocation: Invocation) -> String {
+        switch invocation {
+        case .help(let name):
+            return name.flatMap(CommandTable.command(named:)).map(HelpFormatter.command) ?? HelpFormatter.overview()
+        case .manual: return ManPage.render()
+        case .completions(let shell): return CompletionScript.script(for: shell) ?? ""
+        case .version: return "imgcache \(ImgCache.version)\n"
+        case .run: return ""
+        }
+    }
     private static func usageFailure(_ error: UsageError, console: Console) -> Int32 {
         console.error(error.message)
         console.plain(error.hint)

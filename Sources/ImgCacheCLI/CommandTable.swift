@@ -64,8 +64,7 @@ public enum CommandTable {
         name: "help", summary: "Show help for imgcache or one of its commands",
         description: "Shows the overview, or with a command name that command's help.",
         options: [.flag("man", help: "Print the manual page instead (man(7) source; read it with man -l -)")],
-        operands: [OperandSpec(name: "COMMAND", kind: .choice(["fetch", "prefetch", "cache-info", "clean", "clear", "completions"]),
-                               help: "the command to explain", minimum: 0, maximum: 1)],
+        operands: [OperandSpec(name: "COMMAND", kind: .command, help: "the command to explain", minimum: 0, maximum: 1)],
         examples: [("imgcache help fetch", "the fetch command's options"),
                    ("imgcache help --man | man -l -", "the manual page")]
     )

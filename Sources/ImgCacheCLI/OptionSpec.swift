@@ -6,6 +6,8 @@ public enum ValueKind: Equatable, Sendable {
     case directory
     case url
     case namespace
+    /// The name of one of imgcache's commands.
+    case command
     /// One of a fixed set of words.
     case choice([String])
 }

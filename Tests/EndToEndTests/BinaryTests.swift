@@ -79,20 +79,4 @@ import Testing
             #expect(!text.contains(library), "\(library) is linked at start-up")
         }
     }
-
-    @Test func aClosedStandardOutputEndsQuietly() throws {
-        let script = "'\(Paths.binary)' --help | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(["0", "141"].contains(text.trimmingCharacters(in: .whitespacesAndNewlines)))
-        #expect(errorText.isEmpty)
-    }
 }

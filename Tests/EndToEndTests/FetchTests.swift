@@ -132,6 +132,30 @@ import Testing
         #expect(try again.jsonLines().first?["cache"] as? String == "none")
     }
 
+    @Test func aReaderThatClosesStandardOutputEndsTheRunQuietlyWith141() throws {
+        let url = server.url("logo.png")
+        _ = try fetch(["fetch", url])
+        // 4000 hits print some 300 KB of paths: far more than a pipe holds, so the
+        // writes after `head` exits must fail with EPIPE.
+        let script = """
+            urls=(); for i in $(seq 4000); do urls+=('\(url)'); done
+            '\(Paths.binary)' --cache-dir '\(cacheRoot)' fetch "${urls[@]}" | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": home.path]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(status == "141\n")
+        #expect(errorText.isEmpty, "\(errorText)")
+    }
+
     @Test func newCacheFoldersAreOwnerOnly() throws {
         _ = try fetch(["fetch", server.url("logo.png")])
         for folder in [cacheRoot, cacheRoot + "/default"] {

@@ -49,16 +49,19 @@ import Testing
         let entry = try store()
         // Another process's image of the same size lands by rename before its metadata does.
         let other = root + "/other.png"
-        FileManager.default.createFile(atPath: other, contents: Data(Self.png))
+        try #require(FileManager.default.createFile(atPath: other, contents: Data(Self.png)))
         try FileSystem.rename(other, to: entry.path)
         #expect(cache.lookup(key, now: 0) == nil)
     }
 
-    @Test func aStoreInterruptedAfterItsImageRenameLeavesNoEntry() throws {
-        try store()
-        // The state a crash leaves between the image rename and the metadata rename.
-        try FileSystem.remove(cache.metadataPath(for: key))
-        #expect(cache.lookup(key, now: 0) == nil)
+    @Test func theOldMetadataIsRemovedBeforeTheNewImageIsRenamedIn() throws {
+        let old = try store()
+        // A non-empty folder where the image goes makes the commit's image rename fail,
+        // stopping it where a crash could: after step 1, before step 3.
+        try FileManager.default.removeItem(atPath: old.path)
+        try FileManager.default.createDirectory(atPath: old.path + "/blocker", withIntermediateDirectories: true)
+        #expect(throws: SystemError.self) { try self.store(Self.png + [9]) }
+        #expect(!FileManager.default.fileExists(atPath: cache.metadataPath(for: key)))
     }
 
     @Test func bytesThatAreNoLongerTheRecordedFormatAreAMiss() throws {
@@ -85,8 +88,7 @@ import Testing
         }
         let leftovers = try FileManager.default.subpathsOfDirectory(atPath: root).filter {
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: root + "/" + $0, isDirectory: &isDirectory)
-            return !isDirectory.boolValue
+            return FileManager.default.fileExists(atPath: root + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
         }
         #expect(leftovers.isEmpty)
         #expect(cache.lookup(key, now: 0) == nil)

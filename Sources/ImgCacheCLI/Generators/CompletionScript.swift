@@ -19,10 +19,13 @@ public enum CompletionScript {
         options.flatMap { option in ["--" + option.long] + (option.short.map { ["-\($0)"] } ?? []) }
     }
 
-    /// Values offered after an option of this kind, as a shell word list (nil: complete files).
+    /// The fixed words a value of this kind can be (nil when it is open-ended).
     private static func choices(_ kind: ValueKind?) -> [String]? {
-        if case .choice(let words)? = kind { return words }
-        return nil
+        switch kind {
+        case .choice(let words)?: return words
+        case .command?: return commandNames
+        default: return nil
+        }
     }
 
     static func bash() -> String {

@@ -2,8 +2,6 @@
 /// checked and stored atomically (SDWebImageManager's loadImage flow).
 public final class ImageFetcher {
     public let cache: DiskCache
-    /// Settings applied to every download.
-    public var requestTemplate: (RemoteURL) -> DownloadRequest = { DownloadRequest(url: $0) }
     /// Called with a line of detail for `-v`.
     public var log: (String) -> Void = { _ in }
 
@@ -48,7 +46,8 @@ public final class ImageFetcher {
             self.downloader = downloader
             log("download: \(RemoteURL.redacted(url))")
             let started = WallClock.monotonic()
-            response = try downloader.download(requestTemplate(remote), to: pending.descriptor, path: pending.temporaryPath)
+            response = try downloader.download(DownloadRequest(url: remote), to: pending.descriptor, path: pending.temporaryPath)
+            if response.effectiveURL != url { log("redirected to \(RemoteURL.redacted(response.effectiveURL))") }
             log("HTTP \(response.statusCode), \(response.byteCount) bytes in \(Int((WallClock.monotonic() - started) * 1000)) ms")
         } catch {
             switch error {
