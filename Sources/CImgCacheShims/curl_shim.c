@@ -30,7 +30,10 @@
     X(CURLMcode, curl_multi_wakeup, (CURLM *))                                        \
     X(CURLMsg *, curl_multi_info_read, (CURLM *, int *))                              \
     X(CURLMcode, curl_multi_setopt, (CURLM *, CURLMoption, ...))                      \
-    X(const char *, curl_multi_strerror, (CURLMcode))
+    X(const char *, curl_multi_strerror, (CURLMcode))                                 \
+    X(CURLSH *, curl_share_init, (void))                                              \
+    X(CURLSHcode, curl_share_setopt, (CURLSH *, CURLSHoption, ...))                   \
+    X(CURLSHcode, curl_share_cleanup, (CURLSH *))
 
 #define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
 IC_CURL_FUNCTIONS(IC_DECLARE)
@@ -147,3 +150,9 @@ CURLMcode ic_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *v
     return p_curl_multi_setopt(multi, option, value);
 }
 const char *ic_curl_multi_strerror(CURLMcode code) { return p_curl_multi_strerror(code); }
+
+CURLSH *ic_curl_share_init(void) { return p_curl_share_init(); }
+CURLSHcode ic_curl_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {
+    return p_curl_share_setopt(share, option, value);
+}
+CURLSHcode ic_curl_share_cleanup(CURLSH *share) { return p_curl_share_cleanup(share); }

@@ -7,6 +7,9 @@ import ImgCacheCore
 /// - short flags bundle (`-qv`); a short option that takes a value ends a bundle;
 /// - `--` ends options; a lone `-` is an operand (standard input or output).
 public enum CommandLineParser {
+    /// The most downloads `-j` allows at once.
+    public static let maximumConcurrency = 256
+
     public static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
         var state = State()
         var index = 0
@@ -189,7 +192,79 @@ public enum CommandLineParser {
                     throw .conflictingOptions("--output -", "--json", reason: "both write to standard output")
                 }
             }
-            return FetchArguments(urls: operands, output: output)
+            var arguments = FetchArguments(urls: operands, output: output)
+            arguments.settings.refreshCached = has("refresh")
+            try readDownloadOptions(settings: &arguments.settings, configuration: &arguments.downloads)
+            return arguments
+        }
+
+        /// The options of `CommandTable.downloadOptions`, checked.
+        func readDownloadOptions(settings: inout FetchSettings, configuration: inout DownloadConfiguration) throws(UsageError) {
+            if let text = last("concurrency") {
+                configuration.maximumConcurrentDownloads = try integer(text, option: "--concurrency", in: 1...CommandLineParser.maximumConcurrency)
+            }
+            if let text = last("timeout") {
+                let span: TimeSpan
+                do { span = try TimeSpan(parsing: text) } catch {
+                    switch error { case .invalid(let reason): throw .invalidValue(option: "--timeout", value: text, reason: reason) }
+                }
+                guard span.seconds >= 0.001, span.seconds <= 86_400 else {
+                    throw .invalidValue(option: "--timeout", value: text, reason: "expected between 1ms and 1d")
+                }
+                settings.timeout = span.seconds
+            }
+            if let text = last("retries") { settings.retries = try integer(text, option: "--retries", in: 0...100) }
+            if let text = last("max-redirects") { settings.maximumRedirects = try integer(text, option: "--max-redirects", in: 0...100) }
+            if let text = last("order") {
+                guard let order = DownloadOrder(rawValue: text) else {
+                    throw .invalidValue(option: "--order", value: text, reason: "expected fifo or lifo")
+                }
+                configuration.order = order
+            }
+            if let text = last("priority") {
+                guard let priority = DownloadPriority(name: text) else {
+                    throw .invalidValue(option: "--priority", value: text, reason: "expected high, normal or low")
+                }
+                settings.priority = priority
+            }
+            for line in values["header"] ?? [] {
+                do {
+                    settings.headers.append(try HTTPHeader(parsing: line))
+                } catch {
+                    switch error { case .invalid(let reason): throw .invalidValue(option: "--header", value: line, reason: reason) }
+                }
+            }
+            if let text = last("user") {
+                // The value is a secret: the message never repeats it.
+                guard let credentials = Credentials(parsing: text) else {
+                    throw .invalidValue(option: "--user", value: "…", reason: "expected USER:PASSWORD")
+                }
+                guard !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) else {
+                    throw .invalidValue(option: "--user", value: "…", reason: "control characters are not allowed")
+                }
+                settings.credentials = credentials
+            }
+            if let path = last("cookies") {
+                guard !path.isEmpty else { throw .invalidValue(option: "--cookies", value: path, reason: "the path is empty") }
+                configuration.cookieJar = path
+            }
+            configuration.allowInvalidCertificates = has("insecure")
+            if let text = last("max-size") {
+                let size: ByteSize
+                do { size = try ByteSize(parsing: text) } catch {
+                    switch error { case .invalid(let reason): throw .invalidValue(option: "--max-size", value: text, reason: reason) }
+                }
+                guard size.bytes > 0 else { throw .invalidValue(option: "--max-size", value: text, reason: "must be more than 0") }
+                settings.maximumBytes = size.bytes
+            }
+        }
+
+        func integer(_ text: String, option: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {
+            guard let value = Int(text), range.contains(value) else {
+                throw .invalidValue(option: option, value: text,
+                                    reason: "expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return value
         }
     }
 }

@@ -18,24 +18,54 @@ public enum CommandTable {
         .flag("version", help: "Show the version"),
     ]
 
+    /// How downloads are made; shared by the commands that download.
+    public static let downloadOptions: [OptionSpec] = [
+        .value("concurrency", "j", metavar: "N", kind: .text,
+               help: "Downloads running at once, 1 to \(CommandLineParser.maximumConcurrency) (default \(DownloadConfiguration.defaultConcurrency))"),
+        .value("timeout", metavar: "SECONDS", kind: .text,
+               help: "Give up connecting, or waiting for the next byte, after this long (default 15; also 2.5, 500ms, 1m)"),
+        .value("retries", metavar: "N", kind: .text,
+               help: "Try a transient failure (timeout, connection trouble, 5xx, 408, 429) again up to N times, with backoff (default 0)"),
+        .value("order", metavar: "ORDER", kind: .choice(DownloadOrder.allCases.map(\.rawValue)),
+               help: "Which queued download starts first: fifo (oldest, default) or lifo (newest)"),
+        .value("priority", metavar: "LEVEL", kind: .choice(DownloadPriority.allCases.reversed().map(\.name)),
+               help: "Queue priority of these downloads: high, normal (default) or low"),
+        .value("header", "H", metavar: "'NAME: VALUE'", kind: .text, repeatable: true,
+               help: "Send this request header (repeatable); replaces a default of the same name, 'NAME:' removes it"),
+        .value("user", "u", metavar: "USER:PASSWORD", kind: .text,
+               help: "HTTP basic authentication; never printed, logged or stored"),
+        .value("cookies", metavar: "FILE", kind: .path,
+               help: "Cookie jar (Netscape format): read before, written after; created if missing"),
+        .flag("insecure", "k", help: "Do not verify TLS certificates or host names (prints a warning)"),
+        .value("max-redirects", metavar: "N", kind: .text,
+               help: "Follow at most N redirects, to http or https only (default 10)"),
+        .value("max-size", metavar: "SIZE", kind: .text,
+               help: "Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB)"),
+    ]
+
     public static let fetch = CommandSpec(
         name: "fetch",
         summary: "Get images: from the cache if there, else download and store them",
         description: """
-            Looks each URL up in the cache; on a miss downloads it (redirects followed, \
-            a 15 s idle timeout), checks that the body is a PNG, JPEG, GIF or WebP image whose \
-            header decodes, and stores it atomically. Prints the path of each cached file, \
-            one per line. A failed URL prints an error and the others go on.
+            Looks each URL up in the cache; the misses are downloaded together, up to -j at \
+            a time over kept-alive connections (redirects followed, a 15 s idle timeout), and \
+            the same URL given twice is downloaded once. Each body must be a PNG, JPEG, GIF or \
+            WebP image whose header decodes; it is then stored atomically. Prints the path of \
+            each cached file, one per line in the order of the URLs. A failed URL prints an \
+            error and the others go on.
             """,
         options: [
             .value("output", "o", metavar: "FILE", kind: .path,
                    help: "Also write the image to FILE ('-' for standard output); one URL only"),
-        ],
+            .flag("refresh", help: "Revalidate cached copies with the server (ETag / Last-Modified); a 304 keeps the file"),
+        ] + downloadOptions,
         operands: [OperandSpec(name: "URL", kind: .url, help: "http or https URL of an image", minimum: 1, maximum: nil)],
         examples: [
             ("imgcache fetch https://example.com/logo.png", "print the cached file's path"),
             ("imgcache fetch -o logo.png https://example.com/logo.png", "save a copy as logo.png"),
             ("imgcache --json fetch URL1 URL2", "one JSON object per URL"),
+            ("imgcache fetch -j 12 --retries 2 $(cat urls.txt)", "many at once, retrying transient failures"),
+            ("imgcache fetch -H 'Referer: https://example.com/' -u me:secret URL", "with a header and credentials"),
         ]
     )
 

@@ -62,6 +62,13 @@ final class Console {
         emit("imgcache: \(label) \(message)")
     }
 
+    /// A warning line on stderr ("imgcache: warning: …"), not shown with -q.
+    func warning(_ message: String) {
+        guard !quiet else { return }
+        let label = useColor ? "\u{1B}[1;33mwarning:\u{1B}[0m" : "warning:"
+        emit("imgcache: \(label) \(message)")
+    }
+
     /// A detail line on stderr, shown with -v.
     func detail(_ message: String) {
         guard verbosity > 0 else { return }

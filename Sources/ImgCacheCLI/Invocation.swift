@@ -1,3 +1,5 @@
+import ImgCacheCore
+
 /// What a command line asks for: the parser's result.
 public enum Invocation: Equatable, Sendable {
     /// Show help: the overview, or one command's.
@@ -35,6 +37,10 @@ public struct FetchArguments: Equatable, Sendable {
     public var urls: [String]
     /// Where to write a copy of the image ("-" is standard output).
     public var output: String?
+    /// How each image is asked for.
+    public var settings = FetchSettings()
+    /// How the downloads run.
+    public var downloads = DownloadConfiguration()
 
     public init(urls: [String], output: String? = nil) {
         self.urls = urls

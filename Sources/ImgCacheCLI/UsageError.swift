@@ -36,7 +36,7 @@ public enum UsageError: Error, Equatable, Sendable {
         case .unexpectedValue(let option):
             return "option '\(option)' takes no value"
         case .invalidValue(let option, let value, let reason):
-            return "invalid value '\(value)' for \(option): \(reason)"
+            return "invalid value '\(UsageError.visible(value))' for \(option): \(reason)"
         case .missingOperand(let command, let operand):
             return "'\(command)' needs \(operand)"
         case .unexpectedOperand(let command, let operand):
@@ -52,6 +52,23 @@ public enum UsageError: Error, Equatable, Sendable {
     public var hint: String {
         if let command { return "Run 'imgcache \(command) --help' for usage." }
         return "Run 'imgcache --help' for usage."
+    }
+
+    /// `text` with control characters written as escapes, so that a value
+    /// holding a line break cannot forge a line of output.
+    static func visible(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\r": result += "\\r"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
+                result += "\\x" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 
     private static func didYouMean(_ suggestion: String?) -> String {

@@ -71,6 +71,13 @@ CURLMcode ic_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value
 CURLMcode ic_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
 const char *ic_curl_multi_strerror(CURLMcode code);
 
+// MARK: - libcurl share interface
+
+/// A share handle lets the easy handles of one multi handle use one cookie store.
+CURLSH *ic_curl_share_init(void);
+CURLSHcode ic_curl_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
+CURLSHcode ic_curl_share_cleanup(CURLSH *share);
+
 // MARK: - Image header probes
 
 /// What a header probe learns without decoding pixels.

@@ -9,21 +9,27 @@ struct FetchCommand {
     let console: Console
 
     func run() throws(SystemError) -> ExitStatus {
-        let fetcher = ImageFetcher(cache: DiskCache(location: location))
+        let fetcher = ImageFetcher(cache: DiskCache(location: location), settings: arguments.settings,
+                                   downloaderConfiguration: arguments.downloads)
         fetcher.log = { [console] line in console.detail(line) }
+        defer { fetcher.close() }
+        if arguments.downloads.allowInvalidCertificates {
+            console.warning("--insecure: TLS certificates and host names are not verified")
+        }
         var status = ExitStatus.success
-        for url in arguments.urls {
+        try fetcher.fetch(arguments.urls) { (index, answer) throws(SystemError) in
+            let url = arguments.urls[index]
             let result: FetchResult
-            do {
-                result = try fetcher.fetch(url)
-            } catch {
+            switch answer {
+            case .success(let fetched): result = fetched
+            case .failure(let error):
                 console.error(error.message)
                 if globals.json { try console.output(errorJSON(url: url, error: error).serialized) }
                 status = worse(status, FetchCommand.exitStatus(for: error))
-                continue
+                return
             }
             if let output = arguments.output {
-                do {
+                do throws(SystemError) {
                     try write(result.path, to: output)
                 } catch where output == "-" && error.code == EPIPE_CODE {
                     throw error

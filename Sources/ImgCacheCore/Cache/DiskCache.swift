@@ -74,10 +74,46 @@ public struct DiskCache: Sendable {
         return PendingEntry(key: key, descriptor: descriptor, temporaryPath: path)
     }
 
+    /// Takes a finished file in the temporary folder (a download's body) as the
+    /// pending image for `key`.
+    public func adopt(_ path: String, for key: CacheKey) -> PendingEntry {
+        PendingEntry(key: key, descriptor: -1, temporaryPath: path)
+    }
+
+    /// Makes the temporary folder, so that a cache that cannot be written fails
+    /// before any download starts.
+    public func prepareForStores() throws(SystemError) {
+        try FileSystem.makeDirectories(temporaryDirectory)
+        guard access(temporaryDirectory, W_OK) == 0 else { throw SystemError("write to", path: temporaryDirectory) }
+    }
+
+    /// Replaces `entry`'s metadata with `metadata` (after a 304: the same bytes,
+    /// fresher validators and stored time), and marks the entry used at `now`.
+    public func replaceMetadata(of entry: CacheEntry, with metadata: EntryMetadata, key: CacheKey, now: Double) throws(SystemError) -> CacheEntry {
+        try FileSystem.makeDirectories(temporaryDirectory)
+        let (descriptor, temporary) = try DiskCache.createTemporaryFile(in: temporaryDirectory, tag: key.digest + ".meta")
+        defer { try? FileSystem.remove(temporary) }
+        do {
+            defer { close(descriptor) }
+            try FileSystem.writeAll(descriptor, Array(metadata.serialized().utf8), path: temporary)
+        }
+        try FileSystem.rename(temporary, to: metadataPath(for: key))
+        try? FileSystem.setModificationTime(entry.path, to: now)
+        return CacheEntry(path: entry.path, metadata: metadata, lastAccess: now)
+    }
+
     /// Makes `pending` the entry for its key. `describe` receives the finished
     /// image's inode and size and returns the metadata to store with it.
     public func commit(_ pending: PendingEntry, describe: (_ inode: UInt64, _ size: Int64) -> EntryMetadata) throws(SystemError) -> CacheEntry {
-        let status = try FileSystem.status(descriptor: pending.descriptor, path: pending.temporaryPath)
+        let status: FileStatus
+        if pending.descriptor >= 0 {
+            status = try FileSystem.status(descriptor: pending.descriptor, path: pending.temporaryPath)
+        } else {
+            guard let found = try FileSystem.status(pending.temporaryPath) else {
+                throw SystemError("examine", path: pending.temporaryPath, code: ENOENT)
+            }
+            status = found
+        }
         pending.closeDescriptor()
         var metadata = describe(status.inode, status.size)
         metadata.fileName = pending.key.fileName

@@ -48,6 +48,19 @@ final class CurlEasy {
         return value
     }
 
+    func offsetInfo(_ info: CURLINFO) -> Int64 {
+        var value: curl_off_t = 0
+        _ = ic_curl_easy_getinfo_off_t(handle, info, &value)
+        return Int64(value)
+    }
+
+    /// Forgets the previous transfer's options; connections, cookies and caches stay.
+    func reset() {
+        ic_curl_easy_reset(handle)
+        if let headerList { ic_curl_slist_free_all(headerList) }
+        headerList = nil
+    }
+
     func stringInfo(_ info: CURLINFO) -> String? {
         var value: UnsafePointer<CChar>?
         guard ic_curl_easy_getinfo_string(handle, info, &value) == CURLE_OK, let value else { return nil }

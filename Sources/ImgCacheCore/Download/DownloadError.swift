@@ -75,6 +75,15 @@ public enum DownloadError: Error, Equatable, Sendable {
         }
     }
 
+    /// Whether `--retries` tries it again: a transient failure on the network's
+    /// or the server's side. A cancellation or a local write failure is not retried.
+    public var isRetryable: Bool {
+        switch self {
+        case .cancelled, .localWrite, .libraryMissing: return false
+        default: return isTransient
+        }
+    }
+
     static func formatSeconds(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }

@@ -1,21 +1,91 @@
 /// What to download and how: SDWebImageDownloader's per-request settings.
 public struct DownloadRequest: Equatable, Sendable {
     public var url: RemoteURL
-    /// Extra header lines ("Name: value"), sent after the defaults and overriding them.
-    public var headers: [String] = []
+    /// Folder in which the body file is created (the cache's temporary folder,
+    /// so that storing the finished body is a rename).
+    public var bodyDirectory: String
+    /// Extra headers from `-H`; they replace the defaults of the same name.
+    public var headers: [HTTPHeader] = []
+    /// Basic-auth credentials (`-u user:password`).
+    public var credentials: Credentials?
     /// Seconds allowed for connecting, and for any stretch without a byte received.
     public var timeout: Double = DownloadRequest.defaultTimeout
     public var maximumRedirects: Int = DownloadRequest.defaultMaximumRedirects
     /// Abort once the body grows past this many bytes.
     public var maximumBytes: Int64?
+    /// Validators of a cached copy: the request becomes conditional and a 304 is a success.
+    public var validators: Validators?
+    /// How many times a transient failure is tried again.
+    public var retries: Int = 0
 
     public static let defaultTimeout = 15.0
     public static let defaultMaximumRedirects = 10
     public static let defaultAccept = "image/*,*/*;q=0.8"
     public static var defaultUserAgent: String { "imgcache/\(ImgCache.version)" }
 
-    public init(url: RemoteURL) {
+    public init(url: RemoteURL, bodyDirectory: String) {
         self.url = url
+        self.bodyDirectory = bodyDirectory
+    }
+
+    /// The header lines sent: the defaults, overridden or removed by `-H`, then
+    /// the conditional headers.
+    var headerLines: [String] {
+        var lines: [String] = []
+        for (name, value) in [("Accept", DownloadRequest.defaultAccept), ("User-Agent", DownloadRequest.defaultUserAgent)]
+        where !headers.contains(where: { $0.name.lowercased() == name.lowercased() }) {
+            lines.append(name + ": " + value)
+        }
+        lines += headers.map(\.line)
+        if let etag = validators?.etag { lines.append("If-None-Match: " + etag) }
+        if let lastModified = validators?.lastModified { lines.append("If-Modified-Since: " + lastModified) }
+        return lines
+    }
+
+    /// Requests with equal keys get the same answer, so one transfer serves them all.
+    var coalescingKey: CoalescingKey {
+        CoalescingKey(url: url.string, headers: headers, credentials: credentials, validators: validators)
+    }
+
+    struct CoalescingKey: Hashable {
+        let url: String
+        let headers: [HTTPHeader]
+        let credentials: Credentials?
+        let validators: Validators?
+    }
+}
+
+/// A user name and password for HTTP authentication. Its description never
+/// shows the password, so it cannot leak through a log line by accident.
+public struct Credentials: Equatable, Hashable, Sendable, CustomStringConvertible {
+    public let user: String
+    public let password: String
+
+    public init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+
+    /// Splits `user:password` at the first colon (a password may contain colons).
+    public init?(parsing text: String) {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else { return nil }
+        user = String(text[..<colon])
+        password = String(text[text.index(after: colon)...])
+    }
+
+    public var description: String { "\(user):***" }
+}
+
+/// A cached copy's validators, for a conditional request (RefreshCached).
+public struct Validators: Equatable, Hashable, Sendable {
+    public let etag: String?
+    public let lastModified: String?
+
+    /// Nil when the copy has neither, since then nothing can be revalidated.
+    public init?(etag: String?, lastModified: String?) {
+        guard etag != nil || lastModified != nil else { return nil }
+        self.etag = etag
+        self.lastModified = lastModified
     }
 }
 
@@ -28,4 +98,39 @@ public struct DownloadResponse: Equatable, Sendable {
     public let lastModified: String?
     public let contentType: String?
     public let byteCount: Int64
+    /// Attempts made, 1 when the first one succeeded.
+    public let attempts: Int
+    /// Seconds from the first attempt's start to the end of the last.
+    public let elapsed: Double
+
+    /// A 304 to a conditional request: the cached copy is still good.
+    public var notModified: Bool { statusCode == 304 }
+}
+
+/// Which queued downloads start first (SDWebImageDownloaderExecutionOrder).
+public enum DownloadOrder: String, CaseIterable, Equatable, Sendable {
+    /// Oldest request first.
+    case fifo
+    /// Newest request first: the last thing asked for is usually the one waited on.
+    case lifo
+}
+
+/// How urgent a request is; higher ones start before lower ones whatever the order.
+public enum DownloadPriority: Int, CaseIterable, Comparable, Sendable {
+    case low = 0, normal = 1, high = 2
+
+    public var name: String {
+        switch self {
+        case .low: return "low"
+        case .normal: return "normal"
+        case .high: return "high"
+        }
+    }
+
+    public init?(name: String) {
+        guard let match = DownloadPriority.allCases.first(where: { $0.name == name }) else { return nil }
+        self = match
+    }
+
+    public static func < (a: DownloadPriority, b: DownloadPriority) -> Bool { a.rawValue < b.rawValue }
 }

@@ -1,105 +1,125 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-import CImgCacheShims
 
-/// Downloads one URL at a time into a file descriptor through libcurl, with
-/// SDWebImageDownloader's defaults. The handle is reused, so connections are
-/// kept alive between downloads of one process.
-public final class Downloader {
-    private let easy: CurlEasy
+/// Downloads many URLs at once over libcurl's multi interface
+/// (SDWebImageDownloader): a bounded number of transfers in flight, a queue
+/// ordered by priority then FIFO or LIFO, identical requests coalesced into
+/// one transfer, connections kept alive and HTTP/2 multiplexed, transient
+/// failures retried with backoff.
+///
+/// One thread of its own owns every libcurl handle. Submissions, cancellations
+/// and `close()` may come from any thread; answers arrive on the download
+/// thread through each submission's callbacks.
+public final class Downloader: Sendable {
+    public let configuration: DownloadConfiguration
+    private let mailbox: Mailbox
+    private let thread: DownloadThread
 
-    /// Loads libcurl; fails only when it cannot be loaded.
-    public init() throws(DownloadError) {
-        easy = try CurlEasy()
+    /// Loads libcurl and starts the download thread.
+    public init(configuration: DownloadConfiguration = DownloadConfiguration()) throws(DownloadError) {
+        self.configuration = configuration
+        let loop = try TransferLoop(configuration: configuration)
+        let multi = WakeHandle(loop.multi)
+        mailbox = Mailbox(wake: { multi.wake() })
+        thread = DownloadThread()
+        let mailbox = self.mailbox
+        try thread.start { loop.run(mailbox) }
     }
 
-    /// Downloads `request` and writes the body to `descriptor`. Succeeds only for a
-    /// 2xx final response whose whole body was written.
-    public func download(_ request: DownloadRequest, to descriptor: Int32, path: String) throws(DownloadError) -> DownloadResponse {
-        let sink = TransferSink(descriptor: descriptor, path: path, maximumBytes: request.maximumBytes)
-        let unmanagedSink = Unmanaged.passRetained(sink)
-        defer { unmanagedSink.release() }
-        try configure(request, sink: unmanagedSink.toOpaque())
-
-        let code = easy.perform()
-        if code != CURLE_OK {
-            if let reason = sink.abortReason { throw reason }
-            throw classify(code, request: request, received: sink.receivedBytes)
-        }
-        let status = easy.info(CURLINFO_RESPONSE_CODE)
-        guard (200..<300).contains(status) else { throw .httpStatus(status) }
-        return DownloadResponse(
-            statusCode: status,
-            effectiveURL: easy.stringInfo(CURLINFO_EFFECTIVE_URL) ?? request.url.string,
-            etag: sink.headers["etag"],
-            lastModified: sink.headers["last-modified"],
-            contentType: sink.headers["content-type"],
-            byteCount: sink.receivedBytes
-        )
+    deinit {
+        close()
     }
 
-    private func configure(_ request: DownloadRequest, sink: UnsafeMutableRawPointer) throws(DownloadError) {
-        let timeoutSeconds = max(1, Int(request.timeout.rounded(.up)))
-        try easy.set(CURLOPT_URL, request.url.string)
-        try easy.set(CURLOPT_NOSIGNAL, 1)
-        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_FOLLOWLOCATION, 1)
-        try easy.set(CURLOPT_MAXREDIRS, request.maximumRedirects)
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
-        // An idle timeout, as NSURLRequest's timeoutInterval is: a large image on a
-        // slow link is fine as long as bytes keep coming.
-        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        try easy.set(CURLOPT_LOW_SPEED_TIME, timeoutSeconds)
-        try easy.set(CURLOPT_USERAGENT, DownloadRequest.defaultUserAgent)
-        if let maximumBytes = request.maximumBytes {
-            try easy.set(CURLOPT_MAXFILESIZE_LARGE, Int(maximumBytes))
-        }
-        var headerLines = ["Accept: " + DownloadRequest.defaultAccept]
-        headerLines += request.headers
-        try easy.setHeaders(headerLines)
-        try easy.set(CURLOPT_WRITEDATA, pointer: sink)
-        try easy.set(CURLOPT_HEADERDATA, pointer: sink)
-        try easy.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, user in
-            let sink = Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue()
-            let length = size * count
-            return sink.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-        })
-        try easy.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, user in
-            let sink = Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue()
-            let length = size * count
-            sink.receiveHeader(UnsafeRawBufferPointer(start: data, count: length))
-            return length
-        })
+    /// Queues `submissions` together: with free slots the order and priority
+    /// rules choose among all of them, not just the first to arrive.
+    @discardableResult
+    public func submit(_ submissions: [DownloadSubmission]) -> [DownloadTicket] {
+        mailbox.post(submissions)
     }
 
-    /// Maps a libcurl result code to the cause a user can act on.
-    private func classify(_ code: CURLcode, request: DownloadRequest, received: Int64) -> DownloadError {
-        let text = String(cString: ic_curl_easy_strerror(code))
-        let osError = Int32(easy.info(CURLINFO_OS_ERRNO))
-        switch code {
-        case CURLE_UNSUPPORTED_PROTOCOL:
-            let target = easy.stringInfo(CURLINFO_REDIRECT_URL) ?? easy.stringInfo(CURLINFO_EFFECTIVE_URL) ?? ""
-            return .unsupportedScheme(String(target.prefix(while: { $0 != ":" })).lowercased())
-        case CURLE_URL_MALFORMAT: return .invalidURL(text)
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .dns(request.url.host)
-        case CURLE_COULDNT_CONNECT:
-            return osError == ECONNREFUSED ? .connectionRefused : .connectFailed(osError != 0 ? String(cString: strerror(osError)) : text)
-        case CURLE_OPERATION_TIMEDOUT: return .timeout(seconds: request.timeout)
-        case CURLE_TOO_MANY_REDIRECTS: return .tooManyRedirects(limit: request.maximumRedirects)
-        case CURLE_PARTIAL_FILE: return .truncated("received \(received) bytes, fewer than announced")
-        case CURLE_FILESIZE_EXCEEDED: return .tooLarge(limit: request.maximumBytes ?? 0)
-        case CURLE_ABORTED_BY_CALLBACK: return .cancelled
-        case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
-            return osError == ECONNRESET ? .connectionReset : .connectionLost(text)
-        case CURLE_GOT_NOTHING: return .connectionLost("the server closed the connection without a reply")
-        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-            return .tlsCertificate(text)
-        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND,
-             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE:
-            return .tlsHandshake(text)
-        default: return .other(code: Int(code.rawValue), message: text)
+    @discardableResult
+    public func submit(_ submission: DownloadSubmission) -> DownloadTicket {
+        mailbox.post([submission])[0]
+    }
+
+    /// Withdraws one submission: it is answered `cancelled` at once; the
+    /// transfer goes on while other requesters still want it.
+    public func cancel(_ ticket: DownloadTicket) {
+        mailbox.post(cancelling: [ticket])
+    }
+
+    /// Cancels every submission not yet answered (for SIGINT).
+    public func cancelAll() {
+        mailbox.postCancelEverything()
+    }
+
+    /// Downloads one request and waits for the answer.
+    public func download(_ request: DownloadRequest, priority: DownloadPriority = .normal) throws(DownloadError) -> DownloadedFile {
+        let answer = BlockingQueue<Result<DownloadedFile, DownloadError>>()
+        submit(DownloadSubmission(request: request, priority: priority) { answer.push($0) })
+        return try answer.pop().get()
+    }
+
+    /// Cancels what is left, writes the cookie jar, frees the handles and
+    /// stops the thread. Later submissions are answered `cancelled`.
+    public func close() {
+        mailbox.postClose()
+        thread.join()
+    }
+}
+
+/// Lets another thread end the download thread's poll.
+///
+/// `@unchecked Sendable`: it only calls `curl_multi_wakeup`, which libcurl
+/// allows from any thread, and `Mailbox` calls it only under its lock while
+/// the multi handle is alive.
+private struct WakeHandle: @unchecked Sendable {
+    let multi: CurlMulti
+    init(_ multi: CurlMulti) { self.multi = multi }
+    func wake() { multi.wakeup() }
+}
+
+/// A POSIX thread that runs one closure, joined exactly once.
+final class DownloadThread: Sendable {
+    private struct State {
+        var thread: pthread_t?
+        var joined = false
+    }
+    private let state = Mutex(State())
+
+    /// The body, moved to the new thread through an unmanaged pointer.
+    private final class Body {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
+    }
+
+    func start(_ run: @escaping () -> Void) throws(DownloadError) {
+        let context = Unmanaged.passRetained(Body(run)).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { raw in
+            // Signals are for the main thread (SIGINT ends a prefetch there).
+            var blocked = sigset_t()
+            sigemptyset(&blocked)
+            for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE] { sigaddset(&blocked, signal) }
+            pthread_sigmask(SIG_BLOCK, &blocked, nil)
+            Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, context)
+        guard result == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            throw .other(code: Int(result), message: "cannot start the download thread: " + String(cString: strerror(result)))
         }
+        state.withLock { $0.thread = thread }
+    }
+
+    func join() {
+        let thread: pthread_t? = state.withLock { state in
+            guard !state.joined, let thread = state.thread else { return nil }
+            state.joined = true
+            return thread
+        }
+        if let thread { pthread_join(thread, nil) }
     }
 }

@@ -16,6 +16,16 @@ final class TransferSink {
     private(set) var headers: [String: String] = [:]
     /// Why the body callback stopped the transfer, when it did.
     private(set) var abortReason: DownloadError?
+    /// Receives (bytes so far, announced length) at most every `progressInterval` seconds.
+    var onProgress: ((Int64, Int64?) -> Void)?
+    private var lastProgress = 0.0
+    static let progressInterval = 0.1
+
+    /// The final response's announced body length.
+    var expectedBytes: Int64? { headers["content-length"].flatMap { Int64($0) } }
+
+    /// Seconds a 429 or 503 asked the client to wait (delta-seconds form only).
+    var retryAfter: Double? { headers["retry-after"].flatMap { Double($0) } }
 
     init(descriptor: Int32, path: String, maximumBytes: Int64?) {
         self.descriptor = descriptor
@@ -57,6 +67,13 @@ final class TransferSink {
             return false
         }
         receivedBytes += Int64(bytes.count)
+        if let onProgress {
+            let now = WallClock.monotonic()
+            if now - lastProgress >= TransferSink.progressInterval || receivedBytes == expectedBytes {
+                lastProgress = now
+                onProgress(receivedBytes, expectedBytes)
+            }
+        }
         return true
     }
 }

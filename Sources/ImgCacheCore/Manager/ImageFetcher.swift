@@ -1,80 +1,191 @@
-/// Answers "give me this image": the cache first, then a download that is
-/// checked and stored atomically (SDWebImageManager's loadImage flow).
+/// Answers "give me these images": each from the cache, or downloaded (all
+/// misses at once, coalesced, through one `Downloader`), checked, and stored
+/// atomically (SDWebImageManager's loadImage flow).
+///
+/// The download thread only moves bytes; checking and storing happen on the
+/// calling thread as the downloads finish.
 public final class ImageFetcher {
     public let cache: DiskCache
+    public let settings: FetchSettings
+    public let downloaderConfiguration: DownloadConfiguration
     /// Called with a line of detail for `-v`.
     public var log: (String) -> Void = { _ in }
 
     /// Created on the first miss, so a hit never loads libcurl.
     private var downloader: Downloader?
 
-    public init(cache: DiskCache) {
+    public init(cache: DiskCache, settings: FetchSettings = FetchSettings(),
+                downloaderConfiguration: DownloadConfiguration = DownloadConfiguration()) {
         self.cache = cache
+        self.settings = settings
+        self.downloaderConfiguration = downloaderConfiguration
     }
 
-    /// Fetches one URL: a valid cache entry if there is one, else a download.
+    /// Fetches one URL.
     public func fetch(_ url: String) throws(FetchError) -> FetchResult {
-        let remote: RemoteURL
-        do {
-            remote = try RemoteURL(parsing: url)
-        } catch {
-            switch error {
-            case .invalid(let reason): throw .invalidURL(url: url, reason: reason)
-            case .unsupportedScheme(let scheme): throw .unsupportedScheme(url: url, scheme: scheme)
+        var answer: Result<FetchResult, FetchError>?
+        fetch([url]) { _, result in answer = result }
+        return try answer!.get()
+    }
+
+    /// Fetches `urls`, handing each answer to `deliver` in the order of `urls`,
+    /// each as soon as it and all before it are known. The same URL twice is
+    /// fetched once. An error thrown by `deliver` stops the run and is rethrown.
+    public func fetch<E: Error>(_ urls: [String], deliver: (Int, Result<FetchResult, FetchError>) throws(E) -> Void) throws(E) {
+        var answers = [Result<FetchResult, FetchError>?](repeating: nil, count: urls.count)
+        var delivered = 0
+        func settle(_ index: Int, _ answer: Result<FetchResult, FetchError>) throws(E) {
+            answers[index] = answer
+            while delivered < answers.count, let ready = answers[delivered] {
+                answers[delivered] = nil
+                try deliver(delivered, ready)
+                delivered += 1
             }
         }
-        let key = CacheKey(url)
-        if let entry = cache.lookup(key, now: WallClock.now()) {
-            log("hit: \(entry.path)")
-            return FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)
+
+        // Hits are answered at once; misses are gathered, one per key.
+        var misses: [PendingFetch] = []
+        var missByKey: [String: Int] = [:]
+        for (index, url) in urls.enumerated() {
+            let remote: RemoteURL
+            do {
+                remote = try RemoteURL(parsing: url)
+            } catch {
+                switch error {
+                case .invalid(let reason): try settle(index, .failure(.invalidURL(url: url, reason: reason)))
+                case .unsupportedScheme(let scheme): try settle(index, .failure(.unsupportedScheme(url: url, scheme: scheme)))
+                }
+                continue
+            }
+            let key = CacheKey(url)
+            if let slot = missByKey[key.string] {
+                misses[slot].indices.append(index)
+                continue
+            }
+            let entry = cache.lookup(key, now: WallClock.now())
+            if let entry, !settings.refreshCached {
+                log("hit: \(entry.path)")
+                try settle(index, .success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)))
+                continue
+            }
+            missByKey[key.string] = misses.count
+            misses.append(PendingFetch(url: remote, key: key, cached: entry, indices: [index]))
         }
-        let entry = try download(remote, key: key)
-        return FetchResult(url: url, path: entry.path, cacheType: .none, metadata: entry.metadata)
+        guard !misses.isEmpty else { return }
+
+        // An unwritable cache or a missing libcurl fails every miss before any traffic.
+        let downloader: Downloader
+        do throws(FetchError) {
+            do { try cache.prepareForStores() } catch { throw .cacheUnwritable(error) }
+            downloader = try startDownloader()
+        } catch {
+            for miss in misses { for index in miss.indices { try settle(index, .failure(error)) } }
+            return
+        }
+
+        let messages = BlockingQueue<DownloadMessage>()
+        let submissions = misses.enumerated().map { slot, miss in
+            log("download: \(RemoteURL.redacted(miss.url.string))" + (miss.validators != nil ? " (conditional)" : ""))
+            let request = settings.request(for: miss.url, bodyDirectory: cache.temporaryDirectory, validators: miss.validators)
+            return DownloadSubmission(
+                request: request, priority: settings.priority,
+                onEvent: { event in if case .retrying = event { messages.push(.event(slot, event)) } },
+                completion: { result in messages.push(.finished(slot, result)) })
+        }
+        downloader.submit(submissions)
+        var remaining = misses.count
+        while remaining > 0 {
+            switch messages.pop() {
+            case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
+                log("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.redacted(misses[slot].url.string)): \(error.reason)")
+            case .event:
+                break
+            case .finished(let slot, let result):
+                remaining -= 1
+                let miss = misses[slot]
+                let answer = store(result, for: miss)
+                for index in miss.indices { try settle(index, answer) }
+            }
+        }
     }
 
-    private func download(_ remote: RemoteURL, key: CacheKey) throws(FetchError) -> CacheEntry {
-        // The temporary file is made first: an unwritable cache fails before any traffic.
-        let pending: PendingEntry
-        do { pending = try cache.beginStore(for: key) } catch { throw .cacheUnwritable(error) }
-        defer { pending.discard() }
+    /// Finishes pending transfers' bookkeeping and writes the cookie jar.
+    public func close() {
+        downloader?.close()
+    }
 
-        let url = remote.string
-        let response: DownloadResponse
-        do throws(DownloadError) {
-            let downloader: Downloader
-            if let existing = self.downloader { downloader = existing } else { downloader = try Downloader() }
-            self.downloader = downloader
-            log("download: \(RemoteURL.redacted(url))")
-            let started = WallClock.monotonic()
-            response = try downloader.download(DownloadRequest(url: remote), to: pending.descriptor, path: pending.temporaryPath)
-            if response.effectiveURL != url { log("redirected to \(RemoteURL.redacted(response.effectiveURL))") }
-            log("HTTP \(response.statusCode), \(response.byteCount) bytes in \(Int((WallClock.monotonic() - started) * 1000)) ms")
+    private func startDownloader() throws(FetchError) -> Downloader {
+        if let downloader { return downloader }
+        do {
+            let started = try Downloader(configuration: downloaderConfiguration)
+            downloader = started
+            return started
         } catch {
             switch error {
             case .libraryMissing(let message): throw .libraryMissing(message)
-            case .localWrite(let writeError): throw .cacheUnwritable(writeError)
-            default: throw .download(url: url, error)
+            default: throw .libraryMissing(error.reason)
+            }
+        }
+    }
+
+    /// Turns a finished download into a cache entry (or a freshened one after a 304).
+    private func store(_ result: Result<DownloadedFile, DownloadError>, for miss: PendingFetch) -> Result<FetchResult, FetchError> {
+        let url = miss.url.string
+        let file: DownloadedFile
+        switch result {
+        case .success(let downloaded): file = downloaded
+        case .failure(.localWrite(let error)): return .failure(.cacheUnwritable(error))
+        case .failure(.libraryMissing(let message)): return .failure(.libraryMissing(message))
+        case .failure(let error): return .failure(.download(url: url, error))
+        }
+        let response = file.response
+        let shown = RemoteURL.redacted(url)
+        if response.effectiveURL != url { log("\(shown): redirected to \(RemoteURL.redacted(response.effectiveURL))") }
+        let retried = response.attempts > 1 ? " after \(response.attempts) attempts" : ""
+        log("\(shown): HTTP \(response.statusCode), \(response.byteCount) bytes in \(Int(response.elapsed * 1000)) ms\(retried)")
+
+        let now = WallClock.now()
+        if response.notModified, let cached = miss.cached {
+            var metadata = cached.metadata
+            metadata.storedAt = now
+            if let etag = response.etag { metadata.etag = etag }
+            if let lastModified = response.lastModified { metadata.lastModified = lastModified }
+            do {
+                let entry = try cache.replaceMetadata(of: cached, with: metadata, key: miss.key, now: now)
+                log("\(shown): not modified, kept \(entry.path)")
+                return .success(FetchResult(url: url, path: entry.path, cacheType: .refreshed, metadata: entry.metadata))
+            } catch {
+                return .failure(.cacheUnwritable(error))
             }
         }
 
-        let header = try verify(pending: pending, url: url, response: response)
+        let header: ImageHeader
         do {
-            return try cache.commit(pending) { inode, size in
-                EntryMetadata(fileName: key.fileName, inode: inode, byteCount: size, key: key.string, url: url,
+            header = try verify(file, url: url)
+        } catch {
+            return .failure(error)
+        }
+        let pending = cache.adopt(file.path, for: miss.key)
+        defer { pending.discard() }
+        do {
+            let entry = try cache.commit(pending) { inode, size in
+                EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.string, url: url,
                               etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
                               format: header.format, width: header.width, height: header.height,
-                              frameCount: header.frameCount, storedAt: WallClock.now())
+                              frameCount: header.frameCount, storedAt: now)
             }
+            return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
+                                        metadata: entry.metadata))
         } catch {
-            throw .cacheUnwritable(error)
+            return .failure(.cacheUnwritable(error))
         }
     }
 
     /// Accepts the downloaded bytes only if they are a supported image whose header decodes.
-    private func verify(pending: PendingEntry, url: String, response: DownloadResponse) throws(FetchError) -> ImageHeader {
+    private func verify(_ file: DownloadedFile, url: String) throws(FetchError) -> ImageHeader {
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(pending.temporaryPath, limit: Int(response.byteCount)) ?? []
+            bytes = try FileSystem.readFile(file.path, limit: Int(file.response.byteCount)) ?? []
         } catch {
             throw .cacheUnwritable(error)
         }
@@ -82,7 +193,7 @@ public final class ImageFetcher {
             return try ImageHeader.probe(bytes)
         } catch {
             switch error {
-            case .notAnImage: throw .notAnImage(url: url, contentType: response.contentType)
+            case .notAnImage: throw .notAnImage(url: url, contentType: file.response.contentType)
             case .unsupported(let format): throw .unsupportedFormat(url: url, format)
             case .corrupt(let format, let reason):
                 throw .corruptImage(url: url, reason: "corrupt \(format.displayName) image: \(reason)")
@@ -90,4 +201,28 @@ public final class ImageFetcher {
             }
         }
     }
+
+    static func formatDelay(_ seconds: Double) -> String {
+        let tenths = Int((seconds * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) s"
+    }
+}
+
+/// A URL that needs the network, and the inputs that asked for it.
+private struct PendingFetch {
+    let url: RemoteURL
+    let key: CacheKey
+    /// The entry being revalidated (RefreshCached), if any.
+    let cached: CacheEntry?
+    var indices: [Int]
+
+    var validators: Validators? {
+        cached.flatMap { Validators(etag: $0.metadata.etag, lastModified: $0.metadata.lastModified) }
+    }
+}
+
+/// What the download thread tells the fetching thread.
+private enum DownloadMessage: Sendable {
+    case event(Int, DownloadEvent)
+    case finished(Int, Result<DownloadedFile, DownloadError>)
 }

@@ -1,0 +1,47 @@
+/// Settings shared by every download of one `Downloader`.
+public struct DownloadConfiguration: Equatable, Sendable {
+    /// Transfers running at once (SDWebImage's maxConcurrentDownloads).
+    public var maximumConcurrentDownloads = 6
+    public var order: DownloadOrder = .fifo
+    /// Cookie jar file read at start and written back at `close()` (HandleCookies).
+    /// Nil: no cookies are kept or sent.
+    public var cookieJar: String?
+    /// Skip TLS certificate and host name checks (AllowInvalidSSLCertificates).
+    public var allowInvalidCertificates = false
+
+    public static let defaultConcurrency = 6
+
+    public init() {}
+}
+
+/// Something that happened to a download while it ran.
+public enum DownloadEvent: Equatable, Sendable {
+    /// Body bytes received so far and the announced length, at most ten times a second.
+    case progress(received: Int64, expected: Int64?)
+    /// A transient failure; the download is tried again after `delay` seconds.
+    case retrying(attempt: Int, of: Int, delay: Double, error: DownloadError)
+}
+
+/// One request handed to a `Downloader`, with the code that wants its answer.
+public struct DownloadSubmission: Sendable {
+    public var request: DownloadRequest
+    public var priority: DownloadPriority
+    /// Called on the download thread; keep it short.
+    public var onEvent: (@Sendable (DownloadEvent) -> Void)?
+    /// Called once, on the download thread, with the body file or the failure.
+    public var completion: @Sendable (Result<DownloadedFile, DownloadError>) -> Void
+
+    public init(request: DownloadRequest, priority: DownloadPriority = .normal,
+                onEvent: (@Sendable (DownloadEvent) -> Void)? = nil,
+                completion: @escaping @Sendable (Result<DownloadedFile, DownloadError>) -> Void) {
+        self.request = request
+        self.priority = priority
+        self.onEvent = onEvent
+        self.completion = completion
+    }
+}
+
+/// Identifies one submission, for cancelling it.
+public struct DownloadTicket: Hashable, Sendable {
+    let id: UInt64
+}

@@ -1,0 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CImgCacheShims
+
+extension DownloadError {
+    /// Maps a failed transfer's libcurl result code to the cause a user can act on.
+    static func classify(_ code: CURLcode, easy: CurlEasy, request: DownloadRequest, received: Int64) -> DownloadError {
+        let text = String(cString: ic_curl_easy_strerror(code))
+        let osError = Int32(easy.info(CURLINFO_OS_ERRNO))
+        switch code {
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            let target = easy.stringInfo(CURLINFO_REDIRECT_URL) ?? easy.stringInfo(CURLINFO_EFFECTIVE_URL) ?? ""
+            return .unsupportedScheme(String(target.prefix(while: { $0 != ":" })).lowercased())
+        case CURLE_URL_MALFORMAT: return .invalidURL(text)
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            let host = easy.stringInfo(CURLINFO_EFFECTIVE_URL).flatMap { try? RemoteURL(parsing: $0).host } ?? request.url.host
+            return .dns(host)
+        case CURLE_COULDNT_CONNECT:
+            return osError == ECONNREFUSED ? .connectionRefused : .connectFailed(osError != 0 ? String(cString: strerror(osError)) : text)
+        case CURLE_OPERATION_TIMEDOUT: return .timeout(seconds: request.timeout)
+        case CURLE_TOO_MANY_REDIRECTS: return .tooManyRedirects(limit: request.maximumRedirects)
+        case CURLE_PARTIAL_FILE:
+            let expected = easy.offsetInfo(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+            let announced = expected > 0 ? "\(expected)" : "announced"
+            return .truncated("received \(received) of \(announced) bytes")
+        case CURLE_FILESIZE_EXCEEDED: return .tooLarge(limit: request.maximumBytes ?? 0)
+        case CURLE_ABORTED_BY_CALLBACK: return .cancelled
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
+            return osError == ECONNRESET ? .connectionReset : .connectionLost(text)
+        case CURLE_GOT_NOTHING: return .connectionLost("the server closed the connection without a reply")
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return .tlsCertificate(text)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND,
+             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE:
+            return .tlsHandshake(text)
+        default: return .other(code: Int(code.rawValue), message: text)
+        }
+    }
+}

@@ -1,0 +1,124 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CImgCacheShims
+
+/// One attempt at a download: an easy handle configured for the request, and
+/// the body file it writes. Lives on the download thread only.
+final class Transfer {
+    let easy: CurlEasy
+    let sink: TransferSink
+    let bodyPath: String
+    private var descriptor: Int32
+    /// Keeps the sink alive while libcurl holds a raw pointer to it.
+    private let retainedSink: Unmanaged<TransferSink>
+
+    /// Creates the body file and configures `easy`; nothing is sent yet.
+    init(request: DownloadRequest, easy: CurlEasy, configuration: DownloadConfiguration, share: CurlShare?) throws(DownloadError) {
+        let (descriptor, path): (Int32, String)
+        do {
+            (descriptor, path) = try DiskCache.createTemporaryFile(in: request.bodyDirectory, tag: "download")
+        } catch {
+            throw .localWrite(error)
+        }
+        self.easy = easy
+        self.descriptor = descriptor
+        self.bodyPath = path
+        sink = TransferSink(descriptor: descriptor, path: path, maximumBytes: request.maximumBytes)
+        retainedSink = Unmanaged.passRetained(sink)
+        do {
+            try configure(request, configuration: configuration, share: share)
+        } catch {
+            discard()
+            throw error
+        }
+    }
+
+    deinit {
+        retainedSink.release()
+    }
+
+    private func configure(_ request: DownloadRequest, configuration: DownloadConfiguration, share: CurlShare?) throws(DownloadError) {
+        easy.reset()
+        let timeoutSeconds = max(1, Int(request.timeout.rounded(.up)))
+        try easy.set(CURLOPT_URL, request.url.string)
+        // Signals belong to the process; timeouts do not need SIGALRM with the threaded resolver.
+        try easy.set(CURLOPT_NOSIGNAL, 1)
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_FOLLOWLOCATION, 1)
+        try easy.set(CURLOPT_MAXREDIRS, request.maximumRedirects)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
+        // An idle timeout, as NSURLRequest's timeoutInterval is: a large image on a
+        // slow link is fine as long as bytes keep coming.
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, timeoutSeconds)
+        // Wait for an HTTP/2 connection being set up rather than open another one.
+        try easy.set(CURLOPT_PIPEWAIT, 1)
+        if let maximumBytes = request.maximumBytes {
+            try easy.set(CURLOPT_MAXFILESIZE_LARGE, Int(maximumBytes))
+        }
+        if let credentials = request.credentials {
+            // Basic is libcurl's default HTTPAUTH; credentials go in options, never in the URL.
+            try easy.set(CURLOPT_USERNAME, credentials.user)
+            try easy.set(CURLOPT_PASSWORD, credentials.password)
+        }
+        if configuration.allowInvalidCertificates {
+            try easy.set(CURLOPT_SSL_VERIFYPEER, 0)
+            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        if let share {
+            try easy.set(CURLOPT_SHARE, pointer: share.handle)
+            if let jar = configuration.cookieJar {
+                try easy.set(CURLOPT_COOKIEJAR, jar)
+            }
+        }
+        try easy.setHeaders(request.headerLines)
+        let context = retainedSink.toOpaque()
+        try easy.set(CURLOPT_WRITEDATA, pointer: context)
+        try easy.set(CURLOPT_HEADERDATA, pointer: context)
+        try easy.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, user in
+            let sink = Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue()
+            let length = size * count
+            return sink.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+        })
+        try easy.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, user in
+            let sink = Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue()
+            let length = size * count
+            sink.receiveHeader(UnsafeRawBufferPointer(start: data, count: length))
+            return length
+        })
+    }
+
+    /// The response, or why there is none, once libcurl reports the transfer done.
+    func outcome(_ code: CURLcode, request: DownloadRequest) -> Result<DownloadResponse, DownloadError> {
+        closeDescriptor()
+        if code != CURLE_OK {
+            if let reason = sink.abortReason { return .failure(reason) }
+            return .failure(DownloadError.classify(code, easy: easy, request: request, received: sink.receivedBytes))
+        }
+        let status = easy.info(CURLINFO_RESPONSE_CODE)
+        let accepted = (200..<300).contains(status) || (status == 304 && request.validators != nil)
+        guard accepted else { return .failure(.httpStatus(status)) }
+        return .success(DownloadResponse(
+            statusCode: status,
+            effectiveURL: easy.stringInfo(CURLINFO_EFFECTIVE_URL) ?? request.url.string,
+            etag: sink.headers["etag"],
+            lastModified: sink.headers["last-modified"],
+            contentType: sink.headers["content-type"],
+            byteCount: sink.receivedBytes,
+            attempts: 1,
+            elapsed: 0))
+    }
+
+    /// Closes and removes the body file (a failed or abandoned attempt).
+    func discard() {
+        closeDescriptor()
+        unlink(bodyPath)
+    }
+
+    private func closeDescriptor() {
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+    }
+}

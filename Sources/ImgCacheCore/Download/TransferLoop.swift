@@ -1,0 +1,203 @@
+import CImgCacheShims
+
+/// Everything that runs on the download thread: the multi handle, the queue,
+/// the running transfers and the jobs waiting to retry. Nothing here is
+/// touched from another thread; `Downloader` talks to it through `Mailbox`.
+final class TransferLoop {
+    let configuration: DownloadConfiguration
+    let multi: CurlMulti
+    private let share: CurlShare?
+    private let retryPolicy = RetryPolicy()
+    private var random = SystemRandomNumberGenerator()
+
+    private var queue = DownloadQueue<DownloadJob>()
+    private var queuedCount = 0
+    private var jobsByKey: [DownloadRequest.CoalescingKey: DownloadJob] = [:]
+    private var jobsByTicket: [DownloadTicket: DownloadJob] = [:]
+    /// Running jobs by their easy handle's address.
+    private var running: [UnsafeMutableRawPointer: DownloadJob] = [:]
+    private var waitingToRetry: [DownloadJob] = []
+    /// Easy handles between transfers, kept for their connections and caches.
+    private var idleHandles: [CurlEasy] = []
+    private var cookieFileLoaded = false
+
+    init(configuration: DownloadConfiguration) throws(DownloadError) {
+        self.configuration = configuration
+        multi = try CurlMulti()
+        share = configuration.cookieJar == nil ? nil : try CurlShare()
+    }
+
+    /// Runs until `mailbox` asks to close and nothing is left, then frees the handles.
+    func run(_ mailbox: Mailbox) {
+        while true {
+            let mail = mailbox.collect()
+            for (ticket, submission) in mail.submissions { accept(submission, ticket: ticket) }
+            for ticket in mail.cancellations { cancel(ticket) }
+            if mail.cancelEverything || mail.closing {
+                for ticket in Array(jobsByTicket.keys) { cancel(ticket) }
+            }
+            if mail.closing && isIdle { break }
+
+            var now = WallClock.monotonic()
+            promoteDueRetries(now: now)
+            startQueued(now: now)
+            multi.perform()
+            var anyFinished = false
+            while let (handle, code) = multi.nextFinished() {
+                now = WallClock.monotonic()
+                complete(handle, code: code, now: now)
+                anyFinished = true
+            }
+            // Freed slots are filled at once rather than after the next poll.
+            if anyFinished { continue }
+            multi.poll(milliseconds: pollTimeout(now: now))
+        }
+        mailbox.markClosed()
+        idleHandles.removeAll()
+    }
+
+    private var isIdle: Bool { running.isEmpty && waitingToRetry.isEmpty && queuedCount == 0 }
+
+    private func accept(_ submission: DownloadSubmission, ticket: DownloadTicket) {
+        let requester = DownloadJob.Requester(ticket: ticket, onEvent: submission.onEvent, completion: submission.completion)
+        let key = submission.request.coalescingKey
+        if let job = jobsByKey[key] {
+            job.requesters.append(requester)
+            jobsByTicket[ticket] = job
+            if submission.priority > job.priority {
+                job.priority = submission.priority
+                if job.isQueued { queue.push(job, priority: job.priority) }
+            }
+            if case .running(let transfer) = job.state, submission.onEvent != nil, transfer.sink.onProgress == nil {
+                attachProgress(job, to: transfer)
+            }
+            return
+        }
+        let job = DownloadJob(request: submission.request, priority: submission.priority)
+        job.requesters.append(requester)
+        jobsByKey[key] = job
+        jobsByTicket[ticket] = job
+        queue.push(job, priority: job.priority)
+        queuedCount += 1
+    }
+
+    /// Answers one requester with `cancelled`; the transfer stops only when nobody else wants it.
+    private func cancel(_ ticket: DownloadTicket) {
+        guard let job = jobsByTicket.removeValue(forKey: ticket),
+              let index = job.requesters.firstIndex(where: { $0.ticket == ticket }) else { return }
+        let requester = job.requesters.remove(at: index)
+        requester.completion(.failure(.cancelled))
+        guard job.requesters.isEmpty else { return }
+        switch job.state {
+        case .queued: queuedCount -= 1
+        case .waitingToRetry: waitingToRetry.removeAll { $0 === job }
+        case .running(let transfer):
+            running.removeValue(forKey: transfer.easy.handle)
+            multi.remove(transfer.easy)
+            transfer.discard()
+            idleHandles.append(transfer.easy)
+        case .finished: break
+        }
+        job.state = .finished
+        jobsByKey.removeValue(forKey: job.key)
+    }
+
+    private func promoteDueRetries(now: Double) {
+        guard !waitingToRetry.isEmpty else { return }
+        waitingToRetry.removeAll { job in
+            guard case .waitingToRetry(let until) = job.state, until <= now else { return false }
+            job.state = .queued
+            queue.push(job, priority: job.priority)
+            queuedCount += 1
+            return true
+        }
+    }
+
+    private func startQueued(now: Double) {
+        while running.count < configuration.maximumConcurrentDownloads,
+              let job = queue.popNext(order: configuration.order, isLive: { $0.isQueued && $0.priority == $1 }) {
+            queuedCount -= 1
+            start(job, now: now)
+        }
+    }
+
+    private func start(_ job: DownloadJob, now: Double) {
+        let easy: CurlEasy
+        let transfer: Transfer
+        do throws(DownloadError) {
+            if let idle = idleHandles.popLast() { easy = idle } else { easy = try CurlEasy() }
+            do {
+                transfer = try Transfer(request: job.request, easy: easy, configuration: configuration, share: share)
+            } catch {
+                idleHandles.append(easy)
+                throw error
+            }
+            if let jar = configuration.cookieJar, !cookieFileLoaded {
+                // Loaded once into the shared store; loading it again would undo cookies received since.
+                try easy.set(CURLOPT_COOKIEFILE, jar)
+                cookieFileLoaded = true
+            }
+            if job.wantsEvents { attachProgress(job, to: transfer) }
+            do {
+                try multi.add(easy)
+            } catch {
+                transfer.discard()
+                idleHandles.append(easy)
+                throw error
+            }
+        } catch {
+            finish(job, .failure(error))
+            return
+        }
+        job.attempts += 1
+        if job.firstStart == nil { job.firstStart = now }
+        job.state = .running(transfer)
+        running[easy.handle] = job
+    }
+
+    private func attachProgress(_ job: DownloadJob, to transfer: Transfer) {
+        transfer.sink.onProgress = { [weak job] received, expected in
+            job?.notify(.progress(received: received, expected: expected))
+        }
+    }
+
+    private func complete(_ handle: UnsafeMutableRawPointer, code: CURLcode, now: Double) {
+        guard let job = running.removeValue(forKey: handle), case .running(let transfer) = job.state else { return }
+        multi.remove(transfer.easy)
+        idleHandles.append(transfer.easy)
+        switch transfer.outcome(code, request: job.request) {
+        case .success(let response):
+            let finished = DownloadResponse(
+                statusCode: response.statusCode, effectiveURL: response.effectiveURL, etag: response.etag,
+                lastModified: response.lastModified, contentType: response.contentType, byteCount: response.byteCount,
+                attempts: job.attempts, elapsed: now - (job.firstStart ?? now))
+            finish(job, .success(DownloadedFile(path: transfer.bodyPath, response: finished)))
+        case .failure(let error):
+            transfer.discard()
+            if error.isRetryable && job.attempts <= job.request.retries {
+                let delay = retryPolicy.delay(beforeRetry: job.attempts, retryAfter: transfer.sink.retryAfter, using: &random)
+                job.state = .waitingToRetry(until: now + delay)
+                waitingToRetry.append(job)
+                job.notify(.retrying(attempt: job.attempts, of: job.request.retries, delay: delay, error: error))
+            } else {
+                finish(job, .failure(error))
+            }
+        }
+    }
+
+    private func finish(_ job: DownloadJob, _ result: Result<DownloadedFile, DownloadError>) {
+        jobsByKey.removeValue(forKey: job.key)
+        for requester in job.requesters { jobsByTicket.removeValue(forKey: requester.ticket) }
+        job.finish(result)
+    }
+
+    /// Milliseconds the next poll may sleep: until the earliest retry is due, at most a second
+    /// (libcurl shortens it further for its own timers).
+    private func pollTimeout(now: Double) -> Int {
+        var timeout = 1000.0
+        for job in waitingToRetry {
+            if case .waitingToRetry(let until) = job.state { timeout = min(timeout, max(0, (until - now) * 1000)) }
+        }
+        return Int(timeout.rounded(.up))
+    }
+}

@@ -1,0 +1,41 @@
+/// A length of time as people write it: `45s`, `30m`, `12h`, `7d`, `2w`,
+/// `500ms`, or a plain number of seconds (`2.5`).
+public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
+    public let seconds: Double
+
+    public init(seconds: Double) {
+        self.seconds = seconds
+    }
+
+    /// Why a duration did not parse.
+    public enum ParseError: Error, Equatable, Sendable {
+        case invalid(String)
+    }
+
+    public init(parsing text: String) throws(ParseError) {
+        let trimmed = text.trimmingSpaces
+        let numberEnd = trimmed.firstIndex(where: { !($0.isASCII && ($0.isNumber || $0 == ".")) }) ?? trimmed.endIndex
+        let number = trimmed[..<numberEnd]
+        guard !number.isEmpty, number.first != ".", number.last != ".", let value = Double(number) else {
+            throw .invalid("expected a duration such as 45s, 30m, 12h, 7d or 2w")
+        }
+        let unit = String(trimmed[numberEnd...])
+        guard let multiplier = TimeSpan.multipliers[unit] else {
+            throw .invalid("unknown unit '\(unit)' (use ms, s, m, h, d or w)")
+        }
+        seconds = value * multiplier
+    }
+
+    private static let multipliers: [String: Double] = [
+        "": 1, "ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400, "w": 604_800,
+    ]
+
+    /// The largest whole unit that fits: `7d`, `90m`, `1.5s`.
+    public var description: String {
+        for (unit, size) in [("w", 604_800.0), ("d", 86_400), ("h", 3600), ("m", 60)]
+        where seconds >= size && (seconds / size).rounded() == seconds / size {
+            return "\(Int(seconds / size))\(unit)"
+        }
+        return seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
+    }
+}
