@@ -8,9 +8,9 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 
 # C libraries (headers for the build, shared objects loaded at run time),
-# nginx for the tests and the demo, hyperfine and wget for benchmarks.
+# nginx (and openssl for a test certificate) for the tests and the demo, hyperfine and wget for benchmarks.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev pkgconf
-TEST_PACKAGES := nginx
+TEST_PACKAGES := nginx openssl
 BENCH_PACKAGES := hyperfine wget
 
 RELEASE_BIN := .build/release/imgcache

@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "ImgCacheCLI", dependencies: ["ImgCacheCore"]),
         .executableTarget(name: "imgcache", dependencies: ["ImgCacheCLI"]),
         .testTarget(name: "ImgCacheCoreTests", dependencies: ["ImgCacheCore"]),
-        .testTarget(name: "ImgCacheCLITests", dependencies: ["ImgCacheCLI"]),
+        .testTarget(name: "ImgCacheCLITests", dependencies: ["ImgCacheCLI", "ImgCacheCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ImgCacheCore"]),
         .testTarget(
             name: "SystemLibraryTests",

@@ -14,10 +14,20 @@ _imgcache() {
         --namespace|-n) COMPREPLY=($(compgen -W "$(_imgcache_namespaces)" -- "$cur")); return ;;
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --output|-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --concurrency|-j) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --retries) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); return ;;
+        --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); return ;;
+        --header|-H) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --user|-u) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --cookies) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --max-redirects) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --max-size) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --refresh --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--help --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

@@ -3,18 +3,24 @@
 # generated into WORKDIR (logs, pid and temp folders live there too).
 # Used by the test harness and by `make run`; nothing is written outside WORKDIR.
 #
-#   scripts/nginx-serve.sh DOCROOT WORKDIR PORT
+#   scripts/nginx-serve.sh DOCROOT WORKDIR PORT [TLS_PORT]
+#
+# With TLS_PORT, the same site is also served over TLS with HTTP/2 on that port,
+# using WORKDIR/tls.crt and WORKDIR/tls.key (the caller makes them).
 #
 # Besides the files, a few fixed routes exercise redirects and errors:
 #   /moved/NAME      301 to /NAME          /loop         302 to itself
 #   /to-file         302 to file:///etc/passwd
 #   /status/CODE     that status (400 401 403 404 408 410 429 500 502 503 504)
 #   /fake.png        page.html served as image/png
-# The access log records "$request_uri $status $http_user_agent|$http_accept".
+# The access log records "$request_uri $status $connection $server_protocol
+# $http_user_agent|$http_accept|$http_if_none_match": $connection is the TCP
+# connection's serial number, so reuse shows as repeated numbers.
 set -euo pipefail
 docroot=$(cd "$1" && pwd)
 workdir=$2
 port=$3
+tls_port=${4:-}
 mkdir -p "$workdir/temp"
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 # As root, nginx would hand requests to a 'nobody' worker; master_process off keeps one process.
@@ -36,7 +42,7 @@ http {
         text/plain txt;
     }
     default_type application/octet-stream;
-    log_format imgcache '\$request_uri \$status \$http_user_agent|\$http_accept';
+    log_format imgcache '\$request_uri \$status \$connection \$server_protocol \$http_user_agent|\$http_accept|\$http_if_none_match';
     access_log $workdir/access.log imgcache;
     client_body_temp_path $workdir/temp/body;
     proxy_temp_path $workdir/temp/proxy;
@@ -49,6 +55,11 @@ http {
     etag on;
     server {
         listen 127.0.0.1:$port;
+$(if [ -n "$tls_port" ]; then
+    echo "        listen 127.0.0.1:$tls_port ssl http2;"
+    echo "        ssl_certificate $workdir/tls.crt;"
+    echo "        ssl_certificate_key $workdir/tls.key;"
+fi)
         root $docroot;
         location ~ ^/moved/(.*)\$ { return 301 /\$1; }
         location = /loop { return 302 /loop; }

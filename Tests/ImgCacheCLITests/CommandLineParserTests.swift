@@ -1,4 +1,5 @@
 import ImgCacheCLI
+import ImgCacheCore
 import Testing
 
 /// The parser is a pure function: every option and every error, no process needed.
@@ -184,9 +185,64 @@ import Testing
             _ = try CommandLineParser.parse(["--" + spec.long] + value + ["fetch", "u"])
             if let short = spec.short { _ = try CommandLineParser.parse(["-\(short)"] + value + ["fetch", "u"]) }
         }
+        let samples = ["concurrency": "4", "timeout": "2.5", "retries": "2", "order": "lifo", "priority": "high",
+                       "header": "X-A: b", "user": "me:pw", "max-redirects": "3", "max-size": "20M"]
         for spec in CommandTable.fetch.options {
-            _ = try CommandLineParser.parse(["fetch", "--" + spec.long] + (spec.takesValue ? ["v1"] : []) + ["u"])
+            let value = spec.takesValue ? [samples[spec.long] ?? "v1"] : []
+            _ = try CommandLineParser.parse(["fetch", "--" + spec.long] + value + ["u"])
+            if let short = spec.short { _ = try CommandLineParser.parse(["fetch", "-\(short)"] + value + ["u"]) }
         }
+    }
+
+    @Test func downloadOptionsBecomeSettings() throws {
+        let (_, arguments) = try fetch(
+            "fetch -j 12 --timeout 500ms --retries 3 --order lifo --priority low -H X-Trace:_1 -H Accept: "
+            + "-u me:p:w --cookies jar.txt -k --max-redirects 2 --max-size 1.5MiB --refresh u")
+        #expect(arguments.downloads.maximumConcurrentDownloads == 12)
+        #expect(arguments.downloads.order == .lifo)
+        #expect(arguments.downloads.cookieJar == "jar.txt")
+        #expect(arguments.downloads.allowInvalidCertificates)
+        #expect(arguments.settings.timeout == 0.5)
+        #expect(arguments.settings.retries == 3)
+        #expect(arguments.settings.priority == .low)
+        #expect(arguments.settings.headers == [HTTPHeader(name: "X-Trace", value: "_1"), HTTPHeader(name: "Accept", value: "")])
+        #expect(arguments.settings.credentials == Credentials(user: "me", password: "p:w"))
+        #expect(arguments.settings.maximumRedirects == 2)
+        #expect(arguments.settings.maximumBytes == 1_572_864)
+        #expect(arguments.settings.refreshCached)
+        let defaults = try fetch("fetch u").1
+        #expect(defaults.downloads == DownloadConfiguration())
+        #expect(defaults.settings == FetchSettings())
+    }
+
+    @Test func badDownloadOptionValuesAreUsageErrors() {
+        let range = "expected a whole number from 1 to 256"
+        #expect(error("fetch -j 0 u") == .invalidValue(option: "--concurrency", value: "0", reason: range))
+        #expect(error("fetch -j 257 u") == .invalidValue(option: "--concurrency", value: "257", reason: range))
+        #expect(error("fetch --retries -1 u")
+            == .invalidValue(option: "--retries", value: "-1", reason: "expected a whole number from 0 to 100"))
+        #expect(error("fetch --order random u") == .invalidValue(option: "--order", value: "random", reason: "expected fifo or lifo"))
+        #expect(error("fetch --priority urgent u")
+            == .invalidValue(option: "--priority", value: "urgent", reason: "expected high, normal or low"))
+        guard case .invalidValue(option: "--timeout", value: "soon", _)? = error("fetch --timeout soon u"),
+              case .invalidValue(option: "--timeout", value: "0", _)? = error("fetch --timeout 0 u"),
+              case .invalidValue(option: "--max-size", value: "12X", _)? = error("fetch --max-size 12X u"),
+              case .invalidValue(option: "--header", value: "NoColon", _)? = error("fetch -H NoColon u"),
+              case .invalidValue(option: "--header", value: "Bad Name: x", _)? = error(["fetch", "-H", "Bad Name: x", "u"])
+        else { Issue.record("a bad value was accepted"); return }
+    }
+
+    @Test func aHeaderValueWithALineBreakIsRefusedAndShownEscaped() {
+        let refused = error(["fetch", "-H", "X-A: b\r\nInjected: yes", "u"])
+        #expect(refused == .invalidValue(option: "--header", value: "X-A: b\r\nInjected: yes",
+                                         reason: "the value contains a line break or NUL"))
+        #expect(refused?.message == "invalid value 'X-A: b\\r\\nInjected: yes' for --header: the value contains a line break or NUL")
+    }
+
+    @Test func aBadUserValueIsNeverRepeated() {
+        let refused = error(["fetch", "-u", "password-only", "u"])
+        #expect(refused == .invalidValue(option: "--user", value: "…", reason: "expected USER:PASSWORD"))
+        #expect(refused?.message.contains("password-only") == false)
     }
 }
 

@@ -32,6 +32,10 @@ final class CurlEasy {
         try check(ic_curl_easy_setopt_data_callback(handle, option, callback), option)
     }
 
+    func setProgressCallback(_ callback: ic_curl_progress_callback) throws(DownloadError) {
+        try check(ic_curl_easy_setopt_progress_callback(handle, callback), CURLOPT_XFERINFOFUNCTION)
+    }
+
     /// Replaces the request's extra header lines ("Name: value").
     func setHeaders(_ lines: [String]) throws(DownloadError) {
         if let headerList { ic_curl_slist_free_all(headerList) }

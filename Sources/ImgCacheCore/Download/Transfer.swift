@@ -24,7 +24,7 @@ final class Transfer {
         self.easy = easy
         self.descriptor = descriptor
         self.bodyPath = path
-        sink = TransferSink(descriptor: descriptor, path: path, maximumBytes: request.maximumBytes)
+        sink = TransferSink(descriptor: descriptor, path: path, maximumBytes: request.maximumBytes, idleTimeout: request.timeout)
         retainedSink = Unmanaged.passRetained(sink)
         do {
             try configure(request, configuration: configuration, share: share)
@@ -50,7 +50,9 @@ final class Transfer {
         try easy.set(CURLOPT_MAXREDIRS, request.maximumRedirects)
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
         // An idle timeout, as NSURLRequest's timeoutInterval is: a large image on a
-        // slow link is fine as long as bytes keep coming.
+        // slow link is fine as long as bytes keep coming. The sink enforces it to
+        // the second; libcurl's low-speed check stays as a backstop and makes
+        // libcurl call the progress callback while the connection is silent.
         try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
         try easy.set(CURLOPT_LOW_SPEED_TIME, timeoutSeconds)
         // Wait for an HTTP/2 connection being set up rather than open another one.
@@ -82,6 +84,11 @@ final class Transfer {
             let length = size * count
             return sink.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
         })
+        try easy.set(CURLOPT_NOPROGRESS, 0)
+        try easy.set(CURLOPT_XFERINFODATA, pointer: context)
+        try easy.setProgressCallback { user, _, _, _, _ in
+            Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue().checkIdle() ? 0 : 1
+        }
         try easy.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, user in
             let sink = Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue()
             let length = size * count

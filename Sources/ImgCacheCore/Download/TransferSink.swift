@@ -27,10 +27,32 @@ final class TransferSink {
     /// Seconds a 429 or 503 asked the client to wait (delta-seconds form only).
     var retryAfter: Double? { headers["retry-after"].flatMap { Double($0) } }
 
-    init(descriptor: Int32, path: String, maximumBytes: Int64?) {
+    /// Seconds without a body byte after which the transfer is abandoned.
+    let idleTimeout: Double
+    private var lastActivity = WallClock.monotonic()
+    private var bytesAtLastActivity: Int64 = 0
+
+    init(descriptor: Int32, path: String, maximumBytes: Int64?, idleTimeout: Double) {
         self.descriptor = descriptor
         self.path = path
         self.maximumBytes = maximumBytes
+        self.idleTimeout = idleTimeout
+    }
+
+    /// Called by libcurl about once a second and whenever bytes arrive. Returns
+    /// false to abort: nothing has arrived for `idleTimeout`. (libcurl's own
+    /// low-speed check averages over several seconds, so a burst followed by
+    /// silence would outlive the timeout by that much.)
+    func checkIdle() -> Bool {
+        let now = WallClock.monotonic()
+        if receivedBytes != bytesAtLastActivity {
+            bytesAtLastActivity = receivedBytes
+            lastActivity = now
+            return true
+        }
+        guard now - lastActivity >= idleTimeout else { return true }
+        abortReason = .timeout(seconds: idleTimeout)
+        return false
     }
 
     /// One header line, CRLF included. A status line starts a new response.

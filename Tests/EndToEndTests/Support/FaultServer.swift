@@ -41,7 +41,7 @@ final class FaultServer: @unchecked Sendable {
     private var accepted = 0
     private var inFlight = 0
     private var peak = 0
-    private var gateInFlight = 0
+    private var gateWaiting = 0
     private var gateOpenings = 0
     private var flakyHits: [String: Int] = [:]
 
@@ -152,10 +152,10 @@ final class FaultServer: @unchecked Sendable {
                 _ = sendAll(fd, FaultServer.closingResponse(400)[...])
                 return
             }
-            let gated = begin(request)
+            begin(request)
             var ended = false
             let finish = {
-                if !ended { ended = true; self.end(gated: gated) }
+                if !ended { ended = true; self.end() }
             }
             let keepAlive = answer(request, on: fd, finish: finish)
             finish()
@@ -163,23 +163,19 @@ final class FaultServer: @unchecked Sendable {
         }
     }
 
-    /// Records an arriving request; true if it counts toward the gate.
-    private func begin(_ request: RecordedRequest) -> Bool {
-        let gated = request.path.hasPrefix("/gate/")
+    /// Records an arriving request.
+    private func begin(_ request: RecordedRequest) {
         locked {
             recorded.append(request)
             inFlight += 1
             peak = max(peak, inFlight)
-            if gated { gateInFlight += 1 }
         }
-        return gated
     }
 
     /// Marks a request as no longer in flight.
-    private func end(gated: Bool) {
+    private func end() {
         locked {
             inFlight -= 1
-            if gated { gateInFlight -= 1 }
         }
     }
 
@@ -295,13 +291,16 @@ final class FaultServer: @unchecked Sendable {
         return status(404)
     }
 
-    /// Holds the caller until `count` gate requests are in flight together, or 5 s pass.
+    /// Holds the caller until `count` gate requests wait together, then releases
+    /// that group at once (or gives up after 5 s). Counting waiters rather than
+    /// requests in flight keeps groups whole: a request arriving while the last
+    /// group is still being answered waits for a group of its own.
     private func waitAtGate(until count: Int) {
         lock.lock()
         defer { lock.unlock() }
-        if gateInFlight >= count {
-            // Waiters watch the opening number, not the count: requests released by this
-            // opening may finish and lower the count before every waiter has woken.
+        gateWaiting += 1
+        if gateWaiting >= count {
+            gateWaiting = 0
             gateOpenings += 1
             lock.broadcast()
             return
@@ -309,6 +308,7 @@ final class FaultServer: @unchecked Sendable {
         let opening = gateOpenings
         let deadline = Date(timeIntervalSinceNow: 5)
         while gateOpenings == opening, !stopped, lock.wait(until: deadline) {}
+        if gateOpenings == opening { gateWaiting -= 1 }
     }
 
     /// A 200 with the bytes of fixture `name`, or a 404 if there is no such file.

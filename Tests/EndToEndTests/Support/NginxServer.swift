@@ -4,23 +4,31 @@ import Foundation
 /// (the same generated config `make run` uses). Stopped when released.
 final class NginxServer {
     let port: Int
+    /// The HTTPS (HTTP/2) port, when started with `tls: true`.
+    let tlsPort: Int?
     private let work: TemporaryDirectory
     private var process: Process?
 
-    init(serving root: URL = Paths.fixtures) throws {
+    /// With `tls`, also serves HTTPS with HTTP/2 and a self-signed certificate for 127.0.0.1.
+    init(serving root: URL = Paths.fixtures, tls: Bool = false) throws {
         work = try TemporaryDirectory("imgcache-nginx")
+        try FileManager.default.createDirectory(atPath: work.appending("nginx"), withIntermediateDirectories: true)
+        if tls { try NginxServer.makeCertificate(in: work.appending("nginx")) }
         var lastError = "nginx did not start"
         // A port found free can be taken before nginx binds it: try a few.
         for _ in 0..<5 {
             let candidate = try NginxServer.freePort()
+            let tlsCandidate = tls ? try NginxServer.freePort() : nil
             let process = Process()
             process.executableURL = Paths.repository.appendingPathComponent("scripts/nginx-serve.sh")
-            process.arguments = [root.path, work.appending("nginx"), String(candidate)]
+            process.arguments = [root.path, work.appending("nginx"), String(candidate)] + (tlsCandidate.map { [String($0)] } ?? [])
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            if NginxServer.waitUntilListening(port: candidate, while: process) {
+            if NginxServer.waitUntilListening(port: candidate, while: process),
+               tlsCandidate.map({ NginxServer.waitUntilListening(port: $0, while: process) }) ?? true {
                 self.port = candidate
+                self.tlsPort = tlsCandidate
                 self.process = process
                 return
             }
@@ -36,15 +44,35 @@ final class NginxServer {
     /// `http://127.0.0.1:PORT/PATH`.
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
 
-    /// Lines of the access log: "URI STATUS USER-AGENT|ACCEPT".
-    var requests: [String] {
+    /// `https://127.0.0.1:TLSPORT/PATH`.
+    func tlsURL(_ path: String) -> String { "https://127.0.0.1:\(tlsPort ?? 0)/\(path)" }
+
+    /// The certificate that signs the HTTPS port.
+    var certificatePath: String { work.appending("nginx/tls.crt") }
+
+    /// The access log, one entry per request, oldest first.
+    var requests: [AccessLogEntry] {
         let text = (try? String(contentsOfFile: work.appending("nginx/access.log"), encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").map(String.init)
+        return text.split(separator: "\n").compactMap { AccessLogEntry(String($0)) }
     }
 
     /// How many requests reached the server for `path`.
     func requestCount(_ path: String) -> Int {
-        requests.filter { $0.hasPrefix("/" + path + " ") }.count
+        requests.filter { $0.uri == "/" + path }.count
+    }
+
+    /// A self-signed certificate for 127.0.0.1, made by the openssl command.
+    private static func makeCertificate(in directory: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                             "-addext", "subjectAltName=IP:127.0.0.1",
+                             "-keyout", directory + "/tls.key", "-out", directory + "/tls.crt"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ServerError.didNotStart("openssl could not make a certificate") }
     }
 
     func stop() {
@@ -99,5 +127,32 @@ final class NginxServer {
                 connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
+    }
+}
+
+/// One access-log line of scripts/nginx-serve.sh's format.
+struct AccessLogEntry {
+    let uri: String
+    let status: Int
+    /// The TCP connection's serial number.
+    let connection: Int
+    /// "HTTP/1.1" or "HTTP/2.0".
+    let protocolVersion: String
+    let userAgent: String
+    let accept: String
+    let ifNoneMatch: String
+
+    init?(_ line: String) {
+        let fields = line.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
+        guard fields.count == 5, let status = Int(fields[1]), let connection = Int(fields[2]) else { return nil }
+        let headers = fields[4].split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        guard headers.count == 3 else { return nil }
+        uri = String(fields[0])
+        self.status = status
+        self.connection = connection
+        protocolVersion = String(fields[3])
+        userAgent = headers[0]
+        accept = headers[1]
+        ifNoneMatch = headers[2]
     }
 }
