@@ -19,6 +19,10 @@ public struct CacheKey: Equatable, Hashable, Sendable {
         self.fileExtension = CacheKey.plainExtension(ofURL: string)
     }
 
+    /// The key as its metadata records it: credentials in the URL are hidden.
+    /// (The file name still comes from the whole key, so entries stay apart.)
+    public var storedForm: String { RemoteURL.redacted(string) }
+
     /// The image file's name: `<digest>` or `<digest>.<ext>`.
     public var fileName: String {
         guard let fileExtension else { return digest }

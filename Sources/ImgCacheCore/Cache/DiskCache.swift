@@ -57,7 +57,7 @@ public struct DiskCache: Sendable {
     private func validEntry(for key: CacheKey) -> CacheEntry? {
         guard let bytes = try? FileSystem.readFile(metadataPath(for: key), limit: DiskCache.metadataLimit),
               let metadata = EntryMetadata(parsing: String(decoding: bytes, as: UTF8.self)),
-              metadata.key == key.string, metadata.fileName == key.fileName else { return nil }
+              metadata.key == key.storedForm, metadata.fileName == key.fileName else { return nil }
         let path = imagePath(for: key)
         guard let status = try? FileSystem.status(path), status.isRegularFile,
               status.inode == metadata.inode, status.size == metadata.byteCount else { return nil }
@@ -117,7 +117,7 @@ public struct DiskCache: Sendable {
         pending.closeDescriptor()
         var metadata = describe(status.inode, status.size)
         metadata.fileName = pending.key.fileName
-        metadata.key = pending.key.string
+        metadata.key = pending.key.storedForm
 
         let (metadataDescriptor, metadataTemporary) = try DiskCache.createTemporaryFile(
             in: temporaryDirectory, tag: pending.key.digest + ".meta")

@@ -55,8 +55,10 @@ final class Transfer {
         // libcurl call the progress callback while the connection is silent.
         try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
         try easy.set(CURLOPT_LOW_SPEED_TIME, timeoutSeconds)
-        // Wait for an HTTP/2 connection being set up rather than open another one.
-        try easy.set(CURLOPT_PIPEWAIT, 1)
+        // Over TLS, wait for a connection being set up (ALPN tells soon whether it is
+        // HTTP/2) rather than open another. Not over plain HTTP: that is HTTP/1.1, and
+        // one silent server would hold every other transfer to it behind the first.
+        if request.url.scheme == "https" { try easy.set(CURLOPT_PIPEWAIT, 1) }
         if let maximumBytes = request.maximumBytes {
             try easy.set(CURLOPT_MAXFILESIZE_LARGE, Int(maximumBytes))
         }

@@ -169,7 +169,7 @@ public final class ImageFetcher {
         defer { pending.discard() }
         do {
             let entry = try cache.commit(pending) { inode, size in
-                EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.string, url: url,
+                EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
                               etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
                               format: header.format, width: header.width, height: header.height,
                               frameCount: header.frameCount, storedAt: now)

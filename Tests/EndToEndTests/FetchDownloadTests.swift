@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+
+/// `fetch`'s download options, as a user runs them: the binary against nginx
+/// and the fault server on loopback.
+@Suite final class FetchDownloadTests: LoopbackCacheSuite {
+    let faults: FaultServer
+
+    override init() throws {
+        faults = try FaultServer(directory: Paths.fixtures.path)
+        try super.init()
+    }
+
+    deinit { faults.stop() }
+
+    /// Every file under the cache root, and nothing left in a temporary folder.
+    func expectNoTemporaryFiles(sourceLocation: SourceLocation = #_sourceLocation) {
+        let temporary = CacheInspection.files(under: cacheRoot).filter { $0.contains("/.tmp/") }
+        #expect(temporary.isEmpty, "\(temporary)", sourceLocation: sourceLocation)
+    }
+
+    @Test func missesDownloadConcurrentlyUpToTheLimit() throws {
+        let urls = (0..<6).map { faults.baseURL + "/gate/2/logo.png?n=\($0)" }
+        let result = try fetch(["fetch", "-j", "2"] + urls)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.lines.count == 6)
+        #expect(faults.maxInFlight == 2)
+    }
+
+    @Test func theSameURLTenTimesIsDownloadedOnceAndPrintedTenTimes() throws {
+        let url = server.url("photo.jpg")
+        let result = try fetch(["fetch"] + Array(repeating: url, count: 10))
+        #expect(result.status == 0)
+        #expect(result.lines.count == 10 && Set(result.lines).count == 1)
+        #expect(server.requestCount("photo.jpg") == 1)
+    }
+
+    @Test func resultsAreInTheOrderOfTheURLsWhateverFinishesFirst() throws {
+        // LIFO with one slot downloads the last URL first; the output still follows the input.
+        let names = ["photo.jpg", "logo.png", "anim.gif"]
+        let result = try fetch(["--json", "fetch", "-j", "1", "--order", "lifo"] + names.map { server.url($0) })
+        #expect(try result.jsonLines().map { $0["url"] as? String } == names.map { server.url($0) })
+        #expect(server.requests.map(\.uri) == names.reversed().map { "/" + $0 })
+    }
+
+    @Test func credentialsWorkAndAreNeverShown() throws {
+        let url = faults.baseURL + "/need-auth/logo.png"
+        let good = try fetch(["-v", "--json", "fetch", "-u", "user:secret", url])
+        #expect(good.status == 0, "\(good.standardError)")
+        let bad = try fetch(["-v", "fetch", "-u", "user:wrong-secret", url + "?again"])
+        #expect(bad.status == 1)
+        #expect(bad.standardError.contains("HTTP 401 Unauthorized"))
+        let inURL = try fetch(["-v", "--json", "fetch", "http://user:secret@127.0.0.1:\(faults.port)/need-auth/logo.png?userinfo"])
+        #expect(inURL.status == 0, "\(inURL.standardError)")
+        #expect(inURL.output.contains("http://***@127.0.0.1"))
+        let everything = [good.output, good.standardError, bad.output, bad.standardError, inURL.output, inURL.standardError]
+            + CacheInspection.files(under: cacheRoot).map { (try? String(contentsOfFile: cacheRoot + "/" + $0, encoding: .isoLatin1)) ?? "" }
+        #expect(!everything.contains { $0.contains("secret") })
+    }
+
+    @Test func headersAreSentAndALineBreakIsAUsageError() throws {
+        let result = try fetch(["fetch", "-H", "X-Project: demo", "-H", "Accept: image/png", faults.baseURL + "/image/logo.png"])
+        #expect(result.status == 0)
+        let request = try #require(faults.requests.first)
+        #expect(request.header("X-Project") == "demo")
+        #expect(request.header("Accept") == "image/png")
+        #expect(request.header("User-Agent") == "imgcache/0.1.0")
+
+        let refused = try fetch(["fetch", "-H", "X-A: 1\r\nX-Injected: 2", faults.baseURL + "/image/logo.png?no"])
+        #expect(refused.status == 64)
+        #expect(refused.errorLines.first == "imgcache: error: invalid value 'X-A: 1\\r\\nX-Injected: 2' for --header: the value contains a line break or NUL")
+        #expect(faults.requests.count == 1)
+    }
+
+    @Test func cookiesPersistInTheJarBetweenRuns() throws {
+        let jar = home.appending("jar.txt")
+        #expect(try fetch(["fetch", "--cookies", jar, faults.baseURL + "/set-cookie/logo.png"]).status == 0)
+        let withJar = try fetch(["fetch", "--cookies", jar, faults.baseURL + "/need-cookie/logo.png"])
+        #expect(withJar.status == 0, "\(withJar.standardError)")
+        let withoutJar = try fetch(["fetch", faults.baseURL + "/need-cookie/logo.png?again"])
+        #expect(withoutJar.status == 1 && withoutJar.standardError.contains("HTTP 403 Forbidden"))
+    }
+
+    @Test func proxiesComeFromTheEnvironment() throws {
+        // Through the proxy, the made-up host is never resolved: the request goes to the fault server.
+        let result = try fetch(["fetch", "http://images.example.invalid/image/logo.png"],
+                               environment: ["http_proxy": faults.baseURL])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(faults.requests.first?.target == "http://images.example.invalid/image/logo.png")
+    }
+
+    @Test func aSelfSignedCertificateNeedsInsecureWhichWarns() throws {
+        let tls = try NginxServer(tls: true)
+        let refused = try fetch(["fetch", tls.tlsURL("logo.png")])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("TLS certificate not accepted"))
+        #expect(refused.standardError.contains("use -k"))
+        let insecure = try fetch(["fetch", "-k", tls.tlsURL("logo.png")])
+        #expect(insecure.status == 0, "\(insecure.standardError)")
+        #expect(insecure.errorLines == ["imgcache: warning: --insecure: TLS certificates and host names are not verified"])
+        #expect(try fetch(["-q", "fetch", "-k", tls.tlsURL("photo.jpg")]).standardError.isEmpty)
+    }
+
+    @Test func anEndlessBodyIsCutAtMaxSizeAndNothingIsStored() throws {
+        let result = try fetch(["fetch", "--max-size", "100k", faults.baseURL + "/endless"])
+        #expect(result.status == 1)
+        #expect(result.errorLines == ["imgcache: error: \(faults.baseURL)/endless: body larger than the 100000-byte limit"])
+        #expect(CacheInspection.files(under: cacheRoot).isEmpty)
+    }
+
+    @Test func aStalledServerTimesOutAndATruncatedBodyIsNotStored() throws {
+        let result = try fetch(["fetch", "--timeout", "1", faults.baseURL + "/stall", faults.baseURL + "/truncated/photo.jpg"])
+        #expect(result.status == 1)
+        #expect(result.errorLines.count == 2)
+        #expect(result.errorLines.first?.hasSuffix("/stall: timed out after 1 s without progress") == true)
+        #expect(result.errorLines.last?.contains("/truncated/photo.jpg: body cut short: received") == true, "\(result.standardError)")
+        #expect(CacheInspection.files(under: cacheRoot).isEmpty)
+    }
+
+    @Test func retriesRetryA503ButNotA404() throws {
+        let flaky = faults.baseURL + "/flaky/2/503/logo.png"
+        let result = try fetch(["-v", "fetch", "--retries", "2", flaky, faults.baseURL + "/status/404"])
+        #expect(result.status == 1)
+        #expect(result.lines.count == 1)
+        #expect(faults.requestCount(path: "/flaky/2/503/logo.png") == 3)
+        #expect(faults.requestCount(path: "/status/404") == 1)
+        #expect(result.errorLines.filter { $0.contains("retry ") && $0.contains("HTTP 503 Service Unavailable") }.count == 2)
+        expectNoTemporaryFiles()
+    }
+
+    @Test func refreshKeepsTheFileOnA304AndReplacesItOnA200() throws {
+        let site = try TemporaryDirectory("imgcache-site")
+        let image = site.appending("art.webp")
+        try Paths.fixture("sticker.webp").write(to: URL(fileURLWithPath: image))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_700_000_000)], ofItemAtPath: image)
+        let origin = try NginxServer(serving: site.url)
+        let url = origin.url("art.webp")
+
+        let first = try fetch(["--json", "fetch", url])
+        let stored = try #require(try first.jsonLines().first?["path"] as? String)
+        let inode = try FileManager.default.attributesOfItem(atPath: stored)[.systemFileNumber] as? Int
+
+        let unchanged = try fetch(["--json", "fetch", "--refresh", url])
+        #expect(try unchanged.jsonLines().first?["cache"] as? String == "refreshed")
+        #expect(try FileManager.default.attributesOfItem(atPath: stored)[.systemFileNumber] as? Int == inode, "304: same file")
+        #expect(origin.requests.map(\.status) == [200, 304])
+
+        try Paths.fixture("lossless.webp").write(to: URL(fileURLWithPath: image))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_700_000_100)], ofItemAtPath: image)
+        let changed = try fetch(["--json", "fetch", "--refresh", url])
+        let answer = try #require(try changed.jsonLines().first)
+        #expect(answer["cache"] as? String == "refreshed")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: stored)) == Paths.fixture("lossless.webp"), "200: replaced")
+        #expect(origin.requests.map(\.status) == [200, 304, 200])
+        let hit = try fetch(["--json", "fetch", url])
+        #expect(try hit.jsonLines().first?["cache"] as? String == "disk")
+        #expect(try hit.jsonLines().first?["bytes"] as? Int == (try Paths.fixture("lossless.webp").count))
+    }
+}
