@@ -31,6 +31,6 @@ echo "== Errors are one line each, with a documented exit status"
 "$bin" fetch "$base/missing.png" || echo "(exit status $?)"
 echo
 echo "== Cache contents"
-find "$IMGCACHE_DIR" -type f ! -path '*/.tmp/*' | sort | sed "s|$IMGCACHE_DIR/||"
+find "$IMGCACHE_DIR" -type f ! -name 'tmp.*' | sort | sed "s|$IMGCACHE_DIR/||"
 echo
 echo "Requests nginx served: $(wc -l < "$server_work/nginx/access.log") (the hits never reached it)"

@@ -15,7 +15,7 @@ import Testing
 
     /// Every file under the cache root, and nothing left in a temporary folder.
     func expectNoTemporaryFiles(sourceLocation: SourceLocation = #_sourceLocation) {
-        let temporary = CacheInspection.files(under: cacheRoot).filter { $0.contains("/.tmp/") }
+        let temporary = CacheInspection.files(under: cacheRoot).filter { $0.split(separator: "/").last?.hasPrefix("tmp.") == true }
         #expect(temporary.isEmpty, "\(temporary)", sourceLocation: sourceLocation)
     }
 

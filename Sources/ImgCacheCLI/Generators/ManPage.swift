@@ -41,8 +41,8 @@ public enum ManPage {
                 + "the extension is the URL's when short and plain.",
             ".TP", ".I <root>/<namespace>/<xx>/<md5>.meta",
             "Its metadata: URL, ETag, Last-Modified, Content-Type, format, size, time stored.",
-            ".TP", ".I <root>/<namespace>/.tmp/",
-            "Files being written. The image's modification time is its last use.",
+            ".TP", ".I <root>/<namespace>/<xx>/tmp.*",
+            "Files being written, renamed into place when whole. The image's modification time is its last use.",
             ".SH EXIT STATUS",
         ]
         for status in ExitStatus.documented {

@@ -8,9 +8,10 @@ import Glibc
 /// bytes and `<shard>/<digest>.meta` its metadata, where shard is the digest's
 /// first two hex digits. The image's modification time is its last access.
 ///
-/// A store writes both files under temporary names in `<namespace>/.tmp/`,
-/// removes the old metadata, renames the image into the shard folder, then
-/// the metadata. A crash at any step leaves the old entry, no entry, or the
+/// A store writes both files under temporary names (`tmp.*`) in the shard
+/// folder itself, removes the old metadata, renames the image into place, then
+/// the metadata. Renames within one folder do not take the filesystem-wide lock
+/// that renames between folders do, so parallel stores do not queue on it. A crash at any step leaves the old entry, no entry, or the
 /// new entry: never an image with metadata written for other bytes. The
 /// metadata also names the image's inode and size, so when two processes store
 /// the same key at once, a lookup only accepts the pair that belongs together.
@@ -19,15 +20,12 @@ public struct DiskCache: Sendable {
 
     /// Largest metadata file a lookup reads; anything bigger is not ours.
     static let metadataLimit = 64 * 1024
-    /// Folder (inside the namespace) that holds files being written, and nothing else.
-    public static let temporaryFolder = ".tmp"
+    /// How the names of files being written begin; no entry's name does (entries start with hex digits).
+    public static let temporaryPrefix = "tmp."
 
     public init(location: CacheLocation) {
         self.location = location
     }
-
-    /// Where files being written live until they are renamed into a shard.
-    public var temporaryDirectory: String { location.directory + "/" + DiskCache.temporaryFolder }
 
     /// The shard folder of `key`.
     public func shardDirectory(for key: CacheKey) -> String {
@@ -69,8 +67,8 @@ public struct DiskCache: Sendable {
 
     /// Creates the temporary image file a download writes into.
     public func beginStore(for key: CacheKey) throws(SystemError) -> PendingEntry {
-        try FileSystem.makeDirectories(temporaryDirectory)
-        let (descriptor, path) = try DiskCache.createTemporaryFile(in: temporaryDirectory, tag: key.digest)
+        try FileSystem.makeDirectories(shardDirectory(for: key))
+        let (descriptor, path) = try DiskCache.createTemporaryFile(in: shardDirectory(for: key), tag: key.digest)
         return PendingEntry(key: key, descriptor: descriptor, temporaryPath: path)
     }
 
@@ -80,18 +78,17 @@ public struct DiskCache: Sendable {
         PendingEntry(key: key, descriptor: -1, temporaryPath: path)
     }
 
-    /// Makes the temporary folder, so that a cache that cannot be written fails
+    /// Makes the namespace folder, so that a cache that cannot be written fails
     /// before any download starts.
     public func prepareForStores() throws(SystemError) {
-        try FileSystem.makeDirectories(temporaryDirectory)
-        guard access(temporaryDirectory, W_OK) == 0 else { throw SystemError("write to", path: temporaryDirectory) }
+        try FileSystem.makeDirectories(location.directory)
+        guard access(location.directory, W_OK) == 0 else { throw SystemError("write to", path: location.directory) }
     }
 
     /// Replaces `entry`'s metadata with `metadata` (after a 304: the same bytes,
     /// fresher validators and stored time), and marks the entry used at `now`.
     public func replaceMetadata(of entry: CacheEntry, with metadata: EntryMetadata, key: CacheKey, now: Double) throws(SystemError) -> CacheEntry {
-        try FileSystem.makeDirectories(temporaryDirectory)
-        let (descriptor, temporary) = try DiskCache.createTemporaryFile(in: temporaryDirectory, tag: key.digest + ".meta")
+        let (descriptor, temporary) = try DiskCache.createTemporaryFile(in: shardDirectory(for: key), tag: key.digest + ".meta")
         defer { try? FileSystem.remove(temporary) }
         do {
             defer { close(descriptor) }
@@ -120,13 +117,12 @@ public struct DiskCache: Sendable {
         metadata.key = pending.key.storedForm
 
         let (metadataDescriptor, metadataTemporary) = try DiskCache.createTemporaryFile(
-            in: temporaryDirectory, tag: pending.key.digest + ".meta")
+            in: shardDirectory(for: pending.key), tag: pending.key.digest + ".meta")
         defer { try? FileSystem.remove(metadataTemporary) }
         do {
             defer { close(metadataDescriptor) }
             try FileSystem.writeAll(metadataDescriptor, Array(metadata.serialized().utf8), path: metadataTemporary)
         }
-        try FileSystem.makeDirectories(shardDirectory(for: pending.key))
         // The old metadata goes first, so that it can never describe the new image.
         try FileSystem.remove(metadataPath(for: pending.key))
         let path = imagePath(for: pending.key)
@@ -136,12 +132,12 @@ public struct DiskCache: Sendable {
         return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified)
     }
 
-    /// Opens a new file `<tag>-<pid>-<random>` in `directory`, exclusively.
+    /// Opens a new file `tmp.<tag>.<pid>.<random>` in `directory`, exclusively.
     static func createTemporaryFile(in directory: String, tag: String) throws(SystemError) -> (Int32, String) {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<16 {
             let suffix = String(generator.next() as UInt64, radix: 36)
-            let path = directory + "/" + tag + "-" + String(getpid()) + "-" + suffix
+            let path = directory + "/" + temporaryPrefix + tag + "." + String(getpid()) + "." + suffix
             let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
             if descriptor >= 0 { return (descriptor, path) }
             if errno != EEXIST { throw SystemError("create a file in", path: directory) }

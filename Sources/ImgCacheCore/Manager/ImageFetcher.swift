@@ -83,17 +83,30 @@ public final class ImageFetcher {
             return
         }
 
+        // Bodies are written in their entry's shard folder, so that storing one is a rename within it.
+        var submissions: [DownloadSubmission] = []
+        var readyShards: Set<String> = []
         let messages = BlockingQueue<DownloadMessage>()
-        let submissions = misses.enumerated().map { slot, miss in
+        for (slot, miss) in misses.enumerated() {
+            let shard = cache.shardDirectory(for: miss.key)
+            if !readyShards.contains(shard) {
+                do throws(SystemError) {
+                    try FileSystem.makeDirectories(shard)
+                    readyShards.insert(shard)
+                } catch {
+                    for index in miss.indices { try settle(index, .failure(.cacheUnwritable(error))) }
+                    continue
+                }
+            }
             log("download: \(RemoteURL.redacted(miss.url.string))" + (miss.validators != nil ? " (conditional)" : ""))
-            let request = settings.request(for: miss.url, bodyDirectory: cache.temporaryDirectory, validators: miss.validators)
-            return DownloadSubmission(
+            let request = settings.request(for: miss.url, bodyDirectory: shard, validators: miss.validators)
+            submissions.append(DownloadSubmission(
                 request: request, priority: settings.priority,
                 onEvent: { event in if case .retrying = event { messages.push(.event(slot, event)) } },
-                completion: { result in messages.push(.finished(slot, result)) })
+                completion: { result in messages.push(.finished(slot, result)) }))
         }
         downloader.submit(submissions)
-        var remaining = misses.count
+        var remaining = submissions.count
         while remaining > 0 {
             switch messages.pop() {
             case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
