@@ -8,10 +8,11 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 
 # C libraries (headers for the build, shared objects loaded at run time),
-# nginx (and openssl for a test certificate) for the tests and the demo, hyperfine and wget for benchmarks.
+# nginx (and openssl for a test certificate) for the tests and the demo; hyperfine,
+# wget, curl, GNU time and Pillow (to generate the download corpus) for benchmarks.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev pkgconf
 TEST_PACKAGES := nginx openssl
-BENCH_PACKAGES := hyperfine wget
+BENCH_PACKAGES := hyperfine wget curl time python3-pil
 
 RELEASE_BIN := .build/release/imgcache
 
@@ -59,6 +60,7 @@ generate: build
 
 bench: build bench-deps
 	scripts/bench.sh $(RELEASE_BIN) Docs/PERFORMANCE.md
+	scripts/bench-downloads.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
 
 clean:
 	rm -rf .build
