@@ -16,16 +16,12 @@ public struct ByteSize: Equatable, Hashable, Sendable, CustomStringConvertible {
     }
 
     public init(parsing text: String) throws(ParseError) {
-        let trimmed = text.trimmingSpaces
-        let numberEnd = trimmed.firstIndex(where: { !($0.isASCII && ($0.isNumber || $0 == ".")) }) ?? trimmed.endIndex
-        let number = trimmed[..<numberEnd]
-        let unit = trimmed[numberEnd...].lowercased()
-        guard !number.isEmpty, number.filter({ $0 == "." }).count <= 1, number.first != ".", number.last != ".",
-              let value = Double(number) else {
+        guard let quantity = QuantityText(text) else {
             throw .invalid("expected a size such as 4096, 500M, 2G or 1.5GiB")
         }
-        guard let multiplier = ByteSize.multipliers[unit] else {
-            throw .invalid("unknown unit '\(trimmed[numberEnd...])' (use k, M, G, T or Ki, Mi, Gi, Ti)")
+        let value = quantity.value
+        guard let multiplier = ByteSize.multipliers[quantity.unit.lowercased()] else {
+            throw .invalid("unknown unit '\(quantity.unit)' (use k, M, G, T or Ki, Mi, Gi, Ti)")
         }
         let total = value * multiplier
         guard total < 9.0e18 else { throw .invalid("too large") }

@@ -13,17 +13,13 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
     }
 
     public init(parsing text: String) throws(ParseError) {
-        let trimmed = text.trimmingSpaces
-        let numberEnd = trimmed.firstIndex(where: { !($0.isASCII && ($0.isNumber || $0 == ".")) }) ?? trimmed.endIndex
-        let number = trimmed[..<numberEnd]
-        guard !number.isEmpty, number.first != ".", number.last != ".", let value = Double(number) else {
+        guard let quantity = QuantityText(text) else {
             throw .invalid("expected a duration such as 45s, 30m, 12h, 7d or 2w")
         }
-        let unit = String(trimmed[numberEnd...])
-        guard let multiplier = TimeSpan.multipliers[unit] else {
-            throw .invalid("unknown unit '\(unit)' (use ms, s, m, h, d or w)")
+        guard let multiplier = TimeSpan.multipliers[String(quantity.unit)] else {
+            throw .invalid("unknown unit '\(quantity.unit)' (use ms, s, m, h, d or w)")
         }
-        seconds = value * multiplier
+        seconds = quantity.value * multiplier
     }
 
     private static let multipliers: [String: Double] = [
