@@ -1,7 +1,7 @@
 /// Settings shared by every download of one `Downloader`.
 public struct DownloadConfiguration: Equatable, Sendable {
     /// Transfers running at once (SDWebImage's maxConcurrentDownloads).
-    public var maximumConcurrentDownloads = 6
+    public var maximumConcurrentDownloads = DownloadConfiguration.defaultConcurrency
     public var order: DownloadOrder = .fifo
     /// Cookie jar file read at start and written back at `close()` (HandleCookies).
     /// Nil: no cookies are kept or sent.

@@ -99,9 +99,9 @@ public struct DownloadResponse: Equatable, Sendable {
     public let contentType: String?
     public let byteCount: Int64
     /// Attempts made, 1 when the first one succeeded.
-    public let attempts: Int
+    public internal(set) var attempts = 1
     /// Seconds from the first attempt's start to the end of the last.
-    public let elapsed: Double
+    public internal(set) var elapsed = 0.0
 
     /// A 304 to a conditional request: the cached copy is still good.
     public var notModified: Bool { statusCode == 304 }

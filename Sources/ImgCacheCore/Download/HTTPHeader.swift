@@ -38,12 +38,6 @@ public struct HTTPHeader: Equatable, Hashable, Sendable {
     /// The line as libcurl takes it: `Name: value`, or `Name:` to remove.
     var line: String { removes ? name + ":" : name + ": " + value }
 
-    /// Whether this header carries credentials and must never be shown.
-    public var isSecret: Bool {
-        let lowered = name.lowercased()
-        return lowered == "authorization" || lowered == "proxy-authorization" || lowered == "cookie"
-    }
-
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):

@@ -115,9 +115,7 @@ final class Transfer {
             etag: sink.headers["etag"],
             lastModified: sink.headers["last-modified"],
             contentType: sink.headers["content-type"],
-            byteCount: sink.receivedBytes,
-            attempts: 1,
-            elapsed: 0))
+            byteCount: sink.receivedBytes))
     }
 
     /// Closes and removes the body file (a failed or abandoned attempt).

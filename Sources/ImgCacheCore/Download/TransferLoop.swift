@@ -86,7 +86,9 @@ final class TransferLoop {
         guard let job = jobsByTicket.removeValue(forKey: ticket),
               let index = job.requesters.firstIndex(where: { $0.ticket == ticket }) else { return }
         let requester = job.requesters.remove(at: index)
-        requester.completion(.failure(.cancelled))
+        // The transfer stops (and its body file goes) before the answer, so that
+        // whoever cancelled sees it gone.
+        defer { requester.completion(.failure(.cancelled)) }
         guard job.requesters.isEmpty else { return }
         switch job.state {
         case .queued: queuedCount -= 1
@@ -166,12 +168,10 @@ final class TransferLoop {
         multi.remove(transfer.easy)
         idleHandles.append(transfer.easy)
         switch transfer.outcome(code, request: job.request) {
-        case .success(let response):
-            let finished = DownloadResponse(
-                statusCode: response.statusCode, effectiveURL: response.effectiveURL, etag: response.etag,
-                lastModified: response.lastModified, contentType: response.contentType, byteCount: response.byteCount,
-                attempts: job.attempts, elapsed: now - (job.firstStart ?? now))
-            finish(job, .success(DownloadedFile(path: transfer.bodyPath, response: finished)))
+        case .success(var response):
+            response.attempts = job.attempts
+            response.elapsed = now - (job.firstStart ?? now)
+            finish(job, .success(DownloadedFile(path: transfer.bodyPath, response: response)))
         case .failure(let error):
             transfer.discard()
             if error.isRetryable && job.attempts <= job.request.retries {

@@ -21,13 +21,6 @@ public final class ImageFetcher {
         self.downloaderConfiguration = downloaderConfiguration
     }
 
-    /// Fetches one URL.
-    public func fetch(_ url: String) throws(FetchError) -> FetchResult {
-        var answer: Result<FetchResult, FetchError>?
-        fetch([url]) { _, result in answer = result }
-        return try answer!.get()
-    }
-
     /// Fetches `urls`, handing each answer to `deliver` in the order of `urls`,
     /// each as soon as it and all before it are known. The same URL twice is
     /// fetched once. An error thrown by `deliver` stops the run and is rethrown.
