@@ -128,6 +128,23 @@ public enum CommandLineParser {
             switch command.name {
             case CommandTable.fetch.name:
                 return .run(globals, .fetch(try fetchArguments(globals: globals)))
+            case CommandTable.cacheInfo.name:
+                try noOperands(command.name)
+                var arguments = CacheInfoArguments()
+                arguments.allNamespaces = has("all-namespaces")
+                return .run(globals, .cacheInfo(arguments))
+            case CommandTable.clean.name:
+                try noOperands(command.name)
+                return .run(globals, .clean(try cleanArguments(globals: globals)))
+            case CommandTable.clear.name:
+                try noOperands(command.name)
+                var arguments = ClearArguments()
+                arguments.failedOnly = has("failed")
+                arguments.allNamespaces = has("all-namespaces")
+                if arguments.allNamespaces, globals.namespace != nil {
+                    throw .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one")
+                }
+                return .run(globals, .clear(arguments))
             case CommandTable.completions.name:
                 guard let shell = operands.first else { throw .missingOperand(command: command.name, operand: "a shell name") }
                 if operands.count > 1 { throw .unexpectedOperand(command: command.name, operand: operands[1]) }
@@ -149,6 +166,40 @@ public enum CommandLineParser {
             default:
                 return .run(globals, .unavailable(command.name))
             }
+        }
+
+        func noOperands(_ command: String) throws(UsageError) {
+            if let extra = operands.first { throw .unexpectedOperand(command: command, operand: extra) }
+        }
+
+        func cleanArguments(globals: GlobalOptions) throws(UsageError) -> CleanArguments {
+            var arguments = CleanArguments()
+            if let text = last("max-size") {
+                do { arguments.maxSize = try SizeLimit(parsing: text) } catch {
+                    switch error { case .invalid(let reason): throw .invalidValue(option: "--max-size", value: text, reason: reason) }
+                }
+            }
+            if let text = last("max-age") {
+                do { arguments.maxAge = try AgeLimit(parsing: text) } catch {
+                    switch error { case .invalid(let reason): throw .invalidValue(option: "--max-age", value: text, reason: reason) }
+                }
+            }
+            arguments.remember = has("remember")
+            arguments.dryRun = has("dry-run")
+            arguments.allNamespaces = has("all-namespaces")
+            if arguments.remember {
+                if arguments.maxSize == nil && arguments.maxAge == nil {
+                    throw .requires("--remember", "--max-size or --max-age")
+                }
+                if arguments.dryRun { throw .conflictingOptions("--remember", "--dry-run", reason: "a dry run changes nothing") }
+                if arguments.allNamespaces {
+                    throw .conflictingOptions("--remember", "--all-namespaces", reason: "limits are remembered per namespace")
+                }
+            }
+            if arguments.allNamespaces, globals.namespace != nil {
+                throw .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one")
+            }
+            return arguments
         }
 
         func globalOptions() throws(UsageError) -> GlobalOptions {
@@ -194,6 +245,17 @@ public enum CommandLineParser {
             }
             var arguments = FetchArguments(urls: operands, output: output)
             arguments.settings.refreshCached = has("refresh")
+            if let text = last("key-filter") {
+                guard let filter = CacheKeyFilter(parsing: text) else {
+                    throw .invalidValue(option: "--key-filter", value: text,
+                                        reason: "expected strip-query, keep-query=NAME[,NAME...], drop-query=NAME[,NAME...] or none")
+                }
+                arguments.settings.keyFilter = filter
+            }
+            for path in values["read-only-path"] ?? [] {
+                guard !path.isEmpty else { throw .invalidValue(option: "--read-only-path", value: path, reason: "the path is empty") }
+                arguments.readOnlyPaths.append(path)
+            }
             try readDownloadOptions(settings: &arguments.settings, configuration: &arguments.downloads)
             return arguments
         }

@@ -31,20 +31,63 @@ public enum CommandRunner {
         case .unavailable(let name):
             console.error("'\(name)' is not available in imgcache \(ImgCache.version)")
             return ExitStatus.unavailable.rawValue
-        case .fetch(let fetchArguments):
-            let location: CacheLocation
-            do {
-                location = try CacheLocation.resolve(
-                    cacheDirectory: globals.cacheDirectory, namespace: globals.namespace,
-                    environment: environment, currentDirectory: FileSystem.currentDirectory())
-            } catch {
-                return usageFailure(.invalidEnvironment(error.description), console: console)
+        default:
+            break
+        }
+        let location: CacheLocation
+        let placement: DiskCache.MetadataPlacement
+        do {
+            location = try CacheLocation.resolve(
+                cacheDirectory: globals.cacheDirectory, namespace: globals.namespace,
+                environment: environment, currentDirectory: FileSystem.currentDirectory())
+        } catch {
+            return usageFailure(.invalidEnvironment(error.description), console: console)
+        }
+        do { placement = try metadataPlacement(environment) } catch { return usageFailure(error, console: console) }
+        let cache = DiskCache(location: location, metadataPlacement: placement)
+        var status = ExitStatus.success
+        let outcome = finish(console) { () throws(SystemError) in
+            switch command {
+            case .fetch(let arguments):
+                status = try FetchCommand(arguments: arguments, globals: globals, cache: cache, console: console).run()
+            case .cacheInfo(let arguments):
+                guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
+                status = try CacheInfoCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()
+            case .clean(let arguments):
+                guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
+                status = try CleanCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()
+            case .clear(let arguments):
+                guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
+                status = try ClearCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()
+            case .unavailable:
+                break
             }
-            var status = ExitStatus.success
-            let outcome = finish(console) { () throws(SystemError) in
-                status = try FetchCommand(arguments: fetchArguments, globals: globals, location: location, console: console).run()
+        }
+        return outcome == ExitStatus.success.rawValue ? status.rawValue : outcome
+    }
+
+    /// The namespace the command names, or with `--all-namespaces` every one under the root.
+    private static func namespaces(_ all: Bool, _ cache: DiskCache, console: Console, status: inout ExitStatus) -> [DiskCache]? {
+        guard all else { return [cache] }
+        do {
+            return try CacheRoot(path: cache.location.root).namespaces().map {
+                DiskCache(location: CacheLocation(root: cache.location.root, namespace: $0), metadataPlacement: cache.metadataPlacement)
             }
-            return outcome == ExitStatus.success.rawValue ? status.rawValue : outcome
+        } catch {
+            console.error(MaintenanceMessages.describe(error))
+            status = .cacheUnwritable
+            return nil
+        }
+    }
+
+    /// `IMGCACHE_METADATA`: `files` keeps metadata in sidecar files even where
+    /// extended attributes work; `auto` (or unset) uses attributes where possible.
+    private static func metadataPlacement(_ environment: [String: String]) throws(UsageError) -> DiskCache.MetadataPlacement {
+        switch environment["IMGCACHE_METADATA"] ?? "" {
+        case "", "auto": return .automatic
+        case "files": return .sidecarFiles
+        case let other:
+            throw .invalidEnvironment("invalid IMGCACHE_METADATA '\(UsageError.visible(other))': expected auto or files")
         }
     }
 

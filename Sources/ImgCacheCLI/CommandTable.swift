@@ -58,6 +58,10 @@ public enum CommandTable {
             .value("output", "o", metavar: "FILE", kind: .path,
                    help: "Also write the image to FILE ('-' for standard output); one URL only"),
             .flag("refresh", help: "Revalidate cached copies with the server (ETag / Last-Modified); a 304 keeps the file"),
+            .value("key-filter", metavar: "FILTER", kind: .text,
+                   help: "Cache key from the URL: strip-query, keep-query=NAME,..., drop-query=NAME,... or none (default)"),
+            .value("read-only-path", metavar: "DIR", kind: .directory, repeatable: true,
+                   help: "Also look in this namespace-shaped folder, after the namespace; never written (repeatable)"),
         ] + downloadOptions,
         operands: [OperandSpec(name: "URL", kind: .url, help: "http or https URL of an image", minimum: 1, maximum: nil)],
         examples: [
@@ -66,21 +70,80 @@ public enum CommandTable {
             ("imgcache --json fetch URL1 URL2", "one JSON object per URL"),
             ("imgcache fetch -j 12 --retries 2 $(cat urls.txt)", "many at once, retrying transient failures"),
             ("imgcache fetch -H 'Referer: https://example.com/' -u me:secret URL", "with a header and credentials"),
+            ("imgcache fetch --key-filter keep-query=w,h 'https://cdn.example/a.jpg?w=64&h=64&sig=x'", "one entry whatever the signature"),
         ]
     )
 
     public static let prefetch = CommandSpec(
         name: "prefetch", summary: "Warm the cache from a list of URLs (not in this version)",
         description: "Not available in this version of imgcache.", isAvailable: false)
+
+    /// `--all-namespaces`, shared by the maintenance commands.
+    static let allNamespaces = OptionSpec.flag("all-namespaces", help: "Every namespace under the cache root, one after another")
+
     public static let cacheInfo = CommandSpec(
-        name: "cache-info", summary: "Show what the cache holds (not in this version)",
-        description: "Not available in this version of imgcache.", isAvailable: false)
+        name: "cache-info", summary: "Show what a namespace holds and its limits",
+        description: """
+            Prints the namespace's folder, its entries with their size (the bytes of the \
+            images, and the space they take on disk), the oldest and newest last use, the \
+            failed URLs remembered, temporary files of stores in progress (or abandoned), \
+            and the limits clean applies (remembered with clean --remember, or the \
+            defaults). Reads only directory listings and file sizes: no file is opened.
+            """,
+        options: [allNamespaces],
+        examples: [
+            ("imgcache cache-info", "the default namespace"),
+            ("imgcache --json cache-info --all-namespaces", "one JSON object per namespace"),
+        ]
+    )
+
     public static let clean = CommandSpec(
-        name: "clean", summary: "Expire old entries and trim to size (not in this version)",
-        description: "Not available in this version of imgcache.", isAvailable: false)
+        name: "clean", summary: "Expire unused entries and trim the namespace to size",
+        description: """
+            Removes entries not used for --max-age; then, if the entries still take more \
+            than --max-size on disk, removes the least recently used until they take less \
+            than half of it. Also removes temporary files left by interrupted stores, \
+            expired failed URLs (kept \(FailedURLStore.defaultTTL)), and symbolic links planted in the \
+            cache (never what they point to). Safe while other imgcache processes use the \
+            namespace: an entry used since the scan is kept. A second clean of the same \
+            namespace notices the first, says so and exits 0. Limits not given come from \
+            the namespace (clean --remember), else the defaults: --max-age \(CacheLimits.defaultMaxAge), \
+            --max-size \(CacheLimits.defaultMaxSize).
+            """,
+        options: [
+            .value("max-size", metavar: "SIZE", kind: .text,
+                   help: "Most disk space the entries may take (500M, 2G, 1.5GiB, bytes; 'none' for no limit)"),
+            .value("max-age", metavar: "AGE", kind: .text,
+                   help: "Remove entries not used for this long (45s, 30m, 12h, 7d, 2w; 'never')"),
+            .flag("remember", help: "Save the --max-size and --max-age given as the namespace's limits for later cleans"),
+            .flag("dry-run", help: "Report what would be removed; remove nothing"),
+            allNamespaces,
+        ],
+        examples: [
+            ("imgcache clean --max-size 2G --max-age 30d --remember", "set the limits once, and clean"),
+            ("imgcache clean -q", "a cron line: the remembered limits"),
+            ("imgcache clean --dry-run --max-age 1d", "what a day's limit would remove"),
+        ]
+    )
+
     public static let clear = CommandSpec(
-        name: "clear", summary: "Empty a namespace (not in this version)",
-        description: "Not available in this version of imgcache.", isAvailable: false)
+        name: "clear", summary: "Remove every entry of a namespace (or its failed URLs)",
+        description: """
+            Removes every entry of the namespace, shard by shard, so that concurrent readers \
+            see an entry whole or not at all. Stores running at the same time finish \
+            normally. Remembered limits and failed URLs are kept; --failed empties the \
+            failed-URL list instead, and leaves the entries. Symbolic links in the cache \
+            are removed, never followed.
+            """,
+        options: [
+            .flag("failed", help: "Forget the failed URLs only; keep the entries"),
+            allNamespaces,
+        ],
+        examples: [
+            ("imgcache clear -n thumbnails", "empty the 'thumbnails' namespace"),
+            ("imgcache clear --failed", "try every failed URL again next time"),
+        ]
+    )
 
     public static let completions = CommandSpec(
         name: "completions", summary: "Print a shell completion script",

@@ -69,6 +69,12 @@ final class Console {
         emit("imgcache: \(label) \(message)")
     }
 
+    /// A note on stderr ("imgcache: note: …"), not shown with -q.
+    func note(_ message: String) {
+        guard !quiet else { return }
+        emit("imgcache: note: \(message)")
+    }
+
     /// A detail line on stderr, shown with -v.
     func detail(_ message: String) {
         guard verbosity > 0 else { return }

@@ -15,6 +15,9 @@ public enum Invocation: Equatable, Sendable {
 /// A command with its typed arguments.
 public enum Command: Equatable, Sendable {
     case fetch(FetchArguments)
+    case cacheInfo(CacheInfoArguments)
+    case clean(CleanArguments)
+    case clear(ClearArguments)
     /// A command this version lists but does not have.
     case unavailable(String)
 }
@@ -42,8 +45,36 @@ public struct FetchArguments: Equatable, Sendable {
     /// How the downloads run.
     public var downloads = DownloadConfiguration()
 
+    /// Folders consulted after the namespace, never written.
+    public var readOnlyPaths: [String] = []
+
     public init(urls: [String], output: String? = nil) {
         self.urls = urls
         self.output = output
     }
+}
+
+/// `imgcache cache-info` arguments.
+public struct CacheInfoArguments: Equatable, Sendable {
+    public var allNamespaces = false
+    public init() {}
+}
+
+/// `imgcache clean` arguments.
+public struct CleanArguments: Equatable, Sendable {
+    /// Limits given on the command line (nil: remembered or default).
+    public var maxSize: SizeLimit?
+    public var maxAge: AgeLimit?
+    public var remember = false
+    public var dryRun = false
+    public var allNamespaces = false
+    public init() {}
+}
+
+/// `imgcache clear` arguments.
+public struct ClearArguments: Equatable, Sendable {
+    /// Forget the failed URLs instead of removing entries.
+    public var failedOnly = false
+    public var allNamespaces = false
+    public init() {}
 }

@@ -9,6 +9,8 @@ public enum UsageError: Error, Equatable, Sendable {
     case missingOperand(command: String, operand: String)
     case unexpectedOperand(command: String, operand: String)
     case conflictingOptions(String, String, reason: String)
+    /// An option that is pointless without another one.
+    case requires(String, String)
     /// A setting from the environment that cannot be used.
     case invalidEnvironment(String)
 
@@ -43,6 +45,8 @@ public enum UsageError: Error, Equatable, Sendable {
             return "unexpected argument '\(operand)' for '\(command)'"
         case .conflictingOptions(let first, let second, let reason):
             return "\(first) cannot be used with \(second): \(reason)"
+        case .requires(let option, let needed):
+            return "\(option) needs \(needed)"
         case .invalidEnvironment(let text):
             return text
         }

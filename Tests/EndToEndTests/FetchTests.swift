@@ -11,9 +11,8 @@ import Testing
         let expectedPath = "\(cacheRoot)/default/\(digest.prefix(2))/\(digest).png"
         #expect(result.lines == [expectedPath])
         #expect(try Data(contentsOf: URL(fileURLWithPath: expectedPath)) == Paths.fixture("logo.png"))
-        #expect(CacheInspection.files(under: cacheRoot) == [
-            "default/\(digest.prefix(2))/\(digest).meta", "default/\(digest.prefix(2))/\(digest).png",
-        ])
+        #expect(CacheInspection.files(under: cacheRoot) == ["default/\(digest.prefix(2))/\(digest).png", "default/lock"])
+        #expect(CacheInspection.metadata(ofImage: expectedPath)?.contains("\nkey \(url)\n") == true)
     }
 
     @Test func aSecondFetchIsAHitThatNeedsNoServer() throws {
@@ -55,10 +54,10 @@ import Testing
         let result = try fetch(["--json", "fetch", url])
         let object = try #require(result.jsonLines().first)
         let path = try #require(object["path"] as? String)
-        let metadata = try String(contentsOfFile: String(path.dropLast(".webp".count)) + ".meta", encoding: .utf8)
+        let metadata = try #require(CacheInspection.metadata(ofImage: path))
         let etag = try #require(object["etag"] as? String)
         #expect(etag.hasPrefix("\"") && etag.hasSuffix("\""))
-        #expect(metadata.contains("\nurl \(url)\n"))
+        #expect(metadata.contains("\nkey \(url)\n"))
         #expect(metadata.contains("\netag \(etag)\n"))
         #expect(metadata.contains("\ncontent-type image/webp\n"))
         #expect(metadata.contains("\nformat webp\n"))
@@ -129,9 +128,11 @@ import Testing
     @Test func anEntryWhoseMetadataIsMissingIsAMiss() throws {
         let url = server.url("logo.png")
         let path = try #require(try fetch(["fetch", url]).lines.first)
-        try FileManager.default.removeItem(atPath: String(path.dropLast(4)) + ".meta")
-        let again = try fetch(["--json", "fetch", url])
+        try CacheInspection.dropAttributes(path)
+        let again = try fetch(["-v", "--json", "fetch", url])
         #expect(try again.jsonLines().first?["cache"] as? String == "none")
+        #expect(again.standardError.contains("damaged entry \(path): its metadata is missing; removed, fetching again"))
+        #expect(CacheInspection.metadata(ofImage: path) != nil)
     }
 
     @Test func aReaderThatClosesStandardOutputEndsTheRunQuietlyWith141() throws {

@@ -2,104 +2,196 @@ import Foundation
 import ImgCacheCore
 import Testing
 
-/// The disk cache without the network: a store is found by lookup, and anything
-/// short of a whole committed entry is a miss.
+/// The disk cache without the network, with metadata in an extended attribute
+/// and in a sidecar file: a store is found by lookup, and anything short of a
+/// whole committed entry is damaged, removed and reported.
 @Suite final class DiskCacheTests {
     let root: String
-    let cache: DiskCache
     let key = CacheKey("http://example.test/a/logo.png")
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 7, count: 100)
+    static let placements: [DiskCache.MetadataPlacement] = [.automatic, .sidecarFiles]
 
     init() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("imgcache-unit-\(UUID().uuidString)").path
-        cache = DiskCache(location: CacheLocation(root: root, namespace: try Namespace(validating: "unit")))
     }
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
+    func cache(_ placement: DiskCache.MetadataPlacement) throws -> DiskCache {
+        DiskCache(location: CacheLocation(root: root, namespace: try Namespace(validating: "unit")), metadataPlacement: placement)
+    }
+
     @discardableResult
-    func store(_ bytes: [UInt8] = DiskCacheTests.png) throws -> CacheEntry {
+    static func store(_ bytes: [UInt8] = DiskCacheTests.png, key: CacheKey, in cache: DiskCache, storedAt: Double = 1) throws -> CacheEntry {
+        try cache.prepareForStores()
         let pending = try cache.beginStore(for: key)
         try FileSystem.writeAll(pending.descriptor, bytes, path: pending.temporaryPath)
         return try cache.commit(pending) { inode, size in
-            EntryMetadata(fileName: "", inode: inode, byteCount: size, key: "", url: key.string, format: .png, storedAt: 1)
+            EntryMetadata(fileName: "", inode: inode, byteCount: size, key: "", url: key.string, format: .png, storedAt: storedAt)
         }
     }
 
-    @Test func aStoredEntryIsFoundWithItsBytesAndMetadata() throws {
-        let stored = try store()
-        let found = try #require(cache.lookup(key, now: 2_000_000_000))
+    func regularFiles() throws -> [String] {
+        try FileManager.default.subpathsOfDirectory(atPath: root).filter {
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: root + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }.sorted()
+    }
+
+    @Test(arguments: placements)
+    func aStoredEntryIsFoundWithItsBytesAndMetadata(placement: DiskCache.MetadataPlacement) throws {
+        let cache = try cache(placement)
+        let stored = try Self.store(key: key, in: cache)
+        let found = try #require(cache.lookup(key, now: 2_000_000_000).entry)
         #expect(found.path == root + "/unit/\(key.shard)/\(key.digest).png")
         #expect(found.metadata == stored.metadata)
         #expect(found.metadata.key == key.string)
+        #expect(found.placement == (placement == .automatic ? .attribute : .sidecarFile))
         #expect(try Data(contentsOf: URL(fileURLWithPath: found.path)) == Data(Self.png))
+        let sidecar = "unit/\(key.shard)/\(key.digest).meta"
+        #expect(try regularFiles().contains(sidecar) == (placement == .sidecarFiles))
     }
 
-    @Test func lookupMarksTheEntryUsed() throws {
-        try store()
+    @Test(arguments: placements)
+    func lookupMarksTheEntryUsed(placement: DiskCache.MetadataPlacement) throws {
+        let cache = try cache(placement)
+        try Self.store(key: key, in: cache)
         _ = cache.lookup(key, now: 2_000_000_000)
-        #expect(cache.lookup(key, now: 2_000_000_001)?.lastAccess == 2_000_000_000)
+        #expect(cache.lookup(key, now: 2_000_000_001).entry?.lastAccess == 2_000_000_000)
     }
 
-    @Test func anUnknownKeyIsAMiss() {
-        #expect(cache.lookup(key, now: 0) == nil)
+    @Test func anUnknownKeyIsAMiss() throws {
+        #expect(try cache(.automatic).lookup(key, now: 0) == .miss)
     }
 
-    @Test func anImageRenamedInByAnotherWriterIsNotPairedWithThisMetadata() throws {
-        let entry = try store()
-        // Another process's image of the same size lands by rename before its metadata does.
+    @Test func anImageRenamedInByAnotherWriterIsNotPairedWithASidecar() throws {
+        let cache = try cache(.sidecarFiles)
+        let entry = try Self.store(key: key, in: cache)
+        // Another process's image of the same size lands by rename before its sidecar does.
         let other = root + "/other.png"
         try #require(FileManager.default.createFile(atPath: other, contents: Data(Self.png)))
         try FileSystem.rename(other, to: entry.path)
-        #expect(cache.lookup(key, now: 0) == nil)
+        #expect(cache.lookup(key, now: 0) == .damaged(path: entry.path, reason: "its metadata was written for another file", removed: true))
+        #expect(!FileManager.default.fileExists(atPath: entry.path))
     }
 
-    @Test func theOldMetadataIsRemovedBeforeTheNewImageIsRenamedIn() throws {
-        let old = try store()
+    @Test func theOldSidecarIsRemovedBeforeTheNewImageIsRenamedIn() throws {
+        let cache = try cache(.sidecarFiles)
+        let old = try Self.store(key: key, in: cache)
         // A non-empty folder where the image goes makes the commit's image rename fail,
         // stopping it where a crash could: after step 1, before step 3.
         try FileManager.default.removeItem(atPath: old.path)
         try FileManager.default.createDirectory(atPath: old.path + "/blocker", withIntermediateDirectories: true)
-        #expect(throws: SystemError.self) { try self.store(Self.png + [9]) }
-        #expect(!FileManager.default.fileExists(atPath: cache.metadataPath(for: key)))
+        #expect(throws: SystemError.self) { try Self.store(Self.png + [9], key: self.key, in: cache) }
+        #expect(!FileManager.default.fileExists(atPath: cache.sidecarPath(for: key)))
     }
 
-    @Test func bytesThatAreNoLongerTheRecordedFormatAreAMiss() throws {
-        let entry = try store()
+    @Test(arguments: placements)
+    func bytesThatAreNoLongerTheRecordedFormatAreHealed(placement: DiskCache.MetadataPlacement) throws {
+        let cache = try cache(placement)
+        let entry = try Self.store(key: key, in: cache)
         let handle = try #require(FileHandle(forWritingAtPath: entry.path))
         try handle.write(contentsOf: Data("<html>!!".utf8))
         try handle.close()
-        #expect(cache.lookup(key, now: 0) == nil)
+        #expect(cache.lookup(key, now: 0) == .damaged(path: entry.path, reason: "its bytes are no longer a PNG image", removed: true))
+        #expect(try regularFiles() == ["unit/lock"])
+        #expect(cache.lookup(key, now: 0) == .miss)
     }
 
-    @Test func metadataForAnotherKeyIsAMiss() throws {
-        try store()
-        let path = cache.metadataPath(for: key)
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        try text.replacingOccurrences(of: "key " + key.string, with: "key http://other/").write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(cache.lookup(key, now: 0) == nil)
+    @Test(arguments: placements)
+    func aTruncatedEntryIsHealed(placement: DiskCache.MetadataPlacement) throws {
+        let cache = try cache(placement)
+        let entry = try Self.store(key: key, in: cache)
+        try #require(truncate(entry.path, 50) == 0)
+        #expect(cache.lookup(key, now: 0) == .damaged(path: entry.path, reason: "it is truncated (50 of 108 bytes)", removed: true))
+        #expect(try regularFiles() == ["unit/lock"])
+    }
+
+    @Test func anImageCopiedWithoutItsAttributeIsHealed() throws {
+        let cache = try cache(.automatic)
+        let entry = try Self.store(key: key, in: cache)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: entry.path))
+        try FileManager.default.removeItem(atPath: entry.path)
+        try bytes.write(to: URL(fileURLWithPath: entry.path))
+        #expect(cache.lookup(key, now: 0) == .damaged(path: entry.path, reason: "its metadata is missing", removed: true))
+    }
+
+    @Test(arguments: placements)
+    func metadataForAnotherKeyIsDamage(placement: DiskCache.MetadataPlacement) throws {
+        let cache = try cache(placement)
+        let entry = try Self.store(key: key, in: cache)
+        var metadata = entry.metadata
+        metadata.key = "http://other/"
+        _ = try cache.replaceMetadata(of: entry, with: metadata, key: key, now: 5)
+        #expect(cache.lookup(key, now: 0) == .damaged(path: entry.path, reason: "its metadata belongs to another key", removed: true))
+    }
+
+    @Test(arguments: placements)
+    func replacingMetadataKeepsTheFile(placement: DiskCache.MetadataPlacement) throws {
+        let cache = try cache(placement)
+        let entry = try Self.store(key: key, in: cache)
+        var metadata = entry.metadata
+        metadata.etag = "\"v2\""
+        _ = try cache.replaceMetadata(of: entry, with: metadata, key: key, now: 5)
+        let found = try #require(cache.lookup(key, now: 6).entry)
+        #expect(found.metadata.etag == "\"v2\"")
+        #expect(found.lastAccess == 5)
     }
 
     @Test func anAbandonedStoreLeavesNoFileBehind() throws {
+        let cache = try cache(.automatic)
         do {
             let pending = try cache.beginStore(for: key)
             try FileSystem.writeAll(pending.descriptor, Self.png, path: pending.temporaryPath)
             pending.discard()
         }
-        let leftovers = try FileManager.default.subpathsOfDirectory(atPath: root).filter {
-            var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: root + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
-        }
-        #expect(leftovers.isEmpty)
-        #expect(cache.lookup(key, now: 0) == nil)
+        #expect(try regularFiles().isEmpty)
+        #expect(cache.lookup(key, now: 0) == .miss)
     }
 
-    @Test func aSecondStoreReplacesTheFirst() throws {
-        try store()
+    @Test(arguments: placements)
+    func aSecondStoreReplacesTheFirst(placement: DiskCache.MetadataPlacement) throws {
+        let cache = try cache(placement)
+        try Self.store(key: key, in: cache)
         let newer = Self.png + [1, 2, 3]
-        try store(newer)
-        let found = try #require(cache.lookup(key, now: 0))
+        try Self.store(newer, key: key, in: cache)
+        let found = try #require(cache.lookup(key, now: 0).entry)
         #expect(found.metadata.byteCount == Int64(newer.count))
         #expect(try Data(contentsOf: URL(fileURLWithPath: found.path)) == Data(newer))
+    }
+
+    @Test func metadataTooBigForAnAttributeGoesToASidecar() throws {
+        let cache = try cache(.automatic)
+        let long = CacheKey("http://example.test/" + String(repeating: "x", count: 9000) + ".png")
+        let entry = try Self.store(key: long, in: cache)
+        #expect(entry.placement == .sidecarFile)
+        #expect(cache.lookup(long, now: 0).entry?.metadata.key == long.string)
+    }
+
+    @Test func aReadOnlyFolderAnswersWithoutBeingWritten() throws {
+        let cache = try cache(.automatic)
+        let entry = try Self.store(key: key, in: cache)
+        try #require(chmod(entry.path, 0o444) == 0)
+        let before = try FileManager.default.attributesOfItem(atPath: entry.path)[.modificationDate] as? Date
+        let readOnly = ReadOnlyCache(directory: cache.directory)
+        #expect(readOnly.lookup(key)?.path == entry.path)
+        #expect(try FileManager.default.attributesOfItem(atPath: entry.path)[.modificationDate] as? Date == before)
+        #expect(readOnly.lookup(CacheKey("http://example.test/other.png")) == nil)
+    }
+
+    @Test func aReadOnlyFolderServesAnImageWithoutMetadataByItsHeader() throws {
+        let shipped = root + "/shipped"
+        let path = shipped + "/\(key.shard)/\(key.fileName)"
+        try FileManager.default.createDirectory(atPath: shipped + "/\(key.shard)", withIntermediateDirectories: true)
+        let logo = try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/images/logo.png"))
+        try logo.write(to: URL(fileURLWithPath: path))
+        let found = try #require(ReadOnlyCache(directory: shipped).lookup(key))
+        #expect(found.metadata.format == .png)
+        #expect(found.metadata.byteCount == Int64(logo.count))
+        // Bytes that are not an image are not served, and not removed either.
+        try Data("<html>".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(ReadOnlyCache(directory: shipped).lookup(key) == nil)
+        #expect(FileManager.default.fileExists(atPath: path))
     }
 }

@@ -1,7 +1,9 @@
 // Thin C edge of imgcache.
 //
-// Two things Swift cannot do on its own live here:
+// What Swift cannot do on its own lives here:
 //  * call libcurl's variadic setopt/getinfo functions (one wrapper per argument type);
+//  * reach <sys/xattr.h> and fcntl's open-file-description locks, which Swift's
+//    Glibc module does not import;
 //  * own the setjmp that libpng and libjpeg need, whose default error handlers
 //    longjmp or call exit().
 // Every library is opened with dlopen on first use, so a process that only reads
@@ -97,6 +99,27 @@ int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
 /// Reads a JPEG's frame header through libjpeg. Returns 0, or -1 with libjpeg's message.
 int ic_jpeg_read_header(const uint8_t *data, size_t size, ic_image_header *out,
                         char *error, size_t error_size);
+
+// MARK: - Extended attributes and locks
+
+/// lgetxattr: the attribute's length, or -1 with errno set (ENODATA when absent,
+/// ENOTSUP where the file system has no user attributes, ERANGE when `size` is short).
+long ic_get_attribute(const char *path, const char *name, void *value, size_t size);
+
+/// lsetxattr (create or replace): 0, or -1 with errno set.
+int ic_set_attribute(const char *path, const char *name, const void *value, size_t size);
+
+/// Whether the file system holding `path` stores user extended attributes.
+int ic_supports_attributes(const char *path);
+
+/// Locks byte `index` of the file open as `descriptor` with an open-file-description
+/// lock (F_OFD_SETLK[W]): shared or exclusive, waiting or not. OFD locks belong to
+/// the open file, not the process, so two threads or two descriptors of one process
+/// exclude each other like two processes do. 0, or -1 with errno (EAGAIN: held).
+int ic_lock_byte(int descriptor, long index, int exclusive, int wait);
+
+/// Releases byte `index`.
+int ic_unlock_byte(int descriptor, long index);
 
 #ifdef __cplusplus
 }

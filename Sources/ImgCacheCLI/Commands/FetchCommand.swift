@@ -5,11 +5,13 @@ import ImgCacheCore
 struct FetchCommand {
     let arguments: FetchArguments
     let globals: GlobalOptions
-    let location: CacheLocation
+    let cache: DiskCache
     let console: Console
 
     func run() throws(SystemError) -> ExitStatus {
-        let fetcher = ImageFetcher(cache: DiskCache(location: location), settings: arguments.settings,
+        let cwd = FileSystem.currentDirectory()
+        let readOnly = arguments.readOnlyPaths.map { ReadOnlyCache(directory: $0.hasPrefix("/") ? $0 : cwd + "/" + $0) }
+        let fetcher = ImageFetcher(cache: cache, readOnlyCaches: readOnly, settings: arguments.settings,
                                    downloaderConfiguration: arguments.downloads)
         fetcher.log = { [console] line in console.detail(line) }
         defer { fetcher.close() }

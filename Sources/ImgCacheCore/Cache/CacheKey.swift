@@ -32,6 +32,9 @@ public struct CacheKey: Equatable, Hashable, Sendable {
     /// The fan-out folder: the digest's first two hex digits (256 folders).
     public var shard: String { String(digest.prefix(2)) }
 
+    /// The shard as a number, 0–255.
+    public var shardIndex: Int { Int(digest.prefix(2), radix: 16) ?? 0 }
+
     /// The extension of the URL's path (query and fragment ignored) when it is
     /// 1–8 ASCII letters or digits and not one the cache reserves.
     public static func plainExtension(ofURL url: String) -> String? {

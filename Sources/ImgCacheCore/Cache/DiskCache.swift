@@ -5,98 +5,122 @@ import Glibc
 /// One namespace of the on-disk cache.
 ///
 /// Layout: `<root>/<namespace>/<shard>/<digest>[.<ext>]` holds the plain image
-/// bytes and `<shard>/<digest>.meta` its metadata, where shard is the digest's
-/// first two hex digits. The image's modification time is its last access.
+/// bytes, where shard is the digest's first two hex digits (256 folders). The
+/// entry's metadata is an extended attribute of that file (`user.imgcache`), set
+/// on the temporary file before it is renamed into place: one rename makes an
+/// image and its metadata appear together, one unlink makes them go together.
+/// The image's modification time is its last access.
 ///
-/// A store writes both files under temporary names (`tmp.*`) in the shard
-/// folder itself, removes the old metadata, renames the image into place, then
-/// the metadata. Renames within one folder do not take the filesystem-wide lock
-/// that renames between folders do, so parallel stores do not queue on it. A crash at any step leaves the old entry, no entry, or the
-/// new entry: never an image with metadata written for other bytes. The
-/// metadata also names the image's inode and size, so when two processes store
-/// the same key at once, a lookup only accepts the pair that belongs together.
+/// Where the file system keeps no user attributes (or `IMGCACHE_METADATA=files`
+/// asks for it), the metadata is a sidecar file `<shard>/<digest>.meta` instead,
+/// committed after the image. It then names the image's inode and size, so that
+/// an image and a sidecar that were not committed together are never taken for
+/// an entry; a crash between the two renames leaves an image that lookups heal.
+///
+/// Temporary files (`tmp.*`, see `TemporaryFile`) live in the shard folder
+/// itself: renames within one folder do not take the filesystem-wide lock that
+/// renames between folders do, so parallel stores do not queue on it.
 public struct DiskCache: Sendable {
     public let location: CacheLocation
+    /// Where new entries keep their metadata.
+    public let metadataPlacement: MetadataPlacement
+    let reader: EntryReader
+    let lock: NamespaceLock
 
-    /// Largest metadata file a lookup reads; anything bigger is not ours.
-    static let metadataLimit = 64 * 1024
-    /// How the names of files being written begin; no entry's name does (entries start with hex digits).
-    public static let temporaryPrefix = "tmp."
-
-    public init(location: CacheLocation) {
-        self.location = location
+    /// Where an entry's metadata goes on store.
+    public enum MetadataPlacement: String, Sendable {
+        /// An extended attribute where the file system has them, else a sidecar file.
+        case automatic
+        /// Always a sidecar file (for caches copied by tools that drop attributes).
+        case sidecarFiles = "files"
     }
+
+    public init(location: CacheLocation, metadataPlacement: MetadataPlacement = .automatic) {
+        self.location = location
+        self.metadataPlacement = metadataPlacement
+        reader = EntryReader(directory: location.directory)
+        lock = NamespaceLock(namespaceDirectory: location.directory)
+    }
+
+    /// The namespace folder.
+    public var directory: String { location.directory }
 
     /// The shard folder of `key`.
-    public func shardDirectory(for key: CacheKey) -> String {
-        location.directory + "/" + key.shard
-    }
+    public func shardDirectory(for key: CacheKey) -> String { reader.shardDirectory(for: key) }
 
     /// Where `key`'s image file lives (whether or not it exists).
-    public func imagePath(for key: CacheKey) -> String {
-        shardDirectory(for: key) + "/" + key.fileName
-    }
+    public func imagePath(for key: CacheKey) -> String { reader.imagePath(for: key) }
 
-    /// Where `key`'s metadata file lives.
-    public func metadataPath(for key: CacheKey) -> String {
-        shardDirectory(for: key) + "/" + key.digest + ".meta"
-    }
+    /// Where `key`'s sidecar metadata file lives when it has one.
+    public func sidecarPath(for key: CacheKey) -> String { reader.sidecarPath(for: key) }
 
-    /// Returns the entry for `key` when a whole one is on disk, and marks it used
-    /// at `now` (best effort: a read-only cache still answers).
-    /// Anything inconsistent (metadata missing or for another file, a size or
-    /// inode that does not match, bytes that are not the recorded format) is a miss.
-    public func lookup(_ key: CacheKey, now: Double) -> CacheEntry? {
-        guard let entry = validEntry(for: key) else { return nil }
-        try? FileSystem.setModificationTime(entry.path, to: now)
-        return entry
-    }
-
-    private func validEntry(for key: CacheKey) -> CacheEntry? {
-        guard let bytes = try? FileSystem.readFile(metadataPath(for: key), limit: DiskCache.metadataLimit),
-              let metadata = EntryMetadata(parsing: String(decoding: bytes, as: UTF8.self)),
-              metadata.key == key.storedForm, metadata.fileName == key.fileName else { return nil }
-        let path = imagePath(for: key)
-        guard let status = try? FileSystem.status(path), status.isRegularFile,
-              status.inode == metadata.inode, status.size == metadata.byteCount else { return nil }
-        if let format = metadata.format {
-            guard let prefix = FileSystem.readPrefix(path, count: 64), ImageFormat.sniff(prefix) == format else { return nil }
+    /// Looks `key` up. A whole entry is marked used at `now` (best effort: a
+    /// read-only cache still answers); its `lastAccess` is the use before this one. Anything on disk that is not a whole entry
+    /// (metadata missing, unreadable or for another file, a wrong size, bytes
+    /// that are not the recorded format) is removed and reported as damaged.
+    public func lookup(_ key: CacheKey, now: Double) -> LookupResult {
+        let first = lock.withShard(key.shardIndex, .shared) { () -> EntryReader.Verdict in
+            let verdict = reader.check(key)
+            if case .whole(let entry) = verdict { try? FileSystem.setModificationTime(entry.path, to: now) }
+            return verdict
         }
-        return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified)
+        switch first {
+        case .whole(let entry): return .hit(entry)
+        case .absent: return .miss
+        case .damaged:
+            // Look again holding the shard exclusively: a store in progress (whose
+            // sidecar is not yet renamed in) finishes first and is then whole.
+            return lock.withShard(key.shardIndex, .exclusive) { () -> LookupResult in
+                switch reader.check(key) {
+                case .whole(let entry):
+                    try? FileSystem.setModificationTime(entry.path, to: now)
+                    return .hit(entry)
+                case .absent: return .miss
+                case .damaged(let reason):
+                    let removed = (try? FileSystem.remove(imagePath(for: key))) != nil
+                    try? FileSystem.remove(sidecarPath(for: key))
+                    return .damaged(path: imagePath(for: key), reason: reason, removed: removed)
+                }
+            }
+        }
     }
 
     /// Creates the temporary image file a download writes into.
     public func beginStore(for key: CacheKey) throws(SystemError) -> PendingEntry {
         try FileSystem.makeDirectories(shardDirectory(for: key))
-        let (descriptor, path) = try DiskCache.createTemporaryFile(in: shardDirectory(for: key), tag: key.digest)
+        let (descriptor, path) = try TemporaryFile.create(in: shardDirectory(for: key), tag: key.digest)
         return PendingEntry(key: key, descriptor: descriptor, temporaryPath: path)
     }
 
-    /// Takes a finished file in the temporary folder (a download's body) as the
-    /// pending image for `key`.
+    /// Takes a finished temporary file in `key`'s shard folder (a download's
+    /// body) as the pending image for `key`.
     public func adopt(_ path: String, for key: CacheKey) -> PendingEntry {
         PendingEntry(key: key, descriptor: -1, temporaryPath: path)
     }
 
-    /// Makes the namespace folder, so that a cache that cannot be written fails
-    /// before any download starts.
+    /// Makes the namespace folder and its lock file, so that a cache that cannot
+    /// be written fails before any download starts.
     public func prepareForStores() throws(SystemError) {
-        try FileSystem.makeDirectories(location.directory)
-        guard access(location.directory, W_OK) == 0 else { throw SystemError("write to", path: location.directory) }
+        try FileSystem.makeDirectories(directory)
+        guard access(directory, W_OK) == 0 else { throw SystemError("write to", path: directory) }
+        try lock.create()
     }
 
     /// Replaces `entry`'s metadata with `metadata` (after a 304: the same bytes,
     /// fresher validators and stored time), and marks the entry used at `now`.
     public func replaceMetadata(of entry: CacheEntry, with metadata: EntryMetadata, key: CacheKey, now: Double) throws(SystemError) -> CacheEntry {
-        let (descriptor, temporary) = try DiskCache.createTemporaryFile(in: shardDirectory(for: key), tag: key.digest + ".meta")
-        defer { try? FileSystem.remove(temporary) }
-        do {
-            defer { close(descriptor) }
-            try FileSystem.writeAll(descriptor, Array(metadata.serialized().utf8), path: temporary)
+        try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) in
+            switch entry.placement {
+            case .attribute:
+                try FileSystem.setAttribute(EntryReader.attributeName, of: entry.path, to: Array(metadata.serialized().utf8))
+            case .sidecarFile:
+                let temporary = try writeSidecar(metadata, for: key)
+                defer { try? FileSystem.remove(temporary) }
+                try FileSystem.rename(temporary, to: sidecarPath(for: key))
+            }
         }
-        try FileSystem.rename(temporary, to: metadataPath(for: key))
         try? FileSystem.setModificationTime(entry.path, to: now)
-        return CacheEntry(path: entry.path, metadata: metadata, lastAccess: now)
+        return CacheEntry(path: entry.path, metadata: metadata, lastAccess: now, placement: entry.placement)
     }
 
     /// Makes `pending` the entry for its key. `describe` receives the finished
@@ -112,37 +136,67 @@ public struct DiskCache: Sendable {
             status = found
         }
         pending.closeDescriptor()
+        let key = pending.key
         var metadata = describe(status.inode, status.size)
-        metadata.fileName = pending.key.fileName
-        metadata.key = pending.key.storedForm
+        metadata.fileName = key.fileName
+        metadata.key = key.storedForm
+        let path = imagePath(for: key)
 
-        let (metadataDescriptor, metadataTemporary) = try DiskCache.createTemporaryFile(
-            in: shardDirectory(for: pending.key), tag: pending.key.digest + ".meta")
-        defer { try? FileSystem.remove(metadataTemporary) }
-        do {
-            defer { close(metadataDescriptor) }
-            try FileSystem.writeAll(metadataDescriptor, Array(metadata.serialized().utf8), path: metadataTemporary)
+        if metadataPlacement == .automatic, attachAttribute(metadata, to: pending.temporaryPath) {
+            try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) in
+                try FileSystem.rename(pending.temporaryPath, to: path)
+                pending.markCommitted()
+                // A sidecar from an earlier store would be stale; the attribute wins anyway.
+                try? FileSystem.remove(sidecarPath(for: key))
+            }
+            return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .attribute)
         }
-        // The old metadata goes first, so that it can never describe the new image.
-        try FileSystem.remove(metadataPath(for: pending.key))
-        let path = imagePath(for: pending.key)
-        try FileSystem.rename(pending.temporaryPath, to: path)
-        pending.markCommitted()
-        try FileSystem.rename(metadataTemporary, to: metadataPath(for: pending.key))
-        return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified)
+
+        let sidecarTemporary = try writeSidecar(metadata, for: key)
+        defer { try? FileSystem.remove(sidecarTemporary) }
+        try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) in
+            // The old sidecar goes first, so that it can never describe the new image.
+            try FileSystem.remove(sidecarPath(for: key))
+            try FileSystem.rename(pending.temporaryPath, to: path)
+            pending.markCommitted()
+            try FileSystem.rename(sidecarTemporary, to: sidecarPath(for: key))
+        }
+        return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .sidecarFile)
     }
 
-    /// Opens a new file `tmp.<tag>.<pid>.<random>` in `directory`, exclusively.
-    static func createTemporaryFile(in directory: String, tag: String) throws(SystemError) -> (Int32, String) {
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<16 {
-            let suffix = String(generator.next() as UInt64, radix: 36)
-            let path = directory + "/" + temporaryPrefix + tag + "." + String(getpid()) + "." + suffix
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-            if descriptor >= 0 { return (descriptor, path) }
-            if errno != EEXIST { throw SystemError("create a file in", path: directory) }
+    /// Sets the metadata attribute on the temporary image. False where the file
+    /// system has no user attributes or the metadata is too big for one (ext4
+    /// holds about 4 KB); the caller then writes a sidecar file.
+    private func attachAttribute(_ metadata: EntryMetadata, to path: String) -> Bool {
+        (try? FileSystem.setAttribute(EntryReader.attributeName, of: path, to: Array(metadata.serialized().utf8))) != nil
+    }
+
+    /// Writes `metadata` to a new temporary file beside `key`'s entry; returns its path.
+    private func writeSidecar(_ metadata: EntryMetadata, for key: CacheKey) throws(SystemError) -> String {
+        let (descriptor, temporary) = try TemporaryFile.create(in: shardDirectory(for: key), tag: key.digest + ".meta")
+        do {
+            defer { close(descriptor) }
+            try FileSystem.writeAll(descriptor, Array(metadata.serialized().utf8), path: temporary)
+        } catch {
+            try? FileSystem.remove(temporary)
+            throw error
         }
-        throw SystemError("create a file in", path: directory, code: EEXIST)
+        return temporary
+    }
+}
+
+/// What a lookup found.
+public enum LookupResult: Equatable, Sendable {
+    case hit(CacheEntry)
+    case miss
+    /// Something was there but not a whole entry; it was removed (unless the
+    /// cache is read-only), so this is a miss.
+    case damaged(path: String, reason: String, removed: Bool)
+
+    /// The entry, for a hit.
+    public var entry: CacheEntry? {
+        if case .hit(let entry) = self { return entry }
+        return nil
     }
 }
 
@@ -152,6 +206,15 @@ public struct CacheEntry: Equatable, Sendable {
     public let metadata: EntryMetadata
     /// When the entry was last used, in seconds since the epoch.
     public let lastAccess: Double
+    /// Where its metadata is kept.
+    public let placement: EntryMetadata.Placement
+
+    public init(path: String, metadata: EntryMetadata, lastAccess: Double, placement: EntryMetadata.Placement) {
+        self.path = path
+        self.metadata = metadata
+        self.lastAccess = lastAccess
+        self.placement = placement
+    }
 }
 
 /// An entry being written: a temporary file that becomes the entry on commit,

@@ -1,7 +1,16 @@
-/// What the cache knows about one entry, kept in a small text file beside the
-/// image. It names the image's inode and size, so an image and a metadata file
-/// that were not committed together are never taken for an entry.
+/// What the cache knows about one entry, as a few lines of text kept in an
+/// extended attribute of the image (or a sidecar file, see `DiskCache`). It
+/// names the image's inode and size, so an image and a sidecar file that were
+/// not committed together are never taken for an entry.
 public struct EntryMetadata: Equatable, Sendable {
+    /// Where an entry's metadata is kept.
+    public enum Placement: String, Equatable, Sendable {
+        /// The `user.imgcache` extended attribute of the image file.
+        case attribute
+        /// The file `<digest>.meta` beside the image.
+        case sidecarFile = "file"
+    }
+
     /// The image file's name inside its shard folder.
     public var fileName: String
     /// Inode of the image file this metadata was written for.
@@ -56,7 +65,9 @@ public struct EntryMetadata: Equatable, Sendable {
         add("inode", String(inode))
         add("size", String(byteCount))
         add("key", key)
-        add("url", url)
+        // Usually the key is the URL; it is then written once, to keep the
+        // metadata small enough to live inside the inode's attribute space.
+        if url != key { add("url", url) }
         add("etag", etag)
         add("last-modified", lastModified)
         add("content-type", contentType)
@@ -80,8 +91,8 @@ public struct EntryMetadata: Equatable, Sendable {
         }
         guard let fileName = fields["file"], let inode = fields["inode"].flatMap({ UInt64($0) }),
               let size = fields["size"].flatMap({ Int64($0) }), let key = fields["key"],
-              let url = fields["url"], let stored = fields["stored"].flatMap({ Double($0) }) else { return nil }
-        self.init(fileName: fileName, inode: inode, byteCount: size, key: key, url: url,
+              let stored = fields["stored"].flatMap({ Double($0) }) else { return nil }
+        self.init(fileName: fileName, inode: inode, byteCount: size, key: key, url: fields["url"] ?? key,
                   etag: fields["etag"], lastModified: fields["last-modified"], contentType: fields["content-type"],
                   format: fields["format"].flatMap(ImageFormat.init(rawValue:)),
                   width: fields["width"].flatMap { Int($0) }, height: fields["height"].flatMap { Int($0) },

@@ -15,7 +15,7 @@ import Glibc
 public final class Downloader: Sendable {
     public let configuration: DownloadConfiguration
     private let mailbox: Mailbox
-    private let thread: DownloadThread
+    private let thread: WorkerThread
 
     /// Loads libcurl and starts the download thread.
     public init(configuration: DownloadConfiguration = DownloadConfiguration()) throws(DownloadError) {
@@ -23,9 +23,13 @@ public final class Downloader: Sendable {
         let loop = try TransferLoop(configuration: configuration)
         let multi = WakeHandle(loop.multi)
         mailbox = Mailbox(wake: { multi.wake() })
-        thread = DownloadThread()
+        thread = WorkerThread()
         let mailbox = self.mailbox
-        try thread.start { loop.run(mailbox) }
+        do {
+            try thread.start { loop.run(mailbox) }
+        } catch {
+            throw .other(code: Int(error.code), message: error.description)
+        }
     }
 
     deinit {
@@ -79,47 +83,4 @@ private struct WakeHandle: @unchecked Sendable {
     let multi: CurlMulti
     init(_ multi: CurlMulti) { self.multi = multi }
     func wake() { multi.wakeup() }
-}
-
-/// A POSIX thread that runs one closure, joined exactly once.
-final class DownloadThread: Sendable {
-    private struct State {
-        var thread: pthread_t?
-        var joined = false
-    }
-    private let state = Mutex(State())
-
-    /// The body, moved to the new thread through an unmanaged pointer.
-    private final class Body {
-        let run: () -> Void
-        init(_ run: @escaping () -> Void) { self.run = run }
-    }
-
-    func start(_ run: @escaping () -> Void) throws(DownloadError) {
-        let context = Unmanaged.passRetained(Body(run)).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { raw in
-            // Signals are for the main thread (SIGINT ends a prefetch there).
-            var blocked = sigset_t()
-            sigemptyset(&blocked)
-            for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE] { sigaddset(&blocked, signal) }
-            pthread_sigmask(SIG_BLOCK, &blocked, nil)
-            Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue().run()
-            return nil
-        }, context)
-        guard result == 0 else {
-            Unmanaged<Body>.fromOpaque(context).release()
-            throw .other(code: Int(result), message: "cannot start the download thread: " + String(cString: strerror(result)))
-        }
-        state.withLock { $0.thread = thread }
-    }
-
-    func join() {
-        let thread: pthread_t? = state.withLock { state in
-            guard !state.joined, let thread = state.thread else { return nil }
-            state.joined = true
-            return thread
-        }
-        if let thread { pthread_join(thread, nil) }
-    }
 }

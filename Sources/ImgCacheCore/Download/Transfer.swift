@@ -17,7 +17,7 @@ final class Transfer {
     init(request: DownloadRequest, easy: CurlEasy, configuration: DownloadConfiguration, share: CurlShare?) throws(DownloadError) {
         let (descriptor, path): (Int32, String)
         do {
-            (descriptor, path) = try DiskCache.createTemporaryFile(in: request.bodyDirectory, tag: "download")
+            (descriptor, path) = try TemporaryFile.create(in: request.bodyDirectory, tag: "download")
         } catch {
             throw .localWrite(error)
         }

@@ -10,6 +10,8 @@ public struct FetchSettings: Equatable, Sendable {
     public var priority: DownloadPriority = .normal
     /// Revalidate cached entries with their ETag / Last-Modified (RefreshCached).
     public var refreshCached = false
+    /// How a URL becomes its cache key (cacheKeyFilter).
+    public var keyFilter: CacheKeyFilter = .none
 
     public init() {}
 

@@ -6,6 +6,8 @@
 /// calling thread as the downloads finish.
 public final class ImageFetcher {
     public let cache: DiskCache
+    /// Consulted, in order, after `cache` misses; never written.
+    public let readOnlyCaches: [ReadOnlyCache]
     public let settings: FetchSettings
     public let downloaderConfiguration: DownloadConfiguration
     /// Called with a line of detail for `-v`.
@@ -14,9 +16,10 @@ public final class ImageFetcher {
     /// Created on the first miss, so a hit never loads libcurl.
     private var downloader: Downloader?
 
-    public init(cache: DiskCache, settings: FetchSettings = FetchSettings(),
+    public init(cache: DiskCache, readOnlyCaches: [ReadOnlyCache] = [], settings: FetchSettings = FetchSettings(),
                 downloaderConfiguration: DownloadConfiguration = DownloadConfiguration()) {
         self.cache = cache
+        self.readOnlyCaches = readOnlyCaches
         self.settings = settings
         self.downloaderConfiguration = downloaderConfiguration
     }
@@ -50,19 +53,32 @@ public final class ImageFetcher {
                 }
                 continue
             }
-            let key = CacheKey(url)
+            let key = CacheKey(settings.keyFilter.key(for: url))
             if let slot = missByKey[key.string] {
                 misses[slot].indices.append(index)
                 continue
             }
-            let entry = cache.lookup(key, now: WallClock.now())
-            if let entry, !settings.refreshCached {
+            var cached: CacheEntry?
+            switch cache.lookup(key, now: WallClock.now()) {
+            case .hit(let entry): cached = entry
+            case .miss: break
+            case .damaged(let path, let reason, let removed):
+                log("damaged entry \(path): \(reason)" + (removed ? "; removed, fetching again" : ""))
+            }
+            if let entry = cached, !settings.refreshCached {
                 log("hit: \(entry.path)")
                 try settle(index, .success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)))
                 continue
             }
+            // Read-only folders answer misses; a refresh always goes to the server.
+            if cached == nil, !settings.refreshCached,
+               let entry = readOnlyCaches.lazy.compactMap({ $0.lookup(key) }).first {
+                log("hit (read-only): \(entry.path)")
+                try settle(index, .success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)))
+                continue
+            }
             missByKey[key.string] = misses.count
-            misses.append(PendingFetch(url: remote, key: key, cached: entry, indices: [index]))
+            misses.append(PendingFetch(url: remote, key: key, cached: cached, indices: [index]))
         }
         guard !misses.isEmpty else { return }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ImgCacheCore
 
 /// Read-only views of a cache folder for assertions.
 enum CacheInspection {
@@ -13,6 +14,22 @@ enum CacheInspection {
             }
         }
         return found.sorted()
+    }
+
+    /// The metadata text of the entry whose image is at `imagePath`: its
+    /// `user.imgcache` attribute, else its sidecar file.
+    static func metadata(ofImage imagePath: String) -> String? {
+        if let bytes = try? FileSystem.attribute("user.imgcache", of: imagePath) { return String(decoding: bytes, as: UTF8.self) }
+        let sidecar = (imagePath as NSString).deletingPathExtension + ".meta"
+        return try? String(contentsOfFile: sidecar, encoding: .utf8)
+    }
+
+    /// Rewrites the file at `path` as a new file with the same bytes and no
+    /// extended attributes, as a copy by a tool that drops them would.
+    static func dropAttributes(_ path: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        try FileManager.default.removeItem(atPath: path)
+        try bytes.write(to: URL(fileURLWithPath: path))
     }
 
     /// MD5 of `text` as lowercase hex, computed independently of imgcache (by md5sum).

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ImgCacheCore
+
+/// `imgcache cache-info`: what one namespace (or each) holds, and its limits.
+struct CacheInfoCommand {
+    let arguments: CacheInfoArguments
+    let globals: GlobalOptions
+    let caches: [DiskCache]
+    let console: Console
+
+    func run() throws(SystemError) -> ExitStatus {
+        let now = WallClock.now()
+        for (index, cache) in caches.enumerated() {
+            let summary: CacheSummary
+            do { summary = try CacheSummary.summarize(cache, now: now) } catch {
+                console.error(MaintenanceMessages.describe(error))
+                return .cacheUnwritable
+            }
+            if globals.json {
+                try console.output(json(summary).serialized)
+            } else if !globals.quiet {
+                if index > 0 { try console.output("") }
+                for line in text(summary, now: now) { try console.output(line) }
+            }
+        }
+        return .success
+    }
+
+    private func text(_ summary: CacheSummary, now: Double) -> [String] {
+        func row(_ label: String, _ value: String) -> String {
+            let title = label + ":"
+            return title + String(repeating: " ", count: max(1, 14 - title.count)) + value
+        }
+        var lines = [row("namespace", summary.namespace.name), row("path", summary.path)]
+        if summary.exists {
+            let size = ByteSize.humanised(summary.entries.bytes) + ", " + ByteSize.humanised(summary.entries.allocatedBytes) + " on disk"
+            lines.append(row("entries", "\(summary.entries.count) (\(size))"))
+        } else {
+            lines.append(row("entries", "0 (nothing stored yet)"))
+        }
+        if let oldest = summary.oldestAccess, let newest = summary.newestAccess {
+            lines.append(row("oldest use", Timestamp.local(oldest) + " (" + Timestamp.age(oldest, now: now) + ")"))
+            lines.append(row("newest use", Timestamp.local(newest) + " (" + Timestamp.age(newest, now: now) + ")"))
+        }
+        lines.append(row("failed URLs", String(summary.failedURLs)))
+        if summary.temporaries.count > 0 {
+            lines.append(row("temporary", "\(summary.temporaries.count) files (\(ByteSize.humanised(summary.temporaries.bytes)))"))
+        }
+        lines.append(row("max size", "\(summary.limits.maxSize) (\(summary.limits.maxSizeSource.rawValue))"))
+        lines.append(row("max age", "\(summary.limits.maxAge) (\(summary.limits.maxAgeSource.rawValue))"))
+        lines.append(row("metadata", summary.metadataPlacement == .attribute ? "extended attributes" : "sidecar files"))
+        return lines
+    }
+
+    private func json(_ summary: CacheSummary) -> JSONObject {
+        var object = JSONObject()
+        object.add("namespace", summary.namespace.name)
+        object.add("path", summary.path)
+        object.add("exists", summary.exists)
+        object.add("entries", summary.entries.count)
+        object.add("bytes", summary.entries.bytes)
+        object.add("allocated_bytes", summary.entries.allocatedBytes)
+        object.add("oldest_access", summary.oldestAccess.map(Timestamp.iso8601))
+        object.add("newest_access", summary.newestAccess.map(Timestamp.iso8601))
+        object.add("failed_urls", summary.failedURLs)
+        object.add("temporary_files", summary.temporaries.count)
+        object.add("temporary_bytes", summary.temporaries.bytes)
+        MaintenanceMessages.addLimits(summary.limits, to: &object)
+        object.add("metadata", summary.metadataPlacement.rawValue)
+        return object
+    }
+}
+
+/// Wording shared by cache-info, clean and clear.
+enum MaintenanceMessages {
+    /// A failure while reading or changing the cache, said plainly.
+    static func describe(_ error: SystemError) -> String {
+        if error.code == ELOOP, let path = error.path {
+            return "\(path) is a symbolic link; imgcache does not follow links inside the cache"
+        }
+        return error.description
+    }
+
+    static func addLimits(_ limits: CacheLimits, to object: inout JSONObject) {
+        switch limits.maxSize {
+        case .unlimited: object.add("max_size", nil as Int64?)
+        case .bytes(let bytes): object.add("max_size", bytes)
+        }
+        object.add("max_size_source", limits.maxSizeSource.rawValue)
+        switch limits.maxAge {
+        case .never: object.add("max_age", nil as JSONValue?)
+        case .seconds(let seconds):
+            object.add("max_age", seconds == seconds.rounded() ? JSONValue.integer(Int64(seconds)) : JSONValue.number(seconds))
+        }
+        object.add("max_age_source", limits.maxAgeSource.rawValue)
+    }
+}

@@ -1,0 +1,94 @@
+import ImgCacheCore
+
+/// `imgcache clean`: expire and trim one namespace (or each), under the limits
+/// given, remembered or default.
+struct CleanCommand {
+    let arguments: CleanArguments
+    let globals: GlobalOptions
+    let caches: [DiskCache]
+    let console: Console
+
+    func run() throws(SystemError) -> ExitStatus {
+        let now = WallClock.now()
+        var status = ExitStatus.success
+        for cache in caches {
+            let limits: CacheLimits
+            let outcome: CacheCleaner.Outcome
+            do throws(SystemError) {
+                var remembered = NamespaceSettings.load(from: cache.directory)
+                if arguments.remember {
+                    if let maxSize = arguments.maxSize { remembered.maxSize = maxSize }
+                    if let maxAge = arguments.maxAge { remembered.maxAge = maxAge }
+                    try cache.prepareForStores()
+                    try remembered.save(to: cache.directory)
+                }
+                limits = CacheLimits.resolve(maxSize: arguments.maxSize, maxAge: arguments.maxAge, remembered: remembered)
+                outcome = try CacheCleaner(cache: cache).clean(limits: limits, now: now, dryRun: arguments.dryRun)
+            } catch {
+                console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))
+                status = .cacheUnwritable
+                continue
+            }
+            if arguments.remember { console.detail("remembered for namespace '\(cache.location.namespace)': max size \(limits.maxSize), max age \(limits.maxAge)") }
+            switch outcome {
+            case .alreadyRunning:
+                console.note("another clean of namespace '\(cache.location.namespace)' is running; nothing done")
+                if globals.json {
+                    var object = JSONObject()
+                    object.add("namespace", cache.location.namespace.name)
+                    object.add("skipped", "another clean is running")
+                    try console.output(object.serialized)
+                }
+            case .cleaned(let report):
+                if globals.json {
+                    try console.output(json(report, namespace: cache.location.namespace).serialized)
+                } else if !globals.quiet {
+                    for line in text(report, namespace: cache.location.namespace) { try console.output(line) }
+                }
+            }
+        }
+        return status
+    }
+
+    private func text(_ report: CacheCleaner.Report, namespace: Namespace) -> [String] {
+        let verb = report.dryRun ? "would remove" : "removed"
+        let removedCount = report.expired.count + report.evicted.count
+        let removedBytes = report.expired.bytes + report.evicted.bytes
+        var reasons: [String] = []
+        if report.expired.count > 0 { reasons.append("\(report.expired.count) unused for \(report.limits.maxAge)") }
+        if report.evicted.count > 0, case .bytes(let maxSize) = report.limits.maxSize {
+            reasons.append("\(report.evicted.count) least recently used, to get under \(ByteSize.humanised(maxSize / 2))")
+        }
+        var lines = ["namespace '\(namespace)': \(verb) \(removedCount) entries (\(ByteSize.humanised(removedBytes)))"
+            + (reasons.isEmpty ? "" : ": " + reasons.joined(separator: "; "))]
+        if report.temporaries.count > 0 {
+            lines.append("  \(verb) \(report.temporaries.count) abandoned temporary files (\(ByteSize.humanised(report.temporaries.bytes)))")
+        }
+        if report.leftovers > 0 { lines.append("  \(verb) \(report.leftovers) leftovers (orphaned metadata, links)") }
+        if report.failedURLs > 0 { lines.append("  \(verb) \(report.failedURLs) expired failed URLs") }
+        if report.spared > 0 { lines.append("  kept \(report.spared) entries used while cleaning") }
+        lines.append("  \(report.dryRun ? "would keep" : "kept") \(report.remaining.count) entries, "
+            + "\(ByteSize.humanised(report.remaining.allocatedBytes)) on disk (max size \(report.limits.maxSize), max age \(report.limits.maxAge))")
+        return lines
+    }
+
+    private func json(_ report: CacheCleaner.Report, namespace: Namespace) -> JSONObject {
+        var object = JSONObject()
+        object.add("namespace", namespace.name)
+        object.add("dry_run", report.dryRun)
+        object.add("removed_entries", report.expired.count + report.evicted.count)
+        object.add("removed_bytes", report.expired.bytes + report.evicted.bytes)
+        object.add("removed_allocated_bytes", report.expired.allocatedBytes + report.evicted.allocatedBytes)
+        object.add("expired_entries", report.expired.count)
+        object.add("evicted_entries", report.evicted.count)
+        object.add("removed_temporary_files", report.temporaries.count)
+        object.add("removed_leftovers", report.leftovers)
+        object.add("removed_failed_urls", report.failedURLs)
+        object.add("spared_entries", report.spared)
+        object.add("remaining_entries", report.remaining.count)
+        object.add("remaining_bytes", report.remaining.bytes)
+        object.add("remaining_allocated_bytes", report.remaining.allocatedBytes)
+        MaintenanceMessages.addLimits(report.limits, to: &object)
+        return object
+    }
+}

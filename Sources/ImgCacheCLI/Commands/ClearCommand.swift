@@ -1,0 +1,50 @@
+import ImgCacheCore
+
+/// `imgcache clear`: every entry of one namespace (or each), or its failed URLs.
+struct ClearCommand {
+    let arguments: ClearArguments
+    let globals: GlobalOptions
+    let caches: [DiskCache]
+    let console: Console
+
+    func run() throws(SystemError) -> ExitStatus {
+        let now = WallClock.now()
+        var status = ExitStatus.success
+        for cache in caches {
+            let namespace = cache.location.namespace
+            let failed = FailedURLStore(namespaceDirectory: cache.directory)
+            var object = JSONObject()
+            object.add("namespace", namespace.name)
+            var lines: [String] = []
+            do throws(SystemError) {
+                if arguments.failedOnly {
+                    let forgotten = try failed.clear()
+                    object.add("removed_failed_urls", forgotten)
+                    lines.append("namespace '\(namespace)': forgot \(forgotten) failed URLs")
+                } else {
+                    let report = try CacheClearer(cache: cache).clear(now: now)
+                    object.add("removed_entries", report.entries.count)
+                    object.add("removed_bytes", report.entries.bytes)
+                    object.add("removed_allocated_bytes", report.entries.allocatedBytes)
+                    object.add("removed_temporary_files", report.temporaries)
+                    object.add("removed_leftovers", report.leftovers)
+                    lines.append("namespace '\(namespace)': removed \(report.entries.count) entries (\(ByteSize.humanised(report.entries.bytes)))")
+                    let kept = try failed.count(ttl: FailedURLStore.defaultTTL, now: now)
+                    if kept.remembered > kept.expired {
+                        lines.append("  kept \(kept.remembered - kept.expired) failed URLs (clear --failed forgets them)")
+                    }
+                }
+            } catch {
+                console.error("namespace '\(namespace)': " + MaintenanceMessages.describe(error))
+                status = .cacheUnwritable
+                continue
+            }
+            if globals.json {
+                try console.output(object.serialized)
+            } else if !globals.quiet {
+                for line in lines { try console.output(line) }
+            }
+        }
+        return status
+    }
+}

@@ -1,0 +1,180 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `clean` (SDImageCache's deleteOldFiles): drops entries not used for the
+/// maximum age, then, if the namespace is still over its maximum size, the
+/// least recently used until it is under half of it. Also removes abandoned
+/// temporary files, leftovers of interrupted stores, symbolic links planted in
+/// the cache (the links, never their targets) and expired failed URLs.
+///
+/// Only one clean runs per namespace: a second one finds the claim taken and
+/// returns at once. Planning reads a scan without locks; each shard's victims
+/// are then removed holding that shard's lock, each one only if it is still
+/// the file the scan saw, unchanged (a hit since the scan saves it).
+public struct CacheCleaner: Sendable {
+    public let cache: DiskCache
+
+    public init(cache: DiskCache) {
+        self.cache = cache
+    }
+
+    /// Count and sizes of a group of files.
+    public struct Tally: Equatable, Sendable {
+        public var count = 0
+        public var bytes: Int64 = 0
+        /// Bytes on disk (blocks), which `--max-size` bounds.
+        public var allocatedBytes: Int64 = 0
+
+        public init() {}
+
+        mutating func add(_ file: NamespaceScan.ScannedFile) {
+            count += 1
+            bytes += file.size
+            allocatedBytes += file.allocatedSize
+        }
+    }
+
+    /// What a clean removed (or, with `dryRun`, would remove).
+    public struct Report: Equatable, Sendable {
+        public var dryRun = false
+        public var limits: CacheLimits
+        /// Entries not used for `limits.maxAge`.
+        public var expired = Tally()
+        /// Least recently used entries dropped to get under half of `limits.maxSize`.
+        public var evicted = Tally()
+        public var temporaries = Tally()
+        /// Orphaned sidecars, images without metadata, and symbolic links.
+        public var leftovers = 0
+        public var failedURLs = 0
+        /// Entries used since the scan, and so kept.
+        public var spared = 0
+        /// What the namespace holds afterwards.
+        public var remaining = Tally()
+    }
+
+    /// Whether the clean ran.
+    public enum Outcome: Equatable, Sendable {
+        case cleaned(Report)
+        /// Another clean of this namespace is running; nothing was done.
+        case alreadyRunning
+    }
+
+    /// Cleans the namespace under `limits` and the failed-URL `failedTTL`, at `now`.
+    public func clean(limits: CacheLimits, failedTTL: AgeLimit = FailedURLStore.defaultTTL,
+                      now: Double, dryRun: Bool = false) throws(SystemError) -> Outcome {
+        guard (try? FileSystem.status(cache.directory)) != nil else {
+            return .cleaned(Report(dryRun: dryRun, limits: limits))  // nothing was ever stored
+        }
+        guard let claim = try cache.lock.tryClaimCleaner() else { return .alreadyRunning }
+        defer { withExtendedLifetime(claim) {} }
+
+        let scan = try NamespaceScan.scan(cache.directory)
+        var report = Report(dryRun: dryRun, limits: limits)
+
+        // Age first, then size: least recently used first, ties by path so the
+        // choice is the same on every run.
+        var victims: [NamespaceScan.ScannedFile] = []
+        var kept: [NamespaceScan.ScannedFile] = []
+        for entry in scan.entries {
+            if limits.maxAge.isExpired(entry.modified, now: now) {
+                victims.append(entry)
+                report.expired.add(entry)
+            } else {
+                kept.append(entry)
+            }
+        }
+        var total = kept.reduce(Int64(0)) { $0 + $1.allocatedSize }
+        if case .bytes(let maxSize) = limits.maxSize, total > maxSize {
+            kept.sort { ($0.modified, $0.relativePath) < ($1.modified, $1.relativePath) }
+            var dropped = 0
+            while dropped < kept.count, total > maxSize / 2 {
+                let entry = kept[dropped]
+                victims.append(entry)
+                report.evicted.add(entry)
+                total -= entry.allocatedSize
+                dropped += 1
+            }
+            kept.removeFirst(dropped)
+        }
+        for entry in kept { report.remaining.add(entry) }
+
+        let abandoned = scan.temporaries.filter { TemporaryFile.isAbandoned($0.name, modified: $0.modified, now: now) }
+        for file in abandoned { report.temporaries.add(file) }
+        let leftovers = scan.orphanSidecars + scan.incompleteImages
+        report.leftovers = leftovers.count + scan.links.count
+        report.failedURLs = try FailedURLStore(namespaceDirectory: cache.directory).prune(ttl: failedTTL, now: now, dryRun: dryRun)
+        guard !dryRun else { return .cleaned(report) }
+
+        let removal = ShardRemoval(cache: cache)
+        let spared = try removal.removeEntries(victims)
+        for entry in spared { report.remaining.add(entry) }
+        report.spared = spared.count
+        try removal.removeLeftovers(leftovers)
+        try removal.removeUnlocked(abandoned + scan.links)
+        return .cleaned(report)
+    }
+}
+
+/// Removes scanned files from a namespace, shard by shard under the shard's
+/// exclusive lock, each only if it is still the very file that was scanned.
+struct ShardRemoval {
+    let cache: DiskCache
+
+    /// Removes `entries` (with their sidecars); returns those that changed since the scan and were kept.
+    func removeEntries(_ entries: [NamespaceScan.ScannedFile]) throws(SystemError) -> [NamespaceScan.ScannedFile] {
+        var spared: [NamespaceScan.ScannedFile] = []
+        for (shard, files) in Dictionary(grouping: entries, by: \.shard).sorted(by: { $0.key < $1.key }) {
+            guard let folder = try open(shard) else { continue }
+            try cache.lock.withShard(Int(shard, radix: 16) ?? 0, .exclusive) { () throws(SystemError) in
+                for file in files {
+                    guard let now = try folder.status(file.name) else { continue }
+                    guard now.inode == file.inode, now.modified == file.modified, now.isRegularFile else {
+                        spared.append(file)
+                        continue
+                    }
+                    try folder.remove(file.name)
+                    if file.hasSidecar { try folder.remove(EntryNames.digest(of: file.name) + ".meta") }
+                }
+            }
+        }
+        return spared
+    }
+
+    /// Removes orphaned sidecars and images without metadata, rechecking under
+    /// the lock that a store has not since completed them.
+    func removeLeftovers(_ files: [NamespaceScan.ScannedFile]) throws(SystemError) {
+        for (shard, group) in Dictionary(grouping: files, by: \.shard) {
+            guard let folder = try open(shard) else { continue }
+            try cache.lock.withShard(Int(shard, radix: 16) ?? 0, .exclusive) { () throws(SystemError) in
+                let present = Set(try folder.list().map(\.name))
+                for file in group {
+                    let digest = EntryNames.digest(of: file.name)
+                    if EntryNames.isSidecar(file.name) {
+                        // Still orphaned if no image of this digest exists now.
+                        guard !present.contains(where: { $0 != file.name && $0.hasPrefix(digest) && EntryNames.kind(of: $0) == .image }) else { continue }
+                    } else {
+                        guard !present.contains(digest + ".meta") else { continue }
+                    }
+                    try folder.remove(file.name)
+                }
+            }
+        }
+    }
+
+    /// Removes files no lookup or store relies on (abandoned temporaries, links).
+    func removeUnlocked(_ files: [NamespaceScan.ScannedFile]) throws(SystemError) {
+        let namespace = try DirectoryHandle(cache.directory)
+        for (shard, group) in Dictionary(grouping: files, by: \.shard) {
+            let folder = shard.isEmpty ? namespace : (try open(shard) ?? namespace)
+            for file in group where shard.isEmpty || folder !== namespace { try folder.remove(file.name) }
+        }
+    }
+
+    private func open(_ shard: String) throws(SystemError) -> DirectoryHandle? {
+        do { return try DirectoryHandle(cache.directory).child(shard) } catch {
+            if error.code == ENOENT || error.code == ELOOP || error.code == ENOTDIR { return nil }
+            throw error
+        }
+    }
+}

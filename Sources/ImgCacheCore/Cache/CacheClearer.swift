@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `clear` (SDImageCache's clearDisk): removes every entry of a namespace, shard
+/// by shard under each shard's exclusive lock, so a concurrent reader sees an
+/// entry whole or not at all and waits at most for one shard. Temporary files
+/// of stores still running are left to them; symbolic links are removed, never
+/// followed. The namespace's settings and failed-URL list stay (`clear --failed`
+/// empties the list).
+public struct CacheClearer: Sendable {
+    public let cache: DiskCache
+
+    public init(cache: DiskCache) {
+        self.cache = cache
+    }
+
+    /// What a clear removed.
+    public struct Report: Equatable, Sendable {
+        public var entries = CacheCleaner.Tally()
+        public var temporaries = 0
+        /// Sidecars, images without metadata, links and the like.
+        public var leftovers = 0
+    }
+
+    public func clear(now: Double) throws(SystemError) -> Report {
+        var report = Report()
+        let namespace: DirectoryHandle
+        do { namespace = try DirectoryHandle(cache.directory) } catch {
+            if error.code == ENOENT { return report }
+            throw error
+        }
+        let attributes = FileSystem.supportsAttributes(cache.directory)
+        for item in try namespace.list() where EntryNames.isShard(item.name) {
+            let folder: DirectoryHandle
+            do { folder = try namespace.child(item.name) } catch {
+                guard error.code == ELOOP || error.code == ENOTDIR else { throw error }
+                // A link (or file) where a shard folder belongs: removed, never entered.
+                if try namespace.remove(item.name) { report.leftovers += 1 }
+                continue
+            }
+            try cache.lock.withShard(Int(item.name, radix: 16) ?? 0, .exclusive) { () throws(SystemError) in
+                let names = try folder.list().map(\.name)
+                let sidecars = Set(names.filter(EntryNames.isSidecar).map(EntryNames.digest(of:)))
+                for name in names {
+                    guard let status = try folder.status(name), !status.isDirectory else { continue }
+                    switch EntryNames.kind(of: name) {
+                    case .image where status.isRegularFile && (attributes || sidecars.contains(EntryNames.digest(of: name))):
+                        report.entries.count += 1
+                        report.entries.bytes += status.size
+                        report.entries.allocatedBytes += status.allocatedSize
+                        try folder.remove(name)
+                    case .temporary:
+                        guard TemporaryFile.isAbandoned(name, modified: status.modified, now: now) else { continue }
+                        report.temporaries += 1
+                        try folder.remove(name)
+                    case .foreign where !status.isSymbolicLink:
+                        continue  // not ours: left alone
+                    default:
+                        report.leftovers += 1
+                        try folder.remove(name)
+                    }
+                }
+            }
+        }
+        return report
+    }
+}

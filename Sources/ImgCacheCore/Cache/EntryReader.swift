@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds and checks entries in one namespace-shaped folder (`<shard>/<file>`);
+/// shared by the writable cache and the read-only lookup paths.
+struct EntryReader: Sendable {
+    let directory: String
+
+    /// The extended attribute holding an entry's metadata.
+    static let attributeName = "user.imgcache"
+    /// Largest metadata a lookup reads; anything bigger is not ours.
+    static let metadataLimit = 64 * 1024
+
+    func shardDirectory(for key: CacheKey) -> String { directory + "/" + key.shard }
+    func imagePath(for key: CacheKey) -> String { shardDirectory(for: key) + "/" + key.fileName }
+    func sidecarPath(for key: CacheKey) -> String { shardDirectory(for: key) + "/" + key.digest + ".meta" }
+
+    /// What reading an entry's metadata found.
+    enum MetadataRead {
+        case found(EntryMetadata, EntryMetadata.Placement)
+        /// There is no image file.
+        case noImage
+        /// An image file without metadata.
+        case missing
+        /// Metadata that does not parse.
+        case unreadable(EntryMetadata.Placement)
+    }
+
+    func readMetadata(for key: CacheKey) -> MetadataRead {
+        let path = imagePath(for: key)
+        do throws(SystemError) {
+            if let bytes = try FileSystem.attribute(EntryReader.attributeName, of: path, limit: EntryReader.metadataLimit) {
+                guard let metadata = EntryMetadata(parsing: String(decoding: bytes, as: UTF8.self)) else { return .unreadable(.attribute) }
+                return .found(metadata, .attribute)
+            }
+        } catch {
+            if error.code == ENOENT || error.code == ENOTDIR { return .noImage }
+            // No user attributes here (ENOTSUP) or not readable: the sidecar file may hold it.
+        }
+        let bytes: [UInt8]?
+        do { bytes = try FileSystem.readFile(sidecarPath(for: key), limit: EntryReader.metadataLimit) } catch { return .unreadable(.sidecarFile) }
+        guard let bytes else { return .missing }
+        guard let metadata = EntryMetadata(parsing: String(decoding: bytes, as: UTF8.self)) else { return .unreadable(.sidecarFile) }
+        return .found(metadata, .sidecarFile)
+    }
+
+    /// What a check of one entry concluded.
+    enum Verdict {
+        case whole(CacheEntry)
+        case absent
+        /// Something is on disk but it is not a usable entry; the reason says what.
+        case damaged(String)
+    }
+
+    /// Checks `key`'s entry: metadata present and for this key, a regular file of
+    /// the recorded size (and, for a sidecar, the recorded inode), whose first
+    /// bytes are the recorded format.
+    func check(_ key: CacheKey) -> Verdict {
+        let metadata: EntryMetadata, placement: EntryMetadata.Placement
+        switch readMetadata(for: key) {
+        case .noImage: return .absent
+        case .missing: return .damaged("its metadata is missing")
+        case .unreadable: return .damaged("its metadata is unreadable")
+        case .found(let found, let foundPlacement): (metadata, placement) = (found, foundPlacement)
+        }
+        guard metadata.key == key.storedForm, metadata.fileName == key.fileName else {
+            return .damaged("its metadata belongs to another key")
+        }
+        let path = imagePath(for: key)
+        guard let status = try? FileSystem.status(path) else { return .absent }
+        guard status.isRegularFile else { return .damaged("it is not a regular file") }
+        // A sidecar file names its image by inode, because the two are renamed in
+        // one after the other; an attribute travels with its file (even when copied).
+        if placement == .sidecarFile && status.inode != metadata.inode {
+            return .damaged("its metadata was written for another file")
+        }
+        guard status.size == metadata.byteCount else {
+            return .damaged(status.size < metadata.byteCount
+                ? "it is truncated (\(status.size) of \(metadata.byteCount) bytes)"
+                : "it has \(status.size) bytes, not the \(metadata.byteCount) stored")
+        }
+        if let format = metadata.format {
+            guard let prefix = FileSystem.readPrefix(path, count: 64), ImageFormat.sniff(prefix) == format else {
+                return .damaged("its bytes are no longer a \(format.displayName) image")
+            }
+        }
+        return .whole(CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: placement))
+    }
+}

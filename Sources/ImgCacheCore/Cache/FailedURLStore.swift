@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The namespace's failed-URL list (SDWebImage's failedURLs), persistent across
+/// processes: one small file per URL, `<namespace>/failed/<digest>`, written by
+/// rename, so concurrent processes never see half a record and need no lock.
+/// The file's modification time is when the URL failed.
+public struct FailedURLStore: Sendable {
+    public let directory: String
+
+    /// How long a failure is remembered unless told otherwise.
+    public static let defaultTTL = AgeLimit.seconds(86_400)
+    static let signature = "imgcache-failed 1"
+
+    public init(namespaceDirectory: String) {
+        directory = namespaceDirectory + "/failed"
+    }
+
+    /// One remembered failure.
+    public struct Record: Equatable, Sendable {
+        public let url: String
+        public let reason: String
+        /// Seconds since the epoch.
+        public let failedAt: Double
+    }
+
+    /// Remembers that `key`'s URL failed for `reason` at `now`.
+    public func record(_ key: CacheKey, url: String, reason: String, now: Double) throws(SystemError) {
+        try FileSystem.makeDirectories(directory)
+        let text = [FailedURLStore.signature, "url " + EntryMetadata.escape(RemoteURL.redacted(url)),
+                    "reason " + EntryMetadata.escape(reason)].joined(separator: "\n") + "\n"
+        let (descriptor, temporary) = try TemporaryFile.create(in: directory, tag: key.digest)
+        defer { try? FileSystem.remove(temporary) }
+        do {
+            defer { close(descriptor) }
+            try FileSystem.writeAll(descriptor, Array(text.utf8), path: temporary)
+        }
+        try FileSystem.setModificationTime(temporary, to: now)
+        try FileSystem.rename(temporary, to: directory + "/" + key.digest)
+    }
+
+    /// The failure remembered for `key`, unless it expired under `ttl`.
+    public func lookup(_ key: CacheKey, ttl: AgeLimit, now: Double) -> Record? {
+        let path = directory + "/" + key.digest
+        guard let status = try? FileSystem.status(path), status.isRegularFile,
+              !ttl.isExpired(status.modified, now: now),
+              let bytes = try? FileSystem.readFile(path, limit: 64 * 1024) else { return nil }
+        var fields: [Substring: String] = [:]
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        guard lines.first == Substring(FailedURLStore.signature) else { return nil }
+        for line in lines.dropFirst() {
+            guard let space = line.firstIndex(of: " ") else { continue }
+            fields[line[..<space]] = EntryMetadata.unescape(line[line.index(after: space)...])
+        }
+        return Record(url: fields["url"] ?? "", reason: fields["reason"] ?? "", failedAt: status.modified)
+    }
+
+    /// Forgets `key`'s failure (it succeeded).
+    public func remove(_ key: CacheKey) {
+        try? FileSystem.remove(directory + "/" + key.digest)
+    }
+
+    /// How many failures are remembered, and how many of those expired under `ttl`.
+    public func count(ttl: AgeLimit, now: Double) throws(SystemError) -> (remembered: Int, expired: Int) {
+        var remembered = 0, expired = 0
+        try forEachRecord { _, status in
+            remembered += 1
+            if ttl.isExpired(status.modified, now: now) { expired += 1 }
+            return false
+        }
+        return (remembered, expired)
+    }
+
+    /// Removes the failures that expired under `ttl` (only counts them with
+    /// `dryRun`), and abandoned temporary files. Returns how many failures.
+    public func prune(ttl: AgeLimit, now: Double, dryRun: Bool) throws(SystemError) -> Int {
+        var removed = 0
+        try forEachRecord { _, status in
+            guard ttl.isExpired(status.modified, now: now) else { return false }
+            removed += 1
+            return !dryRun
+        }
+        return removed
+    }
+
+    /// Forgets every failure. Returns how many there were.
+    public func clear() throws(SystemError) -> Int {
+        var removed = 0
+        try forEachRecord { _, _ in
+            removed += 1
+            return true
+        }
+        return removed
+    }
+
+    /// Calls `body` for each record file; removes it when `body` returns true.
+    /// Abandoned temporary files are removed on the way.
+    private func forEachRecord(_ body: (String, FileStatus) -> Bool) throws(SystemError) {
+        let folder: DirectoryHandle
+        do { folder = try DirectoryHandle(directory) } catch {
+            if error.code == ENOENT { return }
+            throw error
+        }
+        let now = WallClock.now()
+        for item in try folder.list() {
+            guard let status = try folder.status(item.name) else { continue }
+            if TemporaryFile.isTemporary(item.name) {
+                if TemporaryFile.isAbandoned(item.name, modified: status.modified, now: now) { try folder.remove(item.name) }
+                continue
+            }
+            guard status.isRegularFile, item.name.utf8.count == 32 else { continue }
+            if body(item.name, status) { try folder.remove(item.name) }
+        }
+    }
+}

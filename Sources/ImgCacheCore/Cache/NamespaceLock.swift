@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CImgCacheShims
+
+/// How processes sharing a namespace stay out of each other's way: byte `i` of
+/// `<namespace>/lock` guards shard `i`, and byte 256 marks a running clean.
+///
+/// Lookups and stores hold their shard's byte shared, for microseconds; `clean`
+/// and `clear` hold it exclusive only while they remove that shard's victims,
+/// after checking each one is unchanged. So a hit can never be removed between
+/// being found and being touched, a store never lands between a cleaner's check
+/// and its removal, and a reader waits at most for one shard's removals.
+/// The locks are open-file-description locks: released by the kernel when the
+/// holder dies, and exclusive between threads as between processes.
+public struct NamespaceLock: Sendable {
+    /// The lock file's name inside the namespace folder.
+    public static let fileName = "lock"
+    /// The byte a running `clean` holds.
+    static let cleanerByte = 256
+
+    public let path: String
+
+    public init(namespaceDirectory: String) {
+        path = namespaceDirectory + "/" + NamespaceLock.fileName
+    }
+
+    public enum Mode: Sendable { case shared, exclusive }
+
+    /// Creates the lock file if it is missing.
+    func create() throws(SystemError) {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw SystemError("create", path: path) }
+        close(descriptor)
+    }
+
+    /// Runs `body` holding shard `shard`'s byte in `mode`. Without a lock file
+    /// (nothing was ever stored) or one that cannot be opened (a read-only
+    /// cache), `body` runs unlocked: nobody can be removing entries there.
+    func withShard<Result, Failure: Error>(
+        _ shard: Int, _ mode: Mode, _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        var descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        if descriptor < 0 && mode == .shared { descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard descriptor >= 0 else { return try body() }
+        defer { close(descriptor) }  // closing releases the lock
+        let locked = ic_lock_byte(descriptor, shard, mode == .exclusive ? 1 : 0, 1) == 0
+        defer { if locked { ic_unlock_byte(descriptor, shard) } }
+        return try body()
+    }
+
+    /// Claims the namespace's one running clean. Nil when another process has it.
+    func tryClaimCleaner() throws(SystemError) -> CleanerClaim? {
+        try create()
+        let descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { throw SystemError("open", path: path) }
+        guard ic_lock_byte(descriptor, NamespaceLock.cleanerByte, 1, 0) == 0 else {
+            let code = errno
+            close(descriptor)
+            if code == EAGAIN || code == EACCES { return nil }
+            throw SystemError("lock", path: path, code: code)
+        }
+        return CleanerClaim(descriptor: descriptor)
+    }
+}
+
+/// Held while a clean runs; the claim ends when this is released (or the process dies).
+final class CleanerClaim {
+    private let descriptor: Int32
+    init(descriptor: Int32) { self.descriptor = descriptor }
+    deinit { close(descriptor) }
+}

@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a namespace remembers for later `clean` runs (`clean --remember`), so a
+/// cron line needs no flags: kept in `<namespace>/settings` as text.
+public struct NamespaceSettings: Equatable, Sendable {
+    public var maxSize: SizeLimit?
+    public var maxAge: AgeLimit?
+
+    public init(maxSize: SizeLimit? = nil, maxAge: AgeLimit? = nil) {
+        self.maxSize = maxSize
+        self.maxAge = maxAge
+    }
+
+    /// The settings file's name inside the namespace folder.
+    public static let fileName = "settings"
+    static let signature = "imgcache-settings 1"
+
+    /// The settings of the namespace in `directory`; empty when none were saved
+    /// or the file is not one imgcache wrote.
+    public static func load(from directory: String) -> NamespaceSettings {
+        guard let bytes = try? FileSystem.readFile(directory + "/" + fileName, limit: 4096),
+              let settings = NamespaceSettings(parsing: String(decoding: bytes, as: UTF8.self)) else { return NamespaceSettings() }
+        return settings
+    }
+
+    /// Writes the settings atomically (temporary file and rename).
+    public func save(to directory: String) throws(SystemError) {
+        let (descriptor, temporary) = try TemporaryFile.create(in: directory, tag: NamespaceSettings.fileName)
+        defer { try? FileSystem.remove(temporary) }
+        do {
+            defer { close(descriptor) }
+            try FileSystem.writeAll(descriptor, Array(serialized().utf8), path: temporary)
+        }
+        try FileSystem.rename(temporary, to: directory + "/" + NamespaceSettings.fileName)
+    }
+
+    func serialized() -> String {
+        var lines = [NamespaceSettings.signature]
+        if let maxSize { lines.append("max-size " + maxSize.stored) }
+        if let maxAge { lines.append("max-age " + maxAge.stored) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    init?(parsing text: String) {
+        let lines = text.split(separator: "\n")
+        guard lines.first == Substring(NamespaceSettings.signature) else { return nil }
+        for line in lines.dropFirst() {
+            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { continue }
+            switch parts[0] {
+            case "max-size": maxSize = parts[1] == "none" ? .unlimited : Int64(parts[1]).map(SizeLimit.bytes)
+            case "max-age": maxAge = parts[1] == "never" ? .never : Double(parts[1]).map(AgeLimit.seconds)
+            default: continue  // written by a later version: ignored, not fatal
+            }
+        }
+    }
+}

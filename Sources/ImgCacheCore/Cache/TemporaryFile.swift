@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files being written in the cache: `tmp.<tag>.<owner>.<random>`, where owner
+/// is `<host>-<pid>` (host: a short hash of the host name and PID namespace).
+/// The name alone tells `clean` whose file it is, so the leftovers of a killed
+/// process are recognised at once, and a live writer's file is never taken.
+public enum TemporaryFile {
+    /// How every temporary name begins; no entry's name does (entries begin with hex digits).
+    public static let prefix = "tmp."
+    /// A temporary file untouched this long is abandoned whoever owns it
+    /// (a live download writes at least once per idle timeout).
+    public static let abandonedAfter: Double = 3600
+
+    /// This process's `<host>-<pid>`.
+    static var owner: String { hostToken + "-" + String(getpid()) }
+
+    /// Eight hex digits naming this host and PID namespace: PIDs are only
+    /// comparable between processes that share both.
+    static let hostToken: String = {
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count - 1)
+        var namespace = [CChar](repeating: 0, count: 128)
+        let length = readlink("/proc/self/ns/pid", &namespace, namespace.count - 1)
+        let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let pidNamespace = length > 0 ? String(decoding: namespace[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        return String(MD5.hex(host + "\n" + pidNamespace).prefix(8))
+    }()
+
+    /// Opens a new file `tmp.<tag>.<owner>.<random>` in `directory`, exclusively.
+    static func create(in directory: String, tag: String) throws(SystemError) -> (descriptor: Int32, path: String) {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<16 {
+            let suffix = String(generator.next() as UInt64, radix: 36)
+            let path = directory + "/" + prefix + tag + "." + owner + "." + suffix
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            if descriptor >= 0 { return (descriptor, path) }
+            if errno != EEXIST { throw SystemError("create a file in", path: directory) }
+        }
+        throw SystemError("create a file in", path: directory, code: EEXIST)
+    }
+
+    /// Whether `name` is a temporary file's name.
+    public static func isTemporary(_ name: String) -> Bool {
+        name.hasPrefix(prefix)
+    }
+
+    /// Whether the temporary file `name`, last modified at `modified`, is left
+    /// over: its writer on this host is gone, or nobody touched it for an hour.
+    public static func isAbandoned(_ name: String, modified: Double, now: Double) -> Bool {
+        if now - modified >= abandonedAfter { return true }
+        let parts = name.split(separator: ".")
+        guard parts.count >= 4 else { return false }
+        let owner = parts[parts.count - 2].split(separator: "-")
+        guard owner.count == 2, owner[0] == hostToken, let pid = Int32(owner[1]), pid > 0 else { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
+    }
+}

@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An open directory, used for walking the cache without ever following a
+/// symbolic link: it is opened with O_NOFOLLOW, and every name inside it is
+/// examined and removed relative to it (`fstatat`, `unlinkat`), so a link
+/// planted in the cache is seen as a link and never as what it points to.
+public final class DirectoryHandle {
+    public let path: String
+    private let descriptor: Int32
+
+    /// One name in a listing and what `readdir` says it is.
+    public struct Item: Sendable {
+        public let name: String
+        /// DT_REG, DT_DIR, DT_LNK or DT_UNKNOWN (some file systems say nothing).
+        public let type: UInt8
+    }
+
+    /// Opens `path` as a directory; throws ELOOP when it is a symbolic link and
+    /// ENOTDIR when it is not a directory.
+    public init(_ path: String) throws(SystemError) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemError("open", path: path) }
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    /// Opens the folder `name` inside this one, refusing a link in its place.
+    public func child(_ name: String) throws(SystemError) -> DirectoryHandle {
+        let child = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard child >= 0 else { throw SystemError("open", path: path + "/" + name) }
+        return DirectoryHandle(path: path + "/" + name, descriptor: child)
+    }
+
+    private init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Every name in the directory except `.` and `..`.
+    public func list() throws(SystemError) -> [Item] {
+        // fdopendir takes over the descriptor it is given, so it gets a duplicate.
+        let copy = dup(descriptor)
+        guard copy >= 0, let stream = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            throw SystemError("list", path: path)
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        var items: [Item] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw SystemError("list", path: path) }
+                return items
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            items.append(Item(name: name, type: entry.pointee.d_type))
+        }
+    }
+
+    /// `lstat` of `name` inside this directory; nil when it is gone.
+    public func status(_ name: String) throws(SystemError) -> FileStatus? {
+        var info = stat()
+        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+            if errno == ENOENT { return nil }
+            throw SystemError("examine", path: path + "/" + name)
+        }
+        return FileStatus(info)
+    }
+
+    /// Removes the file or link `name` (never what a link points to). Returns
+    /// false when it was already gone.
+    @discardableResult
+    public func remove(_ name: String) throws(SystemError) -> Bool {
+        if unlinkat(descriptor, name, 0) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw SystemError("remove", path: path + "/" + name)
+    }
+
+    /// Removes the empty directory `name`; false when it is gone or not empty.
+    @discardableResult
+    public func removeDirectory(_ name: String) -> Bool {
+        unlinkat(descriptor, name, AT_REMOVEDIR) == 0
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import ImgCacheCore
+import Testing
+
+/// clean, clear and the summary of cache-info, on a namespace built by the test
+/// with known last-use times.
+@Suite final class CacheMaintenanceTests {
+    let root: String
+    let cache: DiskCache
+    let now: Double = 2_000_000_000
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("imgcache-clean-\(UUID().uuidString)").path
+        cache = DiskCache(location: CacheLocation(root: root, namespace: try Namespace(validating: "unit")))
+    }
+
+    deinit {
+        // A test may leave a read-only folder; make it removable.
+        chmod(root, 0o700)
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// Stores `key` with `size` bytes and marks it last used at `lastUse`.
+    @discardableResult
+    func entry(_ name: String, size: Int = 100, lastUse: Double) throws -> CacheEntry {
+        let key = CacheKey("http://example.test/\(name).png")
+        let stored = try DiskCacheTests.store(DiskCacheTests.png + [UInt8](repeating: 1, count: size), key: key, in: cache)
+        try FileSystem.setModificationTime(stored.path, to: lastUse)
+        return stored
+    }
+
+    func allocated(_ path: String) -> Int64 {
+        var info = stat()
+        return lstat(path, &info) == 0 ? Int64(info.st_blocks) * 512 : -1
+    }
+
+    func present(_ entries: [CacheEntry]) -> [Bool] {
+        entries.map { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
+    func clean(maxSize: SizeLimit = .unlimited, maxAge: AgeLimit = .never, dryRun: Bool = false) throws -> CacheCleaner.Report {
+        let limits = CacheLimits(maxSize: maxSize, maxAge: maxAge, maxSizeSource: .commandLine, maxAgeSource: .commandLine)
+        guard case .cleaned(let report) = try CacheCleaner(cache: cache).clean(limits: limits, now: now, dryRun: dryRun) else {
+            throw CocoaError(.fileLocking)
+        }
+        return report
+    }
+
+    @Test func theAgeBoundaryIsExact() throws {
+        let atLimit = try entry("a", lastUse: now - 100)
+        let justInside = try entry("b", lastUse: now - 99.5)
+        let report = try clean(maxAge: .seconds(100))
+        #expect(present([atLimit, justInside]) == [false, true])
+        #expect(report.expired.count == 1)
+        #expect(report.remaining.count == 1)
+    }
+
+    @Test func overTheSizeLimitTheLeastRecentlyUsedGoUntilUnderHalf() throws {
+        // Eight entries of one size; the fifth and sixth oldest share a last use,
+        // so the path decides which of them goes.
+        var entries: [CacheEntry] = []
+        for (index, time) in [1.0, 2, 3, 4, 5, 5, 7, 8].enumerated() {
+            entries.append(try entry("e\(index)", lastUse: now - 1000 + time))
+        }
+        let unit = allocated(entries[0].path)
+        #expect(entries.allSatisfy { allocated($0.path) == unit })
+        // 8 units > 7.5 units: remove until at most 3.75 units remain, so five go.
+        let report = try clean(maxSize: .bytes(unit * 15 / 2))
+        let tied = [entries[4], entries[5]].sorted { relative($0.path) < relative($1.path) }
+        let expectedGone = Set(entries[0..<4].map(\.path) + [tied[0].path])
+        for entry in entries {
+            #expect(FileManager.default.fileExists(atPath: entry.path) == !expectedGone.contains(entry.path), "\(entry.path)")
+        }
+        #expect(report.evicted.count == 5)
+        #expect(report.evicted.allocatedBytes == unit * 5)
+        #expect(report.remaining.allocatedBytes == unit * 3)
+    }
+
+    func relative(_ path: String) -> String { String(path.dropFirst(cache.directory.count + 1)) }
+
+    @Test func underTheSizeLimitNothingIsEvicted() throws {
+        let kept = try entry("a", lastUse: now - 10)
+        let report = try clean(maxSize: .bytes(allocated(kept.path)))
+        #expect(report.evicted.count == 0)
+        #expect(present([kept]) == [true])
+    }
+
+    @Test func aDryRunReportsTheSameAndChangesNothing() throws {
+        for index in 0..<6 { try entry("d\(index)", lastUse: now - Double(index) * 50) }
+        let before = try listing()
+        let dry = try clean(maxSize: .bytes(3 * allocated(cache.imagePath(for: CacheKey("http://example.test/d0.png")))), maxAge: .seconds(200), dryRun: true)
+        #expect(try listing() == before)
+        let real = try clean(maxSize: .bytes(3 * allocated(cache.imagePath(for: CacheKey("http://example.test/d0.png")))), maxAge: .seconds(200))
+        #expect(dry.expired == real.expired)
+        #expect(dry.evicted == real.evicted)
+        #expect(dry.remaining == real.remaining)
+        #expect(real.expired.count == 2)
+    }
+
+    func listing() throws -> [String: Date] {
+        var result: [String: Date] = [:]
+        for path in try FileManager.default.subpathsOfDirectory(atPath: root) {
+            result[path] = try FileManager.default.attributesOfItem(atPath: root + "/" + path)[.modificationDate] as? Date
+        }
+        return result
+    }
+
+    @Test func cleanRemovesAbandonedTemporariesAndLeftoversButNotLiveOnes() throws {
+        let kept = try entry("k", lastUse: now)
+        let shard = FileSystem.parentDirectory(of: kept.path)
+        // A dead writer's file (pid 999999999 cannot exist), one of this very process, an old one of another host.
+        let token = try hostToken()
+        let dead = shard + "/tmp.download.\(token)-999999999.abc"
+        let live = shard + "/tmp.download.\(token)-\(getpid()).abc"
+        let foreignHost = shard + "/tmp.download.00000000-1.abc"
+        let orphanSidecar = shard + "/0123456789abcdef0123456789abcdef.meta"
+        for path in [dead, live, foreignHost, orphanSidecar] {
+            try Data("x".utf8).write(to: URL(fileURLWithPath: path))
+            try FileSystem.setModificationTime(path, to: now)
+        }
+        try FileSystem.setModificationTime(foreignHost, to: now - TemporaryFile.abandonedAfter - 1)
+        let report = try clean()
+        #expect(report.temporaries.count == 2)
+        #expect(report.leftovers == 1)
+        #expect([dead, live, foreignHost, orphanSidecar, kept.path].map(FileManager.default.fileExists(atPath:)) == [false, true, false, false, true])
+    }
+
+    /// This process's host token, read back from a temporary file name it makes.
+    func hostToken() throws -> String {
+        let pending = try cache.beginStore(for: CacheKey("http://example.test/token"))
+        defer { pending.discard() }
+        let name = String(pending.temporaryPath.split(separator: "/").last!)
+        return String(name.split(separator: ".")[2].split(separator: "-")[0])
+    }
+
+    @Test func aPlantedLinkIsRemovedAndItsTargetKept() throws {
+        let kept = try entry("k", lastUse: now)
+        let outside = root + "/outside"
+        try FileManager.default.createDirectory(atPath: outside + "/sub", withIntermediateDirectories: true)
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: outside + "/0123456789abcdef0123456789abcdef.png"))
+        // A link in a shard's place and a link in an entry's place.
+        try FileManager.default.createSymbolicLink(atPath: cache.directory + "/ab", withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: FileSystem.parentDirectory(of: kept.path) + "/fedcba9876543210fedcba9876543210.png",
+                                                   withDestinationPath: outside + "/0123456789abcdef0123456789abcdef.png")
+        _ = try clean(maxAge: .seconds(1))
+        let cleared = try CacheClearer(cache: cache).clear(now: now)
+        #expect(cleared.entries.count == 1)
+        #expect(try String(contentsOfFile: outside + "/0123456789abcdef0123456789abcdef.png", encoding: .utf8) == "precious")
+        #expect(FileManager.default.fileExists(atPath: outside + "/sub"))
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: cache.directory + "/ab")) == nil)
+    }
+
+    @Test func clearRemovesEveryEntryAndKeepsSettingsAndFailures() throws {
+        for index in 0..<20 { try entry("c\(index)", lastUse: now) }
+        try NamespaceSettings(maxSize: .bytes(1_000_000)).save(to: cache.directory)
+        let failed = FailedURLStore(namespaceDirectory: cache.directory)
+        try failed.record(CacheKey("http://example.test/404"), url: "http://example.test/404", reason: "HTTP 404", now: now)
+        let report = try CacheClearer(cache: cache).clear(now: now)
+        #expect(report.entries.count == 20)
+        let summary = try CacheSummary.summarize(cache, now: now)
+        #expect(summary.entries.count == 0)
+        #expect(summary.limits.maxSize == .bytes(1_000_000))
+        #expect(summary.failedURLs == 1)
+    }
+
+    @Test func theSummaryAddsUpWhatIsOnDisk() throws {
+        var bytes: Int64 = 0, blocks: Int64 = 0
+        for index in 0..<30 {
+            let stored = try entry("s\(index)", size: index * 1000, lastUse: now - Double(index))
+            bytes += stored.metadata.byteCount
+            blocks += allocated(stored.path)
+        }
+        let summary = try CacheSummary.summarize(cache, now: now)
+        #expect(summary.entries.count == 30)
+        #expect(summary.entries.bytes == bytes)
+        #expect(summary.entries.allocatedBytes == blocks)
+        #expect(summary.oldestAccess == now - 29)
+        #expect(summary.newestAccess == now)
+    }
+
+    @Test func rememberedLimitsComeBackAndTheCommandLineWins() throws {
+        try FileManager.default.createDirectory(atPath: cache.directory, withIntermediateDirectories: true)
+        try NamespaceSettings(maxSize: .bytes(2_000_000_000), maxAge: .never).save(to: cache.directory)
+        let remembered = NamespaceSettings.load(from: cache.directory)
+        #expect(remembered == NamespaceSettings(maxSize: .bytes(2_000_000_000), maxAge: .never))
+        let limits = CacheLimits.resolve(maxSize: nil, maxAge: .seconds(60), remembered: remembered)
+        #expect(limits.maxSize == .bytes(2_000_000_000) && limits.maxSizeSource == .remembered)
+        #expect(limits.maxAge == .seconds(60) && limits.maxAgeSource == .commandLine)
+        #expect(CacheLimits.resolve(maxSize: nil, maxAge: nil, remembered: NamespaceSettings()).maxAge == .seconds(604_800))
+    }
+
+    @Test func failedURLsExpireAndArePrunedAndCleared() throws {
+        let store = FailedURLStore(namespaceDirectory: cache.directory)
+        let old = CacheKey("http://example.test/old"), fresh = CacheKey("http://example.test/fresh")
+        try store.record(old, url: old.string, reason: "HTTP 404", now: now - 90_000)
+        try store.record(fresh, url: fresh.string, reason: "not an image", now: now - 10)
+        #expect(store.lookup(fresh, ttl: FailedURLStore.defaultTTL, now: now)?.reason == "not an image")
+        #expect(store.lookup(old, ttl: FailedURLStore.defaultTTL, now: now) == nil)
+        #expect(store.lookup(old, ttl: .never, now: now)?.reason == "HTTP 404")
+        #expect(try store.count(ttl: FailedURLStore.defaultTTL, now: now) == (2, 1))
+        #expect(try store.prune(ttl: FailedURLStore.defaultTTL, now: now, dryRun: false) == 1)
+        #expect(try store.clear() == 1)
+        #expect(try store.count(ttl: .never, now: now) == (0, 0))
+    }
+}
+
+@Suite struct CacheSettingsParsingTests {
+    @Test(arguments: [
+        ("strip-query", "https://cdn.test/a.png?sig=1&w=2#frag", "https://cdn.test/a.png"),
+        ("keep-query=w,h", "https://cdn.test/a.png?sig=1&w=2&h=3&x", "https://cdn.test/a.png?w=2&h=3"),
+        ("drop-query=sig, expires", "https://cdn.test/a.png?sig=1&w=2&expires=9", "https://cdn.test/a.png?w=2"),
+        ("drop-query=sig", "https://cdn.test/a.png?sig=1", "https://cdn.test/a.png"),
+        ("none", "https://cdn.test/a.png?sig=1#f", "https://cdn.test/a.png?sig=1#f"),
+    ])
+    func keyFilters(filter: String, url: String, key: String) throws {
+        #expect(try #require(CacheKeyFilter(parsing: filter)).key(for: url) == key)
+    }
+
+    @Test(arguments: ["", "strip", "keep-query", "keep-query=", "keep-query=a,,b", "strip-query=x", "none=1"])
+    func badKeyFiltersAreRefused(text: String) {
+        #expect(CacheKeyFilter(parsing: text) == nil)
+    }
+
+    @Test func sizeAndAgeLimits() throws {
+        #expect(try SizeLimit(parsing: "500M") == .bytes(500_000_000))
+        #expect(try SizeLimit(parsing: "1.5GiB") == .bytes(1_610_612_736))
+        #expect(try SizeLimit(parsing: "none") == .unlimited)
+        #expect(try AgeLimit(parsing: "2w") == .seconds(1_209_600))
+        #expect(try AgeLimit(parsing: "never") == .never)
+        for bad in ["0", "-1", "12X", "", "lots"] { #expect(throws: QuantityError.self) { try SizeLimit(parsing: bad) } }
+        for bad in ["0", "7y", "", "soon"] { #expect(throws: QuantityError.self) { try AgeLimit(parsing: bad) } }
+    }
+}
