@@ -55,6 +55,8 @@ import Testing
         #expect(inURL.output.contains("http://***@127.0.0.1"))
         let everything = [good.output, good.standardError, bad.output, bad.standardError, inURL.output, inURL.standardError]
             + CacheInspection.files(under: cacheRoot).map { (try? String(contentsOfFile: cacheRoot + "/" + $0, encoding: .isoLatin1)) ?? "" }
+            + CacheInspection.files(under: cacheRoot).compactMap { CacheInspection.metadata(ofImage: cacheRoot + "/" + $0) }
+        #expect(everything.contains { $0.contains("\nkey http://***@127.0.0.1") })
         #expect(!everything.contains { $0.contains("secret") })
     }
 
@@ -105,7 +107,7 @@ import Testing
         let result = try fetch(["fetch", "--max-size", "100k", faults.baseURL + "/endless"])
         #expect(result.status == 1)
         #expect(result.errorLines == ["imgcache: error: \(faults.baseURL)/endless: body larger than the 100000-byte limit"])
-        #expect(CacheInspection.files(under: cacheRoot).isEmpty)
+        #expect(CacheInspection.storedFiles(under: cacheRoot).isEmpty)
     }
 
     @Test func aStalledServerTimesOutAndATruncatedBodyIsNotStored() throws {
@@ -114,7 +116,7 @@ import Testing
         #expect(result.errorLines.count == 2)
         #expect(result.errorLines.first?.hasSuffix("/stall: timed out after 1 s without progress") == true)
         #expect(result.errorLines.last?.contains("/truncated/photo.jpg: body cut short: received") == true, "\(result.standardError)")
-        #expect(CacheInspection.files(under: cacheRoot).isEmpty)
+        #expect(CacheInspection.storedFiles(under: cacheRoot).isEmpty)
     }
 
     @Test func retriesRetryA503ButNotA404() throws {

@@ -16,6 +16,11 @@ enum CacheInspection {
         return found.sorted()
     }
 
+    /// `files(under:)` without each namespace's own bookkeeping (`lock`, `settings`).
+    static func storedFiles(under root: String) -> [String] {
+        files(under: root).filter { !["lock", "settings"].contains($0.split(separator: "/").last.map(String.init) ?? "") }
+    }
+
     /// The metadata text of the entry whose image is at `imagePath`: its
     /// `user.imgcache` attribute, else its sidecar file.
     static func metadata(ofImage imagePath: String) -> String? {
