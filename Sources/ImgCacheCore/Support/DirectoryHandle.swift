@@ -21,7 +21,7 @@ public final class DirectoryHandle {
     /// ENOTDIR when it is not a directory.
     public init(_ path: String) throws(SystemError) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SystemError("open", path: path) }
+        guard descriptor >= 0 else { throw DirectoryHandle.openFailure(path) }
         self.path = path
         self.descriptor = descriptor
     }
@@ -29,8 +29,18 @@ public final class DirectoryHandle {
     /// Opens the folder `name` inside this one, refusing a link in its place.
     public func child(_ name: String) throws(SystemError) -> DirectoryHandle {
         let child = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard child >= 0 else { throw SystemError("open", path: path + "/" + name) }
+        guard child >= 0 else { throw DirectoryHandle.openFailure(path + "/" + name) }
         return DirectoryHandle(path: path + "/" + name, descriptor: child)
+    }
+
+    /// The error for a failed open: ELOOP when a link stands in the folder's place
+    /// (O_DIRECTORY reports it as ENOTDIR), else what open said.
+    private static func openFailure(_ path: String) -> SystemError {
+        let code = errno
+        if code == ENOTDIR, (try? FileSystem.status(path))??.isSymbolicLink == true {
+            return SystemError("open", path: path, code: ELOOP)
+        }
+        return SystemError("open", path: path, code: code)
     }
 
     private init(path: String, descriptor: Int32) {

@@ -37,6 +37,35 @@ enum CacheInspection {
         try bytes.write(to: URL(fileURLWithPath: path))
     }
 
+    /// Every problem with the entries under the namespace folder `directory`: an
+    /// image file must have metadata naming its key and size, and hold exactly
+    /// the bytes `expected` gives for that key. Empty when all is whole.
+    static func problems(inNamespace directory: String, expected: (String) -> Data?) -> [String] {
+        var problems: [String] = []
+        for relative in files(under: directory) {
+            let name = String(relative.split(separator: "/").last ?? "")
+            guard name.count >= 32, !name.hasPrefix("tmp."), !name.hasSuffix(".meta"), relative.contains("/") else { continue }
+            let path = directory + "/" + relative
+            guard let metadata = metadata(ofImage: path) else { problems.append("\(relative): no metadata"); continue }
+            let fields = Dictionary(metadata.split(separator: "\n").compactMap { line -> (String, String)? in
+                guard let space = line.firstIndex(of: " ") else { return nil }
+                return (String(line[..<space]), String(line[line.index(after: space)...]))
+            }, uniquingKeysWith: { $1 })
+            guard let key = fields["key"], let bytes = try? Data(contentsOf: URL(fileURLWithPath: path)) else {
+                problems.append("\(relative): unreadable")
+                continue
+            }
+            if fields["size"] != String(bytes.count) { problems.append("\(relative): size \(bytes.count), metadata says \(fields["size"] ?? "-")") }
+            if bytes != expected(key) { problems.append("\(relative): bytes differ from what \(key) serves") }
+        }
+        return problems
+    }
+
+    /// Names of temporary files under `root`.
+    static func temporaryFiles(under root: String) -> [String] {
+        files(under: root).filter { $0.split(separator: "/").last?.hasPrefix("tmp.") == true }
+    }
+
     /// MD5 of `text` as lowercase hex, computed independently of imgcache (by md5sum).
     static func md5(_ text: String) throws -> String {
         let process = Process()

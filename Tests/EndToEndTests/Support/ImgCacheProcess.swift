@@ -51,4 +51,20 @@ enum ImgCacheProcess {
             standardError: try String(contentsOfFile: stderrPath, encoding: .utf8)
         )
     }
+
+    /// Starts `imgcache ARGUMENTS` without waiting; output is discarded. For
+    /// tests that run several at once or kill one.
+    static func start(_ arguments: [String], environment: [String: String] = [:], home: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.binary)
+        process.arguments = arguments
+        var full = ["PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME": home]
+        full.merge(environment) { $1 }
+        process.environment = full
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
 }

@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+/// The cache under crashes and concurrent processes: many imgcache processes
+/// on one namespace, some killed at random moments, with clean and clear
+/// running meanwhile. Whatever happens, every entry on disk is whole.
+@Suite final class CacheSafetyTests: LoopbackCacheSuite {
+    static let names = ["photo.jpg", "logo.png", "anim.gif", "sticker.webp", "lossless.webp"]
+
+    /// Distinct URLs for the same few fixtures (the query makes each its own entry).
+    func urls(_ range: Range<Int>) -> [String] {
+        range.map { server.url(Self.names[$0 % Self.names.count] + "?n=\($0)") }
+    }
+
+    /// The bytes nginx serves for a URL of `urls`.
+    func served(_ url: String) -> Data? {
+        guard let path = url.split(separator: "/").last?.split(separator: "?").first else { return nil }
+        return try? Paths.fixture(String(path))
+    }
+
+    var namespace: String { cacheRoot + "/default" }
+
+    @Test func killingAStoringProcessAtRandomMomentsNeverLeavesATornEntry() throws {
+        let list = urls(0..<60)
+        var generator = SystemRandomNumberGenerator()
+        var readerChecks = 0, killedMidway = 0
+        for round in 0..<12 {
+            let process = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", "-j", "2"] + list, home: home.path)
+            // Kill it once the cache holds a random number of new files (or it ends first).
+            let target = CacheInspection.files(under: cacheRoot).count + Int.random(in: 0..<30, using: &generator)
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning, Date() < deadline, CacheInspection.files(under: cacheRoot).count < target {
+                // A reader meanwhile never finds a torn or mismatched entry.
+                #expect(CacheInspection.problems(inNamespace: namespace, expected: served).isEmpty, "round \(round)")
+                readerChecks += 1
+            }
+            if process.isRunning { killedMidway += 1 }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(CacheInspection.problems(inNamespace: namespace, expected: served).isEmpty, "round \(round)")
+            // Every other round starts empty; the others store over existing entries.
+            if round % 2 == 1 { _ = try fetch(["clear"]) }
+        }
+        #expect(readerChecks > 0)
+        #expect(killedMidway > 0)
+        // The killed processes' temporary files are recognised and removed by clean.
+        let cleaned = try fetch(["--json", "clean"])
+        #expect(cleaned.status == 0, "\(cleaned.standardError)")
+        #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty)
+        // And a last fetch completes the set: every URL is served from whole entries.
+        let final = try fetch(["--json", "fetch"] + list)
+        #expect(final.status == 0, "\(final.standardError)")
+        #expect(CacheInspection.problems(inNamespace: namespace, expected: served).isEmpty)
+        #expect(CacheInspection.storedFiles(under: cacheRoot).count == list.count)
+    }
+
+    @Test func concurrentWritersCleansAndAClearKeepTheCacheConsistent() throws {
+        // Four writers over overlapping halves of 80 URLs, a clean loop that trims
+        // hard, and a clear in the middle.
+        let all = urls(0..<80)
+        let writers = try (0..<4).map { index in
+            try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", "-j", "3"] + Array(all[(index * 15)..<(index * 15 + 35)]), home: home.path)
+        }
+        var cleans = 0
+        for round in 0..<6 {
+            let result = try fetch(["--json", "clean", "--max-size", "20k"])
+            #expect(result.status == 0, "\(result.standardError)")
+            cleans += 1
+            if round == 2 { #expect(try fetch(["clear"]).status == 0) }
+        }
+        for writer in writers {
+            writer.waitUntilExit()
+            #expect(writer.terminationStatus == 0)
+        }
+        #expect(cleans == 6)
+        #expect(CacheInspection.problems(inNamespace: namespace, expected: served).isEmpty)
+        #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty)
+        // cache-info's totals are what is on disk.
+        let info = try #require(try fetch(["--json", "cache-info"]).jsonLines().first)
+        let stored = CacheInspection.storedFiles(under: namespace)
+        let bytes = try stored.reduce(0) { $0 + (try Data(contentsOf: URL(fileURLWithPath: namespace + "/" + $1)).count) }
+        #expect(info["entries"] as? Int == stored.count)
+        #expect(info["bytes"] as? Int == bytes)
+    }
+
+    @Test func aSecondCleanNoticesTheFirstAndExitsAtOnce() throws {
+        _ = try fetch(["fetch", server.url("logo.png")])
+        // Another process holds the cleaner's byte of the lock file, as a running clean does.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", """
+            import fcntl, sys
+            f = open(sys.argv[1], 'r+')
+            fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 256)
+            print('held', flush=True)
+            sys.stdin.read()
+            """, namespace + "/lock"]
+        let input = Pipe(), output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        defer {
+            try? input.fileHandleForWriting.close()
+            holder.waitUntilExit()
+        }
+        #expect(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("held"))
+        let second = try fetch(["clean", "--max-age", "1s"])
+        #expect(second.status == 0)
+        #expect(second.errorLines == ["imgcache: note: another clean of namespace 'default' is running; nothing done"])
+        let json = try fetch(["--json", "clean"])
+        #expect(try json.jsonLines().first?["skipped"] as? String == "another clean is running")
+        #expect(CacheInspection.storedFiles(under: cacheRoot).count == 1)
+    }
+
+    @Test func aFullDiskGivesAClearErrorAndKeepsTheEntries() throws {
+        guard getuid() == 0 else {
+            withKnownIssue("mounting a small tmpfs needs root") { throw CocoaError(.featureUnsupported) }
+            return
+        }
+        let mountPoint = home.appending("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint]
+        try mount.run()
+        mount.waitUntilExit()
+        try #require(mount.terminationStatus == 0)
+        defer {
+            let unmount = Process()
+            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            unmount.arguments = [mountPoint]
+            try? unmount.run()
+            unmount.waitUntilExit()
+        }
+        let root = mountPoint + "/cache"
+        let kept = try ImgCacheProcess.run(["--cache-dir", root, "fetch", server.url("logo.png"), server.url("photo.jpg")], home: home.path)
+        try #require(kept.status == 0, "\(kept.standardError)")
+        // Fill what is left.
+        let filler = FileHandle(forWritingAtPath: mountPoint + "/filler") ?? {
+            FileManager.default.createFile(atPath: mountPoint + "/filler", contents: nil)
+            return FileHandle(forWritingAtPath: mountPoint + "/filler")!
+        }()
+        let block = Data(repeating: 0, count: 4096)
+        for _ in 0..<1024 { do { try filler.write(contentsOf: block) } catch { break } }
+        try? filler.close()
+
+        let full = try ImgCacheProcess.run(["--cache-dir", root, "fetch", server.url("anim.gif"), server.url("sticker.webp")], home: home.path)
+        #expect(full.status == 73)
+        #expect(full.standardError.contains("No space left on device"), "\(full.standardError)")
+        #expect(CacheInspection.temporaryFiles(under: root).isEmpty)
+        server.stop()
+        let again = try ImgCacheProcess.run(["--cache-dir", root, "--json", "fetch", server.url("logo.png"), server.url("photo.jpg")], home: home.path)
+        #expect(again.status == 0)
+        #expect(try again.jsonLines().map { $0["cache"] as? String } == ["disk", "disk"])
+        #expect(CacheInspection.problems(inNamespace: root + "/default", expected: served).isEmpty)
+    }
+}
