@@ -61,6 +61,7 @@ generate: build
 bench: build bench-deps
 	scripts/bench.sh $(RELEASE_BIN) Docs/PERFORMANCE.md
 	scripts/bench-downloads.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
+	scripts/bench-cache.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 100000
 
 clean:
 	rm -rf .build
