@@ -38,7 +38,7 @@ run_imgcache() {
     run=$((run + 1))
     local cache="$work/cache-$run"
     /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$bin" --cache-dir "$cache" -q fetch -j 6 "${urls[@]}"
-    stored=$(find "$cache" -type f ! -name '*.meta' ! -name 'tmp.*' | wc -l)
+    stored=$(find "$cache" -type f ! -name '*.meta' ! -name 'tmp.*' ! -name lock | wc -l)
     [ "$stored" -eq "$count" ] || { echo "imgcache stored $stored of $count" >&2; exit 1; }
     awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$work/time"
 }

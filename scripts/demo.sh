@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the sample images in Samples/, with no internet: serve them
 # from nginx on loopback, fetch each into a temporary cache (a download), fetch
-# each again (a cache hit), show the cache, stop the server.
+# each again (a cache hit), show the cache and what clean would do, stop the server.
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +30,13 @@ echo
 echo "== Errors are one line each, with a documented exit status"
 "$bin" fetch "$base/missing.png" || echo "(exit status $?)"
 echo
-echo "== Cache contents"
+echo "== Cache contents (each image's metadata is its user.imgcache attribute)"
 find "$IMGCACHE_DIR" -type f ! -name 'tmp.*' | sort | sed "s|$IMGCACHE_DIR/||"
+echo
+echo "== cache-info"
+"$bin" cache-info
+echo
+echo "== clean --dry-run --max-size 100k: what trimming to 100 kB would remove"
+"$bin" clean --dry-run --max-size 100k
 echo
 echo "Requests nginx served: $(wc -l < "$server_work/nginx/access.log") (the hits never reached it)"

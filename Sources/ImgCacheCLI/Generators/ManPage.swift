@@ -35,14 +35,25 @@ public enum ManPage {
             ".TP", ".B IMGCACHE_NAMESPACE", "Namespace, when \\fB\\-n\\fR is not given (default: \\fIdefault\\fR).",
             ".TP", ".B NO_COLOR", "When set and not empty, no colour (unless \\fB\\-\\-color always\\fR).",
             ".TP", ".B http_proxy, https_proxy, no_proxy", "Proxies, as libcurl reads them.",
+            ".TP", ".B IMGCACHE_METADATA",
+            "\\fIfiles\\fR keeps each entry's metadata in a sidecar \\fI.meta\\fR file even where extended attributes work "
+                + "(for caches copied by tools that drop them); \\fIauto\\fR (the default) uses the attribute where it can.",
             ".SH FILES",
             ".TP", ".I <root>/<namespace>/<xx>/<md5>.<ext>",
             "A cached image: the bytes the server sent. \\fIxx\\fR is the first two hex digits of the MD5 of the URL; "
                 + "the extension is the URL's when short and plain.",
+            "Its metadata (URL, ETag, Last-Modified, Content-Type, format, size, time stored) is the file's extended "
+                + "attribute \\fIuser.imgcache\\fR. The file's modification time is its last use.",
             ".TP", ".I <root>/<namespace>/<xx>/<md5>.meta",
-            "Its metadata: URL, ETag, Last-Modified, Content-Type, format, size, time stored.",
+            "The metadata, where the file system keeps no extended attributes.",
             ".TP", ".I <root>/<namespace>/<xx>/tmp.*",
-            "Files being written, renamed into place when whole. The image's modification time is its last use.",
+            "Files being written, renamed into place when whole; clean removes those of processes that are gone.",
+            ".TP", ".I <root>/<namespace>/lock",
+            "Coordinates processes sharing the namespace (byte-range locks).",
+            ".TP", ".I <root>/<namespace>/settings",
+            "Limits saved by \\fBclean \\-\\-remember\\fR.",
+            ".TP", ".I <root>/<namespace>/failed/",
+            "One file per failed URL.",
             ".SH EXIT STATUS",
         ]
         for status in ExitStatus.documented {
