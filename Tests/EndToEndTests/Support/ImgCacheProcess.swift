@@ -33,14 +33,8 @@ enum ImgCacheProcess {
         let stdoutPath = outputs.appending("stdout"), stderrPath = outputs.appending("stderr")
         FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Paths.binary)
-        process.arguments = arguments
-        var full = ["PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME": home]
-        full.merge(environment) { $1 }
-        process.environment = full
+        let process = configured(arguments, environment: environment, home: home)
         if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
-        process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         try process.run()
@@ -55,6 +49,16 @@ enum ImgCacheProcess {
     /// Starts `imgcache ARGUMENTS` without waiting; output is discarded. For
     /// tests that run several at once or kill one.
     static func start(_ arguments: [String], environment: [String: String] = [:], home: String) throws -> Process {
+        let process = configured(arguments, environment: environment, home: home)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// The binary with `arguments`, an environment of only PATH, HOME and
+    /// `environment`, and no standard input.
+    private static func configured(_ arguments: [String], environment: [String: String], home: String) -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Paths.binary)
         process.arguments = arguments
@@ -62,9 +66,6 @@ enum ImgCacheProcess {
         full.merge(environment) { $1 }
         process.environment = full
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
         return process
     }
 }
