@@ -138,6 +138,30 @@ import Testing
         #expect(found.lastAccess == 5)
     }
 
+    @Test(arguments: placements)
+    func aRefreshDoesNotRewriteAnEntryStoredMeanwhile(placement: DiskCache.MetadataPlacement) throws {
+        let cache = try cache(placement)
+        try Self.store(key: key, in: cache)
+        let old = try #require(cache.lookup(key, now: 1).entry)
+        let newer = try Self.store(Self.png + [4, 5], key: key, in: cache)
+        var stale = old.metadata
+        stale.etag = "\"old\""
+        #expect(try cache.replaceMetadata(of: old, with: stale, key: key, now: 5) == nil)
+        #expect(cache.lookup(key, now: 6).entry?.metadata == newer.metadata)
+    }
+
+    @Test func aLinkInAShardsPlaceIsNotFollowedNorHealedThrough() throws {
+        let cache = try cache(.automatic)
+        let outside = root + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try Data("not an image".utf8).write(to: URL(fileURLWithPath: outside + "/" + key.fileName))
+        try FileManager.default.createDirectory(atPath: cache.directory, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: cache.shardDirectory(for: key), withDestinationPath: outside)
+        #expect(cache.lookup(key, now: 0) == .miss)
+        #expect(FileManager.default.fileExists(atPath: outside + "/" + key.fileName))
+        #expect(throws: SystemError.self) { try Self.store(key: self.key, in: cache) }
+    }
+
     @Test func anAbandonedStoreLeavesNoFileBehind() throws {
         let cache = try cache(.automatic)
         do {

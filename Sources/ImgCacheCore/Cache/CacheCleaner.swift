@@ -33,6 +33,12 @@ public struct CacheCleaner: Sendable {
             bytes += file.size
             allocatedBytes += file.allocatedSize
         }
+
+        mutating func subtract(_ file: NamespaceScan.ScannedFile) {
+            count -= 1
+            bytes -= file.size
+            allocatedBytes -= file.allocatedSize
+        }
     }
 
     /// What a clean removed (or, with `dryRun`, would remove).
@@ -66,7 +72,9 @@ public struct CacheCleaner: Sendable {
         guard (try? FileSystem.status(cache.directory)) != nil else {
             return .cleaned(Report(dryRun: dryRun, limits: limits))  // nothing was ever stored
         }
-        guard let claim = try cache.lock.tryClaimCleaner() else { return .alreadyRunning }
+        // A dry run changes nothing, so it neither needs nor takes the claim.
+        let claim = dryRun ? nil : try cache.lock.tryClaimCleaner()
+        if !dryRun && claim == nil { return .alreadyRunning }
         defer { withExtendedLifetime(claim) {} }
 
         let scan = try NamespaceScan.scan(cache.directory)
@@ -107,11 +115,17 @@ public struct CacheCleaner: Sendable {
         guard !dryRun else { return .cleaned(report) }
 
         let removal = ShardRemoval(cache: cache)
-        let spared = try removal.removeEntries(victims)
-        for entry in spared { report.remaining.add(entry) }
-        report.spared = spared.count
-        try removal.removeLeftovers(leftovers)
-        try removal.removeUnlocked(abandoned + scan.links)
+        let notRemoved = try removal.removeEntries(victims)
+        // The report says what was removed: entries used since the scan (kept)
+        // or removed meanwhile by another process (gone) are taken back out.
+        let expiredPaths = Set(report.expired.count > 0 ? victims.prefix(report.expired.count).map(\.relativePath) : [])
+        for entry in notRemoved.used + notRemoved.gone {
+            if expiredPaths.contains(entry.relativePath) { report.expired.subtract(entry) } else { report.evicted.subtract(entry) }
+        }
+        for entry in notRemoved.used { report.remaining.add(entry) }
+        report.spared = notRemoved.used.count
+        report.leftovers = try removal.removeLeftovers(leftovers) + removal.removeUnlocked(scan.links)
+        _ = try removal.removeUnlocked(abandoned)
         return .cleaned(report)
     }
 }
@@ -121,14 +135,22 @@ public struct CacheCleaner: Sendable {
 struct ShardRemoval {
     let cache: DiskCache
 
-    /// Removes `entries` (with their sidecars); returns those that changed since the scan and were kept.
-    func removeEntries(_ entries: [NamespaceScan.ScannedFile]) throws(SystemError) -> [NamespaceScan.ScannedFile] {
-        var spared: [NamespaceScan.ScannedFile] = []
+    /// Removes `entries` (with their sidecars). Returns those not removed: used
+    /// (changed since the scan, so kept) and gone (removed by someone else).
+    func removeEntries(_ entries: [NamespaceScan.ScannedFile]) throws(SystemError)
+        -> (used: [NamespaceScan.ScannedFile], gone: [NamespaceScan.ScannedFile]) {
+        var spared: [NamespaceScan.ScannedFile] = [], gone: [NamespaceScan.ScannedFile] = []
         for (shard, files) in Dictionary(grouping: entries, by: \.shard).sorted(by: { $0.key < $1.key }) {
-            guard let folder = try open(shard) else { continue }
+            guard let folder = try open(shard) else {
+                gone += files
+                continue
+            }
             try cache.lock.withShard(Int(shard, radix: 16) ?? 0, .exclusive) { () throws(SystemError) in
                 for file in files {
-                    guard let now = try folder.status(file.name) else { continue }
+                    guard let now = try folder.status(file.name) else {
+                        gone.append(file)
+                        continue
+                    }
                     guard now.inode == file.inode, now.modified == file.modified, now.isRegularFile else {
                         spared.append(file)
                         continue
@@ -138,12 +160,13 @@ struct ShardRemoval {
                 }
             }
         }
-        return spared
+        return (spared, gone)
     }
 
     /// Removes orphaned sidecars and images without metadata, rechecking under
-    /// the lock that a store has not since completed them.
-    func removeLeftovers(_ files: [NamespaceScan.ScannedFile]) throws(SystemError) {
+    /// the lock that a store has not since completed them. Returns how many went.
+    func removeLeftovers(_ files: [NamespaceScan.ScannedFile]) throws(SystemError) -> Int {
+        var removed = 0
         for (shard, group) in Dictionary(grouping: files, by: \.shard) {
             guard let folder = try open(shard) else { continue }
             try cache.lock.withShard(Int(shard, radix: 16) ?? 0, .exclusive) { () throws(SystemError) in
@@ -156,19 +179,26 @@ struct ShardRemoval {
                     } else {
                         guard !present.contains(digest + ".meta") else { continue }
                     }
-                    try folder.remove(file.name)
+                    if try folder.remove(file.name) { removed += 1 }
                 }
             }
         }
+        return removed
     }
 
     /// Removes files no lookup or store relies on (abandoned temporaries, links).
-    func removeUnlocked(_ files: [NamespaceScan.ScannedFile]) throws(SystemError) {
+    /// Returns how many went.
+    func removeUnlocked(_ files: [NamespaceScan.ScannedFile]) throws(SystemError) -> Int {
+        guard !files.isEmpty else { return 0 }
         let namespace = try DirectoryHandle(cache.directory)
+        var removed = 0
         for (shard, group) in Dictionary(grouping: files, by: \.shard) {
             let folder = shard.isEmpty ? namespace : (try open(shard) ?? namespace)
-            for file in group where shard.isEmpty || folder !== namespace { try folder.remove(file.name) }
+            for file in group where shard.isEmpty || folder !== namespace {
+                if try folder.remove(file.name) { removed += 1 }
+            }
         }
+        return removed
     }
 
     private func open(_ shard: String) throws(SystemError) -> DirectoryHandle? {

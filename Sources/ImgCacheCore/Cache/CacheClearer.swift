@@ -30,6 +30,7 @@ public struct CacheClearer: Sendable {
             if error.code == ENOENT { return report }
             throw error
         }
+        try? cache.lock.create()  // so that readers and writers wait for each shard
         let attributes = FileSystem.supportsAttributes(cache.directory)
         for item in try namespace.list() where EntryNames.isShard(item.name) {
             let folder: DirectoryHandle
@@ -50,6 +51,8 @@ public struct CacheClearer: Sendable {
                         report.entries.bytes += status.size
                         report.entries.allocatedBytes += status.allocatedSize
                         try folder.remove(name)
+                    case .sidecar:
+                        try folder.remove(name)  // part of an entry, or an orphan
                     case .temporary:
                         guard TemporaryFile.isAbandoned(name, modified: status.modified, now: now) else { continue }
                         report.temporaries += 1

@@ -108,8 +108,12 @@ public struct DiskCache: Sendable {
 
     /// Replaces `entry`'s metadata with `metadata` (after a 304: the same bytes,
     /// fresher validators and stored time), and marks the entry used at `now`.
-    public func replaceMetadata(of entry: CacheEntry, with metadata: EntryMetadata, key: CacheKey, now: Double) throws(SystemError) -> CacheEntry {
-        try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) in
+    /// Nil when the entry's file changed since it was looked up (another
+    /// process stored the key meanwhile): that newer entry is left as it is.
+    public func replaceMetadata(of entry: CacheEntry, with metadata: EntryMetadata, key: CacheKey, now: Double) throws(SystemError) -> CacheEntry? {
+        try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) -> CacheEntry? in
+            guard let status = try FileSystem.status(entry.path), status.isRegularFile,
+                  status.inode == entry.metadata.inode, status.size == entry.metadata.byteCount else { return nil }
             switch entry.placement {
             case .attribute:
                 try FileSystem.setAttribute(EntryReader.attributeName, of: entry.path, to: Array(metadata.serialized().utf8))
@@ -118,9 +122,9 @@ public struct DiskCache: Sendable {
                 defer { try? FileSystem.remove(temporary) }
                 try FileSystem.rename(temporary, to: sidecarPath(for: key))
             }
+            try? FileSystem.setModificationTime(entry.path, to: now)
+            return CacheEntry(path: entry.path, metadata: metadata, lastAccess: now, placement: entry.placement)
         }
-        try? FileSystem.setModificationTime(entry.path, to: now)
-        return CacheEntry(path: entry.path, metadata: metadata, lastAccess: now, placement: entry.placement)
     }
 
     /// Makes `pending` the entry for its key. `describe` receives the finished

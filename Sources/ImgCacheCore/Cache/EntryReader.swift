@@ -57,6 +57,8 @@ struct EntryReader: Sendable {
     /// the recorded size (and, for a sidecar, the recorded inode), whose first
     /// bytes are the recorded format.
     func check(_ key: CacheKey) -> Verdict {
+        // A link in a shard folder's place is never followed (nor anything healed through it).
+        guard let shard = try? FileSystem.status(shardDirectory(for: key)), shard.isDirectory else { return .absent }
         let metadata: EntryMetadata, placement: EntryMetadata.Placement
         switch readMetadata(for: key) {
         case .noImage: return .absent

@@ -64,7 +64,7 @@ public struct FailedURLStore: Sendable {
     /// How many failures are remembered, and how many of those expired under `ttl`.
     public func count(ttl: AgeLimit, now: Double) throws(SystemError) -> (remembered: Int, expired: Int) {
         var remembered = 0, expired = 0
-        try forEachRecord { _, status in
+        try forEachRecord(removingAbandoned: false) { _, status in
             remembered += 1
             if ttl.isExpired(status.modified, now: now) { expired += 1 }
             return false
@@ -76,7 +76,7 @@ public struct FailedURLStore: Sendable {
     /// `dryRun`), and abandoned temporary files. Returns how many failures.
     public func prune(ttl: AgeLimit, now: Double, dryRun: Bool) throws(SystemError) -> Int {
         var removed = 0
-        try forEachRecord { _, status in
+        try forEachRecord(removingAbandoned: !dryRun) { _, status in
             guard ttl.isExpired(status.modified, now: now) else { return false }
             removed += 1
             return !dryRun
@@ -87,7 +87,7 @@ public struct FailedURLStore: Sendable {
     /// Forgets every failure. Returns how many there were.
     public func clear() throws(SystemError) -> Int {
         var removed = 0
-        try forEachRecord { _, _ in
+        try forEachRecord(removingAbandoned: true) { _, _ in
             removed += 1
             return true
         }
@@ -95,8 +95,8 @@ public struct FailedURLStore: Sendable {
     }
 
     /// Calls `body` for each record file; removes it when `body` returns true.
-    /// Abandoned temporary files are removed on the way.
-    private func forEachRecord(_ body: (String, FileStatus) -> Bool) throws(SystemError) {
+    /// With `removingAbandoned`, abandoned temporary files are removed on the way.
+    private func forEachRecord(removingAbandoned: Bool, _ body: (String, FileStatus) -> Bool) throws(SystemError) {
         let folder: DirectoryHandle
         do { folder = try DirectoryHandle(directory) } catch {
             if error.code == ENOENT { return }
@@ -106,7 +106,9 @@ public struct FailedURLStore: Sendable {
         for item in try folder.list() {
             guard let status = try folder.status(item.name) else { continue }
             if TemporaryFile.isTemporary(item.name) {
-                if TemporaryFile.isAbandoned(item.name, modified: status.modified, now: now) { try folder.remove(item.name) }
+                if removingAbandoned, TemporaryFile.isAbandoned(item.name, modified: status.modified, now: now) {
+                    try folder.remove(item.name)
+                }
                 continue
             }
             guard status.isRegularFile, item.name.utf8.count == 32 else { continue }

@@ -9,9 +9,9 @@ import Glibc
 public enum TemporaryFile {
     /// How every temporary name begins; no entry's name does (entries begin with hex digits).
     public static let prefix = "tmp."
-    /// A temporary file untouched this long is abandoned whoever owns it
-    /// (a live download writes at least once per idle timeout).
-    public static let abandonedAfter: Double = 3600
+    /// A temporary file untouched this long is abandoned whoever owns it: a live
+    /// download writes at least once per idle timeout, and `--timeout` is at most a day.
+    public static let abandonedAfter: Double = 2 * 86_400
 
     /// This process's `<host>-<pid>`.
     static var owner: String { hostToken + "-" + String(getpid()) }
@@ -47,7 +47,7 @@ public enum TemporaryFile {
     }
 
     /// Whether the temporary file `name`, last modified at `modified`, is left
-    /// over: its writer on this host is gone, or nobody touched it for an hour.
+    /// over: its writer on this host is gone, or nobody touched it for two days.
     public static func isAbandoned(_ name: String, modified: Double, now: Double) -> Bool {
         if now - modified >= abandonedAfter { return true }
         let parts = name.split(separator: ".")

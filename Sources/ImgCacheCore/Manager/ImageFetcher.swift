@@ -173,7 +173,10 @@ public final class ImageFetcher {
             if let etag = response.etag { metadata.etag = etag }
             if let lastModified = response.lastModified { metadata.lastModified = lastModified }
             do {
-                let entry = try cache.replaceMetadata(of: cached, with: metadata, key: miss.key, now: now)
+                guard let entry = try cache.replaceMetadata(of: cached, with: metadata, key: miss.key, now: now)
+                    ?? cache.lookup(miss.key, now: now).entry else {
+                    return .failure(.download(url: url, .other(code: 0, message: "the cached copy changed while it was revalidated")))
+                }
                 log("\(shown): not modified, kept \(entry.path)")
                 return .success(FetchResult(url: url, path: entry.path, cacheType: .refreshed, metadata: entry.metadata))
             } catch {
