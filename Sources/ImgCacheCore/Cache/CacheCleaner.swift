@@ -82,11 +82,11 @@ public struct CacheCleaner: Sendable {
 
         // Age first, then size: least recently used first, ties by path so the
         // choice is the same on every run.
-        var victims: [NamespaceScan.ScannedFile] = []
+        var expired: [NamespaceScan.ScannedFile] = [], evicted: [NamespaceScan.ScannedFile] = []
         var kept: [NamespaceScan.ScannedFile] = []
         for entry in scan.entries {
             if limits.maxAge.isExpired(entry.modified, now: now) {
-                victims.append(entry)
+                expired.append(entry)
                 report.expired.add(entry)
             } else {
                 kept.append(entry)
@@ -98,7 +98,7 @@ public struct CacheCleaner: Sendable {
             var dropped = 0
             while dropped < kept.count, total > maxSize / 2 {
                 let entry = kept[dropped]
-                victims.append(entry)
+                evicted.append(entry)
                 report.evicted.add(entry)
                 total -= entry.allocatedSize
                 dropped += 1
@@ -115,15 +115,14 @@ public struct CacheCleaner: Sendable {
         guard !dryRun else { return .cleaned(report) }
 
         let removal = ShardRemoval(cache: cache)
-        let notRemoved = try removal.removeEntries(victims)
         // The report says what was removed: entries used since the scan (kept)
         // or removed meanwhile by another process (gone) are taken back out.
-        let expiredPaths = Set(report.expired.count > 0 ? victims.prefix(report.expired.count).map(\.relativePath) : [])
-        for entry in notRemoved.used + notRemoved.gone {
-            if expiredPaths.contains(entry.relativePath) { report.expired.subtract(entry) } else { report.evicted.subtract(entry) }
+        for (victims, keyPath) in [(expired, \Report.expired), (evicted, \Report.evicted)] {
+            let notRemoved = try removal.removeEntries(victims)
+            for entry in notRemoved.used + notRemoved.gone { report[keyPath: keyPath].subtract(entry) }
+            for entry in notRemoved.used { report.remaining.add(entry) }
+            report.spared += notRemoved.used.count
         }
-        for entry in notRemoved.used { report.remaining.add(entry) }
-        report.spared = notRemoved.used.count
         report.leftovers = try removal.removeLeftovers(leftovers) + removal.removeUnlocked(scan.links)
         _ = try removal.removeUnlocked(abandoned)
         return .cleaned(report)
