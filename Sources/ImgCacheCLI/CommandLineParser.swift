@@ -23,12 +23,6 @@ public enum CommandLineParser {
                             to: argument, among: CommandTable.commands.map(\.name)))
                     }
                     state.command = command
-                    if !command.isAvailable {
-                        // Nothing after an unavailable command is parsed, but help is still help.
-                        let rest = arguments[index...].prefix { $0 != "--" }
-                        if rest.contains("--help") || rest.contains("-h") { return .help(command: command.name) }
-                        break
-                    }
                 } else {
                     state.operands.append(argument)
                 }
@@ -128,6 +122,8 @@ public enum CommandLineParser {
             switch command.name {
             case CommandTable.fetch.name:
                 return .run(globals, .fetch(try fetchArguments(globals: globals)))
+            case CommandTable.prefetch.name:
+                return .run(globals, .prefetch(try prefetchArguments()))
             case CommandTable.cacheInfo.name:
                 try noOperands(command.name)
                 var arguments = CacheInfoArguments()
@@ -164,7 +160,7 @@ public enum CommandLineParser {
                 }
                 return .help(command: topic)
             default:
-                return .run(globals, .unavailable(command.name))
+                preconditionFailure("command '\(command.name)' is in the table but not parsed")
             }
         }
 
@@ -184,12 +180,13 @@ public enum CommandLineParser {
                     switch error { case .invalid(let reason): throw .invalidValue(option: "--max-age", value: text, reason: reason) }
                 }
             }
+            arguments.failedTTL = try failedTTL()
             arguments.remember = has("remember")
             arguments.dryRun = has("dry-run")
             arguments.allNamespaces = has("all-namespaces")
             if arguments.remember {
-                if arguments.maxSize == nil && arguments.maxAge == nil {
-                    throw .requires("--remember", "--max-size or --max-age")
+                if arguments.maxSize == nil && arguments.maxAge == nil && arguments.failedTTL == nil {
+                    throw .requires("--remember", "--max-size, --max-age or --failed-ttl")
                 }
                 if arguments.dryRun { throw .conflictingOptions("--remember", "--dry-run", reason: "a dry run changes nothing") }
                 if arguments.allNamespaces {
@@ -244,20 +241,118 @@ public enum CommandLineParser {
                 }
             }
             var arguments = FetchArguments(urls: operands, output: output)
-            arguments.settings.refreshCached = has("refresh")
+            arguments.manager = try managerArguments(defaultPriority: .normal)
+            let options = arguments.manager.settings.options
+            if options.contains(.cacheMemoryOnly), output == nil {
+                throw .requires("--memory-only", "--output (the image is not stored, so it has no path to print)")
+            }
+            return arguments
+        }
+
+        func prefetchArguments() throws(UsageError) -> PrefetchArguments {
+            if operands.count > 1 { throw .unexpectedOperand(command: "prefetch", operand: operands[1]) }
+            var arguments = PrefetchArguments(input: operands.first)
+            if arguments.input == "" { throw .invalidValue(option: "FILE", value: "", reason: "the path is empty") }
+            arguments.showProgress = !has("no-progress")
+            arguments.manager = try managerArguments(defaultPriority: .low)
+            if arguments.manager.settings.options.contains(.cacheMemoryOnly) {
+                throw .conflictingOptions("CacheMemoryOnly", "prefetch", reason: "prefetch only stores images")
+            }
+            return arguments
+        }
+
+        /// The options of `CommandTable.managerOptions` and `downloadOptions`, with
+        /// every flag that stands for an option bit folded into `settings.options`.
+        func managerArguments(defaultPriority: DownloadPriority) throws(UsageError) -> ManagerArguments {
+            var manager = ManagerArguments()
+            var options = try imageOptions()
+            let flags: [(String, ImageOptions)] = [
+                ("refresh", .refreshCached), ("cache-only", .fromCacheOnly), ("no-cache-read", .fromLoaderOnly),
+                ("retry-failed", .retryFailed), ("memory-only", .cacheMemoryOnly), ("progressive", .progressiveDownload),
+                ("insecure", .allowInvalidSSLCertificates), ("cookies", .handleCookies),
+            ]
+            for (flag, option) in flags where has(flag) { options.insert(option) }
+            if let text = last("priority") {
+                guard let priority = DownloadPriority(name: text) else {
+                    throw .invalidValue(option: "--priority", value: text, reason: "expected high, normal or low")
+                }
+                options.subtract([.lowPriority, .highPriority])
+                switch priority {
+                case .high: options.insert(.highPriority)
+                case .low: options.insert(.lowPriority)
+                case .normal: break
+                }
+            } else if defaultPriority == .low, options.isDisjoint(with: [.lowPriority, .highPriority]) {
+                options.insert(.lowPriority)
+            }
+            try checkCombination(options)
+            manager.settings.options = options
+            manager.downloads.allowInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
+            manager.downloads.handleCookies = options.contains(.handleCookies)
+            if has("failed-ttl") { manager.settings.failedTTL = try failedTTL() }
             if let text = last("key-filter") {
                 guard let filter = CacheKeyFilter(parsing: text) else {
                     throw .invalidValue(option: "--key-filter", value: text,
                                         reason: "expected strip-query, keep-query=NAME[,NAME...], drop-query=NAME[,NAME...] or none")
                 }
-                arguments.settings.keyFilter = filter
+                manager.settings.keyFilter = filter
             }
             for path in values["read-only-path"] ?? [] {
                 guard !path.isEmpty else { throw .invalidValue(option: "--read-only-path", value: path, reason: "the path is empty") }
-                arguments.readOnlyPaths.append(path)
+                manager.readOnlyPaths.append(path)
             }
-            try readDownloadOptions(settings: &arguments.settings, configuration: &arguments.downloads)
-            return arguments
+            try readDownloadOptions(settings: &manager.settings, configuration: &manager.downloads)
+            return manager
+        }
+
+        /// `--options`: names or masks, checked.
+        func imageOptions() throws(UsageError) -> ImageOptions {
+            guard let text = last("options") else { return [] }
+            do {
+                return try ImageOptions(parsing: text)
+            } catch {
+                switch error {
+                case .empty:
+                    throw .invalidValue(option: "--options", value: text, reason: "expected option names or a mask")
+                case .unknownName(let name):
+                    let typed = name.contains(where: \.isUppercase) ? ImageOptions.spelled(name) : name.lowercased()
+                    let hint = Suggestion.closest(to: typed, among: ImageOptions.named.map { ImageOptions.spelled($0.name) })
+                    throw .invalidValue(option: "--options", value: text,
+                                        reason: "unknown option '\(name)'" + (hint.map { " (did you mean '\($0)'?)" } ?? ""))
+                case .unknownBits(let bits):
+                    throw .invalidValue(option: "--options", value: text,
+                                        reason: "no option has bits 0x\(String(bits, radix: 16)); the highest is FromLoaderOnly, 0x10000")
+                }
+            }
+        }
+
+        /// Refuses options that contradict each other, or need what this version does not have.
+        func checkCombination(_ options: ImageOptions) throws(UsageError) {
+            if options.contains(.fromCacheOnly) && options.contains(.fromLoaderOnly) {
+                throw .conflictingOptions("--cache-only", "--no-cache-read", reason: "one never downloads, the other always does")
+            }
+            if options.contains(.fromCacheOnly) && options.contains(.refreshCached) {
+                throw .conflictingOptions("--cache-only", "--refresh", reason: "a refresh asks the server")
+            }
+            if options.contains(.fromLoaderOnly) && options.contains(.refreshCached) {
+                throw .conflictingOptions("--no-cache-read", "--refresh", reason: "a refresh revalidates the cached copy that --no-cache-read ignores")
+            }
+            if options.contains(.transformAnimatedImage) {
+                throw .invalidValue(option: "--options", value: "TransformAnimatedImage",
+                                    reason: "it applies to image transforms, which this version does not have")
+            }
+            if options.contains(.scaleDownLargeImages) {
+                throw .invalidValue(option: "--options", value: "ScaleDownLargeImages",
+                                    reason: "downscaling is not available in this version")
+            }
+        }
+
+        /// `--failed-ttl AGE|never`.
+        func failedTTL() throws(UsageError) -> AgeLimit? {
+            guard let text = last("failed-ttl") else { return nil }
+            do { return try AgeLimit(parsing: text) } catch {
+                switch error { case .invalid(let reason): throw .invalidValue(option: "--failed-ttl", value: text, reason: reason) }
+            }
         }
 
         /// The options of `CommandTable.downloadOptions`, checked.
@@ -283,12 +378,6 @@ public enum CommandLineParser {
                 }
                 configuration.order = order
             }
-            if let text = last("priority") {
-                guard let priority = DownloadPriority(name: text) else {
-                    throw .invalidValue(option: "--priority", value: text, reason: "expected high, normal or low")
-                }
-                settings.priority = priority
-            }
             for line in values["header"] ?? [] {
                 do {
                     settings.headers.append(try HTTPHeader(parsing: line))
@@ -310,7 +399,6 @@ public enum CommandLineParser {
                 guard !path.isEmpty else { throw .invalidValue(option: "--cookies", value: path, reason: "the path is empty") }
                 configuration.cookieJar = path
             }
-            configuration.allowInvalidCertificates = has("insecure")
             if let text = last("max-size") {
                 let size: ByteSize
                 do { size = try ByteSize(parsing: text) } catch {

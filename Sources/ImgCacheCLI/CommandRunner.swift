@@ -9,6 +9,8 @@ public enum CommandRunner {
     public static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
         // Broken pipes surface as EPIPE from write(), handled where output is written.
         signal(SIGPIPE, SIG_IGN)
+        // A parent may leave SIGINT or SIGTERM blocked; imgcache's commands must hear them.
+        SignalWatcher.restoreDefaults()
         let invocation: Invocation
         do {
             invocation = try CommandLineParser.parse(arguments)
@@ -27,13 +29,6 @@ public enum CommandRunner {
             return finish(console) { () throws(SystemError) in try console.standardOutput.write(text) }
         }
         let console = Console(globals: globals, environment: environment)
-        switch command {
-        case .unavailable(let name):
-            console.error("'\(name)' is not available in imgcache \(ImgCache.version)")
-            return ExitStatus.unavailable.rawValue
-        default:
-            break
-        }
         let location: CacheLocation
         let placement: DiskCache.MetadataPlacement
         do {
@@ -50,6 +45,8 @@ public enum CommandRunner {
             switch command {
             case .fetch(let arguments):
                 status = try FetchCommand(arguments: arguments, globals: globals, cache: cache, console: console).run()
+            case .prefetch(let arguments):
+                status = try PrefetchCommand(arguments: arguments, globals: globals, cache: cache, console: console).run()
             case .cacheInfo(let arguments):
                 guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
                 status = try CacheInfoCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()
@@ -59,8 +56,6 @@ public enum CommandRunner {
             case .clear(let arguments):
                 guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
                 status = try ClearCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()
-            case .unavailable:
-                break
             }
         }
         return outcome == ExitStatus.success.rawValue ? status.rawValue : outcome

@@ -11,24 +11,20 @@ public struct CommandSpec: Equatable, Sendable {
     public let operands: [OperandSpec]
     /// Example invocations, each a (command line, what it does) pair.
     public let examples: [(String, String)]
-    /// False for commands this version does not have yet: they are listed so
-    /// that users learn so, and running them is an error.
-    public let isAvailable: Bool
 
     public init(name: String, summary: String, description: String, options: [OptionSpec] = [],
-                operands: [OperandSpec] = [], examples: [(String, String)] = [], isAvailable: Bool = true) {
+                operands: [OperandSpec] = [], examples: [(String, String)] = []) {
         self.name = name
         self.summary = summary
         self.description = description
         self.options = options
         self.operands = operands
         self.examples = examples
-        self.isAvailable = isAvailable
     }
 
     public static func == (lhs: CommandSpec, rhs: CommandSpec) -> Bool {
         lhs.name == rhs.name && lhs.summary == rhs.summary && lhs.description == rhs.description
-            && lhs.options == rhs.options && lhs.operands == rhs.operands && lhs.isAvailable == rhs.isAvailable
+            && lhs.options == rhs.options && lhs.operands == rhs.operands
             && lhs.examples.elementsEqual(rhs.examples) { $0.0 == $1.0 && $0.1 == $1.1 }
     }
 

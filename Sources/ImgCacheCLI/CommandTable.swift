@@ -43,6 +43,22 @@ public enum CommandTable {
                help: "Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB)"),
     ]
 
+    /// How the manager answers each URL; shared by fetch and prefetch.
+    public static let managerOptions: [OptionSpec] = [
+        .flag("refresh", help: "Revalidate cached copies with the server (ETag / Last-Modified); a 304 keeps the file (RefreshCached)"),
+        .flag("cache-only", help: "Never download: a URL that is not cached is an error (FromCacheOnly)"),
+        .flag("no-cache-read", help: "Skip the cache lookup and download again; the image is still stored (FromLoaderOnly)"),
+        .flag("retry-failed", help: "Try URLs on the failed list again; a success takes them off it (RetryFailed)"),
+        .value("failed-ttl", metavar: "AGE", kind: .text,
+               help: "Fail fast on a URL that failed for a lasting reason less than AGE ago (default: the namespace's, else 24h; 'never')"),
+        .value("options", metavar: "LIST", kind: .text,
+               help: "SDWebImage options by name or mask: 'retry-failed,refresh-cached', '0x11', '17' (see OPTIONS in imgcache(1))"),
+        .value("key-filter", metavar: "FILTER", kind: .text,
+               help: "Cache key from the URL: strip-query, keep-query=NAME,..., drop-query=NAME,... or none (default)"),
+        .value("read-only-path", metavar: "DIR", kind: .directory, repeatable: true,
+               help: "Also look in this namespace-shaped folder, after the namespace; never written (repeatable)"),
+    ]
+
     public static let fetch = CommandSpec(
         name: "fetch",
         summary: "Get images: from the cache if there, else download and store them",
@@ -57,12 +73,9 @@ public enum CommandTable {
         options: [
             .value("output", "o", metavar: "FILE", kind: .path,
                    help: "Also write the image to FILE ('-' for standard output); one URL only"),
-            .flag("refresh", help: "Revalidate cached copies with the server (ETag / Last-Modified); a 304 keeps the file"),
-            .value("key-filter", metavar: "FILTER", kind: .text,
-                   help: "Cache key from the URL: strip-query, keep-query=NAME,..., drop-query=NAME,... or none (default)"),
-            .value("read-only-path", metavar: "DIR", kind: .directory, repeatable: true,
-                   help: "Also look in this namespace-shaped folder, after the namespace; never written (repeatable)"),
-        ] + downloadOptions,
+            .flag("memory-only", help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
+            .flag("progressive", help: "Show the download's progress on a terminal, or in -v lines (ProgressiveDownload)"),
+        ] + managerOptions + downloadOptions,
         operands: [OperandSpec(name: "URL", kind: .url, help: "http or https URL of an image", minimum: 1, maximum: nil)],
         examples: [
             ("imgcache fetch https://example.com/logo.png", "print the cached file's path"),
@@ -75,8 +88,31 @@ public enum CommandTable {
     )
 
     public static let prefetch = CommandSpec(
-        name: "prefetch", summary: "Warm the cache from a list of URLs (not in this version)",
-        description: "Not available in this version of imgcache.", isAvailable: false)
+        name: "prefetch", summary: "Warm the cache from a list of URLs",
+        description: """
+            Reads URLs from FILE, or standard input when FILE is '-' or absent: one per line; \
+            blank lines and lines starting with '#' are skipped. Work starts while the list is \
+            still being read, and memory stays flat however long it is. Each distinct URL is \
+            looked up and, if missing, downloaded (low priority unless --priority says \
+            otherwise), checked and stored, as fetch does; repeats are skipped. On a terminal, \
+            a progress bar on standard error. At the end a summary: URLs, downloaded, already \
+            cached, failed, skipped as failed before (blacklisted). With --json, one JSON line \
+            per distinct URL as it finishes, then a summary line. Exit 0 only when every URL \
+            is in the cache at the end. SIGINT or SIGTERM stops it: transfers are aborted, \
+            their temporary files removed, and the summary so far is printed.
+            """,
+        options: [
+            .flag("no-progress", help: "No progress bar, even on a terminal"),
+        ] + managerOptions + downloadOptions,
+        operands: [OperandSpec(name: "FILE", kind: .path, help: "list of URLs, one per line ('-': standard input)",
+                               minimum: 0, maximum: 1)],
+        examples: [
+            ("imgcache prefetch urls.txt", "warm the cache, with a progress bar"),
+            ("grep -o 'https://[^\"]*\\.jpg' page.html | imgcache prefetch -j 12", "from a pipe"),
+            ("imgcache --json prefetch urls.txt | jq -r 'select(.error) | .url'", "the URLs that failed"),
+            ("imgcache -q prefetch --retry-failed urls.txt || echo some failed", "in a script"),
+        ]
+    )
 
     /// `--all-namespaces`, shared by the maintenance commands.
     static let allNamespaces = OptionSpec.flag("all-namespaces", help: "Every namespace under the cache root, one after another")
@@ -115,7 +151,9 @@ public enum CommandTable {
                    help: "Most disk space the entries may take (500M, 2G, 1.5GiB, bytes; 'none' for no limit)"),
             .value("max-age", metavar: "AGE", kind: .text,
                    help: "Remove entries not used for this long (45s, 30m, 12h, 7d, 2w; 'never')"),
-            .flag("remember", help: "Save the --max-size and --max-age given as the namespace's limits for later cleans"),
+            .value("failed-ttl", metavar: "AGE", kind: .text,
+                   help: "Remove failed URLs remembered for longer than AGE (default 24h; 'never'); fetch honours a remembered one"),
+            .flag("remember", help: "Save the --max-size, --max-age and --failed-ttl given as the namespace's, for later runs"),
             .flag("dry-run", help: "Report what would be removed; remove nothing"),
             allNamespaces,
         ],

@@ -35,6 +35,8 @@ final class Console {
     let useColor: Bool
     let quiet: Bool
     let verbosity: Int
+    /// The progress line at the bottom of a terminal, redrawn after each message.
+    private var status: String?
 
     init(globals: GlobalOptions, environment: [String: String]) {
         useColor = Console.colorEnabled(globals.color, environment: environment, isTerminal: isatty(2) == 1)
@@ -86,10 +88,32 @@ final class Console {
         emit(message)
     }
 
+    /// Shows `text` as the status line on stderr (a terminal), replacing the previous one.
+    func showStatus(_ text: String) {
+        status = text
+        try? standardError.write("\r\u{1B}[K" + text)
+        try? standardError.flush()
+    }
+
+    /// Removes the status line.
+    func clearStatus() {
+        guard status != nil else { return }
+        status = nil
+        try? standardError.write("\r\u{1B}[K")
+        try? standardError.flush()
+    }
+
+    /// The terminal's width in columns (80 when unknown).
+    var terminalWidth: Int {
+        var size = winsize()
+        guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
+    }
+
     private func emit(_ line: String) {
         // Messages must not wait behind buffered data, and a closed stderr is ignored.
         try? standardOutput.flush()
-        try? standardError.write(line + "\n")
+        try? standardError.write((status == nil ? "" : "\r\u{1B}[K") + line + "\n" + (status ?? ""))
         try? standardError.flush()
     }
 }

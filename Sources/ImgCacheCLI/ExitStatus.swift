@@ -5,14 +5,20 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case someFailed = 1
     /// The command line (or an IMGCACHE_ environment variable) is wrong.
     case usage = 64
+    /// prefetch's list of URLs cannot be read.
+    case noInput = 66
     /// A command or a system library this build needs is not available.
     case unavailable = 69
     /// The cache cannot be written (permissions, full disk, read-only).
     case cacheUnwritable = 73
     /// The output file (-o) cannot be written.
     case outputFailed = 74
+    /// Stopped by SIGINT (Ctrl-C); the summary so far was printed.
+    case interrupted = 130
     /// Standard output was closed by its reader (for example `| head`).
     case brokenPipe = 141
+    /// Stopped by SIGTERM; the summary so far was printed.
+    case terminated = 143
 
     /// What the status means, for help and the man page.
     public var meaning: String {
@@ -20,10 +26,13 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .success: return "success"
         case .someFailed: return "one or more URLs failed (each is reported on stderr)"
         case .usage: return "usage error: bad command line or IMGCACHE_ variable"
+        case .noInput: return "the list of URLs cannot be read (prefetch)"
         case .unavailable: return "command or required system library not available"
         case .cacheUnwritable: return "the cache cannot be written"
         case .outputFailed: return "the output file cannot be written"
+        case .interrupted: return "interrupted by SIGINT: transfers aborted, temporary files removed"
         case .brokenPipe: return "standard output was closed early (quiet)"
+        case .terminated: return "stopped by SIGTERM: transfers aborted, temporary files removed"
         }
     }
 

@@ -36,10 +36,8 @@ public enum HelpFormatter {
             lines += ["", "Options:"]
             lines += optionLines(spec.options)
         }
-        if spec.isAvailable {
-            lines += ["", "Global options (before or after the command):"]
-            lines += optionLines(CommandTable.globalOptions)
-        }
+        lines += ["", "Global options (before or after the command):"]
+        lines += optionLines(CommandTable.globalOptions)
         if !spec.examples.isEmpty {
             lines += ["", "Examples:"]
             for (example, meaning) in spec.examples {

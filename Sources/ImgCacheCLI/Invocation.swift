@@ -15,11 +15,10 @@ public enum Invocation: Equatable, Sendable {
 /// A command with its typed arguments.
 public enum Command: Equatable, Sendable {
     case fetch(FetchArguments)
+    case prefetch(PrefetchArguments)
     case cacheInfo(CacheInfoArguments)
     case clean(CleanArguments)
     case clear(ClearArguments)
-    /// A command this version lists but does not have.
-    case unavailable(String)
 }
 
 /// Options that apply to every command.
@@ -40,18 +39,36 @@ public struct FetchArguments: Equatable, Sendable {
     public var urls: [String]
     /// Where to write a copy of the image ("-" is standard output).
     public var output: String?
-    /// How each image is asked for.
-    public var settings = FetchSettings()
-    /// How the downloads run.
-    public var downloads = DownloadConfiguration()
-
-    /// Folders consulted after the namespace, never written.
-    public var readOnlyPaths: [String] = []
+    public var manager = ManagerArguments()
 
     public init(urls: [String], output: String? = nil) {
         self.urls = urls
         self.output = output
     }
+}
+
+/// `imgcache prefetch` arguments.
+public struct PrefetchArguments: Equatable, Sendable {
+    /// The list's path; nil or "-" is standard input.
+    public var input: String?
+    public var showProgress = true
+    public var manager = ManagerArguments()
+
+    public init(input: String? = nil) {
+        self.input = input
+    }
+}
+
+/// What fetch and prefetch share: how each URL is answered and how downloads run.
+public struct ManagerArguments: Equatable, Sendable {
+    /// How each image is asked for, with the option bits.
+    public var settings = FetchSettings()
+    /// How the downloads run.
+    public var downloads = DownloadConfiguration()
+    /// Folders consulted after the namespace, never written.
+    public var readOnlyPaths: [String] = []
+
+    public init() {}
 }
 
 /// `imgcache cache-info` arguments.
@@ -65,6 +82,7 @@ public struct CleanArguments: Equatable, Sendable {
     /// Limits given on the command line (nil: remembered or default).
     public var maxSize: SizeLimit?
     public var maxAge: AgeLimit?
+    public var failedTTL: AgeLimit?
     public var remember = false
     public var dryRun = false
     public var allNamespaces = false

@@ -44,17 +44,6 @@ import Testing
                                       "Run 'imgcache --help' for usage."])
     }
 
-    @Test func anUnbuiltCommandSaysSoWithStatus69() throws {
-        for command in ["prefetch"] {
-            let result = try run([command])
-            #expect(result.status == 69)
-            #expect(result.errorLines == ["imgcache: error: '\(command)' is not available in imgcache 0.1.0"])
-            let help = try run([command, "--help"])
-            #expect(help.status == 0)
-            #expect(help.output.contains("Not available in this version"))
-        }
-    }
-
     @Test func colourIsUsedOnlyWhenAskedOnANonTerminal() throws {
         let plain = try run(["fecth"])
         #expect(!plain.standardError.contains("\u{1B}["))

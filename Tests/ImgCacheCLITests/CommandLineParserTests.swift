@@ -91,16 +91,6 @@ import Testing
         #expect(try parse("fetch --version") == .version)
     }
 
-    @Test func unbuiltCommandsAreValuesToo() throws {
-        for name in ["prefetch"] {
-            guard case .run(_, .unavailable(let parsed)) = try parse("\(name) --whatever") else {
-                Issue.record("\(name)")
-                continue
-            }
-            #expect(parsed == name)
-        }
-    }
-
     @Test func noCommand() {
         #expect(error("") == .missingCommand)
         #expect(error("--json") == .missingCommand)
@@ -187,11 +177,18 @@ import Testing
         }
         let samples = ["concurrency": "4", "timeout": "2.5", "retries": "2", "order": "lifo", "priority": "high",
                        "header": "X-A: b", "user": "me:pw", "max-redirects": "3", "max-size": "20M",
-                       "key-filter": "strip-query"]
+                       "key-filter": "strip-query", "failed-ttl": "2h", "options": "retry-failed,0x10"]
+        // --memory-only needs an output; every other option stands alone.
+        let companions = ["memory-only": ["-o", "out.png"]]
         for spec in CommandTable.fetch.options {
-            let value = spec.takesValue ? [samples[spec.long] ?? "v1"] : []
+            let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
             _ = try CommandLineParser.parse(["fetch", "--" + spec.long] + value + ["u"])
             if let short = spec.short { _ = try CommandLineParser.parse(["fetch", "-\(short)"] + value + ["u"]) }
+        }
+        for spec in CommandTable.prefetch.options {
+            let value = spec.takesValue ? [samples[spec.long] ?? "v1"] : []
+            _ = try CommandLineParser.parse(["prefetch", "--" + spec.long] + value + ["list.txt"])
+            if let short = spec.short { _ = try CommandLineParser.parse(["prefetch", "-\(short)"] + value) }
         }
     }
 
@@ -199,21 +196,23 @@ import Testing
         let (_, arguments) = try fetch(
             "fetch -j 12 --timeout 500ms --retries 3 --order lifo --priority low -H X-Trace:_1 -H Accept: "
             + "-u me:p:w --cookies jar.txt -k --max-redirects 2 --max-size 1.5MiB --refresh u")
-        #expect(arguments.downloads.maximumConcurrentDownloads == 12)
-        #expect(arguments.downloads.order == .lifo)
-        #expect(arguments.downloads.cookieJar == "jar.txt")
-        #expect(arguments.downloads.allowInvalidCertificates)
-        #expect(arguments.settings.timeout == 0.5)
-        #expect(arguments.settings.retries == 3)
-        #expect(arguments.settings.priority == .low)
-        #expect(arguments.settings.headers == [HTTPHeader(name: "X-Trace", value: "_1"), HTTPHeader(name: "Accept", value: "")])
-        #expect(arguments.settings.credentials == Credentials(user: "me", password: "p:w"))
-        #expect(arguments.settings.maximumRedirects == 2)
-        #expect(arguments.settings.maximumBytes == 1_572_864)
-        #expect(arguments.settings.refreshCached)
+        let manager = arguments.manager
+        #expect(manager.downloads.maximumConcurrentDownloads == 12)
+        #expect(manager.downloads.order == .lifo)
+        #expect(manager.downloads.cookieJar == "jar.txt")
+        #expect(manager.downloads.handleCookies)
+        #expect(manager.downloads.allowInvalidCertificates)
+        #expect(manager.settings.timeout == 0.5)
+        #expect(manager.settings.retries == 3)
+        #expect(manager.settings.priority == .low)
+        #expect(manager.settings.headers == [HTTPHeader(name: "X-Trace", value: "_1"), HTTPHeader(name: "Accept", value: "")])
+        #expect(manager.settings.credentials == Credentials(user: "me", password: "p:w"))
+        #expect(manager.settings.maximumRedirects == 2)
+        #expect(manager.settings.maximumBytes == 1_572_864)
+        #expect(manager.settings.options == [.refreshCached, .lowPriority, .allowInvalidSSLCertificates, .handleCookies])
         let defaults = try fetch("fetch u").1
-        #expect(defaults.downloads == DownloadConfiguration())
-        #expect(defaults.settings == FetchSettings())
+        #expect(defaults.manager.downloads == DownloadConfiguration())
+        #expect(defaults.manager.settings == FetchSettings())
     }
 
     @Test func badDownloadOptionValuesAreUsageErrors() {
@@ -268,7 +267,7 @@ import Testing
     }
 
     @Test func commandHelpNamesEveryOptionAndHasAnExample() {
-        for command in CommandTable.commands where command.isAvailable {
+        for command in CommandTable.commands {
             let text = HelpFormatter.command(command)
             for option in command.options { #expect(text.contains(option.synopsis)) }
             #expect(text.contains("Examples:"))

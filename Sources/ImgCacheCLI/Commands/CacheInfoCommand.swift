@@ -50,6 +50,7 @@ struct CacheInfoCommand {
         }
         lines.append(row("max size", "\(summary.limits.maxSize) (\(summary.limits.maxSizeSource.rawValue))"))
         lines.append(row("max age", "\(summary.limits.maxAge) (\(summary.limits.maxAgeSource.rawValue))"))
+        lines.append(row("failed TTL", "\(summary.limits.failedTTL) (\(summary.limits.failedTTLSource.rawValue))"))
         lines.append(row("metadata", summary.metadataPlacement == .attribute ? "extended attributes" : "sidecar files"))
         return lines
     }
@@ -83,17 +84,23 @@ enum MaintenanceMessages {
         return error.description
     }
 
+    /// An age in seconds for JSON; null for never.
+    private static func seconds(_ age: AgeLimit) -> JSONValue? {
+        switch age {
+        case .never: return nil
+        case .seconds(let seconds): return seconds == seconds.rounded() ? .integer(Int64(seconds)) : .number(seconds)
+        }
+    }
+
     static func addLimits(_ limits: CacheLimits, to object: inout JSONObject) {
         switch limits.maxSize {
         case .unlimited: object.add("max_size", nil as Int64?)
         case .bytes(let bytes): object.add("max_size", bytes)
         }
         object.add("max_size_source", limits.maxSizeSource.rawValue)
-        switch limits.maxAge {
-        case .never: object.add("max_age", nil as JSONValue?)
-        case .seconds(let seconds):
-            object.add("max_age", seconds == seconds.rounded() ? JSONValue.integer(Int64(seconds)) : JSONValue.number(seconds))
-        }
+        object.add("max_age", seconds(limits.maxAge))
         object.add("max_age_source", limits.maxAgeSource.rawValue)
+        object.add("failed_ttl", seconds(limits.failedTTL))
+        object.add("failed_ttl_source", limits.failedTTLSource.rawValue)
     }
 }

@@ -19,17 +19,19 @@ struct CleanCommand {
                 if arguments.remember {
                     if let maxSize = arguments.maxSize { remembered.maxSize = maxSize }
                     if let maxAge = arguments.maxAge { remembered.maxAge = maxAge }
+                    if let failedTTL = arguments.failedTTL { remembered.failedTTL = failedTTL }
                     try cache.prepareForStores()
                     try remembered.save(to: cache.directory)
                 }
-                limits = CacheLimits.resolve(maxSize: arguments.maxSize, maxAge: arguments.maxAge, remembered: remembered)
+                limits = CacheLimits.resolve(maxSize: arguments.maxSize, maxAge: arguments.maxAge,
+                                             failedTTL: arguments.failedTTL, remembered: remembered)
                 outcome = try CacheCleaner(cache: cache).clean(limits: limits, now: now, dryRun: arguments.dryRun)
             } catch {
                 console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))
                 status = .cacheUnwritable
                 continue
             }
-            if arguments.remember { console.detail("remembered for namespace '\(cache.location.namespace)': max size \(limits.maxSize), max age \(limits.maxAge)") }
+            if arguments.remember { console.detail("remembered for namespace '\(cache.location.namespace)': max size \(limits.maxSize), max age \(limits.maxAge), failed TTL \(limits.failedTTL)") }
             switch outcome {
             case .alreadyRunning:
                 console.note("another clean of namespace '\(cache.location.namespace)' is running; nothing done")
@@ -65,7 +67,7 @@ struct CleanCommand {
             lines.append("  \(verb) \(report.temporaries.count) abandoned temporary files (\(ByteSize.humanised(report.temporaries.bytes)))")
         }
         if report.leftovers > 0 { lines.append("  \(verb) \(report.leftovers) leftovers (orphaned metadata, links)") }
-        if report.failedURLs > 0 { lines.append("  \(verb) \(report.failedURLs) expired failed URLs") }
+        if report.failedURLs > 0 { lines.append("  \(verb) \(report.failedURLs) failed URLs older than \(report.limits.failedTTL)") }
         if report.spared > 0 { lines.append("  kept \(report.spared) entries used while cleaning") }
         lines.append("  \(report.dryRun ? "would keep" : "kept") \(report.remaining.count) entries, "
             + "\(ByteSize.humanised(report.remaining.allocatedBytes)) on disk (max size \(report.limits.maxSize), max age \(report.limits.maxAge))")

@@ -60,7 +60,7 @@ public enum CompletionScript {
         lines += ["    esac", "    case $command in"]
         let global = spellings(CommandTable.globalOptions).joined(separator: " ")
         for command in CommandTable.commands {
-            let options = (spellings(command.options) + (command.isAvailable ? [] : ["--help"])).joined(separator: " ")
+            let options = spellings(command.options).joined(separator: " ")
             let operandWords = command.operands.first.flatMap { choices($0.kind) }?.joined(separator: " ") ?? ""
             lines.append("        \(command.name))")
             lines.append("            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"\(options) \(global)\" -- \"$cur\"))")

@@ -66,9 +66,8 @@ public struct CacheCleaner: Sendable {
         case alreadyRunning
     }
 
-    /// Cleans the namespace under `limits` and the failed-URL `failedTTL`, at `now`.
-    public func clean(limits: CacheLimits, failedTTL: AgeLimit = FailedURLStore.defaultTTL,
-                      now: Double, dryRun: Bool = false) throws(SystemError) -> Outcome {
+    /// Cleans the namespace under `limits` (failed URLs under `limits.failedTTL`), at `now`.
+    public func clean(limits: CacheLimits, now: Double, dryRun: Bool = false) throws(SystemError) -> Outcome {
         guard (try? FileSystem.status(cache.directory)) != nil else {
             return .cleaned(Report(dryRun: dryRun, limits: limits))  // nothing was ever stored
         }
@@ -111,7 +110,7 @@ public struct CacheCleaner: Sendable {
         for file in abandoned { report.temporaries.add(file) }
         let leftovers = scan.orphanSidecars + scan.incompleteImages
         report.leftovers = leftovers.count + scan.links.count
-        report.failedURLs = try FailedURLStore(namespaceDirectory: cache.directory).prune(ttl: failedTTL, now: now, dryRun: dryRun)
+        report.failedURLs = try FailedURLStore(namespaceDirectory: cache.directory).prune(ttl: limits.failedTTL, now: now, dryRun: dryRun)
         guard !dryRun else { return .cleaned(report) }
 
         let removal = ShardRemoval(cache: cache)

@@ -81,6 +81,9 @@ public struct CacheLimits: Equatable, Sendable {
     public var maxAge: AgeLimit
     public var maxSizeSource: Source
     public var maxAgeSource: Source
+    /// How long a failed URL is remembered (fetch fails fast until then; clean removes it after).
+    public var failedTTL: AgeLimit = FailedURLStore.defaultTTL
+    public var failedTTLSource: Source = .default
 
     /// Where a limit's value came from.
     public enum Source: String, Equatable, Sendable {
@@ -101,7 +104,8 @@ public struct CacheLimits: Equatable, Sendable {
     public static let defaultMaxAge = AgeLimit.seconds(7 * 86_400)
 
     /// Each limit from the command line, else the namespace's remembered one, else the default.
-    public static func resolve(maxSize: SizeLimit?, maxAge: AgeLimit?, remembered: NamespaceSettings) -> CacheLimits {
+    public static func resolve(maxSize: SizeLimit?, maxAge: AgeLimit?, failedTTL: AgeLimit? = nil,
+                               remembered: NamespaceSettings) -> CacheLimits {
         func pick<T>(_ given: T?, _ stored: T?, _ fallback: T) -> (T, Source) {
             if let given { return (given, .commandLine) }
             if let stored { return (stored, .remembered) }
@@ -109,6 +113,9 @@ public struct CacheLimits: Equatable, Sendable {
         }
         let size = pick(maxSize, remembered.maxSize, defaultMaxSize)
         let age = pick(maxAge, remembered.maxAge, defaultMaxAge)
-        return CacheLimits(maxSize: size.0, maxAge: age.0, maxSizeSource: size.1, maxAgeSource: age.1)
+        let ttl = pick(failedTTL, remembered.failedTTL, FailedURLStore.defaultTTL)
+        var limits = CacheLimits(maxSize: size.0, maxAge: age.0, maxSizeSource: size.1, maxAgeSource: age.1)
+        (limits.failedTTL, limits.failedTTLSource) = ttl
+        return limits
     }
 }

@@ -9,7 +9,7 @@ public struct CacheSummary: Equatable, Sendable {
     public let oldestAccess: Double?
     public let newestAccess: Double?
     public let temporaries: CacheCleaner.Tally
-    /// Failed URLs remembered and not expired under the default TTL.
+    /// Failed URLs remembered and not expired under the namespace's failed TTL.
     public let failedURLs: Int
     public let limits: CacheLimits
     /// Where new entries keep their metadata here.
@@ -26,7 +26,8 @@ public struct CacheSummary: Equatable, Sendable {
             newest = max(newest ?? entry.modified, entry.modified)
         }
         for file in scan.temporaries { temporaries.add(file) }
-        let failed = try FailedURLStore(namespaceDirectory: cache.directory).count(ttl: FailedURLStore.defaultTTL, now: now)
+        let limits = CacheLimits.resolve(maxSize: nil, maxAge: nil, remembered: NamespaceSettings.load(from: cache.directory))
+        let failed = try FailedURLStore(namespaceDirectory: cache.directory).count(ttl: limits.failedTTL, now: now)
         let exists = (try? FileSystem.status(cache.directory)).flatMap { $0 } != nil
         let placement: EntryMetadata.Placement =
             cache.metadataPlacement == .automatic && scan.attributesSupported ? .attribute : .sidecarFile
@@ -34,7 +35,7 @@ public struct CacheSummary: Equatable, Sendable {
             namespace: cache.location.namespace, path: cache.directory, exists: exists, entries: entries,
             oldestAccess: oldest, newestAccess: newest, temporaries: temporaries,
             failedURLs: failed.remembered - failed.expired,
-            limits: CacheLimits.resolve(maxSize: nil, maxAge: nil, remembered: NamespaceSettings.load(from: cache.directory)),
+            limits: limits,
             metadataPlacement: placement)
     }
 }

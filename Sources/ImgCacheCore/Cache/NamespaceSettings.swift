@@ -7,10 +7,13 @@ import Glibc
 public struct NamespaceSettings: Equatable, Sendable {
     public var maxSize: SizeLimit?
     public var maxAge: AgeLimit?
+    /// How long failed URLs are remembered (fetch and prefetch read it too).
+    public var failedTTL: AgeLimit?
 
-    public init(maxSize: SizeLimit? = nil, maxAge: AgeLimit? = nil) {
+    public init(maxSize: SizeLimit? = nil, maxAge: AgeLimit? = nil, failedTTL: AgeLimit? = nil) {
         self.maxSize = maxSize
         self.maxAge = maxAge
+        self.failedTTL = failedTTL
     }
 
     /// The settings file's name inside the namespace folder.
@@ -40,6 +43,7 @@ public struct NamespaceSettings: Equatable, Sendable {
         var lines = [NamespaceSettings.signature]
         if let maxSize { lines.append("max-size " + maxSize.stored) }
         if let maxAge { lines.append("max-age " + maxAge.stored) }
+        if let failedTTL { lines.append("failed-ttl " + failedTTL.stored) }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -52,6 +56,7 @@ public struct NamespaceSettings: Equatable, Sendable {
             switch parts[0] {
             case "max-size": maxSize = parts[1] == "none" ? .unlimited : Int64(parts[1]).map(SizeLimit.bytes)
             case "max-age": maxAge = parts[1] == "never" ? .never : Double(parts[1]).map(AgeLimit.seconds)
+            case "failed-ttl": failedTTL = parts[1] == "never" ? .never : Double(parts[1]).map(AgeLimit.seconds)
             default: continue  // written by a later version: ignored, not fatal
             }
         }

@@ -6,6 +6,11 @@ public struct DownloadConfiguration: Equatable, Sendable {
     /// Cookie jar file read at start and written back at `close()` (HandleCookies).
     /// Nil: no cookies are kept or sent.
     public var cookieJar: String?
+    /// Keep cookies the server sets for this run and send them back, even
+    /// without a jar file (HandleCookies).
+    public var handleCookies = false
+    /// Whether libcurl's cookie engine is on: a jar, or HandleCookies.
+    var usesCookies: Bool { handleCookies || cookieJar != nil }
     /// Skip TLS certificate and host name checks (AllowInvalidSSLCertificates).
     public var allowInvalidCertificates = false
 

@@ -24,7 +24,7 @@ final class TransferLoop {
     init(configuration: DownloadConfiguration) throws(DownloadError) {
         self.configuration = configuration
         multi = try CurlMulti()
-        share = configuration.cookieJar == nil ? nil : try CurlShare()
+        share = configuration.usesCookies ? try CurlShare() : nil
     }
 
     /// Runs until `mailbox` asks to close and nothing is left, then frees the handles.
@@ -134,9 +134,10 @@ final class TransferLoop {
                 idleHandles.append(easy)
                 throw error
             }
-            if let jar = configuration.cookieJar, !cookieFileLoaded {
+            if configuration.usesCookies, !cookieFileLoaded {
                 // Loaded once into the shared store; loading it again would undo cookies received since.
-                try easy.set(CURLOPT_COOKIEFILE, jar)
+                // An empty name turns the cookie engine on without reading a file.
+                try easy.set(CURLOPT_COOKIEFILE, configuration.cookieJar ?? "")
                 cookieFileLoaded = true
             }
             if job.wantsEvents { attachProgress(job, to: transfer) }

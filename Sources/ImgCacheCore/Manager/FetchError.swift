@@ -12,6 +12,12 @@ public enum FetchError: Error, Equatable, Sendable {
     case unsupportedFormat(url: String, ImageFormat)
     /// The image's header does not decode.
     case corruptImage(url: String, reason: String)
+    /// The URL failed before for a lasting reason and is on the failed-URL list.
+    case blacklisted(url: String, reason: String, failedAt: Double, ttl: AgeLimit, now: Double)
+    /// FromCacheOnly (`--cache-only`) and the URL is not cached.
+    case notCached(url: String)
+    /// Stopped by SIGINT or SIGTERM before it finished.
+    case interrupted(url: String)
     /// The cache folder cannot be written.
     case cacheUnwritable(SystemError)
     /// A C library imgcache needs is not installed.
@@ -30,8 +36,51 @@ public enum FetchError: Error, Equatable, Sendable {
         case .unsupportedFormat(let url, let format):
             return "\(RemoteURL.redacted(url)): \(format.displayName) images are not supported; nothing was stored"
         case .corruptImage(let url, let reason): return "\(RemoteURL.redacted(url)): \(reason); nothing was stored"
+        case .blacklisted(let url, let reason, let failedAt, let ttl, let now):
+            let until: String
+            switch ttl {
+            case .never: until = "not tried again until the failed list is cleared"
+            case .seconds(let seconds):
+                until = "not tried again for \(TimeSpan(seconds: max(1, (failedAt + seconds - now).rounded(.up))).roughDescription)"
+            }
+            return "\(RemoteURL.redacted(url)): failed \(Timestamp.age(failedAt, now: now)) (\(reason)); \(until); --retry-failed tries it now"
+        case .notCached(let url): return "\(RemoteURL.redacted(url)): not in the cache (--cache-only)"
+        case .interrupted(let url): return "\(RemoteURL.redacted(url)): interrupted"
         case .cacheUnwritable(let error): return "cache not writable: \(error)"
         case .libraryMissing(let message): return message
+        }
+    }
+
+    /// Whether the failure goes on the failed-URL list (SPEC §6): the URL
+    /// itself, or what the server has at it, is wrong, so trying again soon
+    /// will fail again. Transient failures (DNS, connection trouble, timeouts,
+    /// 5xx, 408, 429, an interruption), local trouble and failures that depend
+    /// on this command's own options (-k, --max-redirects) are not remembered.
+    public var isRemembered: Bool {
+        switch self {
+        case .invalidURL, .unsupportedScheme, .notAnImage, .unsupportedFormat, .corruptImage:
+            return true
+        case .download(_, let error):
+            switch error {
+            case .httpStatus(let code): return (400..<500).contains(code) && code != 408 && code != 429
+            case .tooLarge, .invalidURL, .unsupportedScheme: return true
+            default: return false
+            }
+        case .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing:
+            return false
+        }
+    }
+
+    /// The short cause recorded on the failed-URL list.
+    var recordedReason: String {
+        switch self {
+        case .download(_, let error): return error.reason
+        case .invalidURL(_, let reason): return "invalid URL: \(reason)"
+        case .unsupportedScheme(_, let scheme): return "unsupported scheme '\(scheme)'"
+        case .notAnImage(_, let contentType): return "not an image" + (contentType.map { " (served as \($0))" } ?? "")
+        case .unsupportedFormat(_, let format): return "\(format.displayName) images are not supported"
+        case .corruptImage(_, let reason): return reason
+        default: return message
         }
     }
 }

@@ -2,16 +2,32 @@
 public struct FetchResult: Equatable, Sendable {
     /// The URL as requested.
     public let url: String
-    /// The cached image file.
+    /// The cached image file; with CacheMemoryOnly a temporary file, removed
+    /// once the answer has been delivered.
     public let path: String
     public let cacheType: CacheType
     public let metadata: EntryMetadata
+    /// False with CacheMemoryOnly: `path` is not a cache entry.
+    public let isStored: Bool
+
+    public init(url: String, path: String, cacheType: CacheType, metadata: EntryMetadata, isStored: Bool = true) {
+        self.url = url
+        self.path = path
+        self.cacheType = cacheType
+        self.metadata = metadata
+        self.isStored = isStored
+    }
+
+    /// The same image answered again for another request in this process.
+    func fromMemory(url: String) -> FetchResult {
+        FetchResult(url: url, path: path, cacheType: .memory, metadata: metadata, isStored: isStored)
+    }
 
     /// The result as a JSON object (`fetch --json`).
     public var json: JSONObject {
         var object = JSONObject()
         object.add("url", RemoteURL.redacted(url))
-        object.add("path", path)
+        object.add("path", isStored ? path : nil)
         object.add("cache", cacheType.rawValue)
         object.add("format", metadata.format?.rawValue)
         object.add("width", metadata.width)
@@ -23,4 +39,14 @@ public struct FetchResult: Equatable, Sendable {
         object.add("last_modified", metadata.lastModified)
         return object
     }
+}
+
+/// One URL's answer, as a run delivers it.
+public struct FetchOutcome: Sendable {
+    /// The URL's position in the input, from 0.
+    public let index: Int
+    public let url: String
+    /// The answer; nil for a URL that repeats one answered before (prefetch
+    /// keeps no answers, only which keys it has seen).
+    public let result: Result<FetchResult, FetchError>?
 }

@@ -1,19 +1,28 @@
-/// How `ImageFetcher` asks for images: the request options every download of
-/// one invocation shares, and whether cached copies are revalidated.
+/// How `ImageFetcher` asks for images: the options and request settings every
+/// download of one invocation shares.
 public struct FetchSettings: Equatable, Sendable {
+    /// SDWebImage's option bits for these requests.
+    public var options: ImageOptions = []
     public var headers: [HTTPHeader] = []
     public var credentials: Credentials?
     public var timeout = DownloadRequest.defaultTimeout
     public var maximumRedirects = DownloadRequest.defaultMaximumRedirects
     public var maximumBytes: Int64?
     public var retries = 0
-    public var priority: DownloadPriority = .normal
-    /// Revalidate cached entries with their ETag / Last-Modified (RefreshCached).
-    public var refreshCached = false
     /// How a URL becomes its cache key (cacheKeyFilter).
     public var keyFilter: CacheKeyFilter = .none
+    /// How long a failure is remembered; nil: the namespace's remembered
+    /// `clean --failed-ttl`, else `FailedURLStore.defaultTTL`.
+    public var failedTTL: AgeLimit?
 
     public init() {}
+
+    /// HighPriority wins over LowPriority, as in SDWebImage's downloader.
+    public var priority: DownloadPriority {
+        if options.contains(.highPriority) { return .high }
+        if options.contains(.lowPriority) { return .low }
+        return .normal
+    }
 
     /// The download request for `url`, its body written into `bodyDirectory`.
     func request(for url: RemoteURL, bodyDirectory: String, validators: Validators?) -> DownloadRequest {

@@ -1,9 +1,16 @@
-/// Answers "give me these images": each from the cache, or downloaded (all
-/// misses at once, coalesced, through one `Downloader`), checked, and stored
-/// atomically (SDWebImageManager's loadImage flow).
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Answers "give me these images" (SDWebImageManager's loadImage flow): for
+/// each URL, the failed-URL list, then the cache, then a download (all misses
+/// through one `Downloader`, coalesced), a check of the bytes, an atomic store,
+/// and the answer with where it came from.
 ///
 /// The download thread only moves bytes; checking and storing happen on the
-/// calling thread as the downloads finish.
+/// calling thread as downloads finish. `fetch` answers in the order of its
+/// URLs; `prefetch` streams a list of any length in bounded memory.
 public final class ImageFetcher {
     public let cache: DiskCache
     /// Consulted, in order, after `cache` misses; never written.
@@ -12,9 +19,20 @@ public final class ImageFetcher {
     public let downloaderConfiguration: DownloadConfiguration
     /// Called with a line of detail for `-v`.
     public var log: (String) -> Void = { _ in }
+    /// Called on the calling thread with a URL's bytes received so far and the
+    /// announced length (ProgressiveDownload only).
+    public var progress: ((String, Int64, Int64?) -> Void)?
+    /// Lets another thread (a signal watcher) stop the run.
+    public let interruption: FetchInterruption
 
+    private let failedURLs: FailedURLStore
+    /// Read from the namespace only when a failure record is found.
+    private var resolvedFailedTTL: AgeLimit?
     /// Created on the first miss, so a hit never loads libcurl.
     private var downloader: Downloader?
+    private var downloaderFailure: FetchError?
+    private let messages: BlockingQueue<FetchMessage>
+    private var readyShards: Set<String> = []
 
     public init(cache: DiskCache, readOnlyCaches: [ReadOnlyCache] = [], settings: FetchSettings = FetchSettings(),
                 downloaderConfiguration: DownloadConfiguration = DownloadConfiguration()) {
@@ -22,137 +40,376 @@ public final class ImageFetcher {
         self.readOnlyCaches = readOnlyCaches
         self.settings = settings
         self.downloaderConfiguration = downloaderConfiguration
+        failedURLs = FailedURLStore(namespaceDirectory: cache.directory)
+        messages = BlockingQueue()
+        interruption = FetchInterruption(messages: messages)
     }
 
     /// Fetches `urls`, handing each answer to `deliver` in the order of `urls`,
-    /// each as soon as it and all before it are known. The same URL twice is
-    /// fetched once. An error thrown by `deliver` stops the run and is rethrown.
+    /// each as soon as it and all before it are known. A URL given again is
+    /// fetched once and answered again from memory (cache type `memory`). An
+    /// error thrown by `deliver` stops the run and is rethrown.
     public func fetch<E: Error>(_ urls: [String], deliver: (Int, Result<FetchResult, FetchError>) throws(E) -> Void) throws(E) {
+        for url in urls { messages.push(.input(.url(url, line: 0))) }
+        messages.push(.input(.end))
         var answers = [Result<FetchResult, FetchError>?](repeating: nil, count: urls.count)
         var delivered = 0
-        func settle(_ index: Int, _ answer: Result<FetchResult, FetchError>) throws(E) {
-            answers[index] = answer
+        var run = Run(remembersAnswers: true, list: nil)
+        try self.run(&run, emit: { (outcome: FetchOutcome) throws(E) in
+            answers[outcome.index] = outcome.result
             while delivered < answers.count, let ready = answers[delivered] {
                 answers[delivered] = nil
+                defer { if case .success(let result) = ready, !result.isStored { try? FileSystem.remove(result.path) } }
                 try deliver(delivered, ready)
                 delivered += 1
             }
+        }, update: { (_: PrefetchUpdate) throws(E) in })
+    }
+
+    /// What a prefetch tells its caller as it goes.
+    public enum PrefetchUpdate: Sendable {
+        case answered(FetchOutcome)
+        /// The list has this many URL lines (known early for regular files, else at its end).
+        case length(Int)
+        /// The list could not be read to its end; what was read is still answered.
+        case inputFailed(SystemError)
+        /// Nothing happened for a quarter of a second (for progress displays).
+        case idle
+    }
+
+    /// Streams `list`: each distinct URL answered as it finishes (completion
+    /// order), repeats answered with a nil result, at most `window` URLs
+    /// between the list reader and the answers. Memory stays flat but for 16
+    /// bytes per distinct key.
+    public func prefetch<E: Error>(_ list: URLList, window: Int, deliver: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+        var run = Run(remembersAnswers: false, list: list)
+        let messages = self.messages
+        do {
+            try list.start(window: window) { item in messages.push(.input(item)) }
+        } catch {
+            try deliver(.inputFailed(error))
+            return
+        }
+        defer { list.stop() }
+        run.wantsIdle = true
+        try self.run(&run, emit: { (outcome: FetchOutcome) throws(E) in try deliver(.answered(outcome)) }, update: deliver)
+    }
+
+    /// Stops transfers still running, writes the cookie jar and ends the download thread.
+    public func close() {
+        downloader?.close()
+    }
+
+    // MARK: - The run
+
+    /// The state of one `fetch` or `prefetch`.
+    private struct Run {
+        /// fetch answers repeats from memory; prefetch only remembers keys.
+        let remembersAnswers: Bool
+        let list: URLList?
+        var wantsIdle = false
+        var nextIndex = 0
+        var inputOpen = true
+        var interrupted = false
+        /// Downloads in flight by slot, and the slot of each key in flight.
+        var pending: [Int: PendingFetch] = [:]
+        var slotByKey: [KeyFingerprint: Int] = [:]
+        var nextSlot = 0
+        /// Keys answered; with `remembersAnswers` their answers too.
+        var seen: Set<KeyFingerprint> = []
+        var answers: [KeyFingerprint: Result<FetchResult, FetchError>] = [:]
+        /// Downloads queued by this round of messages, submitted together.
+        var submissions: [DownloadSubmission] = []
+    }
+
+    /// Handles messages until the input has ended (or the run was
+    /// interrupted) and no download is left; answers go to `emit`.
+    private func run<E: Error>(_ run: inout Run, emit: (FetchOutcome) throws(E) -> Void,
+                               update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+        do throws(E) {
+            while run.inputOpen || !run.pending.isEmpty {
+                if interruption.signal != nil, !run.interrupted { stopAll(&run) }
+                if run.interrupted, run.pending.isEmpty, run.list != nil { break }
+                let first: FetchMessage
+                if run.wantsIdle {
+                    guard let message = messages.pop(timeout: 0.25) else {
+                        try emitUpdate(.idle)
+                        continue
+                    }
+                    first = message
+                } else {
+                    first = messages.pop()
+                }
+                // Everything already queued is handled before the batch of new downloads is submitted.
+                var message: FetchMessage? = first
+                var handled = 0
+                while let current = message {
+                    try handle(current, &run, emit: emit, update: emitUpdate)
+                    handled += 1
+                    if interruption.signal != nil, !run.interrupted { stopAll(&run) }
+                    message = handled < 4096 ? messages.tryPop() : nil
+                }
+                submitQueued(&run)
+            }
+        } catch {
+            downloader?.cancelAll()
+            throw error
+        }
+    }
+
+    private func submitQueued(_ run: inout Run) {
+        guard !run.submissions.isEmpty else { return }
+        let batch = run.submissions
+        run.submissions.removeAll()
+        downloader?.submit(batch)
+    }
+
+    /// Stops starting work and cancels the transfers; their answers (cancelled) still come.
+    private func stopAll(_ run: inout Run) {
+        run.interrupted = true
+        run.list?.stop()
+        if run.list != nil { run.inputOpen = false }
+        // Queued before the cancellation, so that it reaches them too.
+        submitQueued(&run)
+        downloader?.cancelAll()
+        log("interrupted: no new work is started")
+    }
+
+    private func handle<E: Error>(_ message: FetchMessage, _ run: inout Run,
+                                  emit: (FetchOutcome) throws(E) -> Void,
+                                  update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+        switch message {
+        case .wake:
+            break
+        case .input(let item):
+            switch item {
+            case .url(let url, _):
+                let index = run.nextIndex
+                run.nextIndex += 1
+                if run.interrupted {
+                    try emit(FetchOutcome(index: index, url: url, result: .failure(.interrupted(url: url))))
+                    run.list?.release()
+                    return
+                }
+                try begin(url, index: index, &run, emit: emit)
+            case .rejected(let text, _, let reason):
+                let index = run.nextIndex
+                run.nextIndex += 1
+                try emit(FetchOutcome(index: index, url: text, result: .failure(.invalidURL(url: text, reason: reason))))
+                run.list?.release()
+            case .length(let count):
+                try emitUpdate(.length(count))
+            case .end:
+                run.inputOpen = false
+                if run.list != nil { try emitUpdate(.length(run.nextIndex)) }
+            case .failed(let error):
+                run.inputOpen = false
+                try emitUpdate(.inputFailed(error))
+            }
+        case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
+            guard let miss = run.pending[slot] else { return }
+            log("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.redacted(miss.url.string)): \(error.reason)")
+        case .event(let slot, .progress(let received, let expected)):
+            guard let miss = run.pending[slot] else { return }
+            progress?(miss.url.string, received, expected)
+        case .finished(let slot, let result):
+            guard let miss = run.pending.removeValue(forKey: slot) else { return }
+            run.slotByKey[miss.fingerprint] = nil
+            let answer = run.interrupted && Self.isCancellation(result)
+                ? .failure(.interrupted(url: miss.url.string)) : store(result, for: miss)
+            remember(answer, for: miss)
+            try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url.string, repeats: miss.repeats, &run, emit: emit)
+        }
+    }
+
+    /// The failed-URL list follows each answer: lasting failures are remembered, successes forgotten.
+    private func remember(_ answer: Result<FetchResult, FetchError>, for miss: PendingFetch) {
+        switch answer {
+        case .failure(let error) where error.isRemembered:
+            do {
+                try failedURLs.record(miss.key, url: miss.text, reason: error.recordedReason, now: WallClock.now())
+                log("\(RemoteURL.redacted(miss.text)): remembered as failed")
+            } catch {
+                log("cannot remember the failure of \(RemoteURL.redacted(miss.text)): \(error)")
+            }
+        case .success:
+            failedURLs.remove(miss.key)
+        case .failure:
+            break
+        }
+    }
+
+    /// Answers the first request for a key and its repeats.
+    private func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
+                                  repeats: [(Int, String)], _ run: inout Run, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        run.seen.insert(fingerprint)
+        if run.remembersAnswers { run.answers[fingerprint] = answer }
+        try emit(FetchOutcome(index: first, url: url, result: answer))
+        run.list?.release()
+        for (index, repeatURL) in repeats {
+            try emit(FetchOutcome(index: index, url: repeatURL, result: run.remembersAnswers ? Self.fromMemory(answer, url: repeatURL) : nil))
+        }
+    }
+
+    private static func fromMemory(_ answer: Result<FetchResult, FetchError>, url: String) -> Result<FetchResult, FetchError> {
+        answer.map { $0.fromMemory(url: url) }
+    }
+
+    /// One input URL: answered at once (a repeat, the failed list, a hit, a
+    /// refusal) or queued for download.
+    private func begin<E: Error>(_ url: String, index: Int, _ run: inout Run, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        let key = CacheKey(settings.keyFilter.key(for: url))
+        let fingerprint = KeyFingerprint(key)
+        if let slot = run.slotByKey[fingerprint] {
+            run.pending[slot]?.repeats.append((index, url))
+            if !run.remembersAnswers { run.list?.release() }
+            return
+        }
+        if run.seen.contains(fingerprint) {
+            let answer = run.answers[fingerprint].map { Self.fromMemory($0, url: url) }
+            try emit(FetchOutcome(index: index, url: url, result: answer))
+            run.list?.release()
+            return
+        }
+        let now = WallClock.now()
+        func answer(_ result: Result<FetchResult, FetchError>) throws(E) {
+            try settle(fingerprint, result, first: index, url: url, repeats: [], &run, emit: emit)
         }
 
-        // Hits are answered at once; misses are gathered, one per key.
-        var misses: [PendingFetch] = []
-        var missByKey: [String: Int] = [:]
-        for (index, url) in urls.enumerated() {
-            let remote: RemoteURL
-            do {
-                remote = try RemoteURL(parsing: url)
-            } catch {
-                switch error {
-                case .invalid(let reason): try settle(index, .failure(.invalidURL(url: url, reason: reason)))
-                case .unsupportedScheme(let scheme): try settle(index, .failure(.unsupportedScheme(url: url, scheme: scheme)))
-                }
-                continue
+        let options = settings.options
+        if !options.contains(.retryFailed), let record = failedURLs.lookup(key, ttl: .never, now: now) {
+            let ttl = failedTTL()
+            if !ttl.isExpired(record.failedAt, now: now) {
+                log("\(RemoteURL.redacted(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))")
+                try answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)))
+                return
             }
-            let key = CacheKey(settings.keyFilter.key(for: url))
-            if let slot = missByKey[key.string] {
-                misses[slot].indices.append(index)
-                continue
+        }
+        let remote: RemoteURL
+        do {
+            remote = try RemoteURL(parsing: url)
+        } catch {
+            let failure: FetchError
+            switch error {
+            case .invalid(let reason): failure = .invalidURL(url: url, reason: reason)
+            case .unsupportedScheme(let scheme): failure = .unsupportedScheme(url: url, scheme: scheme)
             }
-            var cached: CacheEntry?
-            switch cache.lookup(key, now: WallClock.now()) {
+            let miss = PendingFetch(url: nil, text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index)
+            remember(.failure(failure), for: miss)
+            try answer(.failure(failure))
+            return
+        }
+
+        var cached: CacheEntry?
+        if !options.contains(.fromLoaderOnly) {
+            switch cache.lookup(key, now: now) {
             case .hit(let entry): cached = entry
             case .miss: break
             case .damaged(let path, let reason, let removed):
                 log("damaged entry \(path): \(reason)" + (removed ? "; removed, fetching again" : ""))
             }
-            if let entry = cached, !settings.refreshCached {
+            if let entry = cached, !options.contains(.refreshCached) {
                 log("hit: \(entry.path)")
-                try settle(index, .success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)))
-                continue
+                try answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)))
+                return
             }
             // Read-only folders answer misses; a refresh always goes to the server.
-            if cached == nil, !settings.refreshCached,
+            if cached == nil, !options.contains(.refreshCached),
                let entry = readOnlyCaches.lazy.compactMap({ $0.lookup(key) }).first {
                 log("hit (read-only): \(entry.path)")
-                try settle(index, .success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)))
-                continue
+                try answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)))
+                return
             }
-            missByKey[key.string] = misses.count
-            misses.append(PendingFetch(url: remote, key: key, cached: cached, indices: [index]))
         }
-        guard !misses.isEmpty else { return }
-
-        // An unwritable cache or a missing libcurl fails every miss before any traffic.
-        let downloader: Downloader
-        do throws(FetchError) {
-            do { try cache.prepareForStores() } catch { throw .cacheUnwritable(error) }
-            downloader = try startDownloader()
-        } catch {
-            for miss in misses { for index in miss.indices { try settle(index, .failure(error)) } }
+        if options.contains(.fromCacheOnly) {
+            try answer(.failure(.notCached(url: url)))
             return
         }
 
-        // Bodies are written in their entry's shard folder, so that storing one is a rename within it.
-        var submissions: [DownloadSubmission] = []
-        var readyShards: Set<String> = []
-        let messages = BlockingQueue<DownloadMessage>()
-        for (slot, miss) in misses.enumerated() {
-            let shard = cache.shardDirectory(for: miss.key)
-            if !readyShards.contains(shard) {
-                do throws(SystemError) {
-                    try FileSystem.makeDirectories(shard)
-                    readyShards.insert(shard)
-                } catch {
-                    for index in miss.indices { try settle(index, .failure(.cacheUnwritable(error))) }
-                    continue
-                }
-            }
-            log("download: \(RemoteURL.redacted(miss.url.string))" + (miss.validators != nil ? " (conditional)" : ""))
-            let request = settings.request(for: miss.url, bodyDirectory: shard, validators: miss.validators)
-            submissions.append(DownloadSubmission(
+        let miss = PendingFetch(url: remote, text: url, key: key, fingerprint: fingerprint, cached: cached, firstIndex: index)
+        do throws(FetchError) {
+            let downloader = try startDownloader()
+            let bodyDirectory = try bodyDirectory(for: key)
+            let slot = run.nextSlot
+            run.nextSlot += 1
+            log("download: \(RemoteURL.redacted(url))" + (miss.validators != nil ? " (conditional)" : ""))
+            let request = settings.request(for: remote, bodyDirectory: bodyDirectory, validators: miss.validators)
+            let messages = self.messages
+            let wantsProgress = progress != nil && options.contains(.progressiveDownload)
+            let submission = DownloadSubmission(
                 request: request, priority: settings.priority,
-                onEvent: { event in if case .retrying = event { messages.push(.event(slot, event)) } },
-                completion: { result in messages.push(.finished(slot, result)) }))
+                onEvent: { event in
+                    if case .progress = event, !wantsProgress { return }
+                    messages.push(.event(slot, event))
+                },
+                completion: { result in messages.push(.finished(slot, result)) })
+            _ = downloader
+            run.pending[slot] = miss
+            run.slotByKey[fingerprint] = slot
+            run.submissions.append(submission)
+        } catch {
+            try answer(.failure(error))
         }
-        downloader.submit(submissions)
-        var remaining = submissions.count
-        while remaining > 0 {
-            switch messages.pop() {
-            case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
-                log("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.redacted(misses[slot].url.string)): \(error.reason)")
-            case .event:
-                break
-            case .finished(let slot, let result):
-                remaining -= 1
-                let miss = misses[slot]
-                let answer = store(result, for: miss)
-                for index in miss.indices { try settle(index, answer) }
+    }
+
+    /// The folder a download's body is written to: its entry's shard, so that
+    /// storing it is a rename within one folder; with CacheMemoryOnly the
+    /// system's temporary folder, so the cache is not written.
+    private func bodyDirectory(for key: CacheKey) throws(FetchError) -> String {
+        if settings.options.contains(.cacheMemoryOnly) {
+            guard let value = getenv("TMPDIR"), value.pointee != 0 else { return "/tmp" }
+            return String(cString: value)
+        }
+        let shard = cache.shardDirectory(for: key)
+        if !readyShards.contains(shard) {
+            do {
+                if readyShards.isEmpty { try cache.prepareForStores() }
+                try FileSystem.makeDirectories(shard)
+            } catch {
+                throw .cacheUnwritable(error)
             }
+            readyShards.insert(shard)
         }
+        return shard
     }
 
-    /// Finishes pending transfers' bookkeeping and writes the cookie jar.
-    public func close() {
-        downloader?.close()
+    private func failedTTL() -> AgeLimit {
+        if let resolvedFailedTTL { return resolvedFailedTTL }
+        let ttl = settings.failedTTL ?? NamespaceSettings.load(from: cache.directory).failedTTL ?? FailedURLStore.defaultTTL
+        resolvedFailedTTL = ttl
+        return ttl
     }
 
+    /// The downloader, started on the first miss; an unwritable cache or a
+    /// missing libcurl fails every miss before any traffic.
     private func startDownloader() throws(FetchError) -> Downloader {
         if let downloader { return downloader }
+        if let downloaderFailure { throw downloaderFailure }
         do {
             let started = try Downloader(configuration: downloaderConfiguration)
             downloader = started
             return started
         } catch {
+            let failure: FetchError
             switch error {
-            case .libraryMissing(let message): throw .libraryMissing(message)
-            default: throw .libraryMissing(error.reason)
+            case .libraryMissing(let message): failure = .libraryMissing(message)
+            default: failure = .libraryMissing(error.reason)
             }
+            downloaderFailure = failure
+            throw failure
         }
     }
 
+    private static func isCancellation(_ result: Result<DownloadedFile, DownloadError>) -> Bool {
+        if case .failure(.cancelled) = result { return true }
+        return false
+    }
+
+    // MARK: - Checking and storing
+
     /// Turns a finished download into a cache entry (or a freshened one after a 304).
     private func store(_ result: Result<DownloadedFile, DownloadError>, for miss: PendingFetch) -> Result<FetchResult, FetchError> {
-        let url = miss.url.string
+        let url = miss.text
         let file: DownloadedFile
         switch result {
         case .success(let downloaded): file = downloaded
@@ -188,17 +445,24 @@ public final class ImageFetcher {
         do {
             header = try verify(file, url: url)
         } catch {
+            try? FileSystem.remove(file.path)
             return .failure(error)
+        }
+        func describe(inode: UInt64, size: Int64) -> EntryMetadata {
+            EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
+                          etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
+                          format: header.format, width: header.width, height: header.height,
+                          frameCount: header.frameCount, storedAt: now)
+        }
+        if settings.options.contains(.cacheMemoryOnly) {
+            log("\(shown): not stored (CacheMemoryOnly)")
+            return .success(FetchResult(url: url, path: file.path, cacheType: .none,
+                                        metadata: describe(inode: 0, size: response.byteCount), isStored: false))
         }
         let pending = cache.adopt(file.path, for: miss.key)
         defer { pending.discard() }
         do {
-            let entry = try cache.commit(pending) { inode, size in
-                EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
-                              etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
-                              format: header.format, width: header.width, height: header.height,
-                              frameCount: header.frameCount, storedAt: now)
-            }
+            let entry = try cache.commit(pending, describe: describe)
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
                                         metadata: entry.metadata))
         } catch {
@@ -235,19 +499,72 @@ public final class ImageFetcher {
 
 /// A URL that needs the network, and the inputs that asked for it.
 private struct PendingFetch {
-    let url: RemoteURL
+    /// Nil for a string that did not parse (it is only being remembered as failed).
+    let url: RemoteURL!
+    /// The URL as given.
+    let text: String
     let key: CacheKey
+    let fingerprint: KeyFingerprint
     /// The entry being revalidated (RefreshCached), if any.
     let cached: CacheEntry?
-    var indices: [Int]
+    let firstIndex: Int
+    /// Later inputs with the same key, answered with this one.
+    var repeats: [(Int, String)] = []
+
+    init(url: RemoteURL?, text: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int) {
+        self.url = url
+        self.text = text
+        self.key = key
+        self.fingerprint = fingerprint
+        self.cached = cached
+        self.firstIndex = firstIndex
+    }
 
     var validators: Validators? {
         cached.flatMap { Validators(etag: $0.metadata.etag, lastModified: $0.metadata.lastModified) }
     }
 }
 
-/// What the download thread tells the fetching thread.
-private enum DownloadMessage: Sendable {
+/// A cache key in 16 bytes (its MD5), for remembering millions of keys.
+struct KeyFingerprint: Hashable {
+    let high: UInt64
+    let low: UInt64
+
+    init(_ key: CacheKey) {
+        high = UInt64(key.digest.prefix(16), radix: 16) ?? 0
+        low = UInt64(key.digest.suffix(16), radix: 16) ?? 0
+    }
+}
+
+/// What other threads tell the fetching thread.
+enum FetchMessage: Sendable {
+    case input(URLList.Item)
     case event(Int, DownloadEvent)
     case finished(Int, Result<DownloadedFile, DownloadError>)
+    /// Something to look at (an interruption).
+    case wake
+}
+
+/// Stops a run from another thread: no new work starts, transfers are
+/// aborted (their temporary files removed), and what is left is answered
+/// `interrupted`.
+public final class FetchInterruption: Sendable {
+    private let received = Atomic<Int32>(0)
+    private let messages: BlockingQueue<FetchMessage>
+
+    init(messages: BlockingQueue<FetchMessage>) {
+        self.messages = messages
+    }
+
+    /// Asks the run to stop because of `signal`; later calls are ignored.
+    public func interrupt(signal: Int32) {
+        _ = received.compareExchange(expected: 0, desired: signal, ordering: .relaxed)
+        messages.push(.wake)
+    }
+
+    /// The signal that interrupted the run, if any.
+    public var signal: Int32? {
+        let value = received.load(ordering: .relaxed)
+        return value == 0 ? nil : value
+    }
 }

@@ -39,6 +39,32 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while head == items.count { pthread_cond_wait(condition, mutex) }
+        return takeHead()
+    }
+
+    /// The oldest element, waiting at most `timeout` seconds for one.
+    public func pop(timeout: Double) -> Element? {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let total = Int(now.tv_nsec) + Int(timeout * 1e9)
+        var deadline = timespec(tv_sec: now.tv_sec + total / 1_000_000_000, tv_nsec: total % 1_000_000_000)
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while head == items.count {
+            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT, head == items.count { return nil }
+        }
+        return takeHead()
+    }
+
+    /// The oldest element if there is one, without waiting.
+    public func tryPop() -> Element? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return head == items.count ? nil : takeHead()
+    }
+
+    /// Removes and returns the head; the mutex is held.
+    private func takeHead() -> Element {
         let element = items[head]
         head += 1
         if head == items.count || head > 1024 && head * 2 > items.count {

@@ -34,4 +34,14 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
         }
         return seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
     }
+
+    /// Roughly, in the largest unit that fits: `21 hours`, `5 minutes`, `1 second`.
+    public var roughDescription: String {
+        for (unit, size) in [("week", 604_800.0), ("day", 86_400), ("hour", 3600), ("minute", 60)] where seconds >= size {
+            let count = Int(seconds / size)
+            return "\(count) \(unit)\(count == 1 ? "" : "s")"
+        }
+        let count = max(1, Int(seconds))
+        return "\(count) second\(count == 1 ? "" : "s")"
+    }
 }

@@ -16,9 +16,18 @@ enum CacheInspection {
         return found.sorted()
     }
 
-    /// `files(under:)` without each namespace's own bookkeeping (`lock`, `settings`).
+    /// `files(under:)` without each namespace's own bookkeeping (`lock`,
+    /// `settings`, the failed-URL records in `failed/`).
     static func storedFiles(under root: String) -> [String] {
-        files(under: root).filter { !["lock", "settings"].contains($0.split(separator: "/").last.map(String.init) ?? "") }
+        files(under: root).filter { relative in
+            let parts = relative.split(separator: "/").map(String.init)
+            return !["lock", "settings"].contains(parts.last ?? "") && !parts.dropLast().contains("failed")
+        }
+    }
+
+    /// The failed-URL records of the namespace folder `directory`.
+    static func failedRecords(inNamespace directory: String) -> [String] {
+        files(under: directory + "/failed").filter { !$0.hasPrefix("tmp.") }
     }
 
     /// The metadata text of the entry whose image is at `imagePath`: its
@@ -42,7 +51,7 @@ enum CacheInspection {
     /// the bytes `expected` gives for that key. Empty when all is whole.
     static func problems(inNamespace directory: String, expected: (String) -> Data?) -> [String] {
         var problems: [String] = []
-        for relative in files(under: directory) {
+        for relative in files(under: directory) where !relative.hasPrefix("failed/") {
             let name = String(relative.split(separator: "/").last ?? "")
             guard name.count >= 32, !name.hasPrefix("tmp."), !name.hasSuffix(".meta"), relative.contains("/") else { continue }
             let path = directory + "/" + relative

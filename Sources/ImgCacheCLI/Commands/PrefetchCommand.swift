@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ImgCacheCore
+
+/// `imgcache prefetch [FILE|-]`: warm the cache from a list of URLs, with a
+/// progress bar on a terminal and a summary at the end.
+struct PrefetchCommand {
+    let arguments: PrefetchArguments
+    let globals: GlobalOptions
+    let cache: DiskCache
+    let console: Console
+
+    /// URLs read ahead of the answers, per download slot.
+    static let readAheadPerSlot = 16
+
+    func run() throws(SystemError) -> ExitStatus {
+        guard let list = openList() else { return .noInput }
+        defer { if list.descriptor != 0 { close(list.descriptor) } }
+        let fetcher = ManagerSetup.fetcher(arguments.manager, cache: cache, console: console)
+        defer { fetcher.close() }
+        try ManagerSetup.watchSignals(fetcher)
+
+        let showsProgress = arguments.showProgress && !globals.quiet && console.standardError.isTerminal
+        let bar = showsProgress ? ProgressBar(console: console) : nil
+        defer { bar?.finish() }
+        var summary = PrefetchSummary()
+        var inputError: SystemError?
+        let started = WallClock.monotonic()
+        let window = max(256, arguments.manager.downloads.maximumConcurrentDownloads * PrefetchCommand.readAheadPerSlot)
+        try fetcher.prefetch(list, window: window) { (update) throws(SystemError) in
+            switch update {
+            case .answered(let outcome):
+                summary.count(outcome)
+                var failed = false
+                if case .failure(let error)? = outcome.result {
+                    failed = true
+                    if case .interrupted = error {} else { console.error(error.message) }
+                }
+                bar?.advance(failed: failed)
+                guard globals.json, let result = outcome.result else { return }
+                switch result {
+                case .success(let fetched): try console.output(fetched.json.serialized)
+                case .failure(let error): try console.output(ManagerSetup.errorJSON(url: outcome.url, error: error).serialized)
+                }
+            case .length(let count):
+                bar?.setTotal(count)
+            case .inputFailed(let error):
+                inputError = error
+                console.error("cannot read the list of URLs: \(error)")
+            case .idle:
+                bar?.draw()
+            }
+        }
+        bar?.finish()
+        try report(summary, seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil)
+        if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
+        if summary.unwritable > 0 { return .cacheUnwritable }
+        if inputError != nil { return .noInput }
+        return summary.allCached ? .success : .someFailed
+    }
+
+    /// The list's descriptor, or nil after saying why it cannot be read.
+    private func openList() -> URLList? {
+        guard let path = arguments.input, path != "-" else {
+            if console.standardError.isTerminal, isatty(0) == 1, !globals.quiet {
+                console.note("reading URLs from standard input, one per line; end with Ctrl-D")
+            }
+            return URLList(descriptor: 0, name: "standard input")
+        }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            console.error("cannot read the list of URLs: \(SystemError("open", path: path))")
+            return nil
+        }
+        var status = stat()
+        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            close(descriptor)
+            console.error("cannot read the list of URLs: \(path) is a directory")
+            return nil
+        }
+        return URLList(descriptor: descriptor, name: path)
+    }
+
+    private func report(_ summary: PrefetchSummary, seconds: Double, interrupted: Bool) throws(SystemError) {
+        if globals.json {
+            var object = JSONObject()
+            object.add("summary", true)
+            object.add("urls", summary.urls)
+            object.add("downloaded", summary.downloaded)
+            object.add("refreshed", summary.refreshed)
+            object.add("cached", summary.cached)
+            object.add("failed", summary.failed)
+            object.add("blacklisted", summary.blacklisted)
+            object.add("interrupted", summary.interrupted)
+            object.add("repeats", summary.repeats)
+            object.add("complete", summary.allCached && !interrupted)
+            object.add("seconds", JSONValue.number((seconds * 1000).rounded() / 1000))
+            try console.output(object.serialized)
+            return
+        }
+        guard !globals.quiet else { return }
+        var parts = ["\(summary.downloaded) downloaded"]
+        if summary.refreshed > 0 { parts.append("\(summary.refreshed) refreshed") }
+        parts.append("\(summary.cached) already cached")
+        parts.append("\(summary.failed) failed")
+        parts.append("\(summary.blacklisted) blacklisted")
+        if summary.interrupted > 0 || interrupted { parts.append("\(summary.interrupted) interrupted") }
+        var line = "\(summary.urls) URLs: " + parts.joined(separator: ", ")
+        if summary.repeats > 0 { line += "; \(summary.repeats) repeated line\(summary.repeats == 1 ? "" : "s") skipped" }
+        let tenths = Int((seconds * 10).rounded())
+        line += " (\(tenths / 10).\(tenths % 10) s)"
+        try console.output(line)
+    }
+}

@@ -1,0 +1,72 @@
+import ImgCacheCore
+
+/// prefetch's progress on a terminal: a bar when the list's length is known,
+/// the count done, the rate and the time left, redrawn at most ten times a
+/// second on the console's status line.
+final class ProgressBar {
+    private let console: Console
+    private let started = WallClock.monotonic()
+    private var lastDrawn = -1.0
+    private(set) var done = 0
+    private var total: Int?
+    private var failed = 0
+
+    init(console: Console) {
+        self.console = console
+    }
+
+    /// One more URL line answered (repeats count: they are lines of the list).
+    func advance(failed: Bool) {
+        done += 1
+        if failed { self.failed += 1 }
+        draw()
+    }
+
+    /// The list has `count` URL lines.
+    func setTotal(_ count: Int) {
+        total = count
+        draw(force: true)
+    }
+
+    func draw(force: Bool = false) {
+        let now = WallClock.monotonic()
+        guard force || now - lastDrawn >= 0.1 else { return }
+        lastDrawn = now
+        console.showStatus(ProgressBar.line(done: done, total: total, failed: failed, elapsed: now - started,
+                                            width: console.terminalWidth))
+    }
+
+    func finish() {
+        console.clearStatus()
+    }
+
+    /// `[#######.......]  1234/2000  61%  850/s  0:01 left  3 failed`, fitted to `width`.
+    static func line(done: Int, total: Int?, failed: Int, elapsed: Double, width: Int) -> String {
+        let rate = elapsed > 0.2 ? Double(done) / elapsed : 0
+        var parts: [String] = []
+        if let total, total > 0 {
+            parts.append("\(done)/\(total)")
+            parts.append("\(min(100, done * 100 / total))%")
+        } else {
+            parts.append("\(done) done")
+        }
+        if rate > 0 { parts.append(rate >= 10 ? "\(Int(rate))/s" : "\(Double(Int(rate * 10)) / 10)/s") }
+        if let total, rate > 0, total > done { parts.append(clock(Double(total - done) / rate) + " left") }
+        if failed > 0 { parts.append("\(failed) failed") }
+        let text = parts.joined(separator: "  ")
+        let room = width - text.count - 4
+        guard let total, total > 0, room >= 10 else { return String(text.prefix(max(0, width - 1))) }
+        let barWidth = min(40, room)
+        let filled = min(barWidth, done * barWidth / total)
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: barWidth - filled) + "]  " + text
+    }
+
+    /// `0:07`, `12:30`, `2:05:00`.
+    static func clock(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded(.up))
+        let (hours, minutes, rest) = (whole / 3600, whole / 60 % 60, whole % 60)
+        let paddedSeconds = rest < 10 ? "0\(rest)" : "\(rest)"
+        if hours > 0 { return "\(hours):" + (minutes < 10 ? "0\(minutes)" : "\(minutes)") + ":" + paddedSeconds }
+        return "\(minutes):" + paddedSeconds
+    }
+}

@@ -1,0 +1,48 @@
+/// What a prefetch did, counted as answers arrive (SDWebImagePrefetcher's
+/// finished and skipped counts, split by cause).
+public struct PrefetchSummary: Equatable, Sendable {
+    /// Distinct URLs answered (repeats not included).
+    public var urls = 0
+    public var downloaded = 0
+    /// Revalidated with the server (`--refresh`), kept or replaced.
+    public var refreshed = 0
+    /// Already in the cache.
+    public var cached = 0
+    /// Tried and failed.
+    public var failed = 0
+    /// Not tried: on the failed-URL list.
+    public var blacklisted = 0
+    /// Not finished because the run was interrupted.
+    public var interrupted = 0
+    /// Lines repeating a URL given before, skipped.
+    public var repeats = 0
+    /// Failures because the cache could not be written.
+    public var unwritable = 0
+
+    public init() {}
+
+    public mutating func count(_ outcome: FetchOutcome) {
+        guard let result = outcome.result else {
+            repeats += 1
+            return
+        }
+        urls += 1
+        switch result {
+        case .success(let fetched):
+            switch fetched.cacheType {
+            case .none: downloaded += 1
+            case .refreshed: refreshed += 1
+            case .disk, .memory: cached += 1
+            }
+        case .failure(.blacklisted): blacklisted += 1
+        case .failure(.interrupted): interrupted += 1
+        case .failure(.cacheUnwritable):
+            failed += 1
+            unwritable += 1
+        case .failure: failed += 1
+        }
+    }
+
+    /// Every URL is in the cache now.
+    public var allCached: Bool { failed == 0 && blacklisted == 0 && interrupted == 0 }
+}

@@ -1,0 +1,173 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A list of URLs read from a file descriptor, one per line (prefetch's
+/// input): blank lines and lines starting with `#` are skipped, surrounding
+/// spaces and a CR before the LF are dropped.
+///
+/// A thread of its own reads ahead of the work by at most `window` URLs, so a
+/// list of any length takes the same memory and work starts before the list
+/// ends (a pipe that is still being written).
+public final class URLList: Sendable {
+    /// What the reader thread reports.
+    public enum Item: Equatable, Sendable {
+        case url(String, line: Int)
+        /// A line that cannot be a URL (too long), with why.
+        case rejected(String, line: Int, reason: String)
+        /// How many URL lines the list has (regular files, counted ahead).
+        case length(Int)
+        case end
+        case failed(SystemError)
+    }
+
+    /// The longest line taken as a URL; longer ones are rejected, not buffered.
+    public static let maximumLineLength = 16 * 1024
+
+    public let descriptor: Int32
+    /// How the list is named in messages.
+    public let name: String
+    private let credits = BlockingQueue<Bool>()
+    private let stopped = Atomic<Bool>(false)
+
+    public init(descriptor: Int32, name: String) {
+        self.descriptor = descriptor
+        self.name = name
+    }
+
+    /// Starts reading; `emit` is called on the reader thread for each item, at
+    /// most `window` URLs ahead of `release()` calls.
+    func start(window: Int, emit: @escaping @Sendable (Item) -> Void) throws(SystemError) {
+        for _ in 0..<window { credits.push(true) }
+        var status = stat()
+        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+            let descriptor = self.descriptor
+            try WorkerThread().start { [self] in
+                if let count = URLList.countURLLines(descriptor, stopped: stopped) { emit(.length(count)) }
+            }
+        }
+        try WorkerThread().start { [self] in read(emit) }
+    }
+
+    /// One URL was answered: the reader may read one more.
+    func release() { credits.push(true) }
+
+    /// Stops reading (the run ended or was interrupted).
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        credits.push(false)
+    }
+
+    private func read(_ emit: @Sendable (Item) -> Void) {
+        var splitter = LineSplitter(maximumLength: URLList.maximumLineLength)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while !stopped.load(ordering: .relaxed) {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                emit(.failed(SystemError("read", path: name)))
+                return
+            }
+            let lines = count == 0 ? splitter.finish() : splitter.push(buffer[0..<count])
+            for line in lines {
+                guard let item = URLList.item(for: line) else { continue }
+                if case .url = item, !credits.pop() { return }
+                if case .rejected = item, !credits.pop() { return }
+                emit(item)
+            }
+            if count == 0 { break }
+        }
+        if !stopped.load(ordering: .relaxed) { emit(.end) }
+    }
+
+    /// A line as an item; nil for blank and comment lines.
+    static func item(for line: LineSplitter.Line) -> Item? {
+        if line.truncated {
+            let start = String(decoding: line.bytes.prefix(60), as: UTF8.self)
+            return .rejected(start + "…", line: line.number, reason: "longer than \(maximumLineLength / 1024) KiB")
+        }
+        var bytes = line.bytes[...]
+        while let last = bytes.last, last == 0x20 || last == 0x09 || last == 0x0D { bytes = bytes.dropLast() }
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
+        guard let first = bytes.first, first != UInt8(ascii: "#") else { return nil }
+        return .url(String(decoding: bytes, as: UTF8.self), line: line.number)
+    }
+
+    /// Counts the URL lines of a regular file with `pread`, leaving the reader's offset alone.
+    static func countURLLines(_ descriptor: Int32, stopped: borrowing Atomic<Bool>) -> Int? {
+        var splitter = LineSplitter(maximumLength: maximumLineLength)
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        var offset: off_t = 0
+        var count = 0
+        while !stopped.load(ordering: .relaxed) {
+            let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+            if read < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            offset += off_t(read)
+            for line in read == 0 ? splitter.finish() : splitter.push(buffer[0..<read]) where item(for: line) != nil {
+                count += 1
+            }
+            if read == 0 { return count }
+        }
+        return nil
+    }
+}
+
+/// Splits a byte stream into numbered lines; a line longer than the limit is
+/// kept only up to it and marked truncated, so memory stays bounded.
+struct LineSplitter {
+    struct Line: Equatable {
+        var bytes: [UInt8]
+        var number: Int
+        var truncated: Bool
+    }
+
+    let maximumLength: Int
+    private var current: [UInt8] = []
+    private var truncated = false
+    private var number = 0
+
+    init(maximumLength: Int) {
+        self.maximumLength = maximumLength
+    }
+
+    /// The lines completed by `chunk`.
+    mutating func push(_ chunk: ArraySlice<UInt8>) -> [Line] {
+        var lines: [Line] = []
+        var start = chunk.startIndex
+        while let newline = chunk[start...].firstIndex(of: 0x0A) {
+            append(chunk[start..<newline])
+            lines.append(take())
+            start = newline + 1
+        }
+        append(chunk[start...])
+        return lines
+    }
+
+    /// The last line, when the stream does not end with a newline.
+    mutating func finish() -> [Line] {
+        current.isEmpty && !truncated ? [] : [take()]
+    }
+
+    private mutating func append(_ bytes: ArraySlice<UInt8>) {
+        let room = maximumLength - current.count
+        if bytes.count > room {
+            current.append(contentsOf: bytes.prefix(max(0, room)))
+            truncated = true
+        } else {
+            current.append(contentsOf: bytes)
+        }
+    }
+
+    private mutating func take() -> Line {
+        number += 1
+        defer {
+            current.removeAll(keepingCapacity: true)
+            truncated = false
+        }
+        return Line(bytes: current, number: number, truncated: truncated)
+    }
+}
