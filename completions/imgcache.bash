@@ -14,6 +14,22 @@ _imgcache() {
         --namespace|-n) COMPREPLY=($(compgen -W "$(_imgcache_namespaces)" -- "$cur")); return ;;
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --output|-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --failed-ttl) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --options) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --key-filter) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --concurrency|-j) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --retries) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); return ;;
+        --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); return ;;
+        --header|-H) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --user|-u) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --cookies) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --max-redirects) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --max-size) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --failed-ttl) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --options) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --key-filter) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --concurrency|-j) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -28,19 +44,20 @@ _imgcache() {
         --max-size) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-size) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-age) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --failed-ttl) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --refresh --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--help --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         cache-info)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         clean)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--max-size --max-age --remember --dry-run --all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--max-size --max-age --failed-ttl --remember --dry-run --all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         clear)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--failed --all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

@@ -4,18 +4,21 @@ import Testing
 /// Bad input as a new user would try it: a one-line error naming the problem,
 /// a documented exit status, and a cache left as it was.
 @Suite final class FetchErrorTests: LoopbackCacheSuite {
-    /// Runs a failing fetch after one good entry is stored, and checks the cache kept exactly that entry.
+    /// Runs a failing fetch after one good entry is stored, and checks the cache
+    /// kept exactly that entry, and whether the URL went on the failed list.
     func expectFailureLeavesCacheUnchanged(_ arguments: [String], status: Int32, messageContains text: String,
-                                           sourceLocation: SourceLocation = #_sourceLocation) throws {
+                                           remembered: Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {
         _ = try fetch(["fetch", server.url("logo.png")])
-        let before = CacheInspection.files(under: cacheRoot)
+        let before = CacheInspection.storedFiles(under: cacheRoot)
         let result = try fetch(arguments)
         #expect(result.status == status, "\(result.standardError)", sourceLocation: sourceLocation)
         #expect(result.errorLines.count == 1, "\(result.standardError)", sourceLocation: sourceLocation)
         #expect(result.errorLines.first?.hasPrefix("imgcache: error: ") == true, sourceLocation: sourceLocation)
         #expect(result.standardError.contains(text), "\(result.standardError)", sourceLocation: sourceLocation)
         #expect(result.output.isEmpty, sourceLocation: sourceLocation)
-        #expect(CacheInspection.files(under: cacheRoot) == before, sourceLocation: sourceLocation)
+        #expect(CacheInspection.storedFiles(under: cacheRoot) == before, sourceLocation: sourceLocation)
+        #expect(CacheInspection.failedRecords(inNamespace: cacheRoot + "/default").count == (remembered ? 1 : 0),
+                "remembered as failed", sourceLocation: sourceLocation)
     }
 
     @Test(arguments: [
@@ -25,40 +28,41 @@ import Testing
         ("broken.png", "corrupt PNG image: IHDR: CRC error"),
     ])
     func aPayloadThatIsNotAStorableImageIsRejected(path: String, reason: String) throws {
-        try expectFailureLeavesCacheUnchanged(["fetch", server.url(path)], status: 1, messageContains: reason)
+        try expectFailureLeavesCacheUnchanged(["fetch", server.url(path)], status: 1, messageContains: reason, remembered: true)
     }
 
     @Test(arguments: [(404, "HTTP 404 Not Found"), (410, "HTTP 410 Gone"), (500, "HTTP 500 Internal Server Error"),
                       (503, "HTTP 503 Service Unavailable")])
     func aNon2xxStatusIsAnError(code: Int, text: String) throws {
         let url = server.url("status/\(code)")
-        try expectFailureLeavesCacheUnchanged(["fetch", url], status: 1, messageContains: "\(url): \(text)")
+        try expectFailureLeavesCacheUnchanged(["fetch", url], status: 1, messageContains: "\(url): \(text)", remembered: code < 500)
     }
 
     @Test func aRedirectLoopStops() throws {
-        try expectFailureLeavesCacheUnchanged(["fetch", server.url("loop")], status: 1, messageContains: "more than 10 redirects")
+        try expectFailureLeavesCacheUnchanged(["fetch", server.url("loop")], status: 1, messageContains: "more than 10 redirects",
+                                              remembered: false)
     }
 
     @Test func aRedirectToAFileURLIsRefused() throws {
         try expectFailureLeavesCacheUnchanged(["fetch", server.url("to-file")], status: 1,
-                                              messageContains: "unsupported scheme 'file' (only http and https)")
+                                              messageContains: "unsupported scheme 'file' (only http and https)", remembered: true)
     }
 
     @Test func anUnreachablePortIsConnectionRefused() throws {
         let port = try NginxServer.freePort()
         try expectFailureLeavesCacheUnchanged(["fetch", "http://127.0.0.1:\(port)/a.png"], status: 1,
-                                              messageContains: "http://127.0.0.1:\(port)/a.png: connection refused")
+                                              messageContains: "http://127.0.0.1:\(port)/a.png: connection refused", remembered: false)
     }
 
     @Test func anFTPURLIsAnUnsupportedScheme() throws {
         try expectFailureLeavesCacheUnchanged(["fetch", "ftp://127.0.0.1/a.png"], status: 1,
-                                              messageContains: "unsupported scheme 'ftp'")
+                                              messageContains: "unsupported scheme 'ftp'", remembered: true)
     }
 
     @Test(arguments: [("not a url", "contains a space"), ("127.0.0.1/a.png", "no scheme"),
                       ("http:/a.png", "expected '//'"), ("http:///a.png", "no host"), ("http://h:99999/a.png", "bad port")])
     func aMalformedURLIsNamed(url: String, reason: String) throws {
-        try expectFailureLeavesCacheUnchanged(["fetch", url], status: 1, messageContains: "invalid URL")
+        try expectFailureLeavesCacheUnchanged(["fetch", url], status: 1, messageContains: "invalid URL", remembered: true)
         #expect(try fetch(["fetch", url]).standardError.contains(reason))
     }
 

@@ -35,6 +35,12 @@ import Testing
         }
     }
 
+    @Test func optionsDocumentHasTheTableOfEveryBit() throws {
+        #expect(try committed("Docs/OPTIONS.md").contains(OptionBits.markdownTable()), "copy OptionBits.markdownTable() into Docs/OPTIONS.md")
+        #expect(OptionBits.entries.count == 17 && OptionBits.entries.allSatisfy { !$0.meaning.isEmpty })
+        #expect(ManPage.render().contains(".SH OPTION BITS\n"))
+    }
+
     @Test func completionsOfferEveryCommandAndOption() throws {
         for shell in CompletionScript.shells {
             let script = try #require(CompletionScript.script(for: shell))

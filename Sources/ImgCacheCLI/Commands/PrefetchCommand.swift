@@ -43,6 +43,8 @@ struct PrefetchCommand {
                 case .success(let fetched): try console.output(fetched.json.serialized)
                 case .failure(let error): try console.output(ManagerSetup.errorJSON(url: outcome.url, error: error).serialized)
                 }
+                // Each line as it is known, for readers of a pipe (jq, a script's while-read loop).
+                try console.standardOutput.flush()
             case .length(let count):
                 bar?.setTotal(count)
             case .inputFailed(let error):

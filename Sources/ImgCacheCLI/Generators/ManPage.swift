@@ -27,6 +27,24 @@ public enum ManPage {
         out.append(".SH GLOBAL OPTIONS")
         out.append("Accepted before or after the command.")
         out += CommandTable.globalOptions.flatMap(optionEntry)
+        out.append(".SH OPTION BITS")
+        out.append(escape("fetch and prefetch take SDWebImage's option bits with --options: a comma list of names "
+            + "(RetryFailed, retry-failed or SDWebImageRetryFailed; any case) or masks (17, 0x11). They add to the flags; "
+            + "--priority overrides the priority bits."))
+        for entry in OptionBits.entries {
+            let flag = entry.flag.map { " (\\fB" + escape($0) + "\\fR)" } ?? ""
+            out += [".TP", "\\fB\(entry.name)\\fR \(OptionBits.hex(entry.option))" + flag, escape(entry.meaning)]
+        }
+        out += [
+            ".SH FAILED URLS",
+            escape("A URL that fails for a lasting reason is remembered per namespace, and fetch and prefetch fail it at once, "
+                + "without a request, until the failed TTL has passed (default 24h; --failed-ttl, or clean --failed-ttl --remember "
+                + "for the namespace) or --retry-failed is given. Remembered: an invalid URL, a scheme other than http or https, "
+                + "a body that is not a storable image, HTTP 4xx except 408 and 429, a body over --max-size. Not remembered: "
+                + "DNS failures, refused, reset or lost connections, timeouts, TLS failures, HTTP 5xx, 408 and 429, too many "
+                + "redirects, an interruption. A success removes the URL from the list; clean removes expired ones; "
+                + "clear --failed empties it."),
+        ]
         out += [
             ".SH ENVIRONMENT",
             ".TP", ".B IMGCACHE_DIR", "Cache root, when \\fB\\-\\-cache\\-dir\\fR is not given.",
@@ -51,9 +69,9 @@ public enum ManPage {
             ".TP", ".I <root>/<namespace>/lock",
             "Coordinates processes sharing the namespace (byte-range locks).",
             ".TP", ".I <root>/<namespace>/settings",
-            "Limits saved by \\fBclean \\-\\-remember\\fR.",
+            "Limits saved by \\fBclean \\-\\-remember\\fR (max size, max age, failed TTL).",
             ".TP", ".I <root>/<namespace>/failed/",
-            "One file per failed URL.",
+            "One file per failed URL: its URL and the reason; its modification time is when it failed.",
             ".SH EXIT STATUS",
         ]
         for status in ExitStatus.documented {

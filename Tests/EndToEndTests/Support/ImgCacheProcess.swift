@@ -56,6 +56,35 @@ enum ImgCacheProcess {
         return process
     }
 
+    /// Starts `imgcache ARGUMENTS` with stdout and stderr written to files in
+    /// `outputs` (read them with `result(of:outputs:)` once it ended), and
+    /// `input` as standard input (none when nil).
+    static func startCapturing(_ arguments: [String], environment: [String: String] = [:], home: String,
+                               outputs: TemporaryDirectory, input: Pipe? = nil) throws -> Process {
+        let process = configured(arguments, environment: environment, home: home)
+        FileManager.default.createFile(atPath: outputs.appending("stdout"), contents: nil)
+        FileManager.default.createFile(atPath: outputs.appending("stderr"), contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: outputs.appending("stdout"))
+        process.standardError = FileHandle(forWritingAtPath: outputs.appending("stderr"))
+        if let input { process.standardInput = input }
+        try process.run()
+        return process
+    }
+
+    /// What a process started by `startCapturing` did; waits for it to end,
+    /// killing it after `limit` seconds so that a hung run fails the test instead of stalling it.
+    static func result(of process: Process, outputs: TemporaryDirectory, limit: Double = 30) throws -> RunResult {
+        let deadline = Date().addingTimeInterval(limit)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return RunResult(
+            status: process.terminationStatus,
+            standardOutput: try Data(contentsOf: URL(fileURLWithPath: outputs.appending("stdout"))),
+            standardError: try String(contentsOfFile: outputs.appending("stderr"), encoding: .utf8)
+        )
+    }
+
     /// The binary with `arguments`, an environment of only PATH, HOME and
     /// `environment`, and no standard input.
     private static func configured(_ arguments: [String], environment: [String: String], home: String) -> Process {

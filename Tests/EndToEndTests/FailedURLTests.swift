@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+/// The failed-URL list (SDWebImage's failedURLs) across processes: what goes
+/// on it, how long it stays, and how to get past it.
+@Suite final class FailedURLTests: LoopbackCacheSuite {
+    let faults: FaultServer
+
+    override init() throws {
+        faults = try FaultServer(directory: Paths.fixtures.path)
+        try super.init()
+    }
+
+    deinit { faults.stop() }
+
+    var namespace: String { cacheRoot + "/default" }
+    var records: [String] { CacheInspection.failedRecords(inNamespace: namespace) }
+
+    /// Moves every failure record's time back by `seconds`.
+    func ageRecords(by seconds: Double) throws {
+        for record in records {
+            let path = namespace + "/failed/" + record
+            let modified = try #require(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
+            try FileManager.default.setAttributes([.modificationDate: modified.addingTimeInterval(-seconds)], ofItemAtPath: path)
+        }
+    }
+
+    func failedCount() throws -> Int? {
+        try fetch(["--json", "cache-info"]).jsonLines().first?["failed_urls"] as? Int
+    }
+
+    @Test func a404IsRememberedAcrossProcessesUntilRetryFailedSucceeds() throws {
+        // The first request gets a 404, later ones the image.
+        let url = faults.baseURL + "/flaky/1/404/logo.png"
+        let first = try fetch(["fetch", url])
+        #expect(first.status == 1)
+        #expect(first.standardError.contains("HTTP 404 Not Found"))
+        #expect(records.count == 1)
+        #expect(try failedCount() == 1)
+
+        let fast = try fetch(["fetch", url])
+        #expect(fast.status == 1)
+        // The wait left is about a day ("1 day" or "23 hours", by the second it is read).
+        #expect(fast.errorLines.count == 1)
+        #expect(fast.errorLines.first?.hasPrefix("imgcache: error: \(url): failed just now (HTTP 404 Not Found); not tried again for ") == true,
+                "\(fast.standardError)")
+        #expect(fast.errorLines.first?.hasSuffix("; --retry-failed tries it now") == true)
+        #expect(faults.requests.count == 1)
+
+        let retried = try fetch(["--json", "fetch", "--retry-failed", url])
+        #expect(retried.status == 0, "\(retried.standardError)")
+        #expect(try retried.jsonLines().first?["cache"] as? String == "none")
+        #expect(faults.requests.count == 2)
+        #expect(records.isEmpty)
+        #expect(try failedCount() == 0)
+        // Now it is an ordinary hit.
+        #expect(try fetch(["--json", "fetch", url]).jsonLines().first?["cache"] as? String == "disk")
+        #expect(faults.requests.count == 2)
+    }
+
+    @Test func theTTLDecidesWhenAFailureIsTriedAgain() throws {
+        let url = server.url("status/404")
+        #expect(try fetch(["fetch", url]).status == 1)
+        try ageRecords(by: 2 * 3600)
+        // Two hours old: within the default day, outside --failed-ttl 1h.
+        #expect(try fetch(["fetch", url]).standardError.contains("--retry-failed"))
+        #expect(server.requestCount("status/404") == 1)
+        #expect(try fetch(["fetch", "--failed-ttl", "1h", url]).standardError.contains("HTTP 404 Not Found"))
+        #expect(server.requestCount("status/404") == 2)
+
+        // A day and more: tried again by default, but not with 'never'.
+        try ageRecords(by: 25 * 3600)
+        #expect(try fetch(["fetch", "--failed-ttl", "never", url]).standardError.contains("not tried again until the failed list is cleared"))
+        #expect(server.requestCount("status/404") == 2)
+        #expect(try fetch(["fetch", url]).standardError.contains("HTTP 404 Not Found"))
+        #expect(server.requestCount("status/404") == 3)
+    }
+
+    @Test func cleanPrunesExpiredFailuresUnderTheRememberedTTL() throws {
+        #expect(try fetch(["fetch", server.url("status/404"), server.url("status/410")]).status == 1)
+        try ageRecords(by: 3 * 86_400)
+        // A remembered 'never' keeps them, for clean and for fetch alike.
+        let kept = try fetch(["--json", "clean", "--failed-ttl", "never", "--remember"])
+        #expect(try kept.jsonLines().first?["removed_failed_urls"] as? Int == 0)
+        #expect(try fetch(["fetch", server.url("status/404")]).standardError.contains("--retry-failed"))
+        let info = try #require(try fetch(["--json", "cache-info"]).jsonLines().first)
+        #expect(info["failed_urls"] as? Int == 2 && info["failed_ttl_source"] as? String == "remembered")
+        // The default day removes them.
+        let pruned = try fetch(["--json", "clean", "--failed-ttl", "1d"])
+        #expect(try pruned.jsonLines().first?["removed_failed_urls"] as? Int == 2)
+        #expect(records.isEmpty)
+    }
+
+    @Test func transientFailuresAreNotRemembered() throws {
+        let port = try NginxServer.freePort()
+        let transient = [faults.baseURL + "/status/503", faults.baseURL + "/status/429", faults.baseURL + "/status/408",
+                         faults.baseURL + "/stall", "http://127.0.0.1:\(port)/a.png"]
+        for _ in 0..<2 {
+            let result = try fetch(["fetch", "--timeout", "0.3"] + transient)
+            #expect(result.status == 1)
+            #expect(!result.standardError.contains("--retry-failed"))
+        }
+        #expect(records.isEmpty)
+        // Each was tried both times.
+        #expect(faults.requestCount(path: "/status/503") == 2 && faults.requestCount(path: "/stall") == 2)
+    }
+
+    @Test func clearFailedForgetsThem() throws {
+        #expect(try fetch(["fetch", server.url("status/404")]).status == 1)
+        #expect(try fetch(["clear", "--failed"]).status == 0)
+        #expect(records.isEmpty)
+        #expect(try fetch(["fetch", server.url("status/404")]).standardError.contains("HTTP 404 Not Found"))
+        #expect(server.requestCount("status/404") == 2)
+    }
+
+    @Test func concurrentProcessesRecordWholeFailures() throws {
+        let urls = (0..<20).map { server.url("status/404?n=\($0)") }
+        let processes = try (0..<4).map { _ in try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", "-j", "4"] + urls, home: home.path) }
+        for process in processes {
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 1)
+        }
+        #expect(records.count == 20)
+        for record in records {
+            let text = try String(contentsOfFile: namespace + "/failed/" + record, encoding: .utf8)
+            #expect(text.hasPrefix("imgcache-failed 1\nurl http://127.0.0.1:"), "\(text)")
+            #expect(text.hasSuffix("reason HTTP 404 Not Found\n"), "\(text)")
+        }
+        #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty)
+    }
+}

@@ -1,0 +1,111 @@
+import ImgCacheCLI
+import ImgCacheCore
+import Testing
+
+/// fetch's and prefetch's option bits: flags and `--options` fold into one set.
+@Suite struct ManagerOptionsParsingTests {
+    func invocation(_ words: String) throws(UsageError) -> Invocation {
+        try CommandLineParser.parse(words.split(separator: " ").map(String.init))
+    }
+
+    func manager(_ words: String) throws -> ManagerArguments {
+        switch try invocation(words) {
+        case .run(_, .fetch(let arguments)): return arguments.manager
+        case .run(_, .prefetch(let arguments)): return arguments.manager
+        default:
+            Issue.record("not fetch or prefetch: \(words)")
+            throw UsageError.missingCommand
+        }
+    }
+
+    func options(_ words: String) throws -> ImageOptions { try manager(words).settings.options }
+
+    func error(_ words: String) -> UsageError? {
+        do { _ = try invocation(words); return nil } catch { return error }
+    }
+
+    @Test func eachFlagSetsItsBit() throws {
+        let flags: [(String, ImageOptions)] = [
+            ("--retry-failed", .retryFailed), ("--refresh", .refreshCached), ("--cache-only", .fromCacheOnly),
+            ("--no-cache-read", .fromLoaderOnly), ("--progressive", .progressiveDownload),
+            ("-k", .allowInvalidSSLCertificates), ("--cookies jar", .handleCookies),
+            ("--priority high", .highPriority), ("--priority low", .lowPriority), ("--memory-only -o f", .cacheMemoryOnly),
+        ]
+        for (flag, option) in flags { #expect(try options("fetch \(flag) u") == option, "\(flag)") }
+        #expect(try options("fetch u") == [])
+    }
+
+    @Test func optionsTakesNamesAndMasksAndAddsToFlags() throws {
+        #expect(try options("fetch --options retry-failed,RefreshCached u") == [.retryFailed, .refreshCached])
+        #expect(try options("fetch --options 0x11 u") == [.retryFailed, .refreshCached])
+        #expect(try options("fetch --options 1 --no-cache-read u") == [.retryFailed, .fromLoaderOnly])
+        let cookies = try manager("fetch --options handle-cookies,allow-invalid-ssl-certificates u")
+        #expect(cookies.downloads.handleCookies && cookies.downloads.cookieJar == nil)
+        #expect(cookies.downloads.allowInvalidCertificates)
+        // Bits that mean nothing in a CLI are accepted (masks written for SDWebImage still work).
+        #expect(try options("fetch --options continue-in-background,0x800 u") == [.continueInBackground, .avoidAutoSetImage])
+    }
+
+    @Test func priorityFlagOverridesTheMaskAndPrefetchDefaultsToLow() throws {
+        #expect(try options("fetch --options low-priority --priority high u") == .highPriority)
+        #expect(try options("fetch --options 0x102 --priority normal u") == [])
+        #expect(try manager("prefetch list").settings.priority == .low)
+        #expect(try manager("prefetch --priority normal list").settings.priority == .normal)
+        #expect(try manager("prefetch --options high-priority").settings.priority == .high)
+    }
+
+    @Test func contradictionsAreUsageErrors() {
+        #expect(error("fetch --cache-only --no-cache-read u")
+            == .conflictingOptions("--cache-only", "--no-cache-read", reason: "one never downloads, the other always does"))
+        #expect(error("fetch --options 0x18000 u")
+            == .conflictingOptions("--cache-only", "--no-cache-read", reason: "one never downloads, the other always does"))
+        #expect(error("fetch --cache-only --refresh u") == .conflictingOptions("--cache-only", "--refresh", reason: "a refresh asks the server"))
+        #expect(error("fetch --memory-only u")
+            == .requires("--memory-only", "--output (the image is not stored, so it has no path to print)"))
+        #expect(error("prefetch --options cache-memory-only")
+            == .conflictingOptions("CacheMemoryOnly", "prefetch", reason: "prefetch only stores images"))
+        guard case .invalidValue(option: "--options", value: "ScaleDownLargeImages", _)? = error("fetch --options 0x1000 u"),
+              case .invalidValue(option: "--options", value: "TransformAnimatedImage", _)? = error("fetch --options transform-animated-image u")
+        else {
+            Issue.record("options this version cannot honour were accepted")
+            return
+        }
+    }
+
+    @Test func badOptionValuesSayWhy() {
+        #expect(error("fetch --options retry-faild u")
+            == .invalidValue(option: "--options", value: "retry-faild", reason: "unknown option 'retry-faild' (did you mean 'retry-failed'?)"))
+        #expect(error("fetch --options 0x40000 u")
+            == .invalidValue(option: "--options", value: "0x40000",
+                             reason: "no option has bits 0x40000; the highest is FromLoaderOnly, 0x10000"))
+        #expect(error("fetch --options , u") == .invalidValue(option: "--options", value: ",", reason: "expected option names or a mask"))
+        guard case .invalidValue(option: "--failed-ttl", value: "soon", _)? = error("fetch --failed-ttl soon u") else {
+            Issue.record("a bad --failed-ttl was accepted")
+            return
+        }
+    }
+
+    @Test func failedTTLIsReadForFetchAndClean() throws {
+        #expect(try manager("fetch --failed-ttl 2h u").settings.failedTTL == .seconds(7200))
+        #expect(try manager("prefetch --failed-ttl never").settings.failedTTL == .never)
+        #expect(try manager("fetch u").settings.failedTTL == nil)
+        guard case .run(_, .clean(let clean)) = try invocation("clean --failed-ttl 3d --remember") else {
+            Issue.record("not a clean")
+            return
+        }
+        #expect(clean.failedTTL == .seconds(3 * 86_400) && clean.remember)
+    }
+
+    @Test func prefetchTakesAtMostOneList() throws {
+        guard case .run(_, .prefetch(let fromStdin)) = try invocation("prefetch"),
+              case .run(_, .prefetch(let dash)) = try invocation("prefetch -"),
+              case .run(_, .prefetch(let file)) = try invocation("prefetch --no-progress urls.txt") else {
+            Issue.record("not a prefetch")
+            return
+        }
+        #expect(fromStdin.input == nil && fromStdin.showProgress)
+        #expect(dash.input == "-")
+        #expect(file.input == "urls.txt" && !file.showProgress)
+        #expect(error("prefetch a b") == .unexpectedOperand(command: "prefetch", operand: "b"))
+    }
+}
