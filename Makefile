@@ -9,10 +9,10 @@ DESTDIR ?=
 
 # C libraries (headers for the build, shared objects loaded at run time),
 # nginx (and openssl for a test certificate) for the tests and the demo; hyperfine,
-# wget, curl, GNU time and Pillow (to generate the download corpus) for benchmarks.
+# wget, curl, aria2, GNU time and Pillow (to generate the download corpus) for benchmarks.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev pkgconf
 TEST_PACKAGES := nginx openssl
-BENCH_PACKAGES := hyperfine wget curl time python3-pil
+BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil
 
 RELEASE_BIN := .build/release/imgcache
 

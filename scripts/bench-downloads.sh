@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Warming a cache: imgcache's downloader against curl --parallel, side by side.
+# Warming a cache: imgcache prefetch against curl, aria2c and wget, side by side.
 #   scripts/bench-downloads.sh BINARY OUTPUT.md [COUNT]
 # Serves COUNT (default 2000) generated images (10-200 KB, JPEG/PNG/WebP/GIF)
-# from nginx on loopback, then alternately runs
-#   imgcache fetch -j 6 URL...          (downloads, checks and stores each image)
-#   curl --parallel --parallel-max 6    (downloads each image to a file)
-# three times each on an empty cache / folder, and appends a Markdown section
-# with wall time, CPU time, requests/s and peak RSS (medians) to OUTPUT.md.
+# from nginx on loopback, then alternately runs, three times each on an empty
+# cache / folder:
+#   imgcache prefetch -j 6 LIST            (downloads, checks and stores each image)
+#   curl --parallel --parallel-max 6       (downloads each image to a file)
+#   aria2c -j 6 -i LIST                    (the same)
+#   wget -i LIST                           (the same, one at a time)
+# then a warm prefetch of the same list, and prefetch's peak RSS for lists of
+# growing length (the corpus repeated); appends a Markdown section to OUTPUT.md.
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 output=$2
@@ -27,36 +30,65 @@ ls "$corpus" | grep -v summary | sed "s|^|$server_base/|" > "$work/urls.txt"
 while read -r url; do
     printf 'url = "%s"\noutput = "%s/curl/%s"\n' "$url" "$work" "${url##*/}"
 done < "$work/urls.txt" > "$work/curl.cfg"
-mapfile -t urls < "$work/urls.txt"
 
 # One run: prints "wall user+sys peakKB", after checking that every image arrived.
 # Each run writes into a new folder and nothing is deleted until the end: ext4
 # makes file creation slow for a while after many deletions (it avoids reusing
 # recently freed inodes), which would penalise whichever command ran next.
 run=0
+timed() {
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@"
+    awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$work/time"
+}
+expect_files() {
+    local found
+    found=$(find "$1" -type f ! -name 'tmp.*' ! -name lock | wc -l)
+    [ "$found" -eq "$count" ] || { echo "$2 stored $found of $count" >&2; exit 1; }
+}
 run_imgcache() {
     run=$((run + 1))
-    local cache="$work/cache-$run"
-    /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$bin" --cache-dir "$cache" -q fetch -j 6 "${urls[@]}"
-    stored=$(find "$cache" -type f ! -name '*.meta' ! -name 'tmp.*' ! -name lock | wc -l)
-    [ "$stored" -eq "$count" ] || { echo "imgcache stored $stored of $count" >&2; exit 1; }
-    awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$work/time"
+    last_cache="$work/cache-$run"
+    timed "$bin" --cache-dir "$last_cache" -q prefetch -j 6 "$work/urls.txt"
+    expect_files "$last_cache" imgcache
+}
+run_warm() {
+    timed "$bin" --cache-dir "$last_cache" -q prefetch -j 6 "$work/urls.txt"
 }
 run_curl() {
     run=$((run + 1))
     local folder="$work/curl-$run"
     mkdir -p "$folder"
     sed "s|$work/curl/|$folder/|" "$work/curl.cfg" > "$work/curl-run.cfg"
-    /usr/bin/time -f "%e %U %S %M" -o "$work/time" curl --parallel --parallel-max 6 -sf -K "$work/curl-run.cfg" 2>/dev/null
-    stored=$(find "$folder" -type f | wc -l)
-    [ "$stored" -eq "$count" ] || { echo "curl stored $stored of $count" >&2; exit 1; }
-    awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$work/time"
+    timed curl --parallel --parallel-max 6 -sf -K "$work/curl-run.cfg" 2>/dev/null
+    expect_files "$folder" curl
+}
+run_aria2() {
+    run=$((run + 1))
+    local folder="$work/aria2-$run"
+    timed aria2c -q -j 6 -x 1 --allow-overwrite=true --auto-file-renaming=false -d "$folder" -i "$work/urls.txt"
+    expect_files "$folder" aria2c
+}
+run_wget() {
+    run=$((run + 1))
+    local folder="$work/wget-$run"
+    timed wget -q -P "$folder" -i "$work/urls.txt"
+    expect_files "$folder" wget
 }
 
 run_imgcache > /dev/null   # warm the page cache and nginx's open-file cache
 for round in 1 2 3; do
     run_imgcache >> "$work/imgcache.runs"
+    run_warm >> "$work/warm.runs"
     run_curl >> "$work/curl.runs"
+    run_aria2 >> "$work/aria2.runs"
+    run_wget >> "$work/wget.runs"
+done
+
+# Peak RSS as the list grows: the corpus repeated, on a warm cache (every line a
+# hit or a repeat), so that only the list's length changes.
+for lines in "$count" 100000 1000000; do
+    awk -v n="$lines" '{ u[NR] = $0 } END { for (i = 0; i < n; i++) print u[i % NR + 1] }' "$work/urls.txt" > "$work/list-$lines.txt"
+    echo "$lines $(timed "$bin" --cache-dir "$last_cache" -q prefetch -j 6 "$work/list-$lines.txt")" >> "$work/growth.runs"
 done
 
 # Median of column $2 of file $1.
@@ -73,15 +105,30 @@ row() {
     echo "## Warming a cache: $count downloads at concurrency 6"
     echo
     echo "Corpus: $(cat "$corpus/summary.txt"), served by nginx on loopback (keep-alive)."
-    echo "\`imgcache --cache-dir DIR -q fetch -j 6 URL...\` downloads, checks (signature and"
-    echo "header) and stores every image with its metadata; \`curl --parallel --parallel-max 6\`"
-    echo "only writes each body to a file. Each run starts from an empty cache or folder;"
-    echo "medians of 3 alternating runs, measured with GNU time:"
+    echo "\`imgcache -q prefetch -j 6 LIST\` downloads, checks (signature and header) and"
+    echo "stores every image atomically with its metadata; the others only write each body"
+    echo "to a file. Each cold run starts from an empty cache or folder; the warm run"
+    echo "prefetches the same list again into the cache just filled. Medians of 3"
+    echo "alternating rounds, measured with GNU time. Targets: cold imgcache at most 0.9x"
+    echo "curl's wall time; warm at most 0.05x curl's cold wall time."
     echo
     echo "| Command | Wall [s] | CPU user+sys [s] | Requests/s | Peak RSS [MB] |"
     echo "|:---|---:|---:|---:|---:|"
-    row "imgcache fetch -j 6" "$work/imgcache.runs"
+    row "imgcache prefetch -j 6 (cold)" "$work/imgcache.runs"
     row "curl --parallel --parallel-max 6" "$work/curl.runs"
+    row "aria2c -j 6 -i" "$work/aria2.runs"
+    row "wget -i (one at a time)" "$work/wget.runs"
+    row "imgcache prefetch -j 6 (warm: all cached)" "$work/warm.runs"
+    echo
+    awk -v i="$(median "$work/imgcache.runs" 1)" -v w="$(median "$work/warm.runs" 1)" -v c="$(median "$work/curl.runs" 1)" \
+        'BEGIN { printf "Cold imgcache / curl: %.2fx. Warm imgcache / cold curl: %.3fx.\n", i / c, w / c }'
+    echo
+    echo "Peak RSS of \`imgcache prefetch\` as the list grows (the $count URLs repeated, on"
+    echo "the warm cache; repeats are skipped after a 16-byte key check):"
+    echo
+    echo "| Lines | Wall [s] | Peak RSS [MB] |"
+    echo "|---:|---:|---:|"
+    awk '{ printf "| %d | %.2f | %.1f |\n", $1, $2, $4 / 1024 }' "$work/growth.runs"
     echo
     echo "Reading the numbers: imgcache writes one file per image (its metadata is an"
     echo "extended attribute of that file, set before the rename that stores it), as curl"

@@ -81,14 +81,27 @@ public struct EntryMetadata: Equatable, Sendable {
 
     /// Parses `serialized()` output; nil for anything else, including a file cut short.
     public init?(parsing text: String) {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.first == Substring(EntryMetadata.signature), lines.last == "" else { return nil }
-        lines.removeFirst()
-        var fields: [Substring: String] = [:]
-        for line in lines where !line.isEmpty {
-            guard let space = line.firstIndex(of: " ") else { return nil }
-            fields[line[..<space]] = EntryMetadata.unescape(line[line.index(after: space)...])
+        // Read as bytes: every lookup parses metadata, and byte slices cost far
+        // less than Character-based splitting.
+        let bytes = Array(text.utf8)
+        guard bytes.last == 0x0A else { return nil }
+        var fields: [String: String] = [:]
+        var start = 0
+        var sawSignature = false
+        while start < bytes.count, let end = bytes[start...].firstIndex(of: 0x0A) {
+            let line = bytes[start..<end]
+            start = end + 1
+            guard sawSignature else {
+                guard line.elementsEqual(EntryMetadata.signature.utf8) else { return nil }
+                sawSignature = true
+                continue
+            }
+            if line.isEmpty { continue }
+            guard let space = line.firstIndex(of: 0x20) else { return nil }
+            let value = String(decoding: line[(space + 1)...], as: UTF8.self)
+            fields[String(decoding: line[..<space], as: UTF8.self)] = value.utf8.contains(0x25) ? EntryMetadata.unescape(value[...]) : value
         }
+        guard sawSignature else { return nil }
         guard let fileName = fields["file"], let inode = fields["inode"].flatMap({ UInt64($0) }),
               let size = fields["size"].flatMap({ Int64($0) }), let key = fields["key"],
               let stored = fields["stored"].flatMap({ Double($0) }) else { return nil }

@@ -50,8 +50,7 @@ public final class ImageFetcher {
     /// fetched once and answered again from memory (cache type `memory`). An
     /// error thrown by `deliver` stops the run and is rethrown.
     public func fetch<E: Error>(_ urls: [String], deliver: (Int, Result<FetchResult, FetchError>) throws(E) -> Void) throws(E) {
-        for url in urls { messages.push(.input(.url(url, line: 0))) }
-        messages.push(.input(.end))
+        messages.push(.input(urls.map { .url($0, line: 0) } + [.end]))
         var answers = [Result<FetchResult, FetchError>?](repeating: nil, count: urls.count)
         var delivered = 0
         var run = Run(remembersAnswers: true, list: nil)
@@ -85,7 +84,7 @@ public final class ImageFetcher {
         var run = Run(remembersAnswers: false, list: list)
         let messages = self.messages
         do {
-            try list.start(window: window) { item in messages.push(.input(item)) }
+            try list.start(window: window) { items in messages.push(.input(items)) }
         } catch {
             try deliver(.inputFailed(error))
             return
@@ -120,6 +119,8 @@ public final class ImageFetcher {
         var answers: [KeyFingerprint: Result<FetchResult, FetchError>] = [:]
         /// Downloads queued by this round of messages, submitted together.
         var submissions: [DownloadSubmission] = []
+        /// URLs answered this round; the list reader gets them back together.
+        var answered = 0
     }
 
     /// Handles messages until the input has ended (or the run was
@@ -150,6 +151,8 @@ public final class ImageFetcher {
                     message = handled < 4096 ? messages.tryPop() : nil
                 }
                 submitQueued(&run)
+                run.list?.release(run.answered)
+                run.answered = 0
             }
         } catch {
             downloader?.cancelAll()
@@ -181,30 +184,10 @@ public final class ImageFetcher {
         switch message {
         case .wake:
             break
-        case .input(let item):
-            switch item {
-            case .url(let url, _):
-                let index = run.nextIndex
-                run.nextIndex += 1
-                if run.interrupted {
-                    try emit(FetchOutcome(index: index, url: url, result: .failure(.interrupted(url: url))))
-                    run.list?.release()
-                    return
-                }
-                try begin(url, index: index, &run, emit: emit)
-            case .rejected(let text, _, let reason):
-                let index = run.nextIndex
-                run.nextIndex += 1
-                try emit(FetchOutcome(index: index, url: text, result: .failure(.invalidURL(url: text, reason: reason))))
-                run.list?.release()
-            case .length(let count):
-                try emitUpdate(.length(count))
-            case .end:
-                run.inputOpen = false
-                if run.list != nil { try emitUpdate(.length(run.nextIndex)) }
-            case .failed(let error):
-                run.inputOpen = false
-                try emitUpdate(.inputFailed(error))
+        case .input(let items):
+            for item in items {
+                if interruption.signal != nil, !run.interrupted { stopAll(&run) }
+                try handle(item, &run, emit: emit, update: emitUpdate)
             }
         case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
             guard let miss = run.pending[slot] else { return }
@@ -219,6 +202,35 @@ public final class ImageFetcher {
                 ? .failure(.interrupted(url: miss.url.string)) : store(result, for: miss)
             remember(answer, for: miss)
             try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url.string, repeats: miss.repeats, &run, emit: emit)
+        }
+    }
+
+    private func handle<E: Error>(_ item: URLList.Item, _ run: inout Run,
+                                  emit: (FetchOutcome) throws(E) -> Void,
+                                  update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+        switch item {
+        case .url(let url, _):
+            let index = run.nextIndex
+            run.nextIndex += 1
+            if run.interrupted {
+                try emit(FetchOutcome(index: index, url: url, result: .failure(.interrupted(url: url))))
+                run.answered += 1
+                return
+            }
+            try begin(url, index: index, &run, emit: emit)
+        case .rejected(let text, _, let reason):
+            let index = run.nextIndex
+            run.nextIndex += 1
+            try emit(FetchOutcome(index: index, url: text, result: .failure(.invalidURL(url: text, reason: reason))))
+            run.answered += 1
+        case .length(let count):
+            try emitUpdate(.length(count))
+        case .end:
+            run.inputOpen = false
+            if run.list != nil { try emitUpdate(.length(run.nextIndex)) }
+        case .failed(let error):
+            run.inputOpen = false
+            try emitUpdate(.inputFailed(error))
         }
     }
 
@@ -245,7 +257,7 @@ public final class ImageFetcher {
         run.seen.insert(fingerprint)
         if run.remembersAnswers { run.answers[fingerprint] = answer }
         try emit(FetchOutcome(index: first, url: url, result: answer))
-        run.list?.release()
+        run.answered += 1
         for (index, repeatURL) in repeats {
             try emit(FetchOutcome(index: index, url: repeatURL, result: run.remembersAnswers ? Self.fromMemory(answer, url: repeatURL) : nil))
         }
@@ -262,13 +274,13 @@ public final class ImageFetcher {
         let fingerprint = KeyFingerprint(key)
         if let slot = run.slotByKey[fingerprint] {
             run.pending[slot]?.repeats.append((index, url))
-            if !run.remembersAnswers { run.list?.release() }
+            if !run.remembersAnswers { run.answered += 1 }
             return
         }
         if run.seen.contains(fingerprint) {
             let answer = run.answers[fingerprint].map { Self.fromMemory($0, url: url) }
             try emit(FetchOutcome(index: index, url: url, result: answer))
-            run.list?.release()
+            run.answered += 1
             return
         }
         let now = WallClock.now()
@@ -538,7 +550,7 @@ struct KeyFingerprint: Hashable {
 
 /// What other threads tell the fetching thread.
 enum FetchMessage: Sendable {
-    case input(URLList.Item)
+    case input([URLList.Item])
     case event(Int, DownloadEvent)
     case finished(Int, Result<DownloadedFile, DownloadError>)
     /// Something to look at (an interruption).

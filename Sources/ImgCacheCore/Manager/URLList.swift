@@ -28,7 +28,7 @@ public final class URLList: Sendable {
     public let descriptor: Int32
     /// How the list is named in messages.
     public let name: String
-    private let credits = BlockingQueue<Bool>()
+    private let credits = CreditGate()
     private let stopped = Atomic<Bool>(false)
 
     public init(descriptor: Int32, name: String) {
@@ -36,49 +36,59 @@ public final class URLList: Sendable {
         self.name = name
     }
 
-    /// Starts reading; `emit` is called on the reader thread for each item, at
-    /// most `window` URLs ahead of `release()` calls.
-    func start(window: Int, emit: @escaping @Sendable (Item) -> Void) throws(SystemError) {
-        for _ in 0..<window { credits.push(true) }
+    /// Starts reading; `emit` is called on the reader thread with items in
+    /// batches (one per read, or fewer when the window is full), at most
+    /// `window` URLs ahead of `release(_:)` calls.
+    func start(window: Int, emit: @escaping @Sendable ([Item]) -> Void) throws(SystemError) {
+        credits.give(window)
         var status = stat()
         if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
             let descriptor = self.descriptor
             try WorkerThread().start { [self] in
-                if let count = URLList.countURLLines(descriptor, stopped: stopped) { emit(.length(count)) }
+                if let count = URLList.countURLLines(descriptor, stopped: stopped) { emit([.length(count)]) }
             }
         }
         try WorkerThread().start { [self] in read(emit) }
     }
 
-    /// One URL was answered: the reader may read one more.
-    func release() { credits.push(true) }
+    /// `count` URLs were answered: the reader may read that many more.
+    func release(_ count: Int) { credits.give(count) }
 
     /// Stops reading (the run ended or was interrupted).
     func stop() {
         stopped.store(true, ordering: .relaxed)
-        credits.push(false)
+        credits.close()
     }
 
-    private func read(_ emit: @Sendable (Item) -> Void) {
+    private func read(_ emit: @Sendable ([Item]) -> Void) {
+        var held = 0
         var splitter = LineSplitter(maximumLength: URLList.maximumLineLength)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !stopped.load(ordering: .relaxed) {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                emit(.failed(SystemError("read", path: name)))
+                emit([.failed(SystemError("read", path: name))])
                 return
             }
             let lines = count == 0 ? splitter.finish() : splitter.push(buffer[0..<count])
-            for line in lines {
+            var batch: [Item] = []
+            for (index, line) in lines.enumerated() {
                 guard let item = URLList.item(for: line) else { continue }
-                if case .url = item, !credits.pop() { return }
-                if case .rejected = item, !credits.pop() { return }
-                emit(item)
+                if held == 0 {
+                    // Out of credits: hand over what is ready, then wait for answers.
+                    if !batch.isEmpty { emit(batch) }
+                    batch.removeAll()
+                    held = credits.take(upTo: lines.count - index)
+                    if held == 0 { return }
+                }
+                held -= 1
+                batch.append(item)
             }
+            if !batch.isEmpty { emit(batch) }
             if count == 0 { break }
         }
-        if !stopped.load(ordering: .relaxed) { emit(.end) }
+        if !stopped.load(ordering: .relaxed) { emit([.end]) }
     }
 
     /// A line as an item; nil for blank and comment lines.
@@ -169,5 +179,56 @@ struct LineSplitter {
             truncated = false
         }
         return Line(bytes: current, number: number, truncated: truncated)
+    }
+}
+
+/// A counting semaphore the reader waits on: how many more URLs it may hand
+/// over. Taken in bulk and given back in bulk, so that a fast list costs few
+/// wake-ups.
+///
+/// `@unchecked Sendable`: `available` and `closed` are only touched with
+/// `mutex` held; the pthread objects live in stable heap allocations.
+final class CreditGate: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var available = 0
+    private var closed = false
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    func give(_ count: Int) {
+        guard count > 0 else { return }
+        pthread_mutex_lock(mutex)
+        available += count
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Between 1 and `limit` credits, waiting for at least one; 0 once closed.
+    func take(upTo limit: Int) -> Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while available == 0, !closed { pthread_cond_wait(condition, mutex) }
+        guard !closed else { return 0 }
+        let granted = min(available, max(1, limit))
+        available -= granted
+        return granted
+    }
+
+    func close() {
+        pthread_mutex_lock(mutex)
+        closed = true
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
     }
 }
