@@ -58,8 +58,9 @@ public struct DiskCache: Sendable {
     /// read-only cache still answers); its `lastAccess` is the use before this one. Anything on disk that is not a whole entry
     /// (metadata missing, unreadable or for another file, a wrong size, bytes
     /// that are not the recorded format) is removed and reported as damaged.
-    public func lookup(_ key: CacheKey, now: Double) -> LookupResult {
-        let first = lock.withShard(key.shardIndex, .shared) { () -> EntryReader.Verdict in
+    /// `lockHandle` keeps the lock file open between lookups of one thread.
+    public func lookup(_ key: CacheKey, now: Double, lockHandle: NamespaceLock.Handle? = nil) -> LookupResult {
+        let first = lock.withShard(key.shardIndex, .shared, using: lockHandle) { () -> EntryReader.Verdict in
             let verdict = reader.check(key)
             if case .whole(let entry) = verdict { try? FileSystem.setModificationTime(entry.path, to: now) }
             return verdict

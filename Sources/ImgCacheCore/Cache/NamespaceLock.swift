@@ -38,8 +38,13 @@ public struct NamespaceLock: Sendable {
     /// (nothing was ever stored) or one that cannot be opened (a read-only
     /// cache), `body` runs unlocked: nobody can be removing entries there.
     func withShard<Result, Failure: Error>(
-        _ shard: Int, _ mode: Mode, _ body: () throws(Failure) -> Result
+        _ shard: Int, _ mode: Mode, using handle: Handle? = nil, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
+        if let handle, mode == .shared, let descriptor = handle.descriptor(opening: path) {
+            let locked = ic_lock_byte(descriptor, shard, 0, 1) == 0
+            defer { if locked { ic_unlock_byte(descriptor, shard) } }
+            return try body()
+        }
         var descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
         if descriptor < 0 && mode == .shared { descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
         guard descriptor >= 0 else { return try body() }
@@ -47,6 +52,26 @@ public struct NamespaceLock: Sendable {
         let locked = ic_lock_byte(descriptor, shard, mode == .exclusive ? 1 : 0, 1) == 0
         defer { if locked { ic_unlock_byte(descriptor, shard) } }
         return try body()
+    }
+
+    /// The lock file kept open for many shared locks by one thread, saving an
+    /// open and a close per lookup. One per thread: byte locks belong to the
+    /// open file, so two threads sharing one would release each other's.
+    public final class Handle {
+        private var openDescriptor: Int32 = -1
+
+        public init() {}
+
+        deinit { if openDescriptor >= 0 { close(openDescriptor) } }
+
+        /// The open lock file; opened on first use (and tried again while it does not exist).
+        func descriptor(opening path: String) -> Int32? {
+            if openDescriptor < 0 {
+                openDescriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+                if openDescriptor < 0 { openDescriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+            }
+            return openDescriptor >= 0 ? openDescriptor : nil
+        }
     }
 
     /// Claims the namespace's one running clean. Nil when another process has it.

@@ -91,6 +91,13 @@ public final class ImageFetcher {
         }
         defer { list.stop() }
         run.wantsIdle = true
+        // Worker threads answer hits in parallel; the TTL is read up front for them.
+        let ttl = failedTTL()
+        let lookup = Lookup(settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs)
+        run.lookups = try? LookupPool(threads: ImageFetcher.lookupThreads, messages: messages) { job, lockHandle in
+            lookup.run(job.url, key: job.key, ttl: { ttl }, lockHandle: lockHandle)
+        }
+        defer { run.lookups?.stop() }
         try self.run(&run, emit: { (outcome: FetchOutcome) throws(E) in try deliver(.answered(outcome)) }, update: deliver)
     }
 
@@ -121,6 +128,8 @@ public final class ImageFetcher {
         var submissions: [DownloadSubmission] = []
         /// URLs answered this round; the list reader gets them back together.
         var answered = 0
+        /// Threads that look URLs up (prefetch), so that hits use every core.
+        var lookups: LookupPool?
     }
 
     /// Handles messages until the input has ended (or the run was
@@ -195,6 +204,9 @@ public final class ImageFetcher {
         case .event(let slot, .progress(let received, let expected)):
             guard let miss = run.pending[slot] else { return }
             progress?(miss.url.string, received, expected)
+        case .looked(let slot, let outcome):
+            guard let request = run.pending[slot] else { return }
+            try proceed(outcome, request, slot: slot, &run, emit: emit)
         case .finished(let slot, let result):
             guard let miss = run.pending.removeValue(forKey: slot) else { return }
             run.slotByKey[miss.fingerprint] = nil
@@ -283,73 +295,132 @@ public final class ImageFetcher {
             run.answered += 1
             return
         }
-        let now = WallClock.now()
-        func answer(_ result: Result<FetchResult, FetchError>) throws(E) {
-            try settle(fingerprint, result, first: index, url: url, repeats: [], &run, emit: emit)
+        if let pool = run.lookups {
+            // Looked up on the pool's threads; the answer comes back as a message.
+            let slot = run.nextSlot
+            run.nextSlot += 1
+            run.pending[slot] = PendingFetch(url: nil, text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index)
+            run.slotByKey[fingerprint] = slot
+            pool.submit(LookupJob(slot: slot, url: url, key: key))
+            return
         }
+        let outcome = lookUp(url, key: key, ttl: failedTTL)
+        try proceed(outcome, PendingFetch(url: nil, text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
+                    slot: nil, &run, emit: emit)
+    }
 
+    /// What a lookup found: an answer, or a download to make.
+    enum LookupOutcome: Sendable {
+        case answer(Result<FetchResult, FetchError>, note: String?)
+        /// A string that is not a fetchable URL: answered, and remembered as failed.
+        case refused(FetchError)
+        case download(RemoteURL, cached: CacheEntry?, note: String?)
+    }
+
+    /// The failed list, the cache and the read-only folders for one URL.
+    private func lookUp(_ url: String, key: CacheKey, ttl: () -> AgeLimit) -> LookupOutcome {
+        Lookup(settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs).run(url, key: key, ttl: ttl)
+    }
+}
+
+/// One URL's lookup: values only, so the lookup pool's threads run it too.
+struct Lookup: Sendable {
+    let settings: FetchSettings
+    let cache: DiskCache
+    let readOnlyCaches: [ReadOnlyCache]
+    let failedURLs: FailedURLStore
+
+    typealias LookupOutcome = ImageFetcher.LookupOutcome
+
+    func run(_ url: String, key: CacheKey, ttl: () -> AgeLimit, lockHandle: NamespaceLock.Handle? = nil) -> LookupOutcome {
+        let now = WallClock.now()
         let options = settings.options
         if !options.contains(.retryFailed), let record = failedURLs.lookup(key, ttl: .never, now: now) {
-            let ttl = failedTTL()
+            let ttl = ttl()
             if !ttl.isExpired(record.failedAt, now: now) {
-                log("\(RemoteURL.redacted(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))")
-                try answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)))
-                return
+                return .answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)),
+                               note: "\(RemoteURL.redacted(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))")
             }
         }
         let remote: RemoteURL
         do {
             remote = try RemoteURL(parsing: url)
         } catch {
-            let failure: FetchError
             switch error {
-            case .invalid(let reason): failure = .invalidURL(url: url, reason: reason)
-            case .unsupportedScheme(let scheme): failure = .unsupportedScheme(url: url, scheme: scheme)
+            case .invalid(let reason): return .refused(.invalidURL(url: url, reason: reason))
+            case .unsupportedScheme(let scheme): return .refused(.unsupportedScheme(url: url, scheme: scheme))
             }
-            let miss = PendingFetch(url: nil, text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index)
-            remember(.failure(failure), for: miss)
-            try answer(.failure(failure))
-            return
         }
-
         var cached: CacheEntry?
+        var note: String?
         if !options.contains(.fromLoaderOnly) {
-            switch cache.lookup(key, now: now) {
+            switch cache.lookup(key, now: now, lockHandle: lockHandle) {
             case .hit(let entry): cached = entry
             case .miss: break
             case .damaged(let path, let reason, let removed):
-                log("damaged entry \(path): \(reason)" + (removed ? "; removed, fetching again" : ""))
+                note = "damaged entry \(path): \(reason)" + (removed ? "; removed, fetching again" : "")
             }
             if let entry = cached, !options.contains(.refreshCached) {
-                log("hit: \(entry.path)")
-                try answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)))
-                return
+                return .answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)),
+                               note: "hit: \(entry.path)")
             }
             // Read-only folders answer misses; a refresh always goes to the server.
             if cached == nil, !options.contains(.refreshCached),
                let entry = readOnlyCaches.lazy.compactMap({ $0.lookup(key) }).first {
-                log("hit (read-only): \(entry.path)")
-                try answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)))
-                return
+                return .answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)),
+                               note: "hit (read-only): \(entry.path)")
             }
         }
-        if options.contains(.fromCacheOnly) {
-            try answer(.failure(.notCached(url: url)))
+        if options.contains(.fromCacheOnly) { return .answer(.failure(.notCached(url: url)), note: note) }
+        return .download(remote, cached: cached, note: note)
+    }
+}
+
+extension ImageFetcher {
+
+    /// Acts on a lookup's outcome for `request` (registered under `slot` when
+    /// the pool looked it up): answers it, or queues its download.
+    private func proceed<E: Error>(_ outcome: LookupOutcome, _ request: PendingFetch, slot existing: Int?, _ run: inout Run,
+                                   emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        func answer(_ result: Result<FetchResult, FetchError>) throws(E) {
+            if let existing {
+                run.pending[existing] = nil
+                run.slotByKey[request.fingerprint] = nil
+            }
+            try settle(request.fingerprint, result, first: request.firstIndex, url: request.text, repeats: request.repeats, &run, emit: emit)
+        }
+        let remote: RemoteURL, cached: CacheEntry?
+        switch outcome {
+        case .answer(let result, let note):
+            if let note { log(note) }
+            try answer(result)
+            return
+        case .refused(let failure):
+            remember(.failure(failure), for: request)
+            try answer(.failure(failure))
+            return
+        case .download(let url, let entry, let note):
+            if let note { log(note) }
+            (remote, cached) = (url, entry)
+        }
+        if run.interrupted {
+            try answer(.failure(.interrupted(url: request.text)))
             return
         }
-
-        let miss = PendingFetch(url: remote, text: url, key: key, fingerprint: fingerprint, cached: cached, firstIndex: index)
+        var miss = PendingFetch(url: remote, text: request.text, key: request.key, fingerprint: request.fingerprint,
+                                cached: cached, firstIndex: request.firstIndex)
+        miss.repeats = request.repeats
         do throws(FetchError) {
             let downloader = try startDownloader()
-            let bodyDirectory = try bodyDirectory(for: key)
-            let slot = run.nextSlot
-            run.nextSlot += 1
-            log("download: \(RemoteURL.redacted(url))" + (miss.validators != nil ? " (conditional)" : ""))
-            let request = settings.request(for: remote, bodyDirectory: bodyDirectory, validators: miss.validators)
+            let bodyDirectory = try bodyDirectory(for: request.key)
+            let slot = existing ?? run.nextSlot
+            if existing == nil { run.nextSlot += 1 }
+            log("download: \(RemoteURL.redacted(request.text))" + (miss.validators != nil ? " (conditional)" : ""))
+            let downloadRequest = settings.request(for: remote, bodyDirectory: bodyDirectory, validators: miss.validators)
             let messages = self.messages
-            let wantsProgress = progress != nil && options.contains(.progressiveDownload)
+            let wantsProgress = progress != nil && settings.options.contains(.progressiveDownload)
             let submission = DownloadSubmission(
-                request: request, priority: settings.priority,
+                request: downloadRequest, priority: settings.priority,
                 onEvent: { event in
                     if case .progress = event, !wantsProgress { return }
                     messages.push(.event(slot, event))
@@ -357,7 +428,7 @@ public final class ImageFetcher {
                 completion: { result in messages.push(.finished(slot, result)) })
             _ = downloader
             run.pending[slot] = miss
-            run.slotByKey[fingerprint] = slot
+            run.slotByKey[request.fingerprint] = slot
             run.submissions.append(submission)
         } catch {
             try answer(.failure(error))
@@ -503,6 +574,9 @@ public final class ImageFetcher {
         }
     }
 
+    /// Lookup threads for prefetch: most lookups are system calls, which scale with cores.
+    static let lookupThreads = max(2, min(4, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+
     static func formatDelay(_ seconds: Double) -> String {
         let tenths = Int((seconds * 10).rounded())
         return "\(tenths / 10).\(tenths % 10) s"
@@ -553,6 +627,8 @@ enum FetchMessage: Sendable {
     case input([URLList.Item])
     case event(Int, DownloadEvent)
     case finished(Int, Result<DownloadedFile, DownloadError>)
+    /// A lookup pool's answer for the request in a slot.
+    case looked(Int, ImageFetcher.LookupOutcome)
     /// Something to look at (an interruption).
     case wake
 }
@@ -578,5 +654,42 @@ public final class FetchInterruption: Sendable {
     public var signal: Int32? {
         let value = received.load(ordering: .relaxed)
         return value == 0 ? nil : value
+    }
+}
+
+/// One URL for the lookup pool.
+struct LookupJob: Sendable {
+    let slot: Int
+    let url: String
+    let key: CacheKey
+}
+
+/// Threads that run lookups (the failed list, the cache, the read-only
+/// folders) and post each outcome to the fetcher's messages.
+final class LookupPool: Sendable {
+    private let jobs = BlockingQueue<LookupJob?>()
+    private let threads: [WorkerThread]
+
+    init(threads count: Int, messages: BlockingQueue<FetchMessage>,
+         lookUp: @escaping @Sendable (LookupJob, NamespaceLock.Handle) -> ImageFetcher.LookupOutcome) throws(SystemError) {
+        var threads: [WorkerThread] = []
+        let jobs = self.jobs
+        for _ in 0..<count {
+            let thread = WorkerThread()
+            try thread.start {
+                let lockHandle = NamespaceLock.Handle()
+                while let job = jobs.pop() { messages.push(.looked(job.slot, lookUp(job, lockHandle))) }
+            }
+            threads.append(thread)
+        }
+        self.threads = threads
+    }
+
+    func submit(_ job: LookupJob) { jobs.push(job) }
+
+    /// Lets the threads finish the jobs queued and end.
+    func stop() {
+        for _ in threads { jobs.push(nil) }
+        for thread in threads { thread.join() }
     }
 }
