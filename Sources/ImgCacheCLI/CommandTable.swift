@@ -29,7 +29,7 @@ public enum CommandTable {
         .value("order", metavar: "ORDER", kind: .choice(DownloadOrder.allCases.map(\.rawValue)),
                help: "Which queued download starts first: fifo (oldest, default) or lifo (newest)"),
         .value("priority", metavar: "LEVEL", kind: .choice(DownloadPriority.allCases.reversed().map(\.name)),
-               help: "Queue priority of these downloads: high, normal (default) or low"),
+               help: "Queue priority of these downloads: high, normal or low (fetch: normal; prefetch: low)"),
         .value("header", "H", metavar: "'NAME: VALUE'", kind: .text, repeatable: true,
                help: "Send this request header (repeatable); replaces a default of the same name, 'NAME:' removes it"),
         .value("user", "u", metavar: "USER:PASSWORD", kind: .text,

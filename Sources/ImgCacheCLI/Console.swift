@@ -55,7 +55,17 @@ final class Console {
 
     /// A line of data on stdout.
     func output(_ line: String) throws(SystemError) {
+        guard let status, standardOutput.isTerminal else {
+            try standardOutput.write(line + "\n")
+            return
+        }
+        // Both on one terminal: the line goes above the status line, which is drawn again.
+        try? standardError.write("\r\u{1B}[K")
+        try? standardError.flush()
         try standardOutput.write(line + "\n")
+        try standardOutput.flush()
+        try? standardError.write(status)
+        try? standardError.flush()
     }
 
     /// An error line on stderr ("imgcache: error: …").

@@ -1,18 +1,10 @@
 import Foundation
+import ImgCacheCore
 import Testing
 
 /// The failed-URL list (SDWebImage's failedURLs) across processes: what goes
 /// on it, how long it stays, and how to get past it.
-@Suite final class FailedURLTests: LoopbackCacheSuite {
-    let faults: FaultServer
-
-    override init() throws {
-        faults = try FaultServer(directory: Paths.fixtures.path)
-        try super.init()
-    }
-
-    deinit { faults.stop() }
-
+@Suite final class FailedURLTests: FaultServerSuite {
     var namespace: String { cacheRoot + "/default" }
     var records: [String] { CacheInspection.failedRecords(inNamespace: namespace) }
 
@@ -56,6 +48,19 @@ import Testing
         // Now it is an ordinary hit.
         #expect(try fetch(["--json", "fetch", url]).jsonLines().first?["cache"] as? String == "disk")
         #expect(faults.requests.count == 2)
+    }
+
+    @Test func aCachedURLOnTheListIsTakenOffByRetryFailed() throws {
+        // Cached, and then remembered as failed (as when a later --refresh got a 404).
+        let url = server.url("photo.jpg")
+        #expect(try fetch(["fetch", url]).status == 0)
+        try FailedURLStore(namespaceDirectory: namespace).record(CacheKey(url), url: url, reason: "HTTP 404 Not Found", now: Date().timeIntervalSince1970)
+        #expect(try fetch(["fetch", url]).standardError.contains("--retry-failed"))
+        let retried = try fetch(["--json", "fetch", "--retry-failed", url])
+        #expect(try retried.jsonLines().first?["cache"] as? String == "disk")
+        #expect(records.isEmpty)
+        #expect(try fetch(["fetch", url]).status == 0)
+        #expect(server.requestCount("photo.jpg") == 1)
     }
 
     @Test func theTTLDecidesWhenAFailureIsTriedAgain() throws {

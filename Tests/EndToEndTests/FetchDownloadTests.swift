@@ -3,16 +3,7 @@ import Testing
 
 /// `fetch`'s download options, as a user runs them: the binary against nginx
 /// and the fault server on loopback.
-@Suite final class FetchDownloadTests: LoopbackCacheSuite {
-    let faults: FaultServer
-
-    override init() throws {
-        faults = try FaultServer(directory: Paths.fixtures.path)
-        try super.init()
-    }
-
-    deinit { faults.stop() }
-
+@Suite final class FetchDownloadTests: FaultServerSuite {
     /// Every file under the cache root, and nothing left in a temporary folder.
     func expectNoTemporaryFiles(sourceLocation: SourceLocation = #_sourceLocation) {
         let temporary = CacheInspection.files(under: cacheRoot).filter { $0.split(separator: "/").last?.hasPrefix("tmp.") == true }

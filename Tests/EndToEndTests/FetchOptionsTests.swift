@@ -2,16 +2,7 @@ import Foundation
 import Testing
 
 /// Each option bit's effect, set by its flag or through `--options` by name or mask.
-@Suite final class FetchOptionsTests: LoopbackCacheSuite {
-    let faults: FaultServer
-
-    override init() throws {
-        faults = try FaultServer(directory: Paths.fixtures.path)
-        try super.init()
-    }
-
-    deinit { faults.stop() }
-
+@Suite final class FetchOptionsTests: FaultServerSuite {
     func cacheType(_ result: RunResult) throws -> String? {
         try result.jsonLines().first?["cache"] as? String
     }

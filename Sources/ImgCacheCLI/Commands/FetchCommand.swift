@@ -75,7 +75,7 @@ enum ManagerSetup {
         let readOnly = arguments.readOnlyPaths.map { ReadOnlyCache(directory: $0.hasPrefix("/") ? $0 : cwd + "/" + $0) }
         let fetcher = ImageFetcher(cache: cache, readOnlyCaches: readOnly, settings: arguments.settings,
                                    downloaderConfiguration: arguments.downloads)
-        fetcher.log = { [console] line in console.detail(line) }
+        if console.verbosity > 0 { fetcher.log = { [console] line in console.detail(line) } }
         if arguments.downloads.allowInvalidCertificates {
             console.warning("--insecure: TLS certificates and host names are not verified")
         }

@@ -15,8 +15,9 @@ struct PrefetchCommand {
     static let readAheadPerSlot = 16
 
     func run() throws(SystemError) -> ExitStatus {
+        // The list's descriptor stays open until the process ends: the reader
+        // thread may still be in read() when the run is interrupted.
         guard let list = openList() else { return .noInput }
-        defer { if list.descriptor != 0 { close(list.descriptor) } }
         let fetcher = ManagerSetup.fetcher(arguments.manager, cache: cache, console: console)
         defer { fetcher.close() }
         try ManagerSetup.watchSignals(fetcher)
@@ -35,7 +36,11 @@ struct PrefetchCommand {
                 var failed = false
                 if case .failure(let error)? = outcome.result {
                     failed = true
-                    if case .interrupted = error {} else { console.error(error.message) }
+                    switch error {
+                    case .interrupted: break
+                    case .libraryMissing where summary.unavailable > 1: break  // said once
+                    default: console.error(error.message)
+                    }
                 }
                 bar?.advance(failed: failed)
                 guard globals.json, let result = outcome.result else { return }
@@ -58,6 +63,7 @@ struct PrefetchCommand {
         try report(summary, seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil)
         if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
         if summary.unwritable > 0 { return .cacheUnwritable }
+        if summary.unavailable > 0 { return .unavailable }
         if inputError != nil { return .noInput }
         return summary.allCached ? .success : .someFailed
     }

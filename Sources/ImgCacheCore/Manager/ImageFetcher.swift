@@ -17,8 +17,9 @@ public final class ImageFetcher {
     public let readOnlyCaches: [ReadOnlyCache]
     public let settings: FetchSettings
     public let downloaderConfiguration: DownloadConfiguration
-    /// Called with a line of detail for `-v`.
-    public var log: (String) -> Void = { _ in }
+    /// Called with a line of detail for `-v`; nil when nobody listens, so that
+    /// no detail text is even built.
+    public var log: ((String) -> Void)?
     /// Called on the calling thread with a URL's bytes received so far and the
     /// announced length (ProgressiveDownload only).
     public var progress: ((String, Int64, Int64?) -> Void)?
@@ -33,6 +34,9 @@ public final class ImageFetcher {
     private var downloaderFailure: FetchError?
     private let messages: BlockingQueue<FetchMessage>
     private var readyShards: Set<String> = []
+    /// Messages of a run may outlive it (answers in flight when it threw), so
+    /// one fetcher serves one run.
+    private var hasRun = false
 
     public init(cache: DiskCache, readOnlyCaches: [ReadOnlyCache] = [], settings: FetchSettings = FetchSettings(),
                 downloaderConfiguration: DownloadConfiguration = DownloadConfiguration()) {
@@ -50,6 +54,7 @@ public final class ImageFetcher {
     /// fetched once and answered again from memory (cache type `memory`). An
     /// error thrown by `deliver` stops the run and is rethrown.
     public func fetch<E: Error>(_ urls: [String], deliver: (Int, Result<FetchResult, FetchError>) throws(E) -> Void) throws(E) {
+        precondition(!hasRun, "an ImageFetcher runs once")
         messages.push(.input(urls.map { .url($0, line: 0) } + [.end]))
         var answers = [Result<FetchResult, FetchError>?](repeating: nil, count: urls.count)
         var delivered = 0
@@ -81,29 +86,36 @@ public final class ImageFetcher {
     /// between the list reader and the answers. Memory stays flat but for 16
     /// bytes per distinct key.
     public func prefetch<E: Error>(_ list: URLList, window: Int, deliver: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+        precondition(!hasRun, "an ImageFetcher runs once")
         var run = Run(remembersAnswers: false, list: list)
         let messages = self.messages
+        // Worker threads answer hits in parallel; the TTL is read up front for them.
+        let ttl = failedTTL()
+        let lookup = Lookup(wantsNotes: log != nil, settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs)
+        run.lookups = try? LookupPool(threads: ImageFetcher.lookupThreads, messages: messages) { job, lockHandle in
+            lookup.run(job.url, key: job.key, ttl: { ttl }, lockHandle: lockHandle)
+        }
+        defer { run.lookups?.stop() }
+        // Stopped before the pool (defers run last first), so nothing new arrives while it winds down.
+        defer { list.stop() }
         do {
             try list.start(window: window) { items in messages.push(.input(items)) }
         } catch {
             try deliver(.inputFailed(error))
             return
         }
-        defer { list.stop() }
         run.wantsIdle = true
-        // Worker threads answer hits in parallel; the TTL is read up front for them.
-        let ttl = failedTTL()
-        let lookup = Lookup(settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs)
-        run.lookups = try? LookupPool(threads: ImageFetcher.lookupThreads, messages: messages) { job, lockHandle in
-            lookup.run(job.url, key: job.key, ttl: { ttl }, lockHandle: lockHandle)
-        }
-        defer { run.lookups?.stop() }
         try self.run(&run, emit: { (outcome: FetchOutcome) throws(E) in try deliver(.answered(outcome)) }, update: deliver)
     }
 
-    /// Stops transfers still running, writes the cookie jar and ends the download thread.
+    /// Stops transfers still running, writes the cookie jar and ends the download
+    /// thread. Bodies that finished after a run stopped early (its delivery
+    /// threw) are removed.
     public func close() {
         downloader?.close()
+        while let message = messages.tryPop() {
+            if case .finished(_, .success(let file)) = message { try? FileSystem.remove(file.path) }
+        }
     }
 
     // MARK: - The run
@@ -137,9 +149,14 @@ public final class ImageFetcher {
     private func run<E: Error>(_ run: inout Run, emit: (FetchOutcome) throws(E) -> Void,
                                update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         do throws(E) {
+            defer { hasRun = true }
             while run.inputOpen || !run.pending.isEmpty {
                 if interruption.signal != nil, !run.interrupted { stopAll(&run) }
-                if run.interrupted, run.pending.isEmpty, run.list != nil { break }
+                if run.interrupted, run.pending.isEmpty, run.list != nil {
+                    // URLs already read are answered `interrupted`, so the summary counts them.
+                    while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
+                    break
+                }
                 let first: FetchMessage
                 if run.wantsIdle {
                     guard let message = messages.pop(timeout: 0.25) else {
@@ -184,7 +201,7 @@ public final class ImageFetcher {
         // Queued before the cancellation, so that it reaches them too.
         submitQueued(&run)
         downloader?.cancelAll()
-        log("interrupted: no new work is started")
+        log?("interrupted: no new work is started")
     }
 
     private func handle<E: Error>(_ message: FetchMessage, _ run: inout Run,
@@ -200,7 +217,7 @@ public final class ImageFetcher {
             }
         case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
             guard let miss = run.pending[slot] else { return }
-            log("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.redacted(miss.url.string)): \(error.reason)")
+            log?("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.redacted(miss.url.string)): \(error.reason)")
         case .event(let slot, .progress(let received, let expected)):
             guard let miss = run.pending[slot] else { return }
             progress?(miss.url.string, received, expected)
@@ -252,12 +269,13 @@ public final class ImageFetcher {
         case .failure(let error) where error.isRemembered:
             do {
                 try failedURLs.record(miss.key, url: miss.text, reason: error.recordedReason, now: WallClock.now())
-                log("\(RemoteURL.redacted(miss.text)): remembered as failed")
+                log?("\(RemoteURL.redacted(miss.text)): remembered as failed")
             } catch {
-                log("cannot remember the failure of \(RemoteURL.redacted(miss.text)): \(error)")
+                log?("cannot remember the failure of \(RemoteURL.redacted(miss.text)): \(error)")
             }
         case .success:
-            failedURLs.remove(miss.key)
+            // Only when one may exist: the lookup saw it, or skipped looking (RetryFailed).
+            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(miss.key) }
         case .failure:
             break
         }
@@ -285,8 +303,13 @@ public final class ImageFetcher {
         let key = CacheKey(settings.keyFilter.key(for: url))
         let fingerprint = KeyFingerprint(key)
         if let slot = run.slotByKey[fingerprint] {
-            run.pending[slot]?.repeats.append((index, url))
-            if !run.remembersAnswers { run.answered += 1 }
+            if run.remembersAnswers {
+                run.pending[slot]?.repeats.append((index, url))
+            } else {
+                // prefetch keeps nothing per repeat: it is answered now, whatever the first one becomes.
+                try emit(FetchOutcome(index: index, url: url, result: nil))
+                run.answered += 1
+            }
             return
         }
         if run.seen.contains(fingerprint) {
@@ -314,17 +337,19 @@ public final class ImageFetcher {
         case answer(Result<FetchResult, FetchError>, note: String?)
         /// A string that is not a fetchable URL: answered, and remembered as failed.
         case refused(FetchError)
-        case download(RemoteURL, cached: CacheEntry?, note: String?)
+        case download(RemoteURL, cached: CacheEntry?, note: String?, failedBefore: Bool)
     }
 
     /// The failed list, the cache and the read-only folders for one URL.
     private func lookUp(_ url: String, key: CacheKey, ttl: () -> AgeLimit) -> LookupOutcome {
-        Lookup(settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs).run(url, key: key, ttl: ttl)
+        Lookup(wantsNotes: log != nil, settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs).run(url, key: key, ttl: ttl)
     }
 }
 
 /// One URL's lookup: values only, so the lookup pool's threads run it too.
 struct Lookup: Sendable {
+    /// Whether to describe what was found (for -v); building the text costs more than a hit.
+    let wantsNotes: Bool
     let settings: FetchSettings
     let cache: DiskCache
     let readOnlyCaches: [ReadOnlyCache]
@@ -335,11 +360,13 @@ struct Lookup: Sendable {
     func run(_ url: String, key: CacheKey, ttl: () -> AgeLimit, lockHandle: NamespaceLock.Handle? = nil) -> LookupOutcome {
         let now = WallClock.now()
         let options = settings.options
+        var failedBefore = false
         if !options.contains(.retryFailed), let record = failedURLs.lookup(key, ttl: .never, now: now) {
+            failedBefore = true
             let ttl = ttl()
             if !ttl.isExpired(record.failedAt, now: now) {
                 return .answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)),
-                               note: "\(RemoteURL.redacted(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))")
+                               note: wantsNotes ? "\(RemoteURL.redacted(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))" : nil)
             }
         }
         let remote: RemoteURL
@@ -358,21 +385,21 @@ struct Lookup: Sendable {
             case .hit(let entry): cached = entry
             case .miss: break
             case .damaged(let path, let reason, let removed):
-                note = "damaged entry \(path): \(reason)" + (removed ? "; removed, fetching again" : "")
+                note = wantsNotes ? "damaged entry \(path): \(reason)" + (removed ? "; removed, fetching again" : "") : nil
             }
             if let entry = cached, !options.contains(.refreshCached) {
                 return .answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)),
-                               note: "hit: \(entry.path)")
+                               note: wantsNotes ? "hit: \(entry.path)" : nil)
             }
             // Read-only folders answer misses; a refresh always goes to the server.
             if cached == nil, !options.contains(.refreshCached),
                let entry = readOnlyCaches.lazy.compactMap({ $0.lookup(key) }).first {
                 return .answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)),
-                               note: "hit (read-only): \(entry.path)")
+                               note: wantsNotes ? "hit (read-only): \(entry.path)" : nil)
             }
         }
         if options.contains(.fromCacheOnly) { return .answer(.failure(.notCached(url: url)), note: note) }
-        return .download(remote, cached: cached, note: note)
+        return .download(remote, cached: cached, note: note, failedBefore: failedBefore)
     }
 }
 
@@ -389,19 +416,21 @@ extension ImageFetcher {
             }
             try settle(request.fingerprint, result, first: request.firstIndex, url: request.text, repeats: request.repeats, &run, emit: emit)
         }
-        let remote: RemoteURL, cached: CacheEntry?
+        let remote: RemoteURL, cached: CacheEntry?, failedBefore: Bool
         switch outcome {
         case .answer(let result, let note):
-            if let note { log(note) }
+            if let note { log?(note) }
+            // A success under RetryFailed takes the URL off the list, a cached one too.
+            if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(request.key) }
             try answer(result)
             return
         case .refused(let failure):
             remember(.failure(failure), for: request)
             try answer(.failure(failure))
             return
-        case .download(let url, let entry, let note):
-            if let note { log(note) }
-            (remote, cached) = (url, entry)
+        case .download(let url, let entry, let note, let failed):
+            if let note { log?(note) }
+            (remote, cached, failedBefore) = (url, entry, failed)
         }
         if run.interrupted {
             try answer(.failure(.interrupted(url: request.text)))
@@ -410,12 +439,13 @@ extension ImageFetcher {
         var miss = PendingFetch(url: remote, text: request.text, key: request.key, fingerprint: request.fingerprint,
                                 cached: cached, firstIndex: request.firstIndex)
         miss.repeats = request.repeats
+        miss.hadFailedRecord = failedBefore
         do throws(FetchError) {
             let downloader = try startDownloader()
             let bodyDirectory = try bodyDirectory(for: request.key)
             let slot = existing ?? run.nextSlot
             if existing == nil { run.nextSlot += 1 }
-            log("download: \(RemoteURL.redacted(request.text))" + (miss.validators != nil ? " (conditional)" : ""))
+            log?("download: \(RemoteURL.redacted(request.text))" + (miss.validators != nil ? " (conditional)" : ""))
             let downloadRequest = settings.request(for: remote, bodyDirectory: bodyDirectory, validators: miss.validators)
             let messages = self.messages
             let wantsProgress = progress != nil && settings.options.contains(.progressiveDownload)
@@ -501,10 +531,12 @@ extension ImageFetcher {
         case .failure(let error): return .failure(.download(url: url, error))
         }
         let response = file.response
-        let shown = RemoteURL.redacted(url)
-        if response.effectiveURL != url { log("\(shown): redirected to \(RemoteURL.redacted(response.effectiveURL))") }
-        let retried = response.attempts > 1 ? " after \(response.attempts) attempts" : ""
-        log("\(shown): HTTP \(response.statusCode), \(response.byteCount) bytes in \(Int(response.elapsed * 1000)) ms\(retried)")
+        if let log {
+            let shown = RemoteURL.redacted(url)
+            if response.effectiveURL != url { log("\(shown): redirected to \(RemoteURL.redacted(response.effectiveURL))") }
+            let retried = response.attempts > 1 ? " after \(response.attempts) attempts" : ""
+            log("\(shown): HTTP \(response.statusCode), \(response.byteCount) bytes in \(Int(response.elapsed * 1000)) ms\(retried)")
+        }
 
         let now = WallClock.now()
         if response.notModified, let cached = miss.cached {
@@ -517,7 +549,7 @@ extension ImageFetcher {
                     ?? cache.lookup(miss.key, now: now).entry else {
                     return .failure(.download(url: url, .other(code: 0, message: "the cached copy changed while it was revalidated")))
                 }
-                log("\(shown): not modified, kept \(entry.path)")
+                log?("\(RemoteURL.redacted(url)): not modified, kept \(entry.path)")
                 return .success(FetchResult(url: url, path: entry.path, cacheType: .refreshed, metadata: entry.metadata))
             } catch {
                 return .failure(.cacheUnwritable(error))
@@ -538,7 +570,7 @@ extension ImageFetcher {
                           frameCount: header.frameCount, storedAt: now)
         }
         if settings.options.contains(.cacheMemoryOnly) {
-            log("\(shown): not stored (CacheMemoryOnly)")
+            log?("\(RemoteURL.redacted(url)): not stored (CacheMemoryOnly)")
             return .success(FetchResult(url: url, path: file.path, cacheType: .none,
                                         metadata: describe(inode: 0, size: response.byteCount), isStored: false))
         }
@@ -596,6 +628,8 @@ private struct PendingFetch {
     let firstIndex: Int
     /// Later inputs with the same key, answered with this one.
     var repeats: [(Int, String)] = []
+    /// The failed list had a record for the key (expired, or ignored by RetryFailed).
+    var hadFailedRecord = false
 
     init(url: RemoteURL?, text: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int) {
         self.url = url
@@ -676,9 +710,15 @@ final class LookupPool: Sendable {
         let jobs = self.jobs
         for _ in 0..<count {
             let thread = WorkerThread()
-            try thread.start {
-                let lockHandle = NamespaceLock.Handle()
-                while let job = jobs.pop() { messages.push(.looked(job.slot, lookUp(job, lockHandle))) }
+            do {
+                try thread.start {
+                    let lockHandle = NamespaceLock.Handle()
+                    while let job = jobs.pop() { messages.push(.looked(job.slot, lookUp(job, lockHandle))) }
+                }
+            } catch {
+                for _ in threads { jobs.push(nil) }
+                for started in threads { started.join() }
+                throw error
             }
             threads.append(thread)
         }
@@ -687,8 +727,9 @@ final class LookupPool: Sendable {
 
     func submit(_ job: LookupJob) { jobs.push(job) }
 
-    /// Lets the threads finish the jobs queued and end.
+    /// Ends the threads, dropping jobs not yet started.
     func stop() {
+        while jobs.tryPop() != nil {}
         for _ in threads { jobs.push(nil) }
         for thread in threads { thread.join() }
     }

@@ -18,6 +18,8 @@ public struct PrefetchSummary: Equatable, Sendable {
     public var repeats = 0
     /// Failures because the cache could not be written.
     public var unwritable = 0
+    /// Failures because a C library imgcache needs is missing.
+    public var unavailable = 0
 
     public init() {}
 
@@ -39,6 +41,9 @@ public struct PrefetchSummary: Equatable, Sendable {
         case .failure(.cacheUnwritable):
             failed += 1
             unwritable += 1
+        case .failure(.libraryMissing):
+            failed += 1
+            unavailable += 1
         case .failure: failed += 1
         }
     }

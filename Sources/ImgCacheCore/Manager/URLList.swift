@@ -42,10 +42,12 @@ public final class URLList: Sendable {
     func start(window: Int, emit: @escaping @Sendable ([Item]) -> Void) throws(SystemError) {
         credits.give(window)
         var status = stat()
-        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+        // Counted from where the reader starts: a shell may have read some of the file already.
+        let start = lseek(descriptor, 0, SEEK_CUR)
+        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, start >= 0 {
             let descriptor = self.descriptor
             try WorkerThread().start { [self] in
-                if let count = URLList.countURLLines(descriptor, stopped: stopped) { emit([.length(count)]) }
+                if let count = URLList.countURLLines(descriptor, from: start, stopped: stopped) { emit([.length(count)]) }
             }
         }
         try WorkerThread().start { [self] in read(emit) }
@@ -104,11 +106,11 @@ public final class URLList: Sendable {
         return .url(String(decoding: bytes, as: UTF8.self), line: line.number)
     }
 
-    /// Counts the URL lines of a regular file with `pread`, leaving the reader's offset alone.
-    static func countURLLines(_ descriptor: Int32, stopped: borrowing Atomic<Bool>) -> Int? {
+    /// Counts the URL lines of a regular file from `start` with `pread`, leaving the reader's offset alone.
+    static func countURLLines(_ descriptor: Int32, from start: off_t, stopped: borrowing Atomic<Bool>) -> Int? {
         var splitter = LineSplitter(maximumLength: maximumLineLength)
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-        var offset: off_t = 0
+        var offset = start
         var count = 0
         while !stopped.load(ordering: .relaxed) {
             let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
@@ -186,49 +188,36 @@ struct LineSplitter {
 /// over. Taken in bulk and given back in bulk, so that a fast list costs few
 /// wake-ups.
 ///
-/// `@unchecked Sendable`: `available` and `closed` are only touched with
-/// `mutex` held; the pthread objects live in stable heap allocations.
+/// `@unchecked Sendable`: `available` and `closed` are only touched inside
+/// `lock.withLock`.
 final class CreditGate: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let lock = ConditionLock()
     private var available = 0
     private var closed = false
 
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        condition.deallocate()
-    }
-
     func give(_ count: Int) {
         guard count > 0 else { return }
-        pthread_mutex_lock(mutex)
-        available += count
-        pthread_cond_signal(condition)
-        pthread_mutex_unlock(mutex)
+        lock.withLock {
+            available += count
+            lock.signal()
+        }
     }
 
     /// Between 1 and `limit` credits, waiting for at least one; 0 once closed.
     func take(upTo limit: Int) -> Int {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while available == 0, !closed { pthread_cond_wait(condition, mutex) }
-        guard !closed else { return 0 }
-        let granted = min(available, max(1, limit))
-        available -= granted
-        return granted
+        lock.withLock {
+            while available == 0, !closed { lock.wait() }
+            guard !closed else { return 0 }
+            let granted = min(available, max(1, limit))
+            available -= granted
+            return granted
+        }
     }
 
     func close() {
-        pthread_mutex_lock(mutex)
-        closed = true
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
+        lock.withLock {
+            closed = true
+            lock.broadcast()
+        }
     }
 }

@@ -6,40 +6,29 @@ import Glibc
 /// how results cross from the download thread to the thread that stores and
 /// prints them.
 ///
-/// `@unchecked Sendable`: every access to `items` happens with `mutex` held,
-/// and the pthread objects live in stable heap allocations owned by the queue.
+/// `@unchecked Sendable`: every access to `items` and `head` happens inside
+/// `lock.withLock`.
 public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let lock = ConditionLock()
     private var items: [Element] = []
     private var head = 0
 
-    public init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        condition.deallocate()
-    }
+    public init() {}
 
     /// Adds an element and wakes a waiting thread.
     public func push(_ element: Element) {
-        pthread_mutex_lock(mutex)
-        items.append(element)
-        pthread_cond_signal(condition)
-        pthread_mutex_unlock(mutex)
+        lock.withLock {
+            items.append(element)
+            lock.signal()
+        }
     }
 
     /// The oldest element, waiting for one if the queue is empty.
     public func pop() -> Element {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while head == items.count { pthread_cond_wait(condition, mutex) }
-        return takeHead()
+        lock.withLock {
+            while head == items.count { lock.wait() }
+            return takeHead()
+        }
     }
 
     /// The oldest element, waiting at most `timeout` seconds for one.
@@ -47,23 +36,21 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let total = Int(now.tv_nsec) + Int(timeout * 1e9)
-        var deadline = timespec(tv_sec: now.tv_sec + total / 1_000_000_000, tv_nsec: total % 1_000_000_000)
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while head == items.count {
-            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT, head == items.count { return nil }
+        let deadline = timespec(tv_sec: now.tv_sec + total / 1_000_000_000, tv_nsec: total % 1_000_000_000)
+        return lock.withLock {
+            while head == items.count {
+                if !lock.wait(until: deadline), head == items.count { return nil }
+            }
+            return takeHead()
         }
-        return takeHead()
     }
 
     /// The oldest element if there is one, without waiting.
     public func tryPop() -> Element? {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return head == items.count ? nil : takeHead()
+        lock.withLock { head == items.count ? nil : takeHead() }
     }
 
-    /// Removes and returns the head; the mutex is held.
+    /// Removes and returns the head; the lock is held.
     private func takeHead() -> Element {
         let element = items[head]
         head += 1
