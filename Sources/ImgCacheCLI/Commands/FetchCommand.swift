@@ -14,7 +14,7 @@ struct FetchCommand {
     func run() throws(SystemError) -> ExitStatus {
         let fetcher = ManagerSetup.fetcher(arguments.manager, cache: cache, console: console)
         defer { fetcher.close() }
-        try ManagerSetup.watchSignals(fetcher)
+        ManagerSetup.watchSignals(fetcher, console: console)
         var progressLine: ProgressLine?
         if arguments.manager.settings.options.contains(.progressiveDownload) {
             let line = ProgressLine(console: console, onTerminal: console.standardError.isTerminal && !globals.quiet)
@@ -86,10 +86,17 @@ enum ManagerSetup {
         return fetcher
     }
 
-    /// SIGINT and SIGTERM stop the fetcher's run instead of killing the process.
-    static func watchSignals(_ fetcher: ImageFetcher) throws(SystemError) {
+    /// Once the run starts threads (a run of hits never does), SIGINT and
+    /// SIGTERM stop it instead of killing the process.
+    static func watchSignals(_ fetcher: ImageFetcher, console: Console) {
         let interruption = fetcher.interruption
-        try SignalWatcher.start { signal in interruption.interrupt(signal: signal) }
+        fetcher.beforeFirstThread = {
+            do {
+                try SignalWatcher.start { signal in interruption.interrupt(signal: signal) }
+            } catch {
+                console.warning("cannot watch for SIGINT: \(error); an interruption may leave temporary files for clean")
+            }
+        }
     }
 
     /// The status for a run stopped by a signal, after saying so.

@@ -20,7 +20,7 @@ struct PrefetchCommand {
         guard let list = openList() else { return .noInput }
         let fetcher = ManagerSetup.fetcher(arguments.manager, cache: cache, console: console)
         defer { fetcher.close() }
-        try ManagerSetup.watchSignals(fetcher)
+        ManagerSetup.watchSignals(fetcher, console: console)
 
         let showsProgress = arguments.showProgress && !globals.quiet && console.standardError.isTerminal
         let bar = showsProgress ? ProgressBar(console: console) : nil

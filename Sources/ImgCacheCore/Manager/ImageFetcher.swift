@@ -25,6 +25,10 @@ public final class ImageFetcher {
     public var progress: ((String, Int64, Int64?) -> Void)?
     /// Lets another thread (a signal watcher) stop the run.
     public let interruption: FetchInterruption
+    /// Called once, on the calling thread, before the run starts a thread of
+    /// its own (the first download, or a prefetch): where to start a signal
+    /// watcher, which must see no other threads yet. A run of hits never calls it.
+    public var beforeFirstThread: (() -> Void)?
 
     private let failedURLs: FailedURLStore
     /// Read from the namespace only when a failure record is found.
@@ -87,6 +91,7 @@ public final class ImageFetcher {
     /// bytes per distinct key.
     public func prefetch<E: Error>(_ list: URLList, window: Int, deliver: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         precondition(!hasRun, "an ImageFetcher runs once")
+        announceThreads()
         var run = Run(remembersAnswers: false, list: list)
         let messages = self.messages
         // Worker threads answer hits in parallel; the TTL is read up front for them.
@@ -498,6 +503,7 @@ extension ImageFetcher {
     private func startDownloader() throws(FetchError) -> Downloader {
         if let downloader { return downloader }
         if let downloaderFailure { throw downloaderFailure }
+        announceThreads()
         do {
             let started = try Downloader(configuration: downloaderConfiguration)
             downloader = started
@@ -604,6 +610,12 @@ extension ImageFetcher {
             case .libraryMissing(let message): throw .libraryMissing(message)
             }
         }
+    }
+
+    private func announceThreads() {
+        let hook = beforeFirstThread
+        beforeFirstThread = nil
+        hook?()
     }
 
     /// Lookup threads for prefetch: most lookups are system calls, which scale with cores.
