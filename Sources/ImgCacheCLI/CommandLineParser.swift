@@ -290,6 +290,11 @@ public enum CommandLineParser {
             manager.downloads.allowInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
             manager.downloads.handleCookies = options.contains(.handleCookies)
             if has("failed-ttl") { manager.settings.failedTTL = try failedTTL() }
+            if let text = last("max-pixels") {
+                do { manager.settings.maximumPixels = try PixelLimit(parsing: text) } catch {
+                    switch error { case .invalid(let reason): throw .invalidValue(option: "--max-pixels", value: text, reason: reason) }
+                }
+            }
             if let text = last("key-filter") {
                 guard let filter = CacheKeyFilter(parsing: text) else {
                     throw .invalidValue(option: "--key-filter", value: text,

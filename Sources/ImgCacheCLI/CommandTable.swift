@@ -53,6 +53,8 @@ public enum CommandTable {
                help: "Fail fast on a URL that failed for a lasting reason less than AGE ago (default: the namespace's, else 24h; 'never')"),
         .value("options", metavar: "LIST", kind: .text,
                help: "SDWebImage options by name or mask: 'retry-failed,refresh-cached', '0x11', '17' (see OPTION BITS in imgcache(1))"),
+        .value("max-pixels", metavar: "PIXELS", kind: .text,
+               help: "Refuse images with more pixels, from the header, before decoding (default 100M; also 2.5M, 8000x8000)"),
         .value("key-filter", metavar: "FILTER", kind: .text,
                help: "Cache key from the URL: strip-query, keep-query=NAME,..., drop-query=NAME,... or none (default)"),
         .value("read-only-path", metavar: "DIR", kind: .directory, repeatable: true,

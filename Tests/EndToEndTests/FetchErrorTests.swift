@@ -31,6 +31,23 @@ import Testing
         try expectFailureLeavesCacheUnchanged(["fetch", server.url(path)], status: 1, messageContains: reason, remembered: true)
     }
 
+    @Test func aDecompressionBombIsRefusedFromItsHeader() throws {
+        // 69 bytes announcing 50000x50000 RGBA pixels (10 GB decoded).
+        try expectFailureLeavesCacheUnchanged(
+            ["fetch", server.url("bomb.png")], status: 1,
+            messageContains: "\(server.url("bomb.png")): 50000×50000 pixels is over the limit of 100 megapixels (--max-pixels); nothing was stored",
+            remembered: true)
+    }
+
+    @Test func maxPixelsRefusesBigImagesAndLetsSmallerOnesIn() throws {
+        // photo.jpg is 96x64: 6144 pixels.
+        let refused = try fetch(["fetch", "--max-pixels", "6143", server.url("photo.jpg")])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("96×64 pixels is over the limit of 6143 pixels"))
+        let accepted = try fetch(["fetch", "--retry-failed", "--max-pixels", "96x64", server.url("photo.jpg")])
+        #expect(accepted.status == 0, "\(accepted.standardError)")
+    }
+
     @Test(arguments: [(404, "HTTP 404 Not Found"), (410, "HTTP 410 Gone"), (500, "HTTP 500 Internal Server Error"),
                       (503, "HTTP 503 Service Unavailable")])
     func aNon2xxStatusIsAnError(code: Int, text: String) throws {

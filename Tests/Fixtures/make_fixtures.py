@@ -9,6 +9,7 @@ as Pillow reads them back (the tests compare imgcache's header probe with it).
 import math
 import os
 import struct
+import zlib
 from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,11 +45,25 @@ def write_fixtures():
     ihdr = struct.pack(">IIBBBBB", 8, 8, 8, 2, 0, 0, 0)
     with open(os.path.join(IMAGES, "broken.png"), "wb") as broken:
         broken.write(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + b"\0\0\0\0")
+    write_bomb(os.path.join(IMAGES, "bomb.png"))
     with open(os.path.join(IMAGES, "expected.tsv"), "w") as table:
         table.write("# name\tformat\twidth\theight\n")
         for name in ["photo.jpg", "logo.png", "anim.gif", "sticker.webp", "lossless.webp"]:
             with Image.open(os.path.join(IMAGES, name)) as image:
                 table.write(f"{name}\t{image.format.lower()}\t{image.width}\t{image.height}\n")
+
+
+def png_chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def write_bomb(path):
+    """A valid PNG header for 50000x50000 RGBA pixels (10 GB decoded) in 100 bytes:
+    a decompression bomb the pixel limit must refuse before any decoding."""
+    ihdr = struct.pack(">IIBBBBB", 50000, 50000, 8, 6, 0, 0, 0)
+    with open(path, "wb") as bomb:
+        bomb.write(b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr)
+                   + png_chunk(b"IDAT", zlib.compress(b"\0" * 64)) + png_chunk(b"IEND", b""))
 
 
 def write_samples():

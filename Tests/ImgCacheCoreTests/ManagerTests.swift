@@ -52,6 +52,22 @@ import Testing
     }
 }
 
+@Suite struct PixelLimitTests {
+    @Test func allowsUpToTheLimitWithoutOverflow() {
+        let limit = PixelLimit.standard
+        #expect(limit.allows(width: 10_000, height: 10_000))
+        #expect(!limit.allows(width: 10_000, height: 10_001))
+        #expect(!limit.allows(width: 50_000, height: 50_000))
+        #expect(!limit.allows(width: Int.max, height: 2))
+    }
+
+    @Test func saysItsSizeInMegapixels() {
+        #expect(PixelLimit.standard.description == "100 megapixels")
+        #expect(PixelLimit(pixels: 2_500_000).description == "2.5 megapixels")
+        #expect(PixelLimit(pixels: 40_000).description == "40000 pixels")
+    }
+}
+
 @Suite struct FailedURLClassificationTests {
     let url = "http://h/a.png"
 
@@ -60,6 +76,7 @@ import Testing
             .invalidURL(url: "x", reason: "no scheme"), .unsupportedScheme(url: "ftp://h/a", scheme: "ftp"),
             .notAnImage(url: url, contentType: "text/html"), .unsupportedFormat(url: url, .tiff),
             .corruptImage(url: url, reason: "bad header"),
+            .tooManyPixels(url: url, width: 50_000, height: 50_000, limit: .standard),
             .download(url: url, .httpStatus(404)), .download(url: url, .httpStatus(410)), .download(url: url, .httpStatus(403)),
             .download(url: url, .httpStatus(400)), .download(url: url, .tooLarge(limit: 10)),
         ]

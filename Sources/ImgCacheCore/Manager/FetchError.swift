@@ -12,6 +12,8 @@ public enum FetchError: Error, Equatable, Sendable {
     case unsupportedFormat(url: String, ImageFormat)
     /// The image's header does not decode.
     case corruptImage(url: String, reason: String)
+    /// The header announces more pixels than `--max-pixels` allows (a decompression bomb, or just too big).
+    case tooManyPixels(url: String, width: Int, height: Int, limit: PixelLimit)
     /// The URL failed before for a lasting reason and is on the failed-URL list.
     case blacklisted(url: String, reason: String, failedAt: Double, ttl: AgeLimit, now: Double)
     /// FromCacheOnly (`--cache-only`) and the URL is not cached.
@@ -36,6 +38,8 @@ public enum FetchError: Error, Equatable, Sendable {
         case .unsupportedFormat(let url, let format):
             return "\(RemoteURL.redacted(url)): \(format.displayName) images are not supported; nothing was stored"
         case .corruptImage(let url, let reason): return "\(RemoteURL.redacted(url)): \(reason); nothing was stored"
+        case .tooManyPixels(let url, let width, let height, let limit):
+            return "\(RemoteURL.redacted(url)): \(width)×\(height) pixels is over the limit of \(limit) (--max-pixels); nothing was stored"
         case .blacklisted(let url, let reason, let failedAt, let ttl, let now):
             let until: String
             switch ttl {
@@ -58,7 +62,7 @@ public enum FetchError: Error, Equatable, Sendable {
     /// on this command's own options (-k, --max-redirects) are not remembered.
     public var isRemembered: Bool {
         switch self {
-        case .invalidURL, .unsupportedScheme, .notAnImage, .unsupportedFormat, .corruptImage:
+        case .invalidURL, .unsupportedScheme, .notAnImage, .unsupportedFormat, .corruptImage, .tooManyPixels:
             return true
         case .download(_, let error):
             switch error {
@@ -80,6 +84,7 @@ public enum FetchError: Error, Equatable, Sendable {
         case .notAnImage(_, let contentType): return "not an image" + (contentType.map { " (served as \($0))" } ?? "")
         case .unsupportedFormat(_, let format): return "\(format.displayName) images are not supported"
         case .corruptImage(_, let reason): return reason
+        case .tooManyPixels(_, let width, let height, let limit): return "\(width)×\(height) pixels, over \(limit)"
         default: return message
         }
     }

@@ -9,6 +9,8 @@ public struct FetchSettings: Equatable, Sendable {
     public var maximumRedirects = DownloadRequest.defaultMaximumRedirects
     public var maximumBytes: Int64?
     public var retries = 0
+    /// Images with more pixels are refused from their header, before any decoding.
+    public var maximumPixels = PixelLimit.standard
     /// How a URL becomes its cache key (cacheKeyFilter).
     public var keyFilter: CacheKeyFilter = .none
     /// How long a failure is remembered; nil: the namespace's remembered

@@ -563,8 +563,11 @@ extension ImageFetcher {
         }
 
         let header: ImageHeader
-        do {
+        do throws(FetchError) {
             header = try verify(file, url: url)
+            guard settings.maximumPixels.allows(width: header.width, height: header.height) else {
+                throw FetchError.tooManyPixels(url: url, width: header.width, height: header.height, limit: settings.maximumPixels)
+            }
         } catch {
             try? FileSystem.remove(file.path)
             return .failure(error)

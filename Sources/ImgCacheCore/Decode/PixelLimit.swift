@@ -1,0 +1,51 @@
+/// The most pixels (width × height) an image may have to be accepted: the
+/// defence against decompression bombs, checked from the header before any
+/// pixel is decoded (`--max-pixels`).
+public struct PixelLimit: Equatable, Sendable, CustomStringConvertible {
+    public let pixels: Int
+
+    /// 100 megapixels: a 10000 × 10000 photo passes, a 50000 × 50000 bomb does not.
+    public static let standard = PixelLimit(pixels: 100_000_000)
+
+    public init(pixels: Int) {
+        self.pixels = pixels
+    }
+
+    /// Reads `100M`, `2.5M`, `40k`, `1G`, a plain count, or a size `WxH`.
+    public init(parsing text: String) throws(QuantityError) {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        if parts.count == 2 {
+            guard let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0,
+                  width.multipliedReportingOverflow(by: height).overflow == false else {
+                throw .invalid("expected WIDTHxHEIGHT with whole numbers above 0")
+            }
+            self.pixels = width * height
+            return
+        }
+        let multipliers: [Character: Double] = ["k": 1e3, "m": 1e6, "g": 1e9]
+        var number = Substring(text)
+        var multiplier = 1.0
+        if let last = number.last?.lowercased().first, let found = multipliers[last] {
+            multiplier = found
+            number = number.dropLast()
+        }
+        guard let value = Double(number), value.isFinite, value > 0, value * multiplier < 1e15 else {
+            throw .invalid("expected a pixel count above 0 (100M, 2.5M, 40k) or WIDTHxHEIGHT")
+        }
+        self.pixels = Int((value * multiplier).rounded())
+    }
+
+    /// Whether an image of `width` × `height` is within the limit.
+    public func allows(width: Int, height: Int) -> Bool {
+        let (product, overflow) = width.multipliedReportingOverflow(by: height)
+        return !overflow && product <= pixels
+    }
+
+    /// `100 megapixels`, `2.5 megapixels`, `40000 pixels`.
+    public var description: String {
+        guard pixels >= 1_000_000 else { return "\(pixels) pixels" }
+        let tenths = (Double(pixels) / 100_000).rounded()
+        return tenths.truncatingRemainder(dividingBy: 10) == 0
+            ? "\(Int(tenths / 10)) megapixels" : "\(tenths / 10) megapixels"
+    }
+}
