@@ -46,11 +46,42 @@ def write_fixtures():
     with open(os.path.join(IMAGES, "broken.png"), "wb") as broken:
         broken.write(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + b"\0\0\0\0")
     write_bomb(os.path.join(IMAGES, "bomb.png"))
+    write_variants()
+    write_expectations()
+
+
+HEADER_FIXTURES = ["photo.jpg", "logo.png", "anim.gif", "sticker.webp", "lossless.webp",
+                   "apng.png", "gray16.png", "clear.gif", "moving.webp"]
+
+
+def write_variants():
+    """Header variants: an APNG, a 16-bit grey PNG, a GIF with a transparent
+    colour, an animated WebP with alpha."""
+    frames = [gradient(20, 10, "RGBA", phase=i * 5) for i in range(3)]
+    frames[0].save(os.path.join(IMAGES, "apng.png"), save_all=True, append_images=frames[1:], duration=100, loop=0)
+    gray = Image.new("I;16", (12, 9))
+    gray.putdata([(x * 5000 + y * 300) % 65536 for y in range(9) for x in range(12)])
+    gray.save(os.path.join(IMAGES, "gray16.png"))
+    clear = Image.new("P", (16, 16))
+    clear.putpalette([channel for index in range(16) for channel in (index * 16, 255 - index * 16, 128)])
+    clear.putdata([(x + y) % 16 for y in range(16) for x in range(16)])
+    clear.save(os.path.join(IMAGES, "clear.gif"), transparency=0)
+    moving = [gradient(18, 12, "RGBA", phase=i * 7) for i in range(2)]
+    moving[0].save(os.path.join(IMAGES, "moving.webp"), save_all=True, append_images=moving[1:], duration=70, loop=0,
+                   lossless=True)
+
+
+def write_expectations():
+    """What Pillow, an independent decoder, reads from each fixture's header:
+    name, format, width, height, frames, alpha (0/1), bits per sample."""
     with open(os.path.join(IMAGES, "expected.tsv"), "w") as table:
-        table.write("# name\tformat\twidth\theight\n")
-        for name in ["photo.jpg", "logo.png", "anim.gif", "sticker.webp", "lossless.webp"]:
+        table.write("# name\tformat\twidth\theight\tframes\talpha\tdepth\n")
+        for name in HEADER_FIXTURES:
             with Image.open(os.path.join(IMAGES, name)) as image:
-                table.write(f"{name}\t{image.format.lower()}\t{image.width}\t{image.height}\n")
+                frames = getattr(image, "n_frames", 1)
+                alpha = int("A" in image.mode or "transparency" in image.info)
+                depth = 16 if image.mode.startswith("I;16") else 1 if image.mode == "1" else 8
+                table.write(f"{name}\t{image.format.lower()}\t{image.width}\t{image.height}\t{frames}\t{alpha}\t{depth}\n")
 
 
 def png_chunk(kind, data):

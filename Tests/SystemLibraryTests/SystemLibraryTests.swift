@@ -57,6 +57,10 @@ import Testing
             let header = try ImageHeader.probe(bytes)
             #expect(header.format.rawValue == fields[1], "\(fields[0])")
             #expect(header.width == Int(fields[2]) && header.height == Int(fields[3]), "\(fields[0])")
+            #expect(header.frameCount == Int(fields[4]), "\(fields[0]) frames")
+            #expect(header.isAnimated == (Int(fields[4])! > 1), "\(fields[0]) animated")
+            #expect(header.hasAlpha == (fields[5] == "1"), "\(fields[0]) alpha")
+            #expect(header.bitDepth == Int(fields[6]), "\(fields[0]) depth")
         }
     }
 
