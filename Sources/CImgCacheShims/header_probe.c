@@ -1,4 +1,4 @@
-// PNG and JPEG header probes. Both libraries report fatal errors by calling an
+// PNG and JPEG header probes and full decoders. Both libraries report fatal errors by calling an
 // error handler that must not return: libpng's default longjmps, libjpeg's
 // default calls exit(). Each entry point here owns a jmp_buf, installs a handler
 // that copies the library's message and longjmps back, and always frees what
@@ -27,7 +27,16 @@
     X(png_uint_32, png_get_valid, (png_const_structrp, png_const_inforp, png_uint_32))   \
     X(png_uint_32, png_get_IHDR,                                                         \
       (png_const_structrp, png_const_inforp, png_uint_32 *, png_uint_32 *, int *, int *, \
-       int *, int *, int *))
+       int *, int *, int *))                                                             \
+    X(void, png_set_expand, (png_structrp))                                              \
+    X(void, png_set_strip_16, (png_structrp))                                            \
+    X(void, png_set_gray_to_rgb, (png_structrp))                                         \
+    X(void, png_set_add_alpha, (png_structrp, png_uint_32, int))                         \
+    X(int, png_set_interlace_handling, (png_structrp))                                   \
+    X(void, png_read_update_info, (png_structrp, png_inforp))                            \
+    X(void, png_read_image, (png_structrp, png_bytepp))                                  \
+    X(void, png_read_end, (png_structrp, png_inforp))                                    \
+    X(size_t, png_get_rowbytes, (png_const_structrp, png_const_inforp))
 
 #define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
 IC_PNG_FUNCTIONS(IC_DECLARE)
@@ -132,7 +141,10 @@ int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
     X(void, jpeg_CreateDecompress, (j_decompress_ptr, int, size_t))             \
     X(void, jpeg_destroy_decompress, (j_decompress_ptr))                        \
     X(void, jpeg_mem_src, (j_decompress_ptr, const unsigned char *, unsigned long)) \
-    X(int, jpeg_read_header, (j_decompress_ptr, boolean))
+    X(int, jpeg_read_header, (j_decompress_ptr, boolean))                       \
+    X(boolean, jpeg_start_decompress, (j_decompress_ptr))                       \
+    X(JDIMENSION, jpeg_read_scanlines, (j_decompress_ptr, JSAMPARRAY, JDIMENSION)) \
+    X(boolean, jpeg_finish_decompress, (j_decompress_ptr))
 
 IC_JPEG_FUNCTIONS(IC_DECLARE)
 #undef IC_DECLARE
@@ -201,6 +213,149 @@ int ic_jpeg_read_header(const uint8_t *data, size_t size, ic_image_header *out,
     out->channels = (uint32_t)info.num_components;
     out->has_alpha = 0;
     out->interlaced = info.progressive_mode ? 1 : 0;
+    p_jpeg_destroy_decompress(&info);
+    return 0;
+}
+
+// MARK: - Full PNG and JPEG decoding
+
+#include <stdlib.h>
+
+void ic_decoded_image_free(ic_decoded_image *image) {
+    if (image == NULL) return;
+    free(image->pixels);
+    free(image->delays_ms);
+    memset(image, 0, sizeof *image);
+}
+
+/// Allocates a still image's pixels after checking the limit; 0 or -1.
+int ic_allocate_still(ic_decoded_image *out, uint32_t width, uint32_t height, uint64_t max_pixels,
+                      char *error, size_t error_size) {
+    if (width == 0 || height == 0) {
+        ic_set_error(error, error_size, "zero width or height");
+        return -1;
+    }
+    if ((uint64_t)width * height > max_pixels) {
+        ic_set_error(error, error_size, "more pixels than the limit");
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    out->pixels = malloc((size_t)width * height * 4);
+    if (out->pixels == NULL) {
+        ic_set_error(error, error_size, "out of memory");
+        return -1;
+    }
+    out->width = width;
+    out->height = height;
+    out->frame_count = 1;
+    out->loop_count = -1;
+    return 0;
+}
+
+int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
+                  char *error, size_t error_size) {
+    if (ic_png_load(error, error_size) != 0) return -1;
+    memset(out, 0, sizeof *out);
+    png_probe_context context = {.data = data, .size = size, .error = error, .error_size = error_size};
+    png_structp png = p_png_create_read_struct(PNG_LIBPNG_VER_STRING, &context, png_probe_error, png_probe_warning);
+    if (png == NULL) {
+        ic_set_error(error, error_size, "cannot create a libpng reader");
+        return -1;
+    }
+    png_infop info = p_png_create_info_struct(png);
+    // Volatile: read after a longjmp.
+    png_bytepp volatile rows = NULL;
+    if (info == NULL || setjmp(context.jump) != 0) {
+        if (info == NULL) ic_set_error(error, error_size, "cannot create a libpng info struct");
+        p_png_destroy_read_struct(&png, info ? &info : NULL, NULL);
+        free(rows);
+        ic_decoded_image_free(out);
+        return -1;
+    }
+    p_png_set_read_fn(png, &context, png_probe_read);
+    p_png_read_info(png, info);
+    png_uint_32 width = 0, height = 0;
+    int bit_depth = 0, color_type = 0, interlace = 0;
+    p_png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
+    // Palette, low-bit grey and tRNS expand to full channels; 16-bit samples keep
+    // their high byte; grey becomes RGB; an opaque alpha is added where none is.
+    p_png_set_expand(png);
+    p_png_set_strip_16(png);
+    p_png_set_gray_to_rgb(png);
+    p_png_set_add_alpha(png, 0xFF, PNG_FILLER_AFTER);
+    p_png_set_interlace_handling(png);
+    p_png_read_update_info(png, info);
+    if (p_png_get_rowbytes(png, info) != (size_t)width * 4) png_probe_error(png, "unexpected row layout");
+    if (ic_allocate_still(out, width, height, max_pixels, error, error_size) != 0) longjmp(context.jump, 1);
+    rows = malloc(sizeof(png_bytep) * height);
+    if (rows == NULL) png_probe_error(png, "out of memory");
+    for (png_uint_32 y = 0; y < height; y++) rows[y] = out->pixels + (size_t)y * width * 4;
+    p_png_read_image(png, rows);
+    // Up to IEND: a file cut after its pixels is still a cut file.
+    p_png_read_end(png, NULL);
+    free(rows);
+    p_png_destroy_read_struct(&png, &info, NULL);
+    return 0;
+}
+
+static void jpeg_decode_emit_message(j_common_ptr info, int level) {
+    if (level < 0) jpeg_probe_error_exit(info);  // a warning: the data is damaged
+}
+
+int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
+                   char *error, size_t error_size) {
+    if (ic_jpeg_load(error, error_size) != 0) return -1;
+    struct jpeg_decompress_struct info;
+    memset(&info, 0, sizeof info);
+    memset(out, 0, sizeof *out);
+    jpeg_probe_error_manager manager;
+    info.err = p_jpeg_std_error(&manager.manager);
+    manager.manager.error_exit = jpeg_probe_error_exit;
+    manager.manager.output_message = jpeg_probe_output_message;
+    manager.error = error;
+    manager.error_size = error_size;
+    // Corrupt or missing data is only a warning to libjpeg (it fills in grey);
+    // a full check must refuse it.
+    manager.manager.emit_message = jpeg_decode_emit_message;
+    if (setjmp(manager.jump) != 0) {
+        p_jpeg_destroy_decompress(&info);
+        ic_decoded_image_free(out);
+        return -1;
+    }
+    p_jpeg_CreateDecompress(&info, JPEG_LIB_VERSION, sizeof info);
+    p_jpeg_mem_src(&info, data, (unsigned long)size);
+    p_jpeg_read_header(&info, TRUE);
+    int cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
+    info.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGBA;
+    if (ic_allocate_still(out, info.image_width, info.image_height, max_pixels, error, error_size) != 0) {
+        p_jpeg_destroy_decompress(&info);
+        return -1;
+    }
+    p_jpeg_start_decompress(&info);
+    if (info.output_width != out->width || info.output_height != out->height || info.output_components != 4) {
+        p_jpeg_destroy_decompress(&info);
+        ic_decoded_image_free(out);
+        ic_set_error(error, error_size, "unexpected output layout");
+        return -1;
+    }
+    size_t stride = (size_t)out->width * 4;
+    while (info.output_scanline < info.output_height) {
+        JSAMPROW target = out->pixels + (size_t)info.output_scanline * stride;
+        if (p_jpeg_read_scanlines(&info, &target, 1) != 1) break;
+    }
+    if (cmyk) {
+        // Adobe writes CMYK inverted (0 = full ink), which is what libjpeg hands back.
+        for (size_t index = 0; index < (size_t)out->width * out->height; index++) {
+            uint8_t *pixel = out->pixels + index * 4;
+            unsigned c = pixel[0], m = pixel[1], y = pixel[2], k = pixel[3];
+            if (!info.saw_Adobe_marker) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
+            pixel[0] = (uint8_t)(c * k / 255);
+            pixel[1] = (uint8_t)(m * k / 255);
+            pixel[2] = (uint8_t)(y * k / 255);
+            pixel[3] = 255;
+        }
+    }
+    p_jpeg_finish_decompress(&info);
     p_jpeg_destroy_decompress(&info);
     return 0;
 }

@@ -290,6 +290,12 @@ public enum CommandLineParser {
             manager.downloads.allowInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
             manager.downloads.handleCookies = options.contains(.handleCookies)
             if has("failed-ttl") { manager.settings.failedTTL = try failedTTL() }
+            if let text = last("verify") {
+                guard let verification = FetchSettings.Verification(rawValue: text) else {
+                    throw .invalidValue(option: "--verify", value: text, reason: "expected header or full")
+                }
+                manager.settings.verification = verification
+            }
             if let text = last("max-pixels") {
                 do { manager.settings.maximumPixels = try PixelLimit(parsing: text) } catch {
                     switch error { case .invalid(let reason): throw .invalidValue(option: "--max-pixels", value: text, reason: reason) }

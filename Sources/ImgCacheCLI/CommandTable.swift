@@ -53,6 +53,8 @@ public enum CommandTable {
                help: "Fail fast on a URL that failed for a lasting reason less than AGE ago (default: the namespace's, else 24h; 'never')"),
         .value("options", metavar: "LIST", kind: .text,
                help: "SDWebImage options by name or mask: 'retry-failed,refresh-cached', '0x11', '17' (see OPTION BITS in imgcache(1))"),
+        .value("verify", metavar: "LEVEL", kind: .choice(FetchSettings.Verification.allCases.map(\.rawValue)),
+               help: "Check a download before storing it: header (signature and header decode; default) or full (every pixel of every frame)"),
         .value("max-pixels", metavar: "PIXELS", kind: .text,
                help: "Refuse images with more pixels, from the header, before decoding (default 100M; also 2.5M, 8000x8000)"),
         .value("key-filter", metavar: "FILTER", kind: .text,

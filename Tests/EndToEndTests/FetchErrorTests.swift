@@ -39,6 +39,22 @@ import Testing
             remembered: true)
     }
 
+    @Test func verifyFullRefusesAFileCutInItsPixelsThatTheHeaderCheckLetsThrough() throws {
+        // cut.jpg is photo.jpg cut two thirds in: its header is whole, its scan data is not.
+        let cut = server.url("cut.jpg")
+        let header = try fetch(["--json", "fetch", cut])
+        #expect(header.status == 0, "\(header.standardError)")
+        _ = try fetch(["clear"])
+        let full = try fetch(["fetch", "--verify", "full", cut])
+        #expect(full.status == 1)
+        #expect(full.standardError.contains("\(cut): corrupt JPEG image: "), "\(full.standardError)")
+        #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty)
+        #expect(CacheInspection.failedRecords(inNamespace: cacheRoot + "/default").count == 1)
+        // Whole images pass the full check.
+        let whole = ["photo.jpg", "logo.png", "anim.gif", "sticker.webp", "lossless.webp"].map { server.url($0) }
+        #expect(try fetch(["fetch", "--verify", "full"] + whole).status == 0)
+    }
+
     @Test func maxPixelsRefusesBigImagesAndLetsSmallerOnesIn() throws {
         // photo.jpg is 96x64: 6144 pixels.
         let refused = try fetch(["fetch", "--max-pixels", "6143", server.url("photo.jpg")])

@@ -46,6 +46,11 @@ def write_fixtures():
     with open(os.path.join(IMAGES, "broken.png"), "wb") as broken:
         broken.write(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + b"\0\0\0\0")
     write_bomb(os.path.join(IMAGES, "bomb.png"))
+    # The JPEG cut two thirds in: its header is whole, its scan data is not.
+    with open(os.path.join(IMAGES, "photo.jpg"), "rb") as photo:
+        data = photo.read()
+    with open(os.path.join(IMAGES, "cut.jpg"), "wb") as cut:
+        cut.write(data[:len(data) * 2 // 3])
     write_variants()
     write_expectations()
 
@@ -71,17 +76,32 @@ def write_variants():
                    lossless=True)
 
 
+def first_frame_rgba(image):
+    """The first frame as RGBA8 bytes; 16-bit grey keeps each sample's high
+    byte. Fully transparent pixels count as (0, 0, 0, 0), whatever colour they hide."""
+    if image.mode.startswith("I;16"):
+        return bytes(b for v in image.getdata() for b in (v >> 8, v >> 8, v >> 8, 255))
+    data = bytearray(image.convert("RGBA").tobytes())
+    for index in range(0, len(data), 4):
+        if data[index + 3] == 0:
+            data[index:index + 3] = b"\0\0\0"
+    return bytes(data)
+
+
 def write_expectations():
-    """What Pillow, an independent decoder, reads from each fixture's header:
-    name, format, width, height, frames, alpha (0/1), bits per sample."""
+    """What Pillow, an independent decoder, reads from each fixture: name,
+    format, width, height, frames, alpha (0/1), bits per sample, and the MD5
+    of the first frame's RGBA8 pixels."""
+    import hashlib
     with open(os.path.join(IMAGES, "expected.tsv"), "w") as table:
-        table.write("# name\tformat\twidth\theight\tframes\talpha\tdepth\n")
+        table.write("# name\tformat\twidth\theight\tframes\talpha\tdepth\trgba_md5\n")
         for name in HEADER_FIXTURES:
             with Image.open(os.path.join(IMAGES, name)) as image:
                 frames = getattr(image, "n_frames", 1)
                 alpha = int("A" in image.mode or "transparency" in image.info)
                 depth = 16 if image.mode.startswith("I;16") else 1 if image.mode == "1" else 8
-                table.write(f"{name}\t{image.format.lower()}\t{image.width}\t{image.height}\t{frames}\t{alpha}\t{depth}\n")
+                digest = hashlib.md5(first_frame_rgba(image)).hexdigest()
+                table.write(f"{name}\t{image.format.lower()}\t{image.width}\t{image.height}\t{frames}\t{alpha}\t{depth}\t{digest}\n")
 
 
 def png_chunk(kind, data):

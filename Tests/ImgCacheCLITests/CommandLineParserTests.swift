@@ -178,7 +178,7 @@ import Testing
         let samples = ["concurrency": "4", "timeout": "2.5", "retries": "2", "order": "lifo", "priority": "high",
                        "header": "X-A: b", "user": "me:pw", "max-redirects": "3", "max-size": "20M",
                        "key-filter": "strip-query", "failed-ttl": "2h", "options": "retry-failed,0x10",
-                       "max-pixels": "2.5M"]
+                       "max-pixels": "2.5M", "verify": "full"]
         // --memory-only needs an output; every other option stands alone.
         let companions = ["memory-only": ["-o", "out.png"]]
         for spec in CommandTable.fetch.options {

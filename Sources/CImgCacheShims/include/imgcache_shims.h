@@ -100,6 +100,37 @@ int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
 int ic_jpeg_read_header(const uint8_t *data, size_t size, ic_image_header *out,
                         char *error, size_t error_size);
 
+// MARK: - Full decoders
+
+/// A decoded image: every frame composited onto the canvas, as RGBA8.
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    uint32_t frame_count;
+    /// frame_count x width x height x 4 bytes (malloc'd).
+    uint8_t *pixels;
+    /// frame_count display times in milliseconds (malloc'd); 0 for a still image.
+    uint32_t *delays_ms;
+    /// Times an animation plays (0: forever); -1 for a still image.
+    int32_t loop_count;
+} ic_decoded_image;
+
+/// Frees what a decoder allocated (safe on a zeroed struct).
+void ic_decoded_image_free(ic_decoded_image *image);
+
+/// Each decoder fills `out` and returns 0, or returns -1 with the library's
+/// message in `error` (nothing to free). `max_pixels` bounds width x height x
+/// frames, checked before each allocation, so a hostile file cannot make one
+/// that large. A library error never exits or longjmps past the caller.
+int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
+                  char *error, size_t error_size);
+int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
+                   char *error, size_t error_size);
+int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
+                   char *error, size_t error_size);
+int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
+                  char *error, size_t error_size);
+
 // MARK: - Extended attributes and locks
 
 /// lgetxattr: the attribute's length, or -1 with errno set (ENODATA when absent,

@@ -11,6 +11,13 @@ public struct FetchSettings: Equatable, Sendable {
     public var retries = 0
     /// Images with more pixels are refused from their header, before any decoding.
     public var maximumPixels = PixelLimit.standard
+    /// How much of a download is checked before it is stored.
+    public var verification: Verification = .header
+
+    /// `--verify`: the header (signature, dimensions; fast), or every pixel of every frame.
+    public enum Verification: String, CaseIterable, Equatable, Sendable {
+        case header, full
+    }
     /// How a URL becomes its cache key (cacheKeyFilter).
     public var keyFilter: CacheKeyFilter = .none
     /// How long a failure is remembered; nil: the namespace's remembered

@@ -565,9 +565,6 @@ extension ImageFetcher {
         let header: ImageHeader
         do throws(FetchError) {
             header = try verify(file, url: url)
-            guard settings.maximumPixels.allows(width: header.width, height: header.height) else {
-                throw FetchError.tooManyPixels(url: url, width: header.width, height: header.height, limit: settings.maximumPixels)
-            }
         } catch {
             try? FileSystem.remove(file.path)
             return .failure(error)
@@ -594,7 +591,9 @@ extension ImageFetcher {
         }
     }
 
-    /// Accepts the downloaded bytes only if they are a supported image whose header decodes.
+    /// Accepts the downloaded bytes only if they are a supported image whose
+    /// header decodes, within the pixel limit, and with `--verify full` whose
+    /// every pixel decodes.
     private func verify(_ file: DownloadedFile, url: String) throws(FetchError) -> ImageHeader {
         let bytes: [UInt8]
         do {
@@ -602,8 +601,9 @@ extension ImageFetcher {
         } catch {
             throw .cacheUnwritable(error)
         }
+        let header: ImageHeader
         do {
-            return try ImageHeader.probe(bytes)
+            header = try ImageHeader.probe(bytes)
         } catch {
             switch error {
             case .notAnImage: throw .notAnImage(url: url, contentType: file.response.contentType)
@@ -613,6 +613,21 @@ extension ImageFetcher {
             case .libraryMissing(let message): throw .libraryMissing(message)
             }
         }
+        guard settings.maximumPixels.allows(width: header.width, height: header.height) else {
+            throw .tooManyPixels(url: url, width: header.width, height: header.height, limit: settings.maximumPixels)
+        }
+        if settings.verification == .full {
+            // Every pixel of every frame, through the format's library.
+            do {
+                _ = try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels)
+            } catch {
+                switch error {
+                case .libraryMissing(let message): throw .libraryMissing(message)
+                default: throw .corruptImage(url: url, reason: error.description)
+                }
+            }
+        }
+        return header
     }
 
     private func announceThreads() {

@@ -1,0 +1,353 @@
+// WebP (libwebp, libwebpdemux for animations) and GIF (giflib) decoders, to
+// RGBA8 with every frame composited. Both libraries report errors by return
+// value, so no jump buffers are needed here; every path frees what it made.
+#include "imgcache_shims.h"
+#include "loader.h"
+
+#include <gif_lib.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <webp/decode.h>
+#include <webp/demux.h>
+
+int ic_allocate_still(ic_decoded_image *out, uint32_t width, uint32_t height, uint64_t max_pixels,
+                      char *error, size_t error_size);
+
+// MARK: - Animated canvases
+
+/// Room for one more frame of the canvas; 0 or -1 (over the limit, out of memory).
+static int append_frame(ic_decoded_image *out, const uint8_t *canvas, uint32_t delay_ms, uint64_t max_pixels,
+                        size_t *capacity, char *error, size_t error_size) {
+    uint64_t frame_pixels = (uint64_t)out->width * out->height;
+    if (frame_pixels * (out->frame_count + 1) > max_pixels) {
+        ic_set_error(error, error_size, "more pixels than the limit, counting every frame");
+        return -1;
+    }
+    if (out->frame_count == *capacity) {
+        size_t grown = *capacity == 0 ? 4 : *capacity * 2;
+        uint8_t *pixels = realloc(out->pixels, grown * frame_pixels * 4);
+        if (pixels == NULL) goto out_of_memory;
+        out->pixels = pixels;
+        uint32_t *delays = realloc(out->delays_ms, grown * sizeof *delays);
+        if (delays == NULL) goto out_of_memory;
+        out->delays_ms = delays;
+        *capacity = grown;
+    }
+    memcpy(out->pixels + out->frame_count * frame_pixels * 4, canvas, frame_pixels * 4);
+    out->delays_ms[out->frame_count] = delay_ms;
+    out->frame_count += 1;
+    return 0;
+out_of_memory:
+    ic_set_error(error, error_size, "out of memory");
+    return -1;
+}
+
+// MARK: - libwebp
+
+#define IC_WEBP_FUNCTIONS(X)                                                          \
+    X(int, WebPGetFeaturesInternal, (const uint8_t *, size_t, WebPBitstreamFeatures *, int)) \
+    X(uint8_t *, WebPDecodeRGBAInto, (const uint8_t *, size_t, uint8_t *, size_t, int))
+#define IC_WEBP_DEMUX_FUNCTIONS(X)                                                    \
+    X(int, WebPAnimDecoderOptionsInitInternal, (WebPAnimDecoderOptions *, int))       \
+    X(WebPAnimDecoder *, WebPAnimDecoderNewInternal,                                  \
+      (const WebPData *, const WebPAnimDecoderOptions *, int))                        \
+    X(int, WebPAnimDecoderGetInfo, (const WebPAnimDecoder *, WebPAnimInfo *))         \
+    X(int, WebPAnimDecoderHasMoreFrames, (const WebPAnimDecoder *))                   \
+    X(int, WebPAnimDecoderGetNext, (WebPAnimDecoder *, uint8_t **, int *))            \
+    X(void, WebPAnimDecoderDelete, (WebPAnimDecoder *))
+
+#define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
+IC_WEBP_FUNCTIONS(IC_DECLARE)
+IC_WEBP_DEMUX_FUNCTIONS(IC_DECLARE)
+
+static pthread_once_t webp_once = PTHREAD_ONCE_INIT;
+static char webp_load_error[256];
+static int webp_loaded;
+
+static void webp_load_once(void) {
+    static const char *const sonames[] = {"libwebp.so.7", "libwebp.so", NULL};
+    static const char *const demux_sonames[] = {"libwebpdemux.so.2", "libwebpdemux.so", NULL};
+    void *library = ic_open_library(sonames, "libwebp-dev", webp_load_error, sizeof webp_load_error);
+    if (library == NULL) return;
+    void *demux = ic_open_library(demux_sonames, "libwebp-dev", webp_load_error, sizeof webp_load_error);
+    if (demux == NULL) return;
+#define IC_RESOLVE_IN(handle, ret, name, params)                                                  \
+    p_##name = (ret(*) params)ic_resolve(handle, #name, webp_load_error, sizeof webp_load_error);       \
+    if (p_##name == NULL) return;
+#define IC_RESOLVE_WEBP(ret, name, params) IC_RESOLVE_IN(library, ret, name, params)
+#define IC_RESOLVE_DEMUX(ret, name, params) IC_RESOLVE_IN(demux, ret, name, params)
+    IC_WEBP_FUNCTIONS(IC_RESOLVE_WEBP)
+    IC_WEBP_DEMUX_FUNCTIONS(IC_RESOLVE_DEMUX)
+    webp_loaded = 1;
+}
+
+int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
+                   char *error, size_t error_size) {
+    pthread_once(&webp_once, webp_load_once);
+    memset(out, 0, sizeof *out);
+    if (!webp_loaded) {
+        ic_set_error(error, error_size, webp_load_error);
+        return -1;
+    }
+    WebPBitstreamFeatures features;
+    if (p_WebPGetFeaturesInternal(data, size, &features, WEBP_DECODER_ABI_VERSION) != VP8_STATUS_OK) {
+        ic_set_error(error, error_size, "bad WebP bitstream");
+        return -1;
+    }
+    if (!features.has_animation) {
+        if (ic_allocate_still(out, (uint32_t)features.width, (uint32_t)features.height, max_pixels, error, error_size) != 0)
+            return -1;
+        size_t stride = (size_t)out->width * 4;
+        if (p_WebPDecodeRGBAInto(data, size, out->pixels, stride * out->height, (int)stride) == NULL) {
+            ic_decoded_image_free(out);
+            ic_set_error(error, error_size, "the WebP image data does not decode");
+            return -1;
+        }
+        return 0;
+    }
+    WebPAnimDecoderOptions options;
+    if (!p_WebPAnimDecoderOptionsInitInternal(&options, WEBP_DEMUX_ABI_VERSION)) {
+        ic_set_error(error, error_size, "libwebpdemux version mismatch");
+        return -1;
+    }
+    options.color_mode = MODE_RGBA;
+    options.use_threads = 0;
+    WebPData bitstream = {.bytes = data, .size = size};
+    WebPAnimDecoder *decoder = p_WebPAnimDecoderNewInternal(&bitstream, &options, WEBP_DEMUX_ABI_VERSION);
+    if (decoder == NULL) {
+        ic_set_error(error, error_size, "bad animated WebP container");
+        return -1;
+    }
+    WebPAnimInfo info;
+    if (!p_WebPAnimDecoderGetInfo(decoder, &info) || info.canvas_width == 0 || info.canvas_height == 0
+        || (uint64_t)info.canvas_width * info.canvas_height > max_pixels) {
+        p_WebPAnimDecoderDelete(decoder);
+        ic_set_error(error, error_size, "bad or oversized animation canvas");
+        return -1;
+    }
+    out->width = info.canvas_width;
+    out->height = info.canvas_height;
+    out->loop_count = (int32_t)info.loop_count;
+    size_t capacity = 0;
+    int previous = 0;
+    while (p_WebPAnimDecoderHasMoreFrames(decoder)) {
+        uint8_t *canvas = NULL;
+        int timestamp = 0;
+        if (!p_WebPAnimDecoderGetNext(decoder, &canvas, &timestamp)) {
+            ic_set_error(error, error_size, "a frame of the animation does not decode");
+            goto failed;
+        }
+        if (append_frame(out, canvas, (uint32_t)(timestamp - previous), max_pixels, &capacity, error, error_size) != 0)
+            goto failed;
+        previous = timestamp;
+    }
+    p_WebPAnimDecoderDelete(decoder);
+    if (out->frame_count == 0) {
+        ic_decoded_image_free(out);
+        ic_set_error(error, error_size, "the animation has no frame");
+        return -1;
+    }
+    return 0;
+failed:
+    p_WebPAnimDecoderDelete(decoder);
+    ic_decoded_image_free(out);
+    return -1;
+}
+
+// MARK: - giflib
+
+#define IC_GIF_FUNCTIONS(X)                                                   \
+    X(GifFileType *, DGifOpen, (void *, InputFunc, int *))                    \
+    X(int, DGifCloseFile, (GifFileType *, int *))                             \
+    X(int, DGifGetRecordType, (GifFileType *, GifRecordType *))               \
+    X(int, DGifGetImageDesc, (GifFileType *))                                 \
+    X(int, DGifGetLine, (GifFileType *, GifPixelType *, int))                 \
+    X(int, DGifGetExtension, (GifFileType *, int *, GifByteType **))          \
+    X(int, DGifGetExtensionNext, (GifFileType *, GifByteType **))             \
+    X(const char *, GifErrorString, (int))
+
+IC_GIF_FUNCTIONS(IC_DECLARE)
+
+static pthread_once_t gif_once = PTHREAD_ONCE_INIT;
+static char gif_load_error[256];
+static int gif_loaded;
+
+static void gif_load_once(void) {
+    static const char *const sonames[] = {"libgif.so.7", "libgif.so", NULL};
+    void *library = ic_open_library(sonames, "libgif-dev", gif_load_error, sizeof gif_load_error);
+    if (library == NULL) return;
+#define IC_RESOLVE_GIF(ret, name, params)                                                         \
+    p_##name = (ret(*) params)ic_resolve(library, #name, gif_load_error, sizeof gif_load_error);   \
+    if (p_##name == NULL) return;
+    IC_GIF_FUNCTIONS(IC_RESOLVE_GIF)
+    gif_loaded = 1;
+}
+
+typedef struct {
+    const uint8_t *data;
+    size_t size;
+    size_t offset;
+} gif_source;
+
+static int gif_read(GifFileType *gif, GifByteType *buffer, int length) {
+    gif_source *source = gif->UserData;
+    size_t left = source->size - source->offset;
+    size_t count = length < 0 ? 0 : ((size_t)length < left ? (size_t)length : left);
+    memcpy(buffer, source->data + source->offset, count);
+    source->offset += count;
+    return (int)count;
+}
+
+static void gif_library_error(GifFileType *gif, char *error, size_t error_size) {
+    const char *message = p_GifErrorString(gif->Error);
+    ic_set_error(error, error_size, message ? message : "giflib error");
+}
+
+int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
+                  char *error, size_t error_size) {
+    pthread_once(&gif_once, gif_load_once);
+    memset(out, 0, sizeof *out);
+    if (!gif_loaded) {
+        ic_set_error(error, error_size, gif_load_error);
+        return -1;
+    }
+    gif_source source = {.data = data, .size = size};
+    int code = 0;
+    GifFileType *gif = p_DGifOpen(&source, gif_read, &code);
+    if (gif == NULL) {
+        const char *message = p_GifErrorString(code);
+        ic_set_error(error, error_size, message ? message : "not a GIF");
+        return -1;
+    }
+    uint32_t width = (uint32_t)gif->SWidth, height = (uint32_t)gif->SHeight;
+    uint8_t *canvas = NULL, *saved = NULL;
+    GifPixelType *line = NULL;
+    size_t capacity = 0;
+    if (width == 0 || height == 0 || (uint64_t)width * height > max_pixels) {
+        ic_set_error(error, error_size, "bad or oversized logical screen");
+        goto failed;
+    }
+    out->width = width;
+    out->height = height;
+    out->loop_count = -1;
+    canvas = calloc((size_t)width * height, 4);
+    saved = malloc((size_t)width * height * 4);
+    line = malloc(width);
+    if (canvas == NULL || saved == NULL || line == NULL) {
+        ic_set_error(error, error_size, "out of memory");
+        goto failed;
+    }
+    int disposal = 0, delay_ms = 0, transparent = -1;
+    GifRecordType record;
+    do {
+        if (p_DGifGetRecordType(gif, &record) == GIF_ERROR) {
+            gif_library_error(gif, error, error_size);
+            goto failed;
+        }
+        if (record == EXTENSION_RECORD_TYPE) {
+            int kind = 0;
+            GifByteType *block = NULL;
+            if (p_DGifGetExtension(gif, &kind, &block) == GIF_ERROR) {
+                gif_library_error(gif, error, error_size);
+                goto failed;
+            }
+            int netscape = 0;
+            if (kind == GRAPHICS_EXT_FUNC_CODE && block != NULL && block[0] >= 4) {
+                disposal = (block[1] >> 2) & 0x07;
+                delay_ms = (block[2] | block[3] << 8) * 10;
+                transparent = (block[1] & 0x01) ? block[4] : -1;
+            } else if (kind == APPLICATION_EXT_FUNC_CODE && block != NULL && block[0] == 11
+                       && (memcmp(block + 1, "NETSCAPE2.0", 11) == 0 || memcmp(block + 1, "ANIMEXTS1.0", 11) == 0)) {
+                netscape = 1;
+            }
+            while (block != NULL) {
+                if (p_DGifGetExtensionNext(gif, &block) == GIF_ERROR) {
+                    gif_library_error(gif, error, error_size);
+                    goto failed;
+                }
+                if (netscape && block != NULL && block[0] >= 3 && block[1] == 1) {
+                    out->loop_count = block[2] | block[3] << 8;
+                    netscape = 0;
+                }
+            }
+        } else if (record == IMAGE_DESC_RECORD_TYPE) {
+            if (p_DGifGetImageDesc(gif) == GIF_ERROR) {
+                gif_library_error(gif, error, error_size);
+                goto failed;
+            }
+            GifImageDesc *frame = &gif->Image;
+            ColorMapObject *colors = frame->ColorMap ? frame->ColorMap : gif->SColorMap;
+            if (colors == NULL || frame->Width <= 0 || frame->Height <= 0
+                || (uint64_t)frame->Width > width * 4ull || (uint64_t)frame->Height > height * 4ull) {
+                ic_set_error(error, error_size, colors == NULL ? "a frame has no colour table" : "a frame is far larger than the screen");
+                goto failed;
+            }
+            if (disposal == 3) memcpy(saved, canvas, (size_t)width * height * 4);
+            GifPixelType *row = realloc(line, (size_t)frame->Width);
+            if (row == NULL) {
+                ic_set_error(error, error_size, "out of memory");
+                goto failed;
+            }
+            line = row;
+            // Interlaced frames arrive in four passes of rows.
+            static const int starts[] = {0, 4, 2, 1}, steps[] = {8, 8, 4, 2};
+            int passes = frame->Interlace ? 4 : 1;
+            for (int pass = 0; pass < passes; pass++) {
+                int start = frame->Interlace ? starts[pass] : 0, step = frame->Interlace ? steps[pass] : 1;
+                for (int y = start; y < frame->Height; y += step) {
+                    if (p_DGifGetLine(gif, line, frame->Width) == GIF_ERROR) {
+                        gif_library_error(gif, error, error_size);
+                        goto failed;
+                    }
+                    int canvas_y = frame->Top + y;
+                    if (canvas_y < 0 || (uint32_t)canvas_y >= height) continue;
+                    for (int x = 0; x < frame->Width; x++) {
+                        int canvas_x = frame->Left + x;
+                        if (canvas_x < 0 || (uint32_t)canvas_x >= width || line[x] == transparent) continue;
+                        if (line[x] >= colors->ColorCount) continue;
+                        GifColorType color = colors->Colors[line[x]];
+                        uint8_t *pixel = canvas + ((size_t)canvas_y * width + (size_t)canvas_x) * 4;
+                        pixel[0] = color.Red;
+                        pixel[1] = color.Green;
+                        pixel[2] = color.Blue;
+                        pixel[3] = 255;
+                    }
+                }
+            }
+            if (append_frame(out, canvas, (uint32_t)delay_ms, max_pixels, &capacity, error, error_size) != 0) goto failed;
+            // Disposal, before the next frame is drawn.
+            if (disposal == 2) {
+                for (int y = frame->Top; y < frame->Top + frame->Height; y++) {
+                    if (y < 0 || (uint32_t)y >= height) continue;
+                    for (int x = frame->Left; x < frame->Left + frame->Width; x++) {
+                        if (x < 0 || (uint32_t)x >= width) continue;
+                        memset(canvas + ((size_t)y * width + (size_t)x) * 4, 0, 4);
+                    }
+                }
+            } else if (disposal == 3) {
+                memcpy(canvas, saved, (size_t)width * height * 4);
+            }
+            disposal = 0;
+            delay_ms = 0;
+            transparent = -1;
+        }
+    } while (record != TERMINATE_RECORD_TYPE);
+    if (out->frame_count == 0) {
+        ic_set_error(error, error_size, "no frame");
+        goto failed;
+    }
+    if (out->frame_count == 1 && out->loop_count == -1) out->delays_ms[0] = 0;
+    free(canvas);
+    free(saved);
+    free(line);
+    p_DGifCloseFile(gif, &code);
+    return 0;
+failed:
+    free(canvas);
+    free(saved);
+    free(line);
+    p_DGifCloseFile(gif, &code);
+    ic_decoded_image_free(out);
+    return -1;
+}

@@ -1,0 +1,45 @@
+/// Reads the orientation tag (0x0112) from a JPEG's EXIF segment (APP1,
+/// `Exif\0\0`, then a TIFF structure), without a library: 1 is upright, 2–8
+/// the mirrorings and rotations of the EXIF specification.
+enum ExifOrientation {
+    static func read(_ bytes: [UInt8]) -> Int? {
+        var offset = 2  // after SOI
+        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
+            let marker = bytes[offset + 1]
+            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
+            if marker == 0xE1, length >= 16, bytes[(offset + 4)..<(offset + 10)].elementsEqual([0x45, 0x78, 0x69, 0x66, 0, 0]) {
+                return orientation(inTIFF: Array(bytes[(offset + 10)..<(offset + 2 + length)]))
+            }
+            if marker == 0xDA { return nil }  // start of scan: no EXIF before the image data
+            offset += 2 + length
+        }
+        return nil
+    }
+
+    private static func orientation(inTIFF tiff: [UInt8]) -> Int? {
+        guard tiff.count >= 8 else { return nil }
+        let little: Bool
+        switch (tiff[0], tiff[1]) {
+        case (0x49, 0x49): little = true
+        case (0x4D, 0x4D): little = false
+        default: return nil
+        }
+        func value(_ at: Int, _ size: Int) -> Int? {
+            guard at >= 0, at + size <= tiff.count else { return nil }
+            var result = 0
+            for index in 0..<size {
+                let byte = Int(tiff[at + (little ? size - 1 - index : index)])
+                result = result << 8 | byte
+            }
+            return result
+        }
+        guard let ifd = value(4, 4), let entries = value(ifd, 2) else { return nil }
+        for entry in 0..<min(entries, 512) {
+            let at = ifd + 2 + entry * 12
+            guard let tag = value(at, 2) else { return nil }
+            if tag == 0x0112, let orientation = value(at + 8, 2), (1...8).contains(orientation) { return orientation }
+        }
+        return nil
+    }
+}
