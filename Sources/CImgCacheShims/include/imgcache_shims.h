@@ -131,6 +131,25 @@ int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_dec
 int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
                   char *error, size_t error_size);
 
+// MARK: - Encoders
+
+/// Encoded bytes (malloc'd; free with ic_encoded_free).
+typedef struct {
+    uint8_t *bytes;
+    size_t size;
+} ic_encoded;
+
+void ic_encoded_free(ic_encoded *encoded);
+
+/// Each encoder takes width x height RGBA8 pixels and fills `out`; 0, or -1
+/// with the library's message. `quality` is 1-100 (JPEG, lossy WebP).
+int ic_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, ic_encoded *out,
+                  char *error, size_t error_size);
+int ic_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, ic_encoded *out,
+                   char *error, size_t error_size);
+int ic_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int lossless,
+                   ic_encoded *out, char *error, size_t error_size);
+
 // MARK: - Extended attributes and locks
 
 /// lgetxattr: the attribute's length, or -1 with errno set (ENODATA when absent,

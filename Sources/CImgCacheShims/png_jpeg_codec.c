@@ -1,4 +1,4 @@
-// PNG and JPEG header probes and full decoders. Both libraries report fatal errors by calling an
+// PNG and JPEG: header probes, full decoders and encoders. Both libraries report fatal errors by calling an
 // error handler that must not return: libpng's default longjmps, libjpeg's
 // default calls exit(). Each entry point here owns a jmp_buf, installs a handler
 // that copies the library's message and longjmps back, and always frees what
@@ -36,6 +36,9 @@
     X(void, png_read_update_info, (png_structrp, png_inforp))                            \
     X(void, png_read_image, (png_structrp, png_bytepp))                                  \
     X(void, png_read_end, (png_structrp, png_inforp))                                    \
+    X(int, png_image_write_to_memory,                                                    \
+      (png_imagep, void *, png_alloc_size_t *, int, const void *, png_int_32, const void *)) \
+    X(void, png_image_free, (png_imagep))                                                \
     X(size_t, png_get_rowbytes, (png_const_structrp, png_const_inforp))
 
 #define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
@@ -144,7 +147,15 @@ int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
     X(int, jpeg_read_header, (j_decompress_ptr, boolean))                       \
     X(boolean, jpeg_start_decompress, (j_decompress_ptr))                       \
     X(JDIMENSION, jpeg_read_scanlines, (j_decompress_ptr, JSAMPARRAY, JDIMENSION)) \
-    X(boolean, jpeg_finish_decompress, (j_decompress_ptr))
+    X(boolean, jpeg_finish_decompress, (j_decompress_ptr))                      \
+    X(void, jpeg_CreateCompress, (j_compress_ptr, int, size_t))                 \
+    X(void, jpeg_destroy_compress, (j_compress_ptr))                            \
+    X(void, jpeg_mem_dest, (j_compress_ptr, unsigned char **, unsigned long *)) \
+    X(void, jpeg_set_defaults, (j_compress_ptr))                                \
+    X(void, jpeg_set_quality, (j_compress_ptr, int, boolean))                   \
+    X(void, jpeg_start_compress, (j_compress_ptr, boolean))                     \
+    X(JDIMENSION, jpeg_write_scanlines, (j_compress_ptr, JSAMPARRAY, JDIMENSION)) \
+    X(void, jpeg_finish_compress, (j_compress_ptr))
 
 IC_JPEG_FUNCTIONS(IC_DECLARE)
 #undef IC_DECLARE
@@ -357,5 +368,84 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_dec
     }
     p_jpeg_finish_decompress(&info);
     p_jpeg_destroy_decompress(&info);
+    return 0;
+}
+
+// MARK: - PNG and JPEG encoding
+
+void ic_encoded_free(ic_encoded *encoded) {
+    if (encoded == NULL) return;
+    free(encoded->bytes);
+    encoded->bytes = NULL;
+    encoded->size = 0;
+}
+
+int ic_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, ic_encoded *out,
+                  char *error, size_t error_size) {
+    if (ic_png_load(error, error_size) != 0) return -1;
+    memset(out, 0, sizeof *out);
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    image.width = width;
+    image.height = height;
+    image.format = PNG_FORMAT_RGBA;
+    png_alloc_size_t size = 0;
+    // First the size, then the bytes (libpng's simplified writing API).
+    if (!p_png_image_write_to_memory(&image, NULL, &size, 0, rgba, 0, NULL)) goto failed;
+    out->bytes = malloc(size);
+    if (out->bytes == NULL) {
+        p_png_image_free(&image);
+        ic_set_error(error, error_size, "out of memory");
+        return -1;
+    }
+    if (!p_png_image_write_to_memory(&image, out->bytes, &size, 0, rgba, 0, NULL)) goto failed;
+    out->size = size;
+    p_png_image_free(&image);
+    return 0;
+failed:
+    ic_set_error(error, error_size, image.message);
+    p_png_image_free(&image);
+    ic_encoded_free(out);
+    return -1;
+}
+
+int ic_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, ic_encoded *out,
+                   char *error, size_t error_size) {
+    if (ic_jpeg_load(error, error_size) != 0) return -1;
+    memset(out, 0, sizeof *out);
+    struct jpeg_compress_struct info;
+    memset(&info, 0, sizeof info);
+    jpeg_probe_error_manager manager;
+    info.err = p_jpeg_std_error(&manager.manager);
+    manager.manager.error_exit = jpeg_probe_error_exit;
+    manager.manager.output_message = jpeg_probe_output_message;
+    manager.error = error;
+    manager.error_size = error_size;
+    // Written by libjpeg into memory it allocates; volatile, read after a longjmp.
+    unsigned char *volatile buffer = NULL;
+    unsigned long size = 0;
+    if (setjmp(manager.jump) != 0) {
+        p_jpeg_destroy_compress(&info);
+        free(buffer);
+        return -1;
+    }
+    p_jpeg_CreateCompress(&info, JPEG_LIB_VERSION, sizeof info);
+    p_jpeg_mem_dest(&info, (unsigned char **)&buffer, &size);
+    info.image_width = width;
+    info.image_height = height;
+    info.input_components = 4;
+    info.in_color_space = JCS_EXT_RGBA;  // alpha is dropped: JPEG has none
+    p_jpeg_set_defaults(&info);
+    p_jpeg_set_quality(&info, quality < 1 ? 1 : quality > 100 ? 100 : quality, TRUE);
+    p_jpeg_start_compress(&info, TRUE);
+    while (info.next_scanline < info.image_height) {
+        JSAMPROW row = (JSAMPROW)(rgba + (size_t)info.next_scanline * width * 4);
+        p_jpeg_write_scanlines(&info, &row, 1);
+    }
+    p_jpeg_finish_compress(&info);
+    p_jpeg_destroy_compress(&info);
+    out->bytes = buffer;
+    out->size = size;
     return 0;
 }

@@ -1,6 +1,7 @@
-// WebP (libwebp, libwebpdemux for animations) and GIF (giflib) decoders, to
-// RGBA8 with every frame composited. Both libraries report errors by return
-// value, so no jump buffers are needed here; every path frees what it made.
+// WebP (libwebp, libwebpdemux for animations) and GIF (giflib): decoders to
+// RGBA8 with every frame composited, and the WebP encoder. Both libraries
+// report errors by return value, so no jump buffers are needed here; every
+// path frees what it made.
 #include "imgcache_shims.h"
 #include "loader.h"
 
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
+#include <webp/encode.h>
 
 int ic_allocate_still(ic_decoded_image *out, uint32_t width, uint32_t height, uint64_t max_pixels,
                       char *error, size_t error_size);
@@ -47,7 +49,10 @@ out_of_memory:
 
 #define IC_WEBP_FUNCTIONS(X)                                                          \
     X(int, WebPGetFeaturesInternal, (const uint8_t *, size_t, WebPBitstreamFeatures *, int)) \
-    X(uint8_t *, WebPDecodeRGBAInto, (const uint8_t *, size_t, uint8_t *, size_t, int))
+    X(uint8_t *, WebPDecodeRGBAInto, (const uint8_t *, size_t, uint8_t *, size_t, int)) \
+    X(size_t, WebPEncodeRGBA, (const uint8_t *, int, int, int, float, uint8_t **))    \
+    X(size_t, WebPEncodeLosslessRGBA, (const uint8_t *, int, int, int, uint8_t **))   \
+    X(void, WebPFree, (void *))
 #define IC_WEBP_DEMUX_FUNCTIONS(X)                                                    \
     X(int, WebPAnimDecoderOptionsInitInternal, (WebPAnimDecoderOptions *, int))       \
     X(WebPAnimDecoder *, WebPAnimDecoderNewInternal,                                  \
@@ -350,4 +355,35 @@ failed:
     p_DGifCloseFile(gif, &code);
     ic_decoded_image_free(out);
     return -1;
+}
+
+// MARK: - WebP encoding
+
+int ic_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int lossless,
+                   ic_encoded *out, char *error, size_t error_size) {
+    pthread_once(&webp_once, webp_load_once);
+    memset(out, 0, sizeof *out);
+    if (!webp_loaded) {
+        ic_set_error(error, error_size, webp_load_error);
+        return -1;
+    }
+    uint8_t *encoded = NULL;
+    int stride = (int)width * 4;
+    size_t size = lossless
+        ? p_WebPEncodeLosslessRGBA(rgba, (int)width, (int)height, stride, &encoded)
+        : p_WebPEncodeRGBA(rgba, (int)width, (int)height, stride, (float)(quality < 1 ? 1 : quality > 100 ? 100 : quality), &encoded);
+    if (size == 0 || encoded == NULL) {
+        ic_set_error(error, error_size, "libwebp could not encode the image");
+        return -1;
+    }
+    // Copied so that every encoder's output is freed the same way.
+    out->bytes = malloc(size);
+    if (out->bytes != NULL) memcpy(out->bytes, encoded, size);
+    p_WebPFree(encoded);
+    if (out->bytes == NULL) {
+        ic_set_error(error, error_size, "out of memory");
+        return -1;
+    }
+    out->size = size;
+    return 0;
 }
