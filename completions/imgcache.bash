@@ -16,6 +16,9 @@ _imgcache() {
         --output|-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --failed-ttl) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --options) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --thumbnail) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --format) COMPREPLY=($(compgen -W "png jpeg webp" -- "$cur")); return ;;
+        --quality) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); return ;;
         --max-pixels) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --key-filter) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -32,6 +35,9 @@ _imgcache() {
         --max-size) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --failed-ttl) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --options) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --thumbnail) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --format) COMPREPLY=($(compgen -W "png jpeg webp" -- "$cur")); return ;;
+        --quality) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); return ;;
         --max-pixels) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --key-filter) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -52,10 +58,10 @@ _imgcache() {
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --verify --max-pixels --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --format --quality --verify --max-pixels --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --verify --max-pixels --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --format --quality --verify --max-pixels --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         cache-info)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

@@ -44,8 +44,8 @@ public enum CommandLineParser {
                     }
                     state.record(spec, value: value)
                 } else {
-                    if inline != nil { throw .unexpectedValue(option: spec.longSpelling) }
-                    state.record(spec, value: nil)
+                    if inline != nil && spec.optionalValue == nil { throw .unexpectedValue(option: spec.longSpelling) }
+                    state.record(spec, value: inline)
                 }
             } else {
                 var letters = argument.dropFirst()
@@ -286,6 +286,7 @@ public enum CommandLineParser {
                 options.insert(.lowPriority)
             }
             try checkCombination(options)
+            manager.settings.transform = try transform(&options)
             manager.settings.options = options
             manager.downloads.allowInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
             manager.downloads.handleCookies = options.contains(.handleCookies)
@@ -337,6 +338,41 @@ public enum CommandLineParser {
             }
         }
 
+        /// `--thumbnail`, `--scale-down[=PIXELS]` (or the ScaleDownLargeImages bit), `--format`, `--quality`.
+        func transform(_ options: inout ImageOptions) throws(UsageError) -> ImageTransform? {
+            var transform = ImageTransform()
+            if let text = last("thumbnail") {
+                guard let box = ImageTransform.BoxSize(parsing: text) else {
+                    throw .invalidValue(option: "--thumbnail", value: text, reason: "expected WIDTHxHEIGHT, each from 1 to 65535")
+                }
+                transform.thumbnail = box
+            }
+            if let text = last("scale-down") {
+                options.insert(.scaleDownLargeImages)
+                if !text.isEmpty {
+                    do { transform.scaleDownLimit = try PixelLimit(parsing: text) } catch {
+                        switch error { case .invalid(let reason): throw .invalidValue(option: "--scale-down", value: text, reason: reason) }
+                    }
+                }
+            }
+            if options.contains(.scaleDownLargeImages), transform.scaleDownLimit == nil {
+                transform.scaleDownLimit = ImageTransform.defaultScaleDownLimit
+            }
+            let transforms = transform.thumbnail != nil || transform.scaleDownLimit != nil
+            if let text = last("format") {
+                guard let format = ImageFormat(rawValue: text), ImageEncoder.writableFormats.contains(format) else {
+                    throw .invalidValue(option: "--format", value: text, reason: "expected png, jpeg or webp")
+                }
+                guard transforms else { throw .requires("--format", "--thumbnail or --scale-down") }
+                transform.format = format
+            }
+            if let text = last("quality") {
+                transform.quality = try integer(text, option: "--quality", in: 1...100)
+                guard transforms else { throw .requires("--quality", "--thumbnail or --scale-down") }
+            }
+            return transforms ? transform : nil
+        }
+
         /// Refuses options that contradict each other, or need what this version does not have.
         func checkCombination(_ options: ImageOptions) throws(UsageError) {
             if options.contains(.fromCacheOnly) && options.contains(.fromLoaderOnly) {
@@ -350,11 +386,7 @@ public enum CommandLineParser {
             }
             if options.contains(.transformAnimatedImage) {
                 throw .invalidValue(option: "--options", value: "TransformAnimatedImage",
-                                    reason: "it applies to image transforms, which this version does not have")
-            }
-            if options.contains(.scaleDownLargeImages) {
-                throw .invalidValue(option: "--options", value: "ScaleDownLargeImages",
-                                    reason: "downscaling is not available in this version")
+                                    reason: "transforms keep an animation's first frame; every frame is not available in this version")
             }
         }
 

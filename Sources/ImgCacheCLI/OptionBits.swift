@@ -30,8 +30,9 @@ public enum OptionBits {
         case .allowInvalidSSLCertificates: return ("-k", "Do not verify TLS certificates or host names (prints a warning).")
         case .highPriority: return ("--priority high", "Queue ahead of normal downloads of the same run.")
         case .transformAnimatedImage:
-            return (nil, "Refused: it applies to image transforms, which this version does not have.")
-        case .scaleDownLargeImages: return (nil, "Refused: downscaling is not available in this version.")
+            return (nil, "Refused: transforms keep an animation's first frame; transforming every frame is not available in this version.")
+        case .scaleDownLargeImages:
+            return ("--scale-down", "Store images over 15.7 megapixels (or --scale-down=PIXELS) shrunk to fit, under a key of their own.")
         case .fromCacheOnly: return ("--cache-only", "Never download: a URL that is not cached is an error.")
         case .fromLoaderOnly: return ("--no-cache-read", "Skip the cache lookup and download again; the image is still stored.")
         case .continueInBackground: return (nil, "No effect: an iOS background task; a command runs until it ends.")

@@ -24,16 +24,19 @@ public struct OptionSpec: Equatable, Sendable {
     public let help: String
     /// Whether giving it more than once means something (counted or collected).
     public let repeatable: Bool
+    /// For a flag that may carry a value after `=` (`--scale-down=20M`): its placeholder.
+    public let optionalValue: String?
 
-    /// A switch that takes no value.
-    public static func flag(_ long: String, _ short: Character? = nil, repeatable: Bool = false, help: String) -> OptionSpec {
-        OptionSpec(long: long, short: short, metavar: nil, kind: nil, help: help, repeatable: repeatable)
+    /// A switch that takes no value, or with `optionalValue` one only after `=`.
+    public static func flag(_ long: String, _ short: Character? = nil, repeatable: Bool = false, optionalValue: String? = nil,
+                            help: String) -> OptionSpec {
+        OptionSpec(long: long, short: short, metavar: nil, kind: nil, help: help, repeatable: repeatable, optionalValue: optionalValue)
     }
 
     /// An option that takes a value.
     public static func value(_ long: String, _ short: Character? = nil, metavar: String, kind: ValueKind,
                              repeatable: Bool = false, help: String) -> OptionSpec {
-        OptionSpec(long: long, short: short, metavar: metavar, kind: kind, help: help, repeatable: repeatable)
+        OptionSpec(long: long, short: short, metavar: metavar, kind: kind, help: help, repeatable: repeatable, optionalValue: nil)
     }
 
     public var takesValue: Bool { metavar != nil }
@@ -46,6 +49,7 @@ public struct OptionSpec: Equatable, Sendable {
         var text = short.map { "-\($0), " } ?? "    "
         text += longSpelling
         if let metavar { text += " " + metavar }
+        if let optionalValue { text += "[=" + optionalValue + "]" }
         return text
     }
 }

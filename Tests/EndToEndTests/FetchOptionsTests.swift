@@ -99,9 +99,10 @@ import Testing
     }
 
     @Test func optionsThisVersionCannotHonourAreRefused() throws {
-        let result = try fetch(["fetch", "--options", "scale-down-large-images", server.url("logo.png")])
+        let result = try fetch(["fetch", "--options", "transform-animated-image", server.url("logo.png")])
         #expect(result.status == 64)
-        #expect(result.errorLines.first == "imgcache: error: invalid value 'ScaleDownLargeImages' for --options: downscaling is not available in this version")
+        #expect(result.errorLines.first == "imgcache: error: invalid value 'TransformAnimatedImage' for --options: "
+            + "transforms keep an animation's first frame; every frame is not available in this version")
         #expect(server.requests.isEmpty)
     }
 }

@@ -178,16 +178,16 @@ import Testing
         let samples = ["concurrency": "4", "timeout": "2.5", "retries": "2", "order": "lifo", "priority": "high",
                        "header": "X-A: b", "user": "me:pw", "max-redirects": "3", "max-size": "20M",
                        "key-filter": "strip-query", "failed-ttl": "2h", "options": "retry-failed,0x10",
-                       "max-pixels": "2.5M", "verify": "full"]
-        // --memory-only needs an output; every other option stands alone.
-        let companions = ["memory-only": ["-o", "out.png"]]
+                       "max-pixels": "2.5M", "verify": "full", "thumbnail": "64x64", "format": "webp", "quality": "80"]
+        // Some options need another: --memory-only an output, --format and --quality a transform.
+        let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"]]
         for spec in CommandTable.fetch.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
             _ = try CommandLineParser.parse(["fetch", "--" + spec.long] + value + ["u"])
             if let short = spec.short { _ = try CommandLineParser.parse(["fetch", "-\(short)"] + value + ["u"]) }
         }
         for spec in CommandTable.prefetch.options {
-            let value = spec.takesValue ? [samples[spec.long] ?? "v1"] : []
+            let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
             _ = try CommandLineParser.parse(["prefetch", "--" + spec.long] + value + ["list.txt"])
             if let short = spec.short { _ = try CommandLineParser.parse(["prefetch", "-\(short)"] + value) }
         }

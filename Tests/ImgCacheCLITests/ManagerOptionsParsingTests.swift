@@ -64,8 +64,7 @@ import Testing
             == .requires("--memory-only", "--output (the image is not stored, so it has no path to print)"))
         #expect(error("prefetch --options cache-memory-only")
             == .conflictingOptions("CacheMemoryOnly", "prefetch", reason: "prefetch only stores images"))
-        guard case .invalidValue(option: "--options", value: "ScaleDownLargeImages", _)? = error("fetch --options 0x1000 u"),
-              case .invalidValue(option: "--options", value: "TransformAnimatedImage", _)? = error("fetch --options transform-animated-image u")
+        guard case .invalidValue(option: "--options", value: "TransformAnimatedImage", _)? = error("fetch --options transform-animated-image u")
         else {
             Issue.record("options this version cannot honour were accepted")
             return
@@ -83,6 +82,25 @@ import Testing
             Issue.record("a bad --failed-ttl was accepted")
             return
         }
+    }
+
+    @Test func transformsAreReadAndNeedEachOther() throws {
+        let thumbnail = try #require(try manager("fetch --thumbnail 256x128 --format webp --quality 70 u").settings.transform)
+        #expect(thumbnail.thumbnail == ImageTransform.BoxSize(width: 256, height: 128))
+        #expect(thumbnail.format == .webp && thumbnail.quality == 70 && thumbnail.scaleDownLimit == nil)
+        let scaled = try manager("prefetch --scale-down")
+        #expect(scaled.settings.transform?.scaleDownLimit == ImageTransform.defaultScaleDownLimit)
+        #expect(scaled.settings.options.contains(.scaleDownLargeImages))
+        #expect(try manager("fetch --scale-down=20M u").settings.transform?.scaleDownLimit == PixelLimit(pixels: 20_000_000))
+        #expect(try manager("fetch --options 0x1000 u").settings.transform?.scaleDownLimit == ImageTransform.defaultScaleDownLimit)
+        #expect(try manager("fetch u").settings.transform == nil)
+        #expect(error("fetch --format png u") == .requires("--format", "--thumbnail or --scale-down"))
+        #expect(error("fetch --quality 50 u") == .requires("--quality", "--thumbnail or --scale-down"))
+        #expect(error("fetch --thumbnail 0x10 u")
+            == .invalidValue(option: "--thumbnail", value: "0x10", reason: "expected WIDTHxHEIGHT, each from 1 to 65535"))
+        #expect(error("fetch --thumbnail 8x8 --format gif u")
+            == .invalidValue(option: "--format", value: "gif", reason: "expected png, jpeg or webp"))
+        #expect(error("fetch --refresh=yes u") == .unexpectedValue(option: "--refresh"))
     }
 
     @Test func maxPixelsTakesCountsAndSizes() throws {

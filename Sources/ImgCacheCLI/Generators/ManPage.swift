@@ -92,6 +92,7 @@ public enum ManPage {
         var label = option.short.map { "\\fB\\-\($0)\\fR, " } ?? ""
         label += "\\fB" + escape("--" + option.long) + "\\fR"
         if let metavar = option.metavar { label += " \\fI\(metavar)\\fR" }
+        if let optional = option.optionalValue { label += "[=\\fI\(optional)\\fR]" }
         return [".TP", label, escape(option.help)]
     }
 

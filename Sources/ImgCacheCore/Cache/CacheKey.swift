@@ -19,6 +19,14 @@ public struct CacheKey: Equatable, Hashable, Sendable {
         self.fileExtension = CacheKey.plainExtension(ofURL: string)
     }
 
+    /// A key whose file extension is given rather than read from the URL
+    /// (transformed images, whose format may not be the URL's).
+    public init(_ string: String, fileExtension: String?) {
+        self.string = string
+        self.digest = MD5.hex(string)
+        self.fileExtension = fileExtension
+    }
+
     /// The key as its metadata records it: credentials in the URL are hidden.
     /// (The file name still comes from the whole key, so entries stay apart.)
     public var storedForm: String { RemoteURL.redacted(string) }

@@ -13,6 +13,14 @@ public struct FetchSettings: Equatable, Sendable {
     public var maximumPixels = PixelLimit.standard
     /// How much of a download is checked before it is stored.
     public var verification: Verification = .header
+    /// A thumbnail or downscaled copy stored instead of the image as served.
+    public var transform: ImageTransform?
+
+    /// The cache key for `url`: after the key filter, and with the transformer key when transforming.
+    func cacheKey(for url: String) -> CacheKey {
+        let key = keyFilter.key(for: url)
+        return transform.map { $0.cacheKey(for: key) } ?? CacheKey(key)
+    }
 
     /// `--verify`: the header (signature, dimensions; fast), or every pixel of every frame.
     public enum Verification: String, CaseIterable, Equatable, Sendable {

@@ -273,14 +273,14 @@ public final class ImageFetcher {
         switch answer {
         case .failure(let error) where error.isRemembered:
             do {
-                try failedURLs.record(miss.key, url: miss.text, reason: error.recordedReason, now: WallClock.now())
+                try failedURLs.record(Lookup.failureKey(miss.text, settings), url: miss.text, reason: error.recordedReason, now: WallClock.now())
                 log?("\(RemoteURL.redacted(miss.text)): remembered as failed")
             } catch {
                 log?("cannot remember the failure of \(RemoteURL.redacted(miss.text)): \(error)")
             }
         case .success:
             // Only when one may exist: the lookup saw it, or skipped looking (RetryFailed).
-            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(miss.key) }
+            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(miss.text, settings)) }
         case .failure:
             break
         }
@@ -305,7 +305,7 @@ public final class ImageFetcher {
     /// One input URL: answered at once (a repeat, the failed list, a hit, a
     /// refusal) or queued for download.
     private func begin<E: Error>(_ url: String, index: Int, _ run: inout Run, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
-        let key = CacheKey(settings.keyFilter.key(for: url))
+        let key = settings.cacheKey(for: url)
         let fingerprint = KeyFingerprint(key)
         if let slot = run.slotByKey[fingerprint] {
             if run.remembersAnswers {
@@ -353,6 +353,11 @@ public final class ImageFetcher {
 
 /// One URL's lookup: values only, so the lookup pool's threads run it too.
 struct Lookup: Sendable {
+    /// Failures are remembered per URL, whatever transform asked for it.
+    static func failureKey(_ url: String, _ settings: FetchSettings) -> CacheKey {
+        CacheKey(settings.keyFilter.key(for: url))
+    }
+
     /// Whether to describe what was found (for -v); building the text costs more than a hit.
     let wantsNotes: Bool
     let settings: FetchSettings
@@ -366,7 +371,7 @@ struct Lookup: Sendable {
         let now = WallClock.now()
         let options = settings.options
         var failedBefore = false
-        if !options.contains(.retryFailed), let record = failedURLs.lookup(key, ttl: .never, now: now) {
+        if !options.contains(.retryFailed), let record = failedURLs.lookup(Lookup.failureKey(url, settings), ttl: .never, now: now) {
             failedBefore = true
             let ttl = ttl()
             if !ttl.isExpired(record.failedAt, now: now) {
@@ -426,7 +431,7 @@ extension ImageFetcher {
         case .answer(let result, let note):
             if let note { log?(note) }
             // A success under RetryFailed takes the URL off the list, a cached one too.
-            if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(request.key) }
+            if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(request.text, settings)) }
             try answer(result)
             return
         case .refused(let failure):
@@ -575,6 +580,10 @@ extension ImageFetcher {
                           format: header.format, width: header.width, height: header.height,
                           frameCount: header.frameCount, storedAt: now)
         }
+        if let transform = settings.transform,
+           !transform.keepsAsServed(width: header.width, height: header.height, format: header.format, frameCount: header.frameCount ?? 1) {
+            return storeTransformed(file, transform: transform, for: miss, now: now)
+        }
         if settings.options.contains(.cacheMemoryOnly) {
             log?("\(RemoteURL.redacted(url)): not stored (CacheMemoryOnly)")
             return .success(FetchResult(url: url, path: file.path, cacheType: .none,
@@ -583,6 +592,58 @@ extension ImageFetcher {
         let pending = cache.adopt(file.path, for: miss.key)
         defer { pending.discard() }
         do {
+            let entry = try cache.commit(pending, describe: describe)
+            return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
+                                        metadata: entry.metadata))
+        } catch {
+            return .failure(.cacheUnwritable(error))
+        }
+    }
+
+    /// Decodes a download, transforms its first frame, encodes it and stores that
+    /// (or with CacheMemoryOnly hands it over in a temporary file).
+    private func storeTransformed(_ file: DownloadedFile, transform: ImageTransform, for miss: PendingFetch,
+                                  now: Double) -> Result<FetchResult, FetchError> {
+        let url = miss.text
+        defer { try? FileSystem.remove(file.path) }
+        let result: (bytes: [UInt8], width: Int, height: Int, format: ImageFormat)
+        do throws(FetchError) {
+            let bytes: [UInt8]
+            do { bytes = try FileSystem.readFile(file.path, limit: Int(file.response.byteCount)) ?? [] } catch { throw .cacheUnwritable(error) }
+            let image: DecodedImage
+            do { image = try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels) } catch {
+                switch error {
+                case .libraryMissing(let message): throw .libraryMissing(message)
+                default: throw .corruptImage(url: url, reason: error.description)
+                }
+            }
+            do { result = try transform.apply(to: image) } catch {
+                switch error {
+                case .libraryMissing(let message): throw .libraryMissing(message)
+                default: throw .corruptImage(url: url, reason: error.description)
+                }
+            }
+        } catch {
+            return .failure(error)
+        }
+        log?("\(RemoteURL.redacted(url)): \(transform.key) -> \(result.width)x\(result.height) \(result.format.displayName), \(result.bytes.count) bytes")
+        let response = file.response
+        func describe(inode: UInt64, size: Int64) -> EntryMetadata {
+            EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
+                          etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
+                          format: result.format, width: result.width, height: result.height, frameCount: 1, storedAt: now)
+        }
+        do throws(SystemError) {
+            if settings.options.contains(.cacheMemoryOnly) {
+                let (descriptor, path) = try TemporaryFile.create(in: FileSystem.parentDirectory(of: file.path), tag: "transformed")
+                defer { Glibc.close(descriptor) }
+                try FileSystem.writeAll(descriptor, result.bytes, path: path)
+                return .success(FetchResult(url: url, path: path, cacheType: .none,
+                                            metadata: describe(inode: 0, size: Int64(result.bytes.count)), isStored: false))
+            }
+            let pending = try cache.beginStore(for: miss.key)
+            defer { pending.discard() }
+            try FileSystem.writeAll(pending.descriptor, result.bytes, path: pending.temporaryPath)
             let entry = try cache.commit(pending, describe: describe)
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
                                         metadata: entry.metadata))

@@ -1,0 +1,108 @@
+/// What is done to an image before it is stored, instead of storing the bytes
+/// as served (SDWebImage's transformers): a thumbnail that fits a box, or a
+/// downscaled copy of a large image (ScaleDownLargeImages), encoded in the
+/// input's format or the one asked for.
+public struct ImageTransform: Equatable, Sendable {
+    /// `--thumbnail WxH`: fit inside the box, keeping the aspect ratio, never upscaling.
+    public var thumbnail: BoxSize?
+    /// `--scale-down[=PIXELS]`: images with more pixels are shrunk to fit it.
+    public var scaleDownLimit: PixelLimit?
+    /// `--format`: the output format; nil keeps the input's (PNG for GIF input,
+    /// which imgcache does not write).
+    public var format: ImageFormat?
+    /// `--quality`, for JPEG and lossy WebP output.
+    public var quality = ImageEncoder.Settings.defaultQuality
+
+    /// SDWebImage's default for ScaleDownLargeImages: 60 MB of RGBA8 at 4 bytes a pixel.
+    public static let defaultScaleDownLimit = PixelLimit(pixels: 15_728_640)
+
+    public init(thumbnail: BoxSize? = nil, scaleDownLimit: PixelLimit? = nil, format: ImageFormat? = nil) {
+        self.thumbnail = thumbnail
+        self.scaleDownLimit = scaleDownLimit
+        self.format = format
+    }
+
+    /// A width and a height, as in `256x256`.
+    public struct BoxSize: Equatable, Sendable, CustomStringConvertible {
+        public let width: Int
+        public let height: Int
+
+        public init(width: Int, height: Int) {
+            self.width = width
+            self.height = height
+        }
+
+        /// Reads `WxH`, each from 1 to 65535.
+        public init?(parsing text: String) {
+            let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+            guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
+                  (1...65_535).contains(width), (1...65_535).contains(height) else { return nil }
+            self.init(width: width, height: height)
+        }
+
+        public var description: String { "\(width)x\(height)" }
+    }
+
+    /// The transformer key: part of the cache key, so each transform of a URL
+    /// is an entry of its own and the original is not needed again.
+    public var key: String {
+        var parts: [String] = []
+        if let thumbnail { parts.append("thumbnail(\(thumbnail))") }
+        if let scaleDownLimit { parts.append("scale-down(\(scaleDownLimit.pixels))") }
+        if let format { parts.append("format(\(format.rawValue))") }
+        if format == .jpeg || format == .webp || format == nil { parts.append("quality(\(quality))") }
+        return parts.joined(separator: "-")
+    }
+
+    /// The cache key of `urlKey` transformed: the URL key, then the transformer
+    /// key after a `#`, which no fetched URL carries to the server.
+    public func cacheKey(for urlKey: String) -> CacheKey {
+        CacheKey(urlKey + "#imgcache-" + key, fileExtension: format.map(ImageTransform.fileExtension))
+    }
+
+    /// The size the transform gives an image of `width` × `height`.
+    public func targetSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        var size = (width: width, height: height)
+        if let thumbnail {
+            size = ImageResizer.fittedSize(width: size.width, height: size.height, boxWidth: thumbnail.width, boxHeight: thumbnail.height)
+        }
+        if let limit = scaleDownLimit, !limit.allows(width: size.width, height: size.height) {
+            let scale = (Double(limit.pixels) / Double(size.width * size.height)).squareRoot()
+            var shrunk = (width: max(1, Int(Double(size.width) * scale)), height: max(1, Int(Double(size.height) * scale)))
+            while !limit.allows(width: shrunk.width, height: shrunk.height) {
+                shrunk = (max(1, shrunk.width - 1), max(1, shrunk.height - 1))
+            }
+            size = shrunk
+        }
+        return size
+    }
+
+    /// The format written for input of `input`'s format.
+    public func outputFormat(for input: ImageFormat) -> ImageFormat {
+        if let format { return format }
+        return ImageEncoder.writableFormats.contains(input) ? input : .png
+    }
+
+    /// Whether an image is stored as served: nothing to resize or re-encode,
+    /// and one frame (an animation becomes its first frame).
+    public func keepsAsServed(width: Int, height: Int, format: ImageFormat, frameCount: Int) -> Bool {
+        let size = targetSize(width: width, height: height)
+        return frameCount == 1 && size.width == width && size.height == height && outputFormat(for: format) == format
+    }
+
+    /// Transforms the first frame of `image` and encodes it.
+    public func apply(to image: DecodedImage) throws(ImageEncoder.EncodeError) -> (bytes: [UInt8], width: Int, height: Int, format: ImageFormat) {
+        let size = targetSize(width: image.width, height: image.height)
+        let pixels = ImageResizer.resize(image.frame(0), width: image.width, height: image.height,
+                                         toWidth: size.width, toHeight: size.height)
+        let format = outputFormat(for: image.format)
+        let bytes = try ImageEncoder.encode(pixels[...], width: size.width, height: size.height,
+                                            settings: ImageEncoder.Settings(format: format, quality: quality))
+        return (bytes, size.width, size.height, format)
+    }
+
+    /// The file extension for a format's files.
+    static func fileExtension(_ format: ImageFormat) -> String {
+        format == .jpeg ? "jpg" : format.rawValue
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import ImgCacheCore
+import Testing
+
+/// `--thumbnail`, `--scale-down`, `--format`, `--quality`: what is stored, under
+/// which key, and that the original is not needed again.
+@Suite final class TransformTests: LoopbackCacheSuite {
+    func json(_ arguments: [String]) throws -> [String: Any] {
+        let result = try fetch(["--json", "fetch"] + arguments)
+        #expect(result.status == 0, "\(result.standardError)")
+        return try #require(try result.jsonLines().first)
+    }
+
+    @Test func aThumbnailFitsTheBoxAndIsServedFromItsOwnEntry() throws {
+        // photo.jpg is 96x64: into 32x32 it becomes 32x21.
+        let url = server.url("photo.jpg")
+        let first = try json(["--thumbnail", "32x32", url])
+        #expect(first["width"] as? Int == 32 && first["height"] as? Int == 21 && first["format"] as? String == "jpeg")
+        #expect(first["cache"] as? String == "none")
+        let path = try #require(first["path"] as? String)
+        let decoded = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(decoded.width == 32 && decoded.height == 21)
+
+        // Next time from the cache, without the server.
+        let again = try json(["--thumbnail", "32x32", url])
+        #expect(again["cache"] as? String == "disk" && again["path"] as? String == path)
+        #expect(server.requestCount("photo.jpg") == 1)
+
+        // The original and another size are entries of their own.
+        let original = try json([url])
+        #expect(original["width"] as? Int == 96 && original["path"] as? String != path)
+        let other = try json(["--thumbnail", "16x16", url])
+        #expect(other["width"] as? Int == 16 && other["height"] as? Int == 11)
+        #expect(server.requestCount("photo.jpg") == 3)
+    }
+
+    @Test func formatAndQualityChooseTheEncoding() throws {
+        let url = server.url("photo.jpg")
+        let webp = try json(["--thumbnail", "48x48", "--format", "webp", url])
+        #expect(webp["format"] as? String == "webp")
+        #expect((webp["path"] as? String)?.hasSuffix(".webp") == true)
+        let low = try json(["--thumbnail", "48x48", "--format", "jpeg", "--quality", "10", url])
+        let high = try json(["--thumbnail", "48x48", "--format", "jpeg", "--quality", "95", url])
+        #expect((low["bytes"] as? Int ?? 0) < (high["bytes"] as? Int ?? 0))
+    }
+
+    @Test func anImageAlreadyInsideTheBoxIsStoredAsServed() throws {
+        // logo.png is 64x48: a 256x256 thumbnail is the image itself, never upscaled.
+        let entry = try json(["--thumbnail", "256x256", server.url("logo.png")])
+        #expect(entry["width"] as? Int == 64 && entry["height"] as? Int == 48)
+        let path = try #require(entry["path"] as? String)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Paths.fixture("logo.png"))
+    }
+
+    @Test func anAnimationBecomesItsFirstFrame() throws {
+        // anim.gif: 3 frames of 32x32; a thumbnail is its first frame, as PNG (imgcache writes no GIF).
+        let entry = try json(["--thumbnail", "16x16", server.url("anim.gif")])
+        #expect(entry["format"] as? String == "png" && entry["frames"] as? Int == 1)
+        #expect(entry["width"] as? Int == 16 && entry["height"] as? Int == 16)
+    }
+
+    @Test func scaleDownShrinksOnlyImagesOverTheLimit() throws {
+        let url = server.url("photo.jpg")
+        // 96x64 is 6144 pixels: under 1000 it keeps its aspect.
+        let shrunk = try json(["--scale-down=1000", url])
+        let width = try #require(shrunk["width"] as? Int), height = try #require(shrunk["height"] as? Int)
+        #expect(width * height <= 1000 && width * height > 800)
+        #expect(abs(Double(width) / Double(height) - 1.5) < 0.1)
+        // The default limit (15.7 megapixels) leaves it as served.
+        let kept = try json(["--options", "ScaleDownLargeImages", url])
+        #expect(kept["width"] as? Int == 96)
+        let path = try #require(kept["path"] as? String)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Paths.fixture("photo.jpg"))
+    }
+
+    @Test func aThumbnailOfSomethingThatIsNotAnImageFailsAsUsual() throws {
+        let result = try fetch(["fetch", "--thumbnail", "32x32", server.url("cut.jpg")])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("corrupt JPEG image"), "\(result.standardError)")
+        #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty)
+        #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty)
+    }
+}
