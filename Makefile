@@ -9,10 +9,10 @@ DESTDIR ?=
 
 # C libraries (headers for the build, shared objects loaded at run time),
 # nginx (and openssl for a test certificate) for the tests and the demo; hyperfine,
-# wget, curl, aria2, GNU time and Pillow (to generate the download corpus) for benchmarks.
+# wget, curl, aria2, GNU time, Pillow (the corpus, and the codec comparison) and vipsthumbnail for benchmarks.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev pkgconf
 TEST_PACKAGES := nginx openssl
-BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil
+BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools
 
 RELEASE_BIN := .build/release/imgcache
 
@@ -59,9 +59,11 @@ generate: build
 	$(RELEASE_BIN) completions fish > completions/imgcache.fish
 
 bench: build bench-deps
+	$(SWIFT) build -c release --static-swift-stdlib --product imgcache-codec-bench
 	scripts/bench.sh $(RELEASE_BIN) Docs/PERFORMANCE.md
 	scripts/bench-downloads.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
 	scripts/bench-cache.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 100000
+	scripts/bench-codecs.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 2000
 
 clean:
 	rm -rf .build

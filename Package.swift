@@ -26,6 +26,8 @@ let package = Package(
         .target(name: "ImgCacheCore", dependencies: ["CImgCacheShims"]),
         .target(name: "ImgCacheCLI", dependencies: ["ImgCacheCore"]),
         .executableTarget(name: "imgcache", dependencies: ["ImgCacheCLI"]),
+        // The codec work alone, over a folder of images, for `make bench`.
+        .executableTarget(name: "imgcache-codec-bench", dependencies: ["ImgCacheCore"]),
         .testTarget(name: "ImgCacheCoreTests", dependencies: ["ImgCacheCore"]),
         .testTarget(name: "ImgCacheCLITests", dependencies: ["ImgCacheCLI", "ImgCacheCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ImgCacheCore"]),

@@ -63,11 +63,15 @@ public enum FileSystem {
             throw SystemError("read", path: path)
         }
         defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: limit)
+        // Sized from the file, not the limit: a generous limit must not cost its size in memory.
+        var status = stat()
+        let expected = fstat(descriptor, &status) == 0 && status.st_size > 0 ? min(limit, Int(status.st_size)) : limit
+        let capacity = min(limit, expected + 1)  // one more byte notices a file that grew
+        var bytes = [UInt8](repeating: 0, count: capacity)
         var filled = 0
-        while filled < limit {
+        while filled < capacity {
             let count = bytes.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + filled, limit - filled)
+                read(descriptor, buffer.baseAddress! + filled, capacity - filled)
             }
             if count < 0 {
                 if errno == EINTR { continue }
