@@ -16,7 +16,7 @@ BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools
 
 RELEASE_BIN := .build/release/imgcache
 
-.PHONY: all deps bench-deps build test run install generate bench clean
+.PHONY: all deps bench-deps build test run install generate bench fuzz clean
 
 all: build
 
@@ -64,6 +64,12 @@ bench: build bench-deps
 	scripts/bench-downloads.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
 	scripts/bench-cache.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 100000
 	scripts/bench-codecs.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 2000
+
+# libFuzzer targets for the sniffer and each decoder, FUZZ_SECONDS each (not part
+# of `make test`); crashers are kept under Tests/Fixtures/fuzz/crashers/.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf .build

@@ -1,0 +1,37 @@
+// libFuzzer targets, compiled into ImgCacheCore's module by scripts/fuzz.sh
+// (`make fuzz`), one binary that runs the target IMGCACHE_FUZZ_TARGET names:
+//   sniff  format sniffing, every header probe and walk, EXIF orientation
+//   png, jpeg, webp, gif  that format's full decoder (other inputs are skipped)
+// Each must return for any input, without a crash, a hang or unbounded memory.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The target chosen for this process, read once.
+private let fuzzTarget: String = {
+    guard let value = getenv("IMGCACHE_FUZZ_TARGET") else { return "sniff" }
+    return String(cString: value)
+}()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func imgcacheFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    // Small limits keep each run fast; the limit logic itself is under test too.
+    let limit = PixelLimit(pixels: 4_000_000)
+    switch fuzzTarget {
+    case "sniff":
+        _ = ImageFormat.sniff(bytes)
+        _ = try? ImageHeader.probe(bytes)
+        _ = ExifOrientation.read(bytes)
+        _ = ImageHeader.apngFrameCount(bytes)
+        _ = ImageHeader.countChunks("ANMF", in: bytes)
+    default:
+        guard let format = ImageFormat.sniff(bytes), format.rawValue == fuzzTarget else { return 0 }
+        if let image = try? ImageDecoder.decode(bytes, maximumPixels: limit) {
+            // The pixels must be all there: touch the first and the last byte.
+            precondition(image.pixels.count == image.width * image.height * 4 * image.frameCount)
+            _ = image.pixels.first.map { $0 &+ (image.pixels.last ?? 0) }
+        }
+    }
+    return 0
+}
