@@ -56,7 +56,8 @@ def write_fixtures():
 
 
 HEADER_FIXTURES = ["photo.jpg", "logo.png", "anim.gif", "sticker.webp", "lossless.webp",
-                   "apng.png", "gray16.png", "clear.gif", "moving.webp"]
+                   "apng.png", "gray16.png", "clear.gif", "moving.webp",
+                   "palette.png", "gray.jpg", "progressive.jpg", "cmyk.jpg", "alpha.webp"]
 
 
 def write_variants():
@@ -74,6 +75,11 @@ def write_variants():
     moving = [gradient(18, 12, "RGBA", phase=i * 7) for i in range(2)]
     moving[0].save(os.path.join(IMAGES, "moving.webp"), save_all=True, append_images=moving[1:], duration=70, loop=0,
                    lossless=True)
+    gradient(30, 20).convert("P", palette=Image.ADAPTIVE, colors=16).save(os.path.join(IMAGES, "palette.png"))
+    gradient(40, 24).convert("L").save(os.path.join(IMAGES, "gray.jpg"), quality=90)
+    gradient(48, 32).save(os.path.join(IMAGES, "progressive.jpg"), quality=85, progressive=True)
+    gradient(32, 24).convert("CMYK").save(os.path.join(IMAGES, "cmyk.jpg"), quality=95)
+    gradient(28, 20, "RGBA").save(os.path.join(IMAGES, "alpha.webp"), quality=80)
 
 
 def first_frame_rgba(image):
@@ -100,6 +106,10 @@ def write_expectations():
                 frames = getattr(image, "n_frames", 1)
                 alpha = int("A" in image.mode or "transparency" in image.info)
                 depth = 16 if image.mode.startswith("I;16") else 1 if image.mode == "1" else 8
+                if image.format == "PNG":
+                    # Pillow widens palette and low-bit grey; the IHDR byte says what the file holds.
+                    with open(os.path.join(IMAGES, name), "rb") as raw:
+                        depth = raw.read(25)[24]
                 digest = hashlib.md5(first_frame_rgba(image)).hexdigest()
                 table.write(f"{name}\t{image.format.lower()}\t{image.width}\t{image.height}\t{frames}\t{alpha}\t{depth}\t{digest}\n")
 
