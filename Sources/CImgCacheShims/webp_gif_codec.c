@@ -12,6 +12,7 @@
 #include <webp/decode.h>
 #include <webp/demux.h>
 #include <webp/encode.h>
+#include <webp/mux.h>
 
 int ic_allocate_still(ic_decoded_image *out, uint32_t width, uint32_t height, uint64_t max_pixels,
                       char *error, size_t error_size);
@@ -52,7 +53,11 @@ out_of_memory:
     X(uint8_t *, WebPDecodeRGBAInto, (const uint8_t *, size_t, uint8_t *, size_t, int)) \
     X(size_t, WebPEncodeRGBA, (const uint8_t *, int, int, int, float, uint8_t **))    \
     X(size_t, WebPEncodeLosslessRGBA, (const uint8_t *, int, int, int, uint8_t **))   \
-    X(void, WebPFree, (void *))
+    X(void, WebPFree, (void *))                                                       \
+    X(int, WebPConfigInitInternal, (WebPConfig *, WebPPreset, float, int))            \
+    X(int, WebPPictureInitInternal, (WebPPicture *, int))                             \
+    X(int, WebPPictureImportRGBA, (WebPPicture *, const uint8_t *, int))              \
+    X(void, WebPPictureFree, (WebPPicture *))
 #define IC_WEBP_DEMUX_FUNCTIONS(X)                                                    \
     X(int, WebPAnimDecoderOptionsInitInternal, (WebPAnimDecoderOptions *, int))       \
     X(WebPAnimDecoder *, WebPAnimDecoderNewInternal,                                  \
@@ -62,9 +67,18 @@ out_of_memory:
     X(int, WebPAnimDecoderGetNext, (WebPAnimDecoder *, uint8_t **, int *))            \
     X(void, WebPAnimDecoderDelete, (WebPAnimDecoder *))
 
+#define IC_WEBP_MUX_FUNCTIONS(X)                                                      \
+    X(int, WebPAnimEncoderOptionsInitInternal, (WebPAnimEncoderOptions *, int))       \
+    X(WebPAnimEncoder *, WebPAnimEncoderNewInternal, (int, int, const WebPAnimEncoderOptions *, int)) \
+    X(int, WebPAnimEncoderAdd, (WebPAnimEncoder *, WebPPicture *, int, const WebPConfig *)) \
+    X(int, WebPAnimEncoderAssemble, (WebPAnimEncoder *, WebPData *))                  \
+    X(const char *, WebPAnimEncoderGetError, (WebPAnimEncoder *))                     \
+    X(void, WebPAnimEncoderDelete, (WebPAnimEncoder *))
+
 #define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
 IC_WEBP_FUNCTIONS(IC_DECLARE)
 IC_WEBP_DEMUX_FUNCTIONS(IC_DECLARE)
+IC_WEBP_MUX_FUNCTIONS(IC_DECLARE)
 
 static pthread_once_t webp_once = PTHREAD_ONCE_INIT;
 static char webp_load_error[256];
@@ -77,13 +91,18 @@ static void webp_load_once(void) {
     if (library == NULL) return;
     void *demux = ic_open_library(demux_sonames, "libwebp-dev", webp_load_error, sizeof webp_load_error);
     if (demux == NULL) return;
+    static const char *const mux_sonames[] = {"libwebpmux.so.3", "libwebpmux.so", NULL};
+    void *mux = ic_open_library(mux_sonames, "libwebp-dev", webp_load_error, sizeof webp_load_error);
+    if (mux == NULL) return;
 #define IC_RESOLVE_IN(handle, ret, name, params)                                                  \
     p_##name = (ret(*) params)ic_resolve(handle, #name, webp_load_error, sizeof webp_load_error);       \
     if (p_##name == NULL) return;
 #define IC_RESOLVE_WEBP(ret, name, params) IC_RESOLVE_IN(library, ret, name, params)
 #define IC_RESOLVE_DEMUX(ret, name, params) IC_RESOLVE_IN(demux, ret, name, params)
+#define IC_RESOLVE_MUX(ret, name, params) IC_RESOLVE_IN(mux, ret, name, params)
     IC_WEBP_FUNCTIONS(IC_RESOLVE_WEBP)
     IC_WEBP_DEMUX_FUNCTIONS(IC_RESOLVE_DEMUX)
+    IC_WEBP_MUX_FUNCTIONS(IC_RESOLVE_MUX)
     webp_loaded = 1;
 }
 
@@ -386,4 +405,62 @@ int ic_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
     }
     out->size = size;
     return 0;
+}
+
+int ic_webp_encode_animation(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
+                             const uint32_t *delays_ms, int32_t loop_count, int quality, int lossless,
+                             ic_encoded *out, char *error, size_t error_size) {
+    pthread_once(&webp_once, webp_load_once);
+    memset(out, 0, sizeof *out);
+    if (!webp_loaded) {
+        ic_set_error(error, error_size, webp_load_error);
+        return -1;
+    }
+    WebPAnimEncoderOptions options;
+    WebPConfig config;
+    if (!p_WebPAnimEncoderOptionsInitInternal(&options, WEBP_MUX_ABI_VERSION)
+        || !p_WebPConfigInitInternal(&config, WEBP_PRESET_DEFAULT, (float)(quality < 1 ? 1 : quality > 100 ? 100 : quality),
+                                     WEBP_ENCODER_ABI_VERSION)) {
+        ic_set_error(error, error_size, "libwebp version mismatch");
+        return -1;
+    }
+    options.anim_params.loop_count = loop_count < 0 ? 0 : loop_count;
+    config.lossless = lossless ? 1 : 0;
+    WebPAnimEncoder *encoder = p_WebPAnimEncoderNewInternal((int)width, (int)height, &options, WEBP_MUX_ABI_VERSION);
+    if (encoder == NULL) {
+        ic_set_error(error, error_size, "cannot create a WebP animation encoder");
+        return -1;
+    }
+    int timestamp = 0;
+    for (uint32_t index = 0; index < frame_count; index++) {
+        WebPPicture picture;
+        if (!p_WebPPictureInitInternal(&picture, WEBP_ENCODER_ABI_VERSION)) goto failed;
+        picture.use_argb = 1;
+        picture.width = (int)width;
+        picture.height = (int)height;
+        const uint8_t *rgba = frames + (size_t)index * width * height * 4;
+        int added = p_WebPPictureImportRGBA(&picture, rgba, (int)width * 4)
+            && p_WebPAnimEncoderAdd(encoder, &picture, timestamp, &config);
+        p_WebPPictureFree(&picture);
+        if (!added) goto failed;
+        timestamp += (int)delays_ms[index];
+    }
+    WebPData assembled = {NULL, 0};
+    if (!p_WebPAnimEncoderAdd(encoder, NULL, timestamp, NULL) || !p_WebPAnimEncoderAssemble(encoder, &assembled)) goto failed;
+    out->bytes = malloc(assembled.size);
+    if (out->bytes != NULL) {
+        memcpy(out->bytes, assembled.bytes, assembled.size);
+        out->size = assembled.size;
+    }
+    p_WebPFree((void *)assembled.bytes);
+    p_WebPAnimEncoderDelete(encoder);
+    if (out->bytes == NULL) {
+        ic_set_error(error, error_size, "out of memory");
+        return -1;
+    }
+    return 0;
+failed:
+    ic_set_error(error, error_size, p_WebPAnimEncoderGetError(encoder));
+    p_WebPAnimEncoderDelete(encoder);
+    return -1;
 }

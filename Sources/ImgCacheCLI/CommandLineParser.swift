@@ -359,11 +359,16 @@ public enum CommandLineParser {
                 transform.scaleDownLimit = ImageTransform.defaultScaleDownLimit
             }
             let transforms = transform.thumbnail != nil || transform.scaleDownLimit != nil
+            if has("transform-animated") { options.insert(.transformAnimatedImage) }
+            transform.transformsAnimations = options.contains(.transformAnimatedImage)
             if let text = last("format") {
                 guard let format = ImageFormat(rawValue: text), ImageEncoder.writableFormats.contains(format) else {
                     throw .invalidValue(option: "--format", value: text, reason: "expected png, jpeg or webp")
                 }
                 guard transforms else { throw .requires("--format", "--thumbnail or --scale-down") }
+                if transform.transformsAnimations, format != .webp {
+                    throw .conflictingOptions("--format \(text)", "--transform-animated", reason: "animations are written as WebP")
+                }
                 transform.format = format
             }
             if let text = last("quality") {
@@ -384,10 +389,7 @@ public enum CommandLineParser {
             if options.contains(.fromLoaderOnly) && options.contains(.refreshCached) {
                 throw .conflictingOptions("--no-cache-read", "--refresh", reason: "a refresh revalidates the cached copy that --no-cache-read ignores")
             }
-            if options.contains(.transformAnimatedImage) {
-                throw .invalidValue(option: "--options", value: "TransformAnimatedImage",
-                                    reason: "transforms keep an animation's first frame; every frame is not available in this version")
-            }
+
         }
 
         /// `--failed-ttl AGE|never`.

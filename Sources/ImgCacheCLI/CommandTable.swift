@@ -57,6 +57,8 @@ public enum CommandTable {
                help: "Store a thumbnail that fits inside WxH instead (aspect kept, never upscaled, area-averaged; an animation's first frame)"),
         .flag("scale-down", optionalValue: "PIXELS",
               help: "Store images over PIXELS (default 15.7M) shrunk to fit it (ScaleDownLargeImages)"),
+        .flag("transform-animated",
+              help: "Transform every frame of an animation and store an animated WebP (TransformAnimatedImage); else the first frame"),
         .value("format", metavar: "FORMAT", kind: .choice(ImageEncoder.writableFormats.map(\.rawValue)),
                help: "Format of a thumbnail or shrunk image: png, jpeg or webp (default: the input's; PNG for GIF)"),
         .value("quality", metavar: "N", kind: .text, help: "JPEG and WebP quality of a thumbnail or shrunk image, 1 to 100 (default 85)"),

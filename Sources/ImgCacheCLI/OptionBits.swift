@@ -30,7 +30,7 @@ public enum OptionBits {
         case .allowInvalidSSLCertificates: return ("-k", "Do not verify TLS certificates or host names (prints a warning).")
         case .highPriority: return ("--priority high", "Queue ahead of normal downloads of the same run.")
         case .transformAnimatedImage:
-            return (nil, "Refused: transforms keep an animation's first frame; transforming every frame is not available in this version.")
+            return ("--transform-animated", "A thumbnail or shrunk copy of an animation keeps every frame, as an animated WebP (else its first frame).")
         case .scaleDownLargeImages:
             return ("--scale-down", "Store images over 15.7 megapixels (or --scale-down=PIXELS) shrunk to fit, under a key of their own.")
         case .fromCacheOnly: return ("--cache-only", "Never download: a URL that is not cached is an error.")

@@ -1,4 +1,5 @@
 import Foundation
+import ImgCacheCore
 import Testing
 
 /// Each option bit's effect, set by its flag or through `--options` by name or mask.
@@ -98,11 +99,16 @@ import Testing
         #expect(result.standardError.contains("options without effect in a command-line tool: ContinueInBackground, DelayPlaceholder"))
     }
 
-    @Test func optionsThisVersionCannotHonourAreRefused() throws {
-        let result = try fetch(["fetch", "--options", "transform-animated-image", server.url("logo.png")])
-        #expect(result.status == 64)
-        #expect(result.errorLines.first == "imgcache: error: invalid value 'TransformAnimatedImage' for --options: "
-            + "transforms keep an animation's first frame; every frame is not available in this version")
-        #expect(server.requests.isEmpty)
+    @Test(arguments: [["--transform-animated"], ["--options", "transform-animated-image"], ["--options", "0x400"]])
+    func transformAnimatedImageKeepsEveryFrame(_ flag: [String]) throws {
+        // anim.gif: 3 frames of 32x32, 80 ms each; its thumbnail is an animated WebP of 3 frames.
+        let result = try fetch(["--json", "fetch", "--thumbnail", "16x16"] + flag + [server.url("anim.gif")])
+        #expect(result.status == 0, "\(result.standardError)")
+        let entry = try #require(try result.jsonLines().first)
+        #expect(entry["format"] as? String == "webp" && entry["frames"] as? Int == 3)
+        let path = try #require(entry["path"] as? String)
+        let image = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(image.frameCount == 3 && image.width == 16 && image.height == 16)
+        #expect(image.delays == [80, 80, 80] && image.loopCount == 0)
     }
 }

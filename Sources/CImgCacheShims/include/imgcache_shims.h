@@ -150,6 +150,12 @@ int ic_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
 int ic_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int lossless,
                    ic_encoded *out, char *error, size_t error_size);
 
+/// An animated WebP of `frame_count` frames, each width x height RGBA8, one
+/// after another in `frames`, shown for `delays_ms` each; `loop_count` 0 loops forever.
+int ic_webp_encode_animation(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
+                             const uint32_t *delays_ms, int32_t loop_count, int quality, int lossless,
+                             ic_encoded *out, char *error, size_t error_size);
+
 // MARK: - Extended attributes and locks
 
 /// lgetxattr: the attribute's length, or -1 with errno set (ENODATA when absent,

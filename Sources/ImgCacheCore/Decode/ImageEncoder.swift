@@ -38,6 +38,31 @@ public enum ImageEncoder {
     /// The formats imgcache writes.
     public static let writableFormats: [ImageFormat] = [.png, .jpeg, .webp]
 
+    /// An animated WebP from `frameCount` frames of `width` × `height` RGBA8
+    /// pixels, one after another in `frames`, each shown for its `delays` entry (ms).
+    public static func encodeAnimation(_ frames: [UInt8], width: Int, height: Int, frameCount: Int, delays: [Int],
+                                       loopCount: Int, settings: Settings) throws(EncodeError) -> [UInt8] {
+        precondition(frames.count == width * height * 4 * frameCount && delays.count == frameCount)
+        guard settings.format == .webp else { throw .unsupported(settings.format) }
+        var encoded = ic_encoded()
+        var message = [CChar](repeating: 0, count: 256)
+        let times = delays.map { UInt32(max(0, $0)) }
+        let status = frames.withUnsafeBufferPointer { buffer in
+            times.withUnsafeBufferPointer { delays in
+                ic_webp_encode_animation(buffer.baseAddress, UInt32(width), UInt32(height), UInt32(frameCount), delays.baseAddress,
+                                         Int32(loopCount), Int32(settings.quality), settings.lossless ? 1 : 0,
+                                         &encoded, &message, message.count)
+            }
+        }
+        guard status == 0 else {
+            let text = String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasPrefix("cannot load") { throw .libraryMissing(text) }
+            throw .failed(.webp, text)
+        }
+        defer { ic_encoded_free(&encoded) }
+        return [UInt8](UnsafeBufferPointer(start: encoded.bytes, count: encoded.size))
+    }
+
     /// `rgba` holds `width` × `height` pixels, 4 bytes each.
     public static func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int, settings: Settings) throws(EncodeError) -> [UInt8] {
         precondition(rgba.count == width * height * 4, "pixel buffer does not match the size")

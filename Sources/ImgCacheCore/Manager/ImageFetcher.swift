@@ -606,7 +606,7 @@ extension ImageFetcher {
                                   now: Double) -> Result<FetchResult, FetchError> {
         let url = miss.text
         defer { try? FileSystem.remove(file.path) }
-        let result: (bytes: [UInt8], width: Int, height: Int, format: ImageFormat)
+        let result: ImageTransform.Output
         do throws(FetchError) {
             let bytes: [UInt8]
             do { bytes = try FileSystem.readFile(file.path, limit: Int(file.response.byteCount)) ?? [] } catch { throw .cacheUnwritable(error) }
@@ -631,7 +631,8 @@ extension ImageFetcher {
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
             EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
                           etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
-                          format: result.format, width: result.width, height: result.height, frameCount: 1, storedAt: now)
+                          format: result.format, width: result.width, height: result.height, frameCount: result.frameCount,
+                          storedAt: now)
         }
         do throws(SystemError) {
             if settings.options.contains(.cacheMemoryOnly) {

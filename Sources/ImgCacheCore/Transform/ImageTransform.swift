@@ -12,6 +12,9 @@ public struct ImageTransform: Equatable, Sendable {
     public var format: ImageFormat?
     /// `--quality`, for JPEG and lossy WebP output.
     public var quality = ImageEncoder.Settings.defaultQuality
+    /// TransformAnimatedImage: every frame of an animation is transformed and
+    /// written as an animated WebP; otherwise an animation becomes its first frame.
+    public var transformsAnimations = false
 
     /// SDWebImage's default for ScaleDownLargeImages: 60 MB of RGBA8 at 4 bytes a pixel.
     public static let defaultScaleDownLimit = PixelLimit(pixels: 15_728_640)
@@ -51,6 +54,7 @@ public struct ImageTransform: Equatable, Sendable {
         if let scaleDownLimit { parts.append("scale-down(\(scaleDownLimit.pixels))") }
         if let format { parts.append("format(\(format.rawValue))") }
         if format == .jpeg || format == .webp || format == nil { parts.append("quality(\(quality))") }
+        if transformsAnimations { parts.append("animated") }
         return parts.joined(separator: "-")
     }
 
@@ -77,8 +81,10 @@ public struct ImageTransform: Equatable, Sendable {
         return size
     }
 
-    /// The format written for input of `input`'s format.
-    public func outputFormat(for input: ImageFormat) -> ImageFormat {
+    /// The format written for input of `input`'s format: an animation kept
+    /// whole is written as WebP, the one animated format imgcache writes.
+    public func outputFormat(for input: ImageFormat, animated: Bool = false) -> ImageFormat {
+        if animated && transformsAnimations { return .webp }
         if let format { return format }
         return ImageEncoder.writableFormats.contains(input) ? input : .png
     }
@@ -87,18 +93,42 @@ public struct ImageTransform: Equatable, Sendable {
     /// and one frame (an animation becomes its first frame).
     public func keepsAsServed(width: Int, height: Int, format: ImageFormat, frameCount: Int) -> Bool {
         let size = targetSize(width: width, height: height)
-        return frameCount == 1 && size.width == width && size.height == height && outputFormat(for: format) == format
+        let animated = frameCount > 1
+        return (!animated || transformsAnimations) && size.width == width && size.height == height
+            && outputFormat(for: format, animated: animated) == format
     }
 
-    /// Transforms the first frame of `image` and encodes it.
-    public func apply(to image: DecodedImage) throws(ImageEncoder.EncodeError) -> (bytes: [UInt8], width: Int, height: Int, format: ImageFormat) {
+    /// What a transform made.
+    public struct Output: Sendable {
+        public let bytes: [UInt8]
+        public let width: Int
+        public let height: Int
+        public let format: ImageFormat
+        public let frameCount: Int
+    }
+
+    /// Transforms `image` (its first frame, or every frame with
+    /// `transformsAnimations`) and encodes the result.
+    public func apply(to image: DecodedImage) throws(ImageEncoder.EncodeError) -> Output {
         let size = targetSize(width: image.width, height: image.height)
-        let pixels = ImageResizer.resize(image.frame(0), width: image.width, height: image.height,
-                                         toWidth: size.width, toHeight: size.height)
-        let format = outputFormat(for: image.format)
-        let bytes = try ImageEncoder.encode(pixels[...], width: size.width, height: size.height,
-                                            settings: ImageEncoder.Settings(format: format, quality: quality))
-        return (bytes, size.width, size.height, format)
+        let animated = image.frameCount > 1 && transformsAnimations
+        let format = outputFormat(for: image.format, animated: animated)
+        let settings = ImageEncoder.Settings(format: format, quality: quality)
+        guard animated else {
+            let pixels = ImageResizer.resize(image.frame(0), width: image.width, height: image.height,
+                                             toWidth: size.width, toHeight: size.height)
+            let bytes = try ImageEncoder.encode(pixels[...], width: size.width, height: size.height, settings: settings)
+            return Output(bytes: bytes, width: size.width, height: size.height, format: format, frameCount: 1)
+        }
+        var frames: [UInt8] = []
+        frames.reserveCapacity(size.width * size.height * 4 * image.frameCount)
+        for index in 0..<image.frameCount {
+            frames += ImageResizer.resize(image.frame(index), width: image.width, height: image.height,
+                                          toWidth: size.width, toHeight: size.height)
+        }
+        let bytes = try ImageEncoder.encodeAnimation(frames, width: size.width, height: size.height, frameCount: image.frameCount,
+                                                     delays: image.delays, loopCount: image.loopCount ?? 0, settings: settings)
+        return Output(bytes: bytes, width: size.width, height: size.height, format: format, frameCount: image.frameCount)
     }
 
     /// The file extension for a format's files.
