@@ -9,13 +9,8 @@ bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 output=$2
 count=${3:-2000}
 root=$(cd "$(dirname "$0")/.." && pwd)
-corpus="$root/.build/bench-corpus-$count"
-if [ ! -f "$corpus/summary.txt" ]; then
-    rm -rf "$corpus"
-    mkdir -p "$corpus"
-    /usr/bin/python3 "$root/scripts/make-corpus.py" "$corpus" "$count" > "$corpus/summary.txt.partial"
-    mv "$corpus/summary.txt.partial" "$corpus/summary.txt"
-fi
+source "$root/scripts/bench-corpus.sh"
+corpus=$(bench_corpus "$root" "$count")
 work=$(mktemp -d /tmp/imgcache-codecs.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 pillow="/usr/bin/python3 $root/scripts/pillow-codecs.py"

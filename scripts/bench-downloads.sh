@@ -15,13 +15,8 @@ bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 output=$2
 count=${3:-2000}
 root=$(cd "$(dirname "$0")/.." && pwd)
-corpus="$root/.build/bench-corpus-$count"
-if [ ! -f "$corpus/summary.txt" ]; then
-    rm -rf "$corpus"
-    mkdir -p "$corpus"
-    /usr/bin/python3 "$root/scripts/make-corpus.py" "$corpus" "$count" > "$corpus/summary.txt.partial"
-    mv "$corpus/summary.txt.partial" "$corpus/summary.txt"
-fi
+source "$root/scripts/bench-corpus.sh"
+corpus=$(bench_corpus "$root" "$count")
 source "$root/scripts/sample-server.sh"
 SAMPLE_SERVER_PORT=18600 start_sample_server "$corpus"
 work=$server_work
