@@ -109,6 +109,7 @@ import Testing
         #expect(second.errorLines == ["imgcache: note: another clean of namespace 'default' is running; nothing done"])
         let json = try fetch(["--json", "clean"])
         #expect(try json.jsonLines().first?["skipped"] as? String == "another clean is running")
+        JSONContract.expect(try json.jsonLines().first, matches: "clean: skipped")
         #expect(CacheInspection.storedFiles(under: cacheRoot).count == 1)
     }
 

@@ -110,7 +110,7 @@ enum ManagerSetup {
         var object = JSONObject()
         object.add("url", RemoteURL.redacted(url))
         object.add("error", error.message)
-        if case .blacklisted = error { object.add("blacklisted", true) }
+        if case .blacklisted = error { object.add("blacklisted", true) } else { object.add("blacklisted", false) }
         return object
     }
 

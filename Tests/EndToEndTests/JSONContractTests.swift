@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+/// Every `--json` output, held to Docs/JSON.md: the documented fields, no
+/// others, of the documented types.
+@Suite final class JSONContractTests: LoopbackCacheSuite {
+    @Test func theDocumentHasEveryShape() {
+        for section in ["fetch and prefetch: an image", "fetch and prefetch: a failure", "prefetch: the summary", "cache-info",
+                        "clean", "clean: skipped", "clear", "clear --failed"] {
+            #expect(JSONContract.sections[section]?.isEmpty == false, "\(section)")
+        }
+    }
+
+    @Test func fetchAndPrefetchLines() throws {
+        let fetched = try fetch(["--json", "fetch", server.url("photo.jpg"), server.url("status/404"), server.url("status/404"),
+                                 server.url("photo.jpg")])
+        let lines = try fetched.jsonLines()
+        #expect(lines.count == 4)
+        JSONContract.expect(lines[0], matches: "fetch and prefetch: an image")
+        JSONContract.expect(lines[1], matches: "fetch and prefetch: a failure")
+        JSONContract.expect(lines[2], matches: "fetch and prefetch: a failure")
+        JSONContract.expect(lines[3], matches: "fetch and prefetch: an image")
+        // A remembered failure, and an image kept only in memory, keep the same shapes.
+        let again = try fetch(["--json", "fetch", server.url("status/404")])
+        JSONContract.expect(try again.jsonLines().first, matches: "fetch and prefetch: a failure")
+        #expect(try again.jsonLines().first?["blacklisted"] as? Bool == true)
+        let memory = try fetch(["--json", "fetch", "--memory-only", "-o", home.appending("copy.png"), server.url("logo.png")])
+        JSONContract.expect(try memory.jsonLines().first, matches: "fetch and prefetch: an image")
+
+        let list = home.appending("urls.txt")
+        try [server.url("photo.jpg"), server.url("anim.gif"), server.url("status/410")].joined(separator: "\n")
+            .write(toFile: list, atomically: true, encoding: .utf8)
+        let prefetched = try fetch(["--json", "prefetch", list]).jsonLines()
+        #expect(prefetched.count == 4)
+        for line in prefetched.dropLast() {
+            JSONContract.expect(line, matches: line["error"] == nil ? "fetch and prefetch: an image" : "fetch and prefetch: a failure")
+        }
+        JSONContract.expect(prefetched.last, matches: "prefetch: the summary")
+    }
+
+    @Test func maintenanceObjects() throws {
+        let empty = try fetch(["--json", "cache-info"]).jsonLines().first
+        JSONContract.expect(empty, matches: "cache-info")
+        _ = try fetch(["fetch", server.url("photo.jpg"), server.url("status/404")])
+        JSONContract.expect(try fetch(["--json", "cache-info"]).jsonLines().first, matches: "cache-info")
+        JSONContract.expect(try fetch(["--json", "clean", "--max-size", "none", "--max-age", "never"]).jsonLines().first, matches: "clean")
+        JSONContract.expect(try fetch(["--json", "clean", "--dry-run", "--max-size", "1k"]).jsonLines().first, matches: "clean")
+        JSONContract.expect(try fetch(["--json", "clear", "--failed"]).jsonLines().first, matches: "clear --failed")
+        JSONContract.expect(try fetch(["--json", "clear"]).jsonLines().first, matches: "clear")
+    }
+}
