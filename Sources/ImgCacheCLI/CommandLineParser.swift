@@ -128,6 +128,9 @@ public enum CommandLineParser {
                 try noOperands(command.name)
                 var arguments = CacheInfoArguments()
                 arguments.allNamespaces = has("all-namespaces")
+                if arguments.allNamespaces, globals.namespace != nil {
+                    throw .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one")
+                }
                 return .run(globals, .cacheInfo(arguments))
             case CommandTable.clean.name:
                 try noOperands(command.name)

@@ -125,6 +125,13 @@ import Testing
         #expect(clean.failedTTL == .seconds(3 * 86_400) && clean.remember)
     }
 
+    @Test func everyMaintenanceCommandRefusesAllNamespacesWithANamespace() {
+        for command in ["cache-info", "clean", "clear"] {
+            #expect(error("-n x \(command) --all-namespaces")
+                == .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one"), "\(command)")
+        }
+    }
+
     @Test func prefetchTakesAtMostOneList() throws {
         guard case .run(_, .prefetch(let fromStdin)) = try invocation("prefetch"),
               case .run(_, .prefetch(let dash)) = try invocation("prefetch -"),
