@@ -17,7 +17,9 @@ public enum CommandRunner {
         } catch {
             var globals = GlobalOptions()
             globals.color = CommandLineParser.requestedColor(in: arguments)
-            return usageFailure(error, console: Console(globals: globals, environment: environment))
+            // A bad value inside a command points to that command's help.
+            let named = arguments.prefix { $0 != "--" }.first { CommandTable.command(named: $0) != nil }
+            return usageFailure(error, console: Console(globals: globals, environment: environment), command: named)
         }
         let globals: GlobalOptions, command: Command
         switch invocation {
@@ -97,9 +99,9 @@ public enum CommandRunner {
         case .run: return ""
         }
     }
-    private static func usageFailure(_ error: UsageError, console: Console) -> Int32 {
+    private static func usageFailure(_ error: UsageError, console: Console, command: String? = nil) -> Int32 {
         console.error(error.message)
-        console.plain(error.hint)
+        console.plain(error.hint(command: command))
         return ExitStatus.usage.rawValue
     }
 

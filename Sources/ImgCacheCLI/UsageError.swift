@@ -53,8 +53,11 @@ public enum UsageError: Error, Equatable, Sendable {
     }
 
     /// The line after the message: where to read more.
-    public var hint: String {
-        if let command { return "Run 'imgcache \(command) --help' for usage." }
+    public var hint: String { hint(command: nil) }
+
+    /// The hint, pointing to `fallback`'s help when the error names no command itself.
+    public func hint(command fallback: String?) -> String {
+        if let command = command ?? fallback { return "Run 'imgcache \(command) --help' for usage." }
         return "Run 'imgcache --help' for usage."
     }
 

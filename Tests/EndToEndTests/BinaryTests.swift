@@ -44,6 +44,13 @@ import Testing
                                       "Run 'imgcache --help' for usage."])
     }
 
+    @Test func aBadValueInACommandPointsToThatCommandsHelp() throws {
+        let result = try run(["prefetch", "--thumbnail", "10"])
+        #expect(result.status == 64)
+        #expect(result.errorLines == ["imgcache: error: invalid value '10' for --thumbnail: expected WIDTHxHEIGHT, each from 1 to 65535",
+                                      "Run 'imgcache prefetch --help' for usage."])
+    }
+
     @Test func colourIsUsedOnlyWhenAskedOnANonTerminal() throws {
         let plain = try run(["fecth"])
         #expect(!plain.standardError.contains("\u{1B}["))
