@@ -41,4 +41,42 @@ import Testing
         for name in ["thumbs", "avatars"] { try FileManager.default.createDirectory(atPath: root.appending(name), withIntermediateDirectories: true) }
         #expect(try complete(["-n", ""], cacheRoot: root.path).sorted() == ["avatars", "thumbs"])
     }
+
+    /// Runs `shell -c program` and returns its standard output lines.
+    func run(_ shell: String, _ program: String) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: shell)
+        process.arguments = ["-c", program]
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
+        process.currentDirectoryURL = Paths.repository
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    @Test func fishCompletesCommandsOptionsAndValues() throws {
+        let lines = try run("/usr/bin/fish", """
+            source completions/imgcache.fish
+            complete -C 'imgcache pre'
+            complete -C 'imgcache fetch --thumb'
+            complete -C 'imgcache prefetch --verify '
+            """)
+        let words = lines.map { String($0.prefix { $0 != "\t" }) }
+        #expect(words.contains("prefetch"), "\(lines)")
+        #expect(words.contains("--thumbnail"), "\(lines)")
+        #expect(words.contains("header") && words.contains("full"), "\(lines)")
+    }
+
+    @Test func zshLoadsTheCompletionFunction() throws {
+        let lines = try run("/usr/bin/zsh", """
+            zsh -n completions/_imgcache && echo syntax-ok
+            fpath=(completions $fpath); autoload -U compinit; compinit -u -D; whence -w _imgcache
+            """)
+        #expect(lines.contains("syntax-ok"), "\(lines)")
+        #expect(lines.contains("_imgcache: function"), "\(lines)")
+    }
 }
