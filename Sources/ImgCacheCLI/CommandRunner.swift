@@ -42,6 +42,7 @@ public enum CommandRunner {
         }
         do { placement = try metadataPlacement(environment) } catch { return usageFailure(error, console: console) }
         let cache = DiskCache(location: location, metadataPlacement: placement)
+        if let exposure = CacheRoot.exposure(of: [location.root, location.directory]) { console.warning(exposure) }
         var status = ExitStatus.success
         let outcome = finish(console) { () throws(SystemError) in
             switch command {

@@ -26,4 +26,22 @@ public struct CacheRoot: Sendable {
         }
         return found.sorted { $0.name < $1.name }
     }
+
+    /// Why other users could tamper with the cache, if they could: the root
+    /// or the namespace folder writable by others (without the sticky bit that
+    /// keeps them from renaming and removing our files), or owned by another user.
+    public static func exposure(of paths: [String]) -> String? {
+        let me = geteuid()
+        for path in paths {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            if info.st_mode & S_IWOTH != 0 && info.st_mode & S_ISVTX == 0 {
+                return "\(path) is writable by every user, who could replace cached images; run chmod o-w on it"
+            }
+            if me != 0 && info.st_uid != me {
+                return "\(path) belongs to another user (uid \(info.st_uid)), who could replace cached images"
+            }
+        }
+        return nil
+    }
 }

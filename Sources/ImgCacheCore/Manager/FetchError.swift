@@ -28,18 +28,18 @@ public enum FetchError: Error, Equatable, Sendable {
     /// One line for the user: the URL (credentials hidden) and the cause.
     public var message: String {
         switch self {
-        case .invalidURL(let url, let reason): return "\(RemoteURL.redacted(url)): invalid URL: \(reason)"
+        case .invalidURL(let url, let reason): return "\(RemoteURL.displayed(url)): invalid URL: \(reason)"
         case .unsupportedScheme(let url, let scheme):
-            return "\(RemoteURL.redacted(url)): unsupported scheme '\(scheme)' (only http and https)"
-        case .download(let url, let error): return "\(RemoteURL.redacted(url)): \(error.reason)"
+            return "\(RemoteURL.displayed(url)): unsupported scheme '\(scheme)' (only http and https)"
+        case .download(let url, let error): return "\(RemoteURL.displayed(url)): \(error.reason)"
         case .notAnImage(let url, let contentType):
             let served = contentType.map { " (served as \($0))" } ?? ""
-            return "\(RemoteURL.redacted(url)): not an image\(served); nothing was stored"
+            return "\(RemoteURL.displayed(url)): not an image\(served); nothing was stored"
         case .unsupportedFormat(let url, let format):
-            return "\(RemoteURL.redacted(url)): \(format.displayName) images are not supported; nothing was stored"
-        case .corruptImage(let url, let reason): return "\(RemoteURL.redacted(url)): \(reason); nothing was stored"
+            return "\(RemoteURL.displayed(url)): \(format.displayName) images are not supported; nothing was stored"
+        case .corruptImage(let url, let reason): return "\(RemoteURL.displayed(url)): \(reason); nothing was stored"
         case .tooManyPixels(let url, let width, let height, let limit):
-            return "\(RemoteURL.redacted(url)): \(width)×\(height) pixels is over the limit of \(limit) (--max-pixels); nothing was stored"
+            return "\(RemoteURL.displayed(url)): \(width)×\(height) pixels is over the limit of \(limit) (--max-pixels); nothing was stored"
         case .blacklisted(let url, let reason, let failedAt, let ttl, let now):
             let until: String
             switch ttl {
@@ -47,9 +47,9 @@ public enum FetchError: Error, Equatable, Sendable {
             case .seconds(let seconds):
                 until = "not tried again for \(TimeSpan(seconds: max(1, (failedAt + seconds - now).rounded(.up))).roughDescription)"
             }
-            return "\(RemoteURL.redacted(url)): failed \(Timestamp.age(failedAt, now: now)) (\(reason)); \(until); --retry-failed tries it now"
-        case .notCached(let url): return "\(RemoteURL.redacted(url)): not in the cache (--cache-only)"
-        case .interrupted(let url): return "\(RemoteURL.redacted(url)): interrupted"
+            return "\(RemoteURL.displayed(url)): failed \(Timestamp.age(failedAt, now: now)) (\(reason)); \(until); --retry-failed tries it now"
+        case .notCached(let url): return "\(RemoteURL.displayed(url)): not in the cache (--cache-only)"
+        case .interrupted(let url): return "\(RemoteURL.displayed(url)): interrupted"
         case .cacheUnwritable(let error): return "cache not writable: \(error)"
         case .libraryMissing(let message): return message
         }

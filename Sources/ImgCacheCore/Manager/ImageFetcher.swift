@@ -222,7 +222,7 @@ public final class ImageFetcher {
             }
         case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
             guard let miss = run.pending[slot] else { return }
-            log?("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.redacted(miss.url.string)): \(error.reason)")
+            log?("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.displayed(miss.url.string)): \(error.reason)")
         case .event(let slot, .progress(let received, let expected)):
             guard let miss = run.pending[slot] else { return }
             progress?(miss.url.string, received, expected)
@@ -274,9 +274,9 @@ public final class ImageFetcher {
         case .failure(let error) where error.isRemembered:
             do {
                 try failedURLs.record(Lookup.failureKey(miss.text, settings), url: miss.text, reason: error.recordedReason, now: WallClock.now())
-                log?("\(RemoteURL.redacted(miss.text)): remembered as failed")
+                log?("\(RemoteURL.displayed(miss.text)): remembered as failed")
             } catch {
-                log?("cannot remember the failure of \(RemoteURL.redacted(miss.text)): \(error)")
+                log?("cannot remember the failure of \(RemoteURL.displayed(miss.text)): \(error)")
             }
         case .success:
             // Only when one may exist: the lookup saw it, or skipped looking (RetryFailed).
@@ -376,7 +376,7 @@ struct Lookup: Sendable {
             let ttl = ttl()
             if !ttl.isExpired(record.failedAt, now: now) {
                 return .answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)),
-                               note: wantsNotes ? "\(RemoteURL.redacted(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))" : nil)
+                               note: wantsNotes ? "\(RemoteURL.displayed(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))" : nil)
             }
         }
         let remote: RemoteURL
@@ -455,7 +455,7 @@ extension ImageFetcher {
             let bodyDirectory = try bodyDirectory(for: request.key)
             let slot = existing ?? run.nextSlot
             if existing == nil { run.nextSlot += 1 }
-            log?("download: \(RemoteURL.redacted(request.text))" + (miss.validators != nil ? " (conditional)" : ""))
+            log?("download: \(RemoteURL.displayed(request.text))" + (miss.validators != nil ? " (conditional)" : ""))
             let downloadRequest = settings.request(for: remote, bodyDirectory: bodyDirectory, validators: miss.validators)
             let messages = self.messages
             let wantsProgress = progress != nil && settings.options.contains(.progressiveDownload)
@@ -543,8 +543,8 @@ extension ImageFetcher {
         }
         let response = file.response
         if let log {
-            let shown = RemoteURL.redacted(url)
-            if response.effectiveURL != url { log("\(shown): redirected to \(RemoteURL.redacted(response.effectiveURL))") }
+            let shown = RemoteURL.displayed(url)
+            if response.effectiveURL != url { log("\(shown): redirected to \(RemoteURL.displayed(response.effectiveURL))") }
             let retried = response.attempts > 1 ? " after \(response.attempts) attempts" : ""
             log("\(shown): HTTP \(response.statusCode), \(response.byteCount) bytes in \(Int(response.elapsed * 1000)) ms\(retried)")
         }
@@ -560,7 +560,7 @@ extension ImageFetcher {
                     ?? cache.lookup(miss.key, now: now).entry else {
                     return .failure(.download(url: url, .other(code: 0, message: "the cached copy changed while it was revalidated")))
                 }
-                log?("\(RemoteURL.redacted(url)): not modified, kept \(entry.path)")
+                log?("\(RemoteURL.displayed(url)): not modified, kept \(entry.path)")
                 return .success(FetchResult(url: url, path: entry.path, cacheType: .refreshed, metadata: entry.metadata))
             } catch {
                 return .failure(.cacheUnwritable(error))
@@ -585,7 +585,7 @@ extension ImageFetcher {
             return storeTransformed(file, transform: transform, for: miss, now: now)
         }
         if settings.options.contains(.cacheMemoryOnly) {
-            log?("\(RemoteURL.redacted(url)): not stored (CacheMemoryOnly)")
+            log?("\(RemoteURL.displayed(url)): not stored (CacheMemoryOnly)")
             return .success(FetchResult(url: url, path: file.path, cacheType: .none,
                                         metadata: describe(inode: 0, size: response.byteCount), isStored: false))
         }
@@ -626,7 +626,7 @@ extension ImageFetcher {
         } catch {
             return .failure(error)
         }
-        log?("\(RemoteURL.redacted(url)): \(transform.key) -> \(result.width)x\(result.height) \(result.format.displayName), \(result.bytes.count) bytes")
+        log?("\(RemoteURL.displayed(url)): \(transform.key) -> \(result.width)x\(result.height) \(result.format.displayName), \(result.bytes.count) bytes")
         let response = file.response
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
             EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),

@@ -1,0 +1,102 @@
+import Foundation
+@testable import ImgCacheCore
+import Testing
+
+/// Hostile images: a deterministic mutation corpus made from the fixtures, and
+/// bombs in every format. Each must end in an answer or a typed error, with
+/// memory bounded by the pixel limit.
+@Suite struct HostileImageTests {
+    static let limit = PixelLimit(pixels: 4_000_000)
+
+    /// A small deterministic generator (xorshift64*), so every run tries the same mutations.
+    struct Mutator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state ^= state >> 12
+            state ^= state << 25
+            state ^= state >> 27
+            return state &* 2_685_821_657_736_338_717
+        }
+        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(1, bound))) }
+
+        /// One of: a few bits flipped, a cut, a run overwritten, a chunk duplicated.
+        mutating func mutate(_ bytes: [UInt8]) -> [UInt8] {
+            var result = bytes
+            switch below(4) {
+            case 0:
+                for _ in 0...below(8) { result[below(result.count)] ^= UInt8(1 << below(8)) }
+            case 1:
+                result = Array(result.prefix(below(result.count)))
+            case 2:
+                let start = below(result.count), length = min(result.count - start, 1 + below(64))
+                let fill: UInt8 = below(2) == 0 ? 0x00 : 0xFF
+                for index in start..<(start + length) { result[index] = fill }
+            default:
+                let start = below(result.count), length = min(result.count - start, 1 + below(256))
+                result.insert(contentsOf: result[start..<(start + length)], at: start)
+            }
+            return result
+        }
+    }
+
+    @Test func mutatedFixturesEndInAnAnswerOrATypedError() throws {
+        var mutator = Mutator(state: 0x9E37_79B9_7F4A_7C15)
+        var typedErrors = 0, decoded = 0
+        for row in try DecoderTests.table() {
+            let original = try DecoderTests.bytes(row[0])
+            for _ in 0..<150 {
+                let bytes = mutator.mutate(original)
+                _ = ImageFormat.sniff(bytes)
+                _ = try? ImageHeader.probe(bytes)
+                do {
+                    let image = try ImageDecoder.decode(bytes, maximumPixels: Self.limit)
+                    #expect(image.pixels.count == image.width * image.height * 4 * image.frameCount)
+                    decoded += 1
+                } catch {
+                    typedErrors += 1
+                }
+            }
+        }
+        // Both outcomes occur: the corpus exercises the error paths and the decoders' tolerance.
+        #expect(typedErrors > 100 && decoded > 100, "\(typedErrors) errors, \(decoded) decoded")
+    }
+
+    /// A GIF: logical screen `width` x `height`, a two-colour table, then `frames` 1x1 frames.
+    static func gif(width: Int, height: Int, frames: Int) -> [UInt8] {
+        var bytes = Array("GIF89a".utf8) + [UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), 0x80, 0, 0]
+        bytes += [0, 0, 0, 255, 255, 255]
+        let frame: [UInt8] = [0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0x00, 2, 2, 0x4C, 0x01, 0x00]
+        for _ in 0..<frames { bytes += frame }
+        return bytes + [0x3B]
+    }
+
+    @Test func anAnimationOfThousandsOfFramesIsCountedThenStoppedByTheLimit() throws {
+        let bomb = Self.gif(width: 2000, height: 2000, frames: 5000)
+        let header = try ImageHeader.probe(bomb)
+        #expect(header.frameCount == 5000 && header.width == 2000)
+        // 2000x2000 a frame: the limit (4 megapixels here, every frame counted) stops it at the second.
+        #expect(throws: ImageDecoder.DecodeError.corrupt(.gif, "more pixels than the limit, counting every frame")) {
+            try ImageDecoder.decode(bomb, maximumPixels: Self.limit)
+        }
+    }
+
+    @Test func absurdCanvasesAreRefusedFromTheHeader() throws {
+        // GIF: a 65535x65535 screen.
+        #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: 65_535, height: 65_535, limit: .standard)) {
+            try ImageDecoder.decode(Self.gif(width: 65_535, height: 65_535, frames: 1))
+        }
+        // WebP: a VP8X canvas of 16384x16384, animated, no frames.
+        var webp = Array("RIFF".utf8) + [22, 0, 0, 0] + Array("WEBPVP8X".utf8) + [10, 0, 0, 0, 0x02, 0, 0, 0]
+        webp += [0xFF, 0x3F, 0x00, 0xFF, 0x3F, 0x00]
+        #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: 16_384, height: 16_384, limit: .standard)) {
+            try ImageDecoder.decode(webp)
+        }
+        // JPEG: photo.jpg with its frame header patched to 60000x60000.
+        var jpeg = try DecoderTests.bytes("photo.jpg")
+        let sof = try #require((0..<(jpeg.count - 9)).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC0 })
+        jpeg[sof + 5] = 0xEA; jpeg[sof + 6] = 0x60; jpeg[sof + 7] = 0xEA; jpeg[sof + 8] = 0x60
+        #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: 60_000, height: 60_000, limit: .standard)) {
+            try ImageDecoder.decode(jpeg)
+        }
+    }
+}
