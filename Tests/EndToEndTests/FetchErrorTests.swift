@@ -39,9 +39,17 @@ import Testing
             remembered: true)
     }
 
-    @Test func verifyFullRefusesAFileCutInItsPixelsThatTheHeaderCheckLetsThrough() throws {
-        // cut.jpg is photo.jpg cut two thirds in: its header is whole, its scan data is not.
-        let cut = server.url("cut.jpg")
+    @Test func aFileCutShortIsRefusedByTheHeaderCheck() throws {
+        // cut.jpg is photo.jpg cut two thirds in: its header is whole, its end is missing.
+        try expectFailureLeavesCacheUnchanged(
+            ["fetch", server.url("cut.jpg")], status: 1,
+            messageContains: "\(server.url("cut.jpg")): truncated JPEG image: the file ends before its end-of-image marker",
+            remembered: true)
+    }
+
+    @Test func verifyFullRefusesScrambledPixelsThatTheHeaderCheckLetsThrough() throws {
+        // garbled.jpg is photo.jpg with 64 bytes of its scan data scrambled: whole, but not decodable.
+        let cut = server.url("garbled.jpg")
         let header = try fetch(["--json", "fetch", cut])
         #expect(header.status == 0, "\(header.standardError)")
         _ = try fetch(["clear"])

@@ -76,7 +76,7 @@ import Testing
     @Test func aThumbnailOfSomethingThatIsNotAnImageFailsAsUsual() throws {
         let result = try fetch(["fetch", "--thumbnail", "32x32", server.url("cut.jpg")])
         #expect(result.status == 1)
-        #expect(result.standardError.contains("corrupt JPEG image"), "\(result.standardError)")
+        #expect(result.standardError.contains("truncated JPEG image"), "\(result.standardError)")
         #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty)
         #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty)
     }

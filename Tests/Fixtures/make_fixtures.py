@@ -51,6 +51,11 @@ def write_fixtures():
         data = photo.read()
     with open(os.path.join(IMAGES, "cut.jpg"), "wb") as cut:
         cut.write(data[:len(data) * 2 // 3])
+    # The JPEG with 64 bytes of its scan data scrambled: whole to a header check
+    # (it still ends with its end-of-image marker), corrupt to a decoder.
+    middle = len(data) // 2
+    with open(os.path.join(IMAGES, "garbled.jpg"), "wb") as garbled:
+        garbled.write(data[:middle] + bytes((index * 37) % 251 for index in range(64)) + data[middle + 64:])
     write_variants()
     write_expectations()
 

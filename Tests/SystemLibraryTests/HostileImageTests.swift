@@ -99,4 +99,13 @@ import Testing
             try ImageDecoder.decode(jpeg)
         }
     }
+
+    @Test func aFileCutShortIsCaughtWithoutDecoding() throws {
+        for row in try DecoderTests.table() where row[1] != "gif" {
+            let whole = try DecoderTests.bytes(row[0])
+            let format = try #require(ImageFormat(rawValue: row[1]))
+            #expect(ImageHeader.missingEnd(of: whole, format: format) == nil, "\(row[0]) whole")
+            #expect(ImageHeader.missingEnd(of: Array(whole.prefix(whole.count - 20)), format: format) != nil, "\(row[0]) cut")
+        }
+    }
 }

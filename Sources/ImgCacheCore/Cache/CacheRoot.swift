@@ -34,7 +34,8 @@ public struct CacheRoot: Sendable {
         let me = geteuid()
         for path in paths {
             var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
+            // A link is refused elsewhere; its own mode bits mean nothing.
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { continue }
             if info.st_mode & S_IWOTH != 0 && info.st_mode & S_ISVTX == 0 {
                 return "\(path) is writable by every user, who could replace cached images; run chmod o-w on it"
             }

@@ -101,6 +101,35 @@ public struct ImageHeader: Equatable, Sendable {
         return nil
     }
 
+    /// Whether a whole file of `format` ends as that format ends, so that a
+    /// download cut short (a server lying about its length) is caught without
+    /// decoding: PNG's IEND chunk, JPEG's end-of-image marker near the end,
+    /// WebP's RIFF size, GIF's blocks walked to the last (done by the probe).
+    /// Nil when complete, else what is missing.
+    public static func missingEnd(of bytes: [UInt8], format: ImageFormat) -> String? {
+        switch format {
+        case .png:
+            let iend: [UInt8] = [0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
+            let tail = bytes.suffix(64)
+            guard tail.count >= iend.count,
+                  (tail.startIndex...(tail.endIndex - iend.count)).contains(where: { tail[$0..<($0 + iend.count)].elementsEqual(iend) })
+            else { return "the file ends before its IEND chunk" }
+            return nil
+        case .jpeg:
+            // Some writers pad after the marker, so it is looked for near the end, not at it.
+            let tail = bytes.suffix(4096)
+            guard tail.count >= 2, (tail.startIndex..<(tail.endIndex - 1)).contains(where: { tail[$0] == 0xFF && tail[$0 + 1] == 0xD9 })
+            else { return "the file ends before its end-of-image marker" }
+            return nil
+        case .webp:
+            guard bytes.count >= 12 else { return "the file ends inside the RIFF header" }
+            let declared = littleEndian(bytes, 4, 4) + 8
+            return declared > bytes.count ? "the file is \(bytes.count) bytes; its RIFF header says \(declared)" : nil
+        default:
+            return nil
+        }
+    }
+
     /// How many top-level RIFF chunks called `name` a WebP file has.
     static func countChunks(_ name: String, in bytes: [UInt8]) -> Int {
         var offset = 12

@@ -675,6 +675,9 @@ extension ImageFetcher {
             case .libraryMissing(let message): throw .libraryMissing(message)
             }
         }
+        if let missing = ImageHeader.missingEnd(of: bytes, format: header.format) {
+            throw .corruptImage(url: url, reason: "truncated \(header.format.displayName) image: \(missing)")
+        }
         guard settings.maximumPixels.allows(width: header.width, height: header.height) else {
             throw .tooManyPixels(url: url, width: header.width, height: header.height, limit: settings.maximumPixels)
         }
