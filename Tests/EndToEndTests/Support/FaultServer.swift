@@ -212,6 +212,9 @@ final class FaultServer: @unchecked Sendable {
         case .stall:
             waitForClose(fd)
             return false
+        case .raw(let bytes):
+            _ = sendAll(fd, bytes[...])
+            return false
         case .endless:
             let head = FaultServer.head(200, [("Content-Type", "image/png"), ("Connection", "close")])
             let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
@@ -235,6 +238,8 @@ final class FaultServer: @unchecked Sendable {
         case stall
         /// A body without length that never ends.
         case endless
+        /// These bytes exactly, then the connection closes (hostile responses).
+        case raw([UInt8])
     }
 
     /// How a half-sent response ends.
@@ -281,6 +286,10 @@ final class FaultServer: @unchecked Sendable {
             if hops == 0 { return serve(parts[2]) }
             return .full(status: 302, type: "text/plain", body: Array("Found\n".utf8),
                          extra: [("Location", "/redirect/\(hops - 1)/\(parts[2])")])
+        case ("huge-headers", 2), ("header-flood", 2), ("length-long", 2), ("length-short", 2), ("gzip-bomb", 2),
+             ("bad-chunked", 2):
+            guard let (bytes, type) = file(parts[1]) else { break }
+            return .raw(FaultServer.hostile(parts[0], body: bytes, type: type))
         case ("html", 1):
             let page = "<!DOCTYPE html>\n<html><head><title>imgcache test</title></head>"
                 + "<body><p>This page is not an image.</p></body></html>\n"
@@ -403,6 +412,48 @@ final class FaultServer: @unchecked Sendable {
     /// The framing fields every response with a length carries.
     private static func fields(_ type: String, _ length: Int, _ connection: String) -> [(String, String)] {
         [("Content-Type", type), ("Content-Length", String(length)), ("Connection", connection)]
+    }
+
+    /// A response that breaks HTTP's rules the way a hostile server would.
+    private static func hostile(_ kind: String, body: [UInt8], type: String) -> [UInt8] {
+        let closing = [("Content-Type", type), ("Connection", "close")]
+        switch kind {
+        case "huge-headers":
+            // One header line of 300 KB, over libcurl's limit for a header.
+            return head(200, closing + [("Content-Length", String(body.count)), ("X-Huge", String(repeating: "h", count: 300_000))]) + body
+        case "header-flood":
+            // 30,000 short header lines.
+            return head(200, closing + [("Content-Length", String(body.count))] + (0..<30_000).map { ("X-\($0)", "f") }) + body
+        case "length-long":
+            // Promises 1000 bytes more than it sends, then closes.
+            return head(200, closing + [("Content-Length", String(body.count + 1000))]) + body
+        case "length-short":
+            // Promises half and sends everything: the rest must not become part of the image.
+            return head(200, closing + [("Content-Length", String(body.count / 2))]) + body
+        case "gzip-bomb":
+            // 10 MB of zeros gzipped to a few KB, announced as Content-Encoding: gzip.
+            let zeros = [UInt8](repeating: 0, count: 10 << 20)
+            return head(200, closing + [("Content-Encoding", "gzip"), ("Content-Length", String(gzip(zeros).count))]) + gzip(zeros)
+        default:
+            // "bad-chunked": a chunk size that is not hexadecimal.
+            return head(200, closing + [("Transfer-Encoding", "chunked")]) + Array("zz\r\nnot a chunk\r\n0\r\n\r\n".utf8)
+        }
+    }
+
+    /// `bytes` gzipped by the gzip command.
+    private static func gzip(_ bytes: [UInt8]) -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-c", "-9"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        guard (try? process.run()) != nil else { return [] }
+        let writer = Thread { input.fileHandleForWriting.write(Data(bytes)); try? input.fileHandleForWriting.close() }
+        writer.start()
+        let result = [UInt8](output.fileHandleForReading.readDataToEndOfFile())
+        process.waitUntilExit()
+        return result
     }
 
     /// A status line and header fields, through the blank line.
