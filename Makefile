@@ -16,7 +16,7 @@ BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools
 
 RELEASE_BIN := .build/release/imgcache
 
-.PHONY: all deps bench-deps build test run install generate bench fuzz clean
+.PHONY: all deps bench-deps build test run install generate bench fuzz soak clean
 
 all: build
 
@@ -64,6 +64,14 @@ bench: build bench-deps
 	scripts/bench-downloads.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
 	scripts/bench-cache.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 100000
 	scripts/bench-codecs.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 2000
+
+# Random SIGKILLs across mixed commands for SOAK_SECONDS (not part of `make
+# test`, which runs a few rounds); the result goes to Docs/SOAK.md.
+SOAK_SECONDS ?= 300
+soak: deps
+	$(SWIFT) build --build-tests
+	IMGCACHE_SOAK_SECONDS=$(SOAK_SECONDS) IMGCACHE_SOAK_REPORT=$(CURDIR)/Docs/SOAK.md \
+		$(SWIFT) test --skip-build --filter SoakTests
 
 # libFuzzer targets for the sniffer and each decoder, FUZZ_SECONDS each (not part
 # of `make test`); crashers are kept under Tests/Fixtures/fuzz/crashers/.

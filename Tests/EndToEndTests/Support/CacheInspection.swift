@@ -48,7 +48,8 @@ enum CacheInspection {
 
     /// Every problem with the entries under the namespace folder `directory`: an
     /// image file must have metadata naming its key and size, and hold exactly
-    /// the bytes `expected` gives for that key. Empty when all is whole.
+    /// the bytes `expected` gives for that key (when it gives none, as for a
+    /// thumbnail, a whole image). Empty when all is whole.
     static func problems(inNamespace directory: String, expected: (String) -> Data?) -> [String] {
         var problems: [String] = []
         for relative in files(under: directory) where !relative.hasPrefix("failed/") {
@@ -65,7 +66,14 @@ enum CacheInspection {
                 continue
             }
             if fields["size"] != String(bytes.count) { problems.append("\(relative): size \(bytes.count), metadata says \(fields["size"] ?? "-")") }
-            if bytes != expected(key) { problems.append("\(relative): bytes differ from what \(key) serves") }
+            if let served = expected(key) {
+                if bytes != served { problems.append("\(relative): bytes differ from what \(key) serves") }
+            } else if let header = try? ImageHeader.probe([UInt8](bytes)),
+                      ImageHeader.missingEnd(of: [UInt8](bytes), format: header.format) == nil {
+                // A transformed image (no served bytes to compare): whole if it probes and ends as its format ends.
+            } else {
+                problems.append("\(relative): not a whole image")
+            }
         }
         return problems
     }
