@@ -1,5 +1,6 @@
 // libFuzzer targets, compiled into ImgCacheCore's module by scripts/fuzz.sh
 // (`make fuzz`), one binary that runs the target IMGCACHE_FUZZ_TARGET names:
+//   cli    the command-line parser (argv words split at NUL) and URL list lines
 //   sniff  format sniffing, every header probe and walk, EXIF orientation
 //   png, jpeg, webp, gif  that format's full decoder (other inputs are skipped)
 // Each must return for any input, without a crash, a hang or unbounded memory.
@@ -19,6 +20,13 @@ public func imgcacheFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     // Small limits keep each run fast; the limit logic itself is under test too.
     let limit = PixelLimit(pixels: 4_000_000)
     switch fuzzTarget {
+    case "cli":
+        // Words separated by NUL, as argv holds them: a command line, a usage error, or help.
+        let words = bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        if case .run(let globals, _)? = try? CommandLineParser.parse(words) { _ = globals.verbosity }
+        _ = CommandLineParser.requestedColor(in: words)
+        var list = LineSplitter(maximumLength: 1024)
+        for line in list.push(bytes[...]) + list.finish() { _ = URLList.item(for: line) }
     case "sniff":
         _ = ImageFormat.sniff(bytes)
         _ = try? ImageHeader.probe(bytes)

@@ -85,7 +85,7 @@ import Testing
                 imgcache processes at once on one namespace, mixing fetch -j 3, prefetch -j 4 of 90 URLs, \
                 clean --max-size 40k, clear, fetch --thumbnail and cache-info, one or two of each round \
                 killed with SIGKILL at a random moment. After every round every entry on disk was checked \
-                (metadata naming its key and size, bytes equal to what the server sends).
+                (metadata naming its key and size, bytes equal to what the server sends, or for a thumbnail a whole image).
 
                 | Rounds | Processes | SIGKILLs | Checks | Problems found |
                 |---:|---:|---:|---:|---:|
