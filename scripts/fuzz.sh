@@ -67,8 +67,8 @@ done
 {
     echo "# Fuzzing results"
     echo
-    echo "Last \`make fuzz\` ($(date -u +%Y-%m-%d), FUZZ_SECONDS=$seconds): libFuzzer with AddressSanitizer over"
-    echo "ImgCacheCore and the C shim (scripts/fuzz.sh). The C libraries are loaded with dlopen"
+    echo "Last \`make fuzz\` ($(date -u +%Y-%m-%d), FUZZ_SECONDS=$seconds): libFuzzer with AddressSanitizer over the"
+    echo "command-line parser, ImgCacheCore and the C shim (scripts/fuzz.sh). The C libraries are loaded with dlopen"
     echo "and not instrumented: crashes in them are caught, but coverage guides only imgcache's"
     echo "own code. Findings are kept in Tests/Fixtures/fuzz/crashers/ and replayed by make test."
     echo

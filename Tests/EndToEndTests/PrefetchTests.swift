@@ -113,6 +113,39 @@ import Testing
         #expect(String(decoding: received, as: UTF8.self).split(separator: "\n").count == 3)
     }
 
+    @Test func aCacheFolderDeletedDuringTheRunIsMadeAgain() throws {
+        let input = Pipe(), outputPipe = Pipe()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.binary)
+        process.arguments = ["--cache-dir", cacheRoot, "--json", "prefetch", "-"]
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": home.path]
+        process.standardInput = input
+        process.standardOutput = outputPipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20, execute: watchdog)
+        defer { watchdog.cancel() }
+        input.fileHandleForWriting.write(Data((server.url("photo.jpg") + "\n").utf8))
+        var received = Data()
+        while !received.contains(UInt8(ascii: "\n")) {
+            let chunk = outputPipe.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            received.append(chunk)
+        }
+        // The first image is stored; now the whole cache goes, while the run goes on.
+        try FileManager.default.removeItem(atPath: cacheRoot)
+        let later = ["logo.png", "anim.gif", "sticker.webp"].map { server.url($0) }
+        input.fileHandleForWriting.write(Data((later.joined(separator: "\n") + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        received.append(outputPipe.fileHandleForReading.readDataToEndOfFile())
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(String(decoding: received, as: UTF8.self))")
+        #expect(CacheInspection.storedFiles(under: namespace).filter { !$0.hasPrefix("failed/") }.count == 3)
+        #expect(FileManager.default.fileExists(atPath: namespace + "/lock"))
+        #expect(CacheInspection.problems(inNamespace: namespace, expected: served).isEmpty)
+    }
+
     @Test(arguments: [(SIGINT, Int32(130), "SIGINT"), (SIGTERM, Int32(143), "SIGTERM")])
     func aSignalStopsTheRunRemovesTemporaryFilesAndPrintsTheSummary(signal: Int32, status: Int32, name: String) throws {
         // Two good images, and three transfers that send half a body and stall;

@@ -37,7 +37,8 @@ public final class ImageFetcher {
     private var downloader: Downloader?
     private var downloaderFailure: FetchError?
     private let messages: BlockingQueue<FetchMessage>
-    private var readyShards: Set<String> = []
+    /// The namespace folder and its lock file were made (or found) once.
+    private var storesPrepared = false
     /// Messages of a run may outlive it (answers in flight when it threw), so
     /// one fetcher serves one run.
     private var hasRun = false
@@ -484,15 +485,16 @@ extension ImageFetcher {
             return String(cString: value)
         }
         let shard = cache.shardDirectory(for: key)
-        if !readyShards.contains(shard) {
-            do {
-                if readyShards.isEmpty { try cache.prepareForStores() }
-                try FileSystem.makeDirectories(shard)
-            } catch {
-                throw .cacheUnwritable(error)
-            }
-            readyShards.insert(shard)
+        // One mkdir per download: it also notices a namespace deleted during the
+        // run (ENOENT), which is then made again, lock file included.
+        if storesPrepared, mkdir(shard, 0o700) == 0 || errno == EEXIST { return shard }
+        do {
+            try cache.prepareForStores()
+            try FileSystem.makeDirectories(shard)
+        } catch {
+            throw .cacheUnwritable(error)
         }
+        storesPrepared = true
         return shard
     }
 
