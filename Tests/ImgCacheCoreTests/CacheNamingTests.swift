@@ -82,6 +82,20 @@ import Testing
 }
 
 @Suite struct RemoteURLTests {
+    @Test func unicodeHostsAndHugeURLsGiveValidFileNames() throws {
+        // An IDN host is passed on (libcurl converts it); the file name is the MD5 either way.
+        let idn = try RemoteURL(parsing: "http://bücher.example/ä.png")
+        #expect(idn.host == "bücher.example")
+        let key = CacheKey(idn.string)
+        #expect(key.fileName.count == 32 + 4 && key.fileName.hasSuffix(".png"))
+        let huge = CacheKey("http://h/" + String(repeating: "a", count: 8 * 1024) + ".jpg?" + String(repeating: "q", count: 8 * 1024))
+        #expect(huge.fileName.count == 32 + 4 && huge.fileName.allSatisfy { $0.isASCII && ($0.isHexDigit || $0 == "." || $0 == "j" || $0 == "p" || $0 == "g") })
+        // Control characters and spaces anywhere are refused, NUL included.
+        for bad in ["http://h/a\u{0}.png", "http://h/a b.png", "http://h/a\r\n.png", "http://h\t/a.png"] {
+            #expect(throws: RemoteURL.ParseError.self) { try RemoteURL(parsing: bad) }
+        }
+    }
+
     @Test func acceptsHTTPAndHTTPS() throws {
         let url = try RemoteURL(parsing: "HTTPS://user:pw@Example.com:8443/a.png?x=1")
         #expect(url.scheme == "https")
