@@ -9,6 +9,7 @@
 #include <png.h>
 #include <stdio.h>
 #include <jpeglib.h>
+#include <jerror.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <string.h>
@@ -187,6 +188,8 @@ typedef struct {
     jmp_buf jump;
     char *error;
     size_t error_size;
+    /// Set once decoding reaches the scan data, where skipped bytes are lost pixels.
+    int in_scan;
 } jpeg_probe_error_manager;
 
 static void jpeg_probe_error_exit(j_common_ptr info) {
@@ -263,8 +266,9 @@ int ic_allocate_still(ic_decoded_image *out, uint32_t width, uint32_t height, ui
     return 0;
 }
 
-int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
-                  char *error, size_t error_size) {
+int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                  ic_decoded_image *out, char *error, size_t error_size) {
+    (void)max_frames;  // one frame: APNG's default image
     if (ic_png_load(error, error_size) != 0) return -1;
     memset(out, 0, sizeof *out);
     png_probe_context context = {.data = data, .size = size, .error = error, .error_size = error_size};
@@ -310,11 +314,31 @@ int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_deco
 }
 
 static void jpeg_decode_emit_message(j_common_ptr info, int level) {
-    if (level < 0) jpeg_probe_error_exit(info);  // a warning: the data is damaged
+    if (level >= 0) return;
+    // Warnings that mean pixels were lost; the others (an unknown JFIF revision,
+    // stray bytes before a marker, ...) are common in camera files and harmless.
+    switch (info->err->msg_code) {
+    case JWRN_JPEG_EOF:
+    case JWRN_HIT_MARKER:
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_ARITH_BAD_CODE:
+    case JWRN_MUST_RESYNC:
+    case JWRN_NOT_SEQUENTIAL:
+    case JWRN_BOGUS_PROGRESSION:
+        jpeg_probe_error_exit(info);
+        break;
+    case JWRN_EXTRANEOUS_DATA:
+        // Bytes skipped between header segments are padding; inside the scan they are pixels.
+        if (((jpeg_probe_error_manager *)info->err)->in_scan) jpeg_probe_error_exit(info);
+        break;
+    default:
+        break;
+    }
 }
 
-int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
-                   char *error, size_t error_size) {
+int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                   ic_decoded_image *out, char *error, size_t error_size) {
+    (void)max_frames;
     if (ic_jpeg_load(error, error_size) != 0) return -1;
     struct jpeg_decompress_struct info;
     memset(&info, 0, sizeof info);
@@ -328,6 +352,7 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_dec
     // Corrupt or missing data is only a warning to libjpeg (it fills in grey);
     // a full check must refuse it.
     manager.manager.emit_message = jpeg_decode_emit_message;
+    manager.in_scan = 0;
     if (setjmp(manager.jump) != 0) {
         p_jpeg_destroy_decompress(&info);
         ic_decoded_image_free(out);
@@ -336,6 +361,7 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_dec
     p_jpeg_CreateDecompress(&info, JPEG_LIB_VERSION, sizeof info);
     p_jpeg_mem_src(&info, data, (unsigned long)size);
     p_jpeg_read_header(&info, TRUE);
+    manager.in_scan = 1;  // the header ends at the first scan; progressive files read theirs in start_decompress
     int cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
     info.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGBA;
     if (ic_allocate_still(out, info.image_width, info.image_height, max_pixels, error, error_size) != 0) {
@@ -422,16 +448,23 @@ int ic_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
     manager.manager.output_message = jpeg_probe_output_message;
     manager.error = error;
     manager.error_size = error_size;
-    // Written by libjpeg into memory it allocates; volatile, read after a longjmp.
-    unsigned char *volatile buffer = NULL;
-    unsigned long size = 0;
+    // Our buffer, large enough that libjpeg never grows it (it would free and
+    // replace a buffer of its own, not ours): freeing it on an error is safe.
+    unsigned long capacity = (unsigned long)width * height * 4 + 65536;
+    unsigned char *const initial = malloc(capacity);
+    if (initial == NULL) {
+        ic_set_error(error, error_size, "out of memory");
+        return -1;
+    }
+    unsigned char *buffer = initial;
+    unsigned long size = capacity;
     if (setjmp(manager.jump) != 0) {
         p_jpeg_destroy_compress(&info);
-        free(buffer);
+        free(initial);
         return -1;
     }
     p_jpeg_CreateCompress(&info, JPEG_LIB_VERSION, sizeof info);
-    p_jpeg_mem_dest(&info, (unsigned char **)&buffer, &size);
+    p_jpeg_mem_dest(&info, &buffer, &size);
     info.image_width = width;
     info.image_height = height;
     info.input_components = 4;
@@ -445,6 +478,7 @@ int ic_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
     }
     p_jpeg_finish_compress(&info);
     p_jpeg_destroy_compress(&info);
+    if (buffer != initial) free(initial);  // libjpeg grew it after all: the result is its buffer
     out->bytes = buffer;
     out->size = size;
     return 0;

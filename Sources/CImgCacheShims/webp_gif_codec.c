@@ -28,7 +28,10 @@ static int append_frame(ic_decoded_image *out, const uint8_t *canvas, uint32_t d
         return -1;
     }
     if (out->frame_count == *capacity) {
-        size_t grown = *capacity == 0 ? 4 : *capacity * 2;
+        // Never more room than the limit allows, so memory stays within it.
+        size_t allowed = (size_t)(max_pixels / frame_pixels);
+        size_t grown = *capacity == 0 ? 1 : *capacity * 2;
+        if (grown > allowed) grown = allowed;
         uint8_t *pixels = realloc(out->pixels, grown * frame_pixels * 4);
         if (pixels == NULL) goto out_of_memory;
         out->pixels = pixels;
@@ -106,8 +109,8 @@ static void webp_load_once(void) {
     webp_loaded = 1;
 }
 
-int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
-                   char *error, size_t error_size) {
+int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                   ic_decoded_image *out, char *error, size_t error_size) {
     pthread_once(&webp_once, webp_load_once);
     memset(out, 0, sizeof *out);
     if (!webp_loaded) {
@@ -155,7 +158,7 @@ int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_dec
     out->loop_count = (int32_t)info.loop_count;
     size_t capacity = 0;
     int previous = 0;
-    while (p_WebPAnimDecoderHasMoreFrames(decoder)) {
+    while (p_WebPAnimDecoderHasMoreFrames(decoder) && (max_frames == 0 || out->frame_count < max_frames)) {
         uint8_t *canvas = NULL;
         int timestamp = 0;
         if (!p_WebPAnimDecoderGetNext(decoder, &canvas, &timestamp)) {
@@ -228,8 +231,8 @@ static void gif_library_error(GifFileType *gif, char *error, size_t error_size) 
     ic_set_error(error, error_size, message ? message : "giflib error");
 }
 
-int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
-                  char *error, size_t error_size) {
+int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                  ic_decoded_image *out, char *error, size_t error_size) {
     pthread_once(&gif_once, gif_load_once);
     memset(out, 0, sizeof *out);
     if (!gif_loaded) {
@@ -256,9 +259,8 @@ int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_deco
     out->height = height;
     out->loop_count = -1;
     canvas = calloc((size_t)width * height, 4);
-    saved = malloc((size_t)width * height * 4);
     line = malloc(width);
-    if (canvas == NULL || saved == NULL || line == NULL) {
+    if (canvas == NULL || line == NULL) {
         ic_set_error(error, error_size, "out of memory");
         goto failed;
     }
@@ -307,7 +309,15 @@ int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_deco
                 ic_set_error(error, error_size, colors == NULL ? "a frame has no colour table" : "a frame is far larger than the screen");
                 goto failed;
             }
-            if (disposal == 3) memcpy(saved, canvas, (size_t)width * height * 4);
+            if (disposal == 3) {
+                // Made on the first frame that restores the previous canvas; most GIFs have none.
+                if (saved == NULL) saved = malloc((size_t)width * height * 4);
+                if (saved == NULL) {
+                    ic_set_error(error, error_size, "out of memory");
+                    goto failed;
+                }
+                memcpy(saved, canvas, (size_t)width * height * 4);
+            }
             GifPixelType *row = realloc(line, (size_t)frame->Width);
             if (row == NULL) {
                 ic_set_error(error, error_size, "out of memory");
@@ -349,12 +359,13 @@ int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_deco
                         memset(canvas + ((size_t)y * width + (size_t)x) * 4, 0, 4);
                     }
                 }
-            } else if (disposal == 3) {
+            } else if (disposal == 3 && saved != NULL) {
                 memcpy(canvas, saved, (size_t)width * height * 4);
             }
             disposal = 0;
             delay_ms = 0;
             transparent = -1;
+            if (max_frames != 0 && out->frame_count >= max_frames) break;
         }
     } while (record != TERMINATE_RECORD_TYPE);
     if (out->frame_count == 0) {

@@ -36,7 +36,7 @@ import Testing
         try expectFailureLeavesCacheUnchanged(
             ["fetch", server.url("bomb.png")], status: 1,
             messageContains: "\(server.url("bomb.png")): 50000×50000 pixels is over the limit of 100 megapixels (--max-pixels); nothing was stored",
-            remembered: true)
+            remembered: false)
     }
 
     @Test func aFileCutShortIsRefusedByTheHeaderCheck() throws {
@@ -57,7 +57,8 @@ import Testing
         #expect(full.status == 1)
         #expect(full.standardError.contains("\(cut): corrupt JPEG image: "), "\(full.standardError)")
         #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty)
-        #expect(CacheInspection.failedRecords(inNamespace: cacheRoot + "/default").count == 1)
+        // Not remembered: a plain fetch (header check) may still take it.
+        #expect(CacheInspection.failedRecords(inNamespace: cacheRoot + "/default").isEmpty)
         // Whole images pass the full check.
         let whole = ["photo.jpg", "logo.png", "anim.gif", "sticker.webp", "lossless.webp"].map { server.url($0) }
         #expect(try fetch(["fetch", "--verify", "full"] + whole).status == 0)
@@ -68,7 +69,7 @@ import Testing
         let refused = try fetch(["fetch", "--max-pixels", "6143", server.url("photo.jpg")])
         #expect(refused.status == 1)
         #expect(refused.standardError.contains("96×64 pixels is over the limit of 6143 pixels"))
-        let accepted = try fetch(["fetch", "--retry-failed", "--max-pixels", "96x64", server.url("photo.jpg")])
+        let accepted = try fetch(["fetch", "--max-pixels", "96x64", server.url("photo.jpg")])
         #expect(accepted.status == 0, "\(accepted.standardError)")
     }
 

@@ -15,7 +15,7 @@ import Testing
 
     /// The bytes the server sends for a key; nil for a transformed one (checked as a whole image).
     func served(_ key: String) -> Data? {
-        guard !key.contains("#imgcache-"), let path = key.split(separator: "/").last?.split(separator: "?").first else { return nil }
+        guard !key.contains("imgcache-"), let path = key.split(separator: "/").last?.split(separator: "?").first else { return nil }
         return try? Paths.fixture(String(path))
     }
 

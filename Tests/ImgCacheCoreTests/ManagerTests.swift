@@ -76,7 +76,6 @@ import Testing
             .invalidURL(url: "x", reason: "no scheme"), .unsupportedScheme(url: "ftp://h/a", scheme: "ftp"),
             .notAnImage(url: url, contentType: "text/html"), .unsupportedFormat(url: url, .tiff),
             .corruptImage(url: url, reason: "bad header"),
-            .tooManyPixels(url: url, width: 50_000, height: 50_000, limit: .standard),
             .download(url: url, .httpStatus(404)), .download(url: url, .httpStatus(410)), .download(url: url, .httpStatus(403)),
             .download(url: url, .httpStatus(400)), .download(url: url, .tooLarge(limit: 10)),
         ]
@@ -91,6 +90,7 @@ import Testing
             .download(url: url, .httpStatus(408)), .download(url: url, .httpStatus(429)), .download(url: url, .cancelled),
             .download(url: url, .tlsCertificate("x")), .download(url: url, .tooManyRedirects(limit: 2)),
             .interrupted(url: url), .notCached(url: url), .libraryMissing("x"),
+            .tooManyPixels(url: url, width: 50_000, height: 50_000, limit: .standard), .notUsable(url: url, reason: "x"),
             .cacheUnwritable(SystemError("write", code: 28)),
         ]
         for error in forgotten { #expect(!error.isRemembered, "\(error)") }

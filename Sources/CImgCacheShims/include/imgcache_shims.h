@@ -121,15 +121,17 @@ void ic_decoded_image_free(ic_decoded_image *image);
 /// Each decoder fills `out` and returns 0, or returns -1 with the library's
 /// message in `error` (nothing to free). `max_pixels` bounds width x height x
 /// frames, checked before each allocation, so a hostile file cannot make one
-/// that large. A library error never exits or longjmps past the caller.
-int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
-                  char *error, size_t error_size);
-int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
-                   char *error, size_t error_size);
-int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
-                   char *error, size_t error_size);
-int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, ic_decoded_image *out,
-                  char *error, size_t error_size);
+/// that large ("more pixels than the limit" in `error`). `max_frames` stops an
+/// animation after that many frames (0: every frame). A library error never
+/// exits or longjmps past the caller.
+int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                  ic_decoded_image *out, char *error, size_t error_size);
+int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                   ic_decoded_image *out, char *error, size_t error_size);
+int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                   ic_decoded_image *out, char *error, size_t error_size);
+int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                  ic_decoded_image *out, char *error, size_t error_size);
 
 // MARK: - Encoders
 

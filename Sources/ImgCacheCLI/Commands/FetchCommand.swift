@@ -141,7 +141,7 @@ final class ProgressLine {
     }
 
     func show(url: String, received: Int64, expected: Int64?) {
-        var text = "\(RemoteURL.redacted(url)): \(ByteSize.humanised(received))"
+        var text = "\(RemoteURL.displayed(url)): \(ByteSize.humanised(received))"
         if let expected, expected > 0 {
             text += " of \(ByteSize.humanised(expected)) (\(min(100, received * 100 / expected))%)"
         }

@@ -40,10 +40,11 @@ public enum ManPage {
             escape("A URL that fails for a lasting reason is remembered per namespace, and fetch and prefetch fail it at once, "
                 + "without a request, until the failed TTL has passed (default 24h; --failed-ttl, or clean --failed-ttl --remember "
                 + "for the namespace) or --retry-failed is given. Remembered: an invalid URL, a scheme other than http or https, "
-                + "a body that is not a storable image, HTTP 4xx except 408 and 429, a body over --max-size, an image over "
-                + "--max-pixels. Not remembered: "
+                + "a body that is not a storable image, HTTP 4xx except 408 and 429, a body over --max-size. "
+                + "Not remembered: "
                 + "DNS failures, refused, reset or lost connections, timeouts, TLS failures, HTTP 5xx, 408 and 429, too many "
-                + "redirects, an interruption. A success removes the URL from the list; clean removes expired ones; "
+                + "redirects, an image over --max-pixels or failing --verify full or a transform (they depend on this run's "
+                + "options), an interruption. A success removes the URL from the list; clean removes expired ones; "
                 + "clear --failed empties it."),
         ]
         out += [

@@ -24,11 +24,13 @@ public enum ImageDecoder {
         }
     }
 
-    private typealias CDecoder = (UnsafePointer<UInt8>?, Int, UInt64, UnsafeMutablePointer<ic_decoded_image>?,
+    private typealias CDecoder = (UnsafePointer<UInt8>?, Int, UInt64, UInt32, UnsafeMutablePointer<ic_decoded_image>?,
                                   UnsafeMutablePointer<CChar>?, Int) -> Int32
 
-    /// Decodes `bytes`, refusing images over `maximumPixels` (all frames counted) before decoding.
-    public static func decode(_ bytes: [UInt8], maximumPixels: PixelLimit = .standard) throws(DecodeError) -> DecodedImage {
+    /// Decodes `bytes`, refusing images over `maximumPixels` (all frames counted) before decoding;
+    /// an animation stops after `maximumFrames` frames (0: every frame).
+    public static func decode(_ bytes: [UInt8], maximumPixels: PixelLimit = .standard,
+                              maximumFrames: Int = 0) throws(DecodeError) -> DecodedImage {
         let header: ImageHeader
         do {
             header = try ImageHeader.probe(bytes)
@@ -54,11 +56,15 @@ public enum ImageDecoder {
         var image = ic_decoded_image()
         var message = [CChar](repeating: 0, count: 256)
         let status = bytes.withUnsafeBufferPointer { buffer in
-            decoder(buffer.baseAddress, buffer.count, UInt64(maximumPixels.pixels), &image, &message, message.count)
+            decoder(buffer.baseAddress, buffer.count, UInt64(maximumPixels.pixels), UInt32(max(0, maximumFrames)),
+                    &image, &message, message.count)
         }
         guard status == 0 else {
             let text = String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if text.hasPrefix("cannot load") { throw .libraryMissing(text) }
+            if text.hasPrefix("more pixels than the limit") {
+                throw .tooManyPixels(width: header.width, height: header.height, limit: maximumPixels)
+            }
             throw .corrupt(header.format, text.isEmpty ? "does not decode" : text)
         }
         defer { ic_decoded_image_free(&image) }

@@ -103,24 +103,34 @@ public struct ImageHeader: Equatable, Sendable {
 
     /// Whether a whole file of `format` ends as that format ends, so that a
     /// download cut short (a server lying about its length) is caught without
-    /// decoding: PNG's IEND chunk, JPEG's end-of-image marker near the end,
-    /// WebP's RIFF size, GIF's blocks walked to the last (done by the probe).
-    /// Nil when complete, else what is missing.
+    /// decoding: PNG's chunks up to IEND, JPEG's end-of-image marker after its
+    /// first scan, WebP's RIFF size. (GIF's blocks are walked by the probe; a
+    /// GIF cut exactly between two frames, its trailer lost, passes.) Nil when
+    /// complete, else what is missing.
     public static func missingEnd(of bytes: [UInt8], format: ImageFormat) -> String? {
         switch format {
         case .png:
-            let iend: [UInt8] = [0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
-            let tail = bytes.suffix(64)
-            guard tail.count >= iend.count,
-                  (tail.startIndex...(tail.endIndex - iend.count)).contains(where: { tail[$0..<($0 + iend.count)].elementsEqual(iend) })
-            else { return "the file ends before its IEND chunk" }
-            return nil
+            // Chunk by chunk to IEND; whatever follows it (rare) does not matter.
+            var offset = 8
+            while offset + 12 <= bytes.count {
+                let length = bigEndian(bytes, offset)
+                if bytes[(offset + 4)..<(offset + 8)].elementsEqual("IEND".utf8) { return nil }
+                guard length >= 0, length <= bytes.count else { break }
+                offset += 12 + length
+            }
+            return "the file ends before its IEND chunk"
         case .jpeg:
-            // Some writers pad after the marker, so it is looked for near the end, not at it.
-            let tail = bytes.suffix(4096)
-            guard tail.count >= 2, (tail.startIndex..<(tail.endIndex - 1)).contains(where: { tail[$0] == 0xFF && tail[$0 + 1] == 0xD9 })
-            else { return "the file ends before its end-of-image marker" }
-            return nil
+            // After the first scan begins, FF D9 can only be the end-of-image marker (scan data
+            // escapes FF); it may be followed by other data (Motion Photos append a video).
+            var index = 2, sawScan = false
+            while index + 1 < bytes.count {
+                if bytes[index] == 0xFF {
+                    if bytes[index + 1] == 0xDA { sawScan = true }
+                    if bytes[index + 1] == 0xD9 && sawScan { return nil }
+                }
+                index += 1
+            }
+            return "the file ends before its end-of-image marker"
         case .webp:
             guard bytes.count >= 12 else { return "the file ends inside the RIFF header" }
             let declared = littleEndian(bytes, 4, 4) + 8

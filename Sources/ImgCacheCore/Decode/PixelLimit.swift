@@ -29,8 +29,8 @@ public struct PixelLimit: Equatable, Sendable, CustomStringConvertible {
             multiplier = found
             number = number.dropLast()
         }
-        guard let value = Double(number), value.isFinite, value > 0, value * multiplier < 1e15 else {
-            throw .invalid("expected a pixel count above 0 (100M, 2.5M, 40k) or WIDTHxHEIGHT")
+        guard let value = Double(number), value.isFinite, (value * multiplier).rounded() >= 1, value * multiplier < 1e15 else {
+            throw .invalid("expected a pixel count of at least 1 (100M, 2.5M, 40k) or WIDTHxHEIGHT")
         }
         self.pixels = Int((value * multiplier).rounded())
     }

@@ -17,7 +17,7 @@ public struct RemoteURL: Equatable, Hashable, Sendable {
 
     public init(parsing text: String) throws(ParseError) {
         if text.isEmpty { throw .invalid("the URL is empty") }
-        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) }) {
             throw .invalid("the URL contains a space or a control character (percent-encode it)")
         }
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex,

@@ -14,6 +14,10 @@ public enum FetchError: Error, Equatable, Sendable {
     case corruptImage(url: String, reason: String)
     /// The header announces more pixels than `--max-pixels` allows (a decompression bomb, or just too big).
     case tooManyPixels(url: String, width: Int, height: Int, limit: PixelLimit)
+    /// The image failed what this run asked beyond the header check: a full
+    /// decode (`--verify full`) or a transform. Not remembered: another run
+    /// with other options may take the same image.
+    case notUsable(url: String, reason: String)
     /// The URL failed before for a lasting reason and is on the failed-URL list.
     case blacklisted(url: String, reason: String, failedAt: Double, ttl: AgeLimit, now: Double)
     /// FromCacheOnly (`--cache-only`) and the URL is not cached.
@@ -48,6 +52,7 @@ public enum FetchError: Error, Equatable, Sendable {
                 until = "not tried again for \(TimeSpan(seconds: max(1, (failedAt + seconds - now).rounded(.up))).roughDescription)"
             }
             return "\(RemoteURL.displayed(url)): failed \(Timestamp.age(failedAt, now: now)) (\(reason)); \(until); --retry-failed tries it now"
+        case .notUsable(let url, let reason): return "\(RemoteURL.displayed(url)): \(reason); nothing was stored"
         case .notCached(let url): return "\(RemoteURL.displayed(url)): not in the cache (--cache-only)"
         case .interrupted(let url): return "\(RemoteURL.displayed(url)): interrupted"
         case .cacheUnwritable(let error): return "cache not writable: \(error)"
@@ -59,11 +64,14 @@ public enum FetchError: Error, Equatable, Sendable {
     /// itself, or what the server has at it, is wrong, so trying again soon
     /// will fail again. Transient failures (DNS, connection trouble, timeouts,
     /// 5xx, 408, 429, an interruption), local trouble and failures that depend
-    /// on this command's own options (-k, --max-redirects) are not remembered.
+    /// on this command's own options (-k, --max-redirects, --max-pixels,
+    /// --verify full, a transform) are not remembered.
     public var isRemembered: Bool {
         switch self {
-        case .invalidURL, .unsupportedScheme, .notAnImage, .unsupportedFormat, .corruptImage, .tooManyPixels:
+        case .invalidURL, .unsupportedScheme, .notAnImage, .unsupportedFormat, .corruptImage:
             return true
+        case .tooManyPixels, .notUsable:
+            return false
         case .download(_, let error):
             switch error {
             case .httpStatus(let code): return (400..<500).contains(code) && code != 408 && code != 429

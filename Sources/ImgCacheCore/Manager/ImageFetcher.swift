@@ -485,9 +485,18 @@ extension ImageFetcher {
             return String(cString: value)
         }
         let shard = cache.shardDirectory(for: key)
-        // One mkdir per download: it also notices a namespace deleted during the
-        // run (ENOENT), which is then made again, lock file included.
-        if storesPrepared, mkdir(shard, 0o700) == 0 || errno == EEXIST { return shard }
+        // One mkdir per download notices a namespace deleted during the run
+        // (ENOENT), which is then made again, lock file included. Whatever
+        // already has the shard's name must be a directory, never a link.
+        if storesPrepared {
+            if mkdir(shard, 0o700) == 0 { return shard }
+            if errno == EEXIST {
+                guard (try? FileSystem.status(shard))??.isDirectory == true else {
+                    throw .cacheUnwritable(SystemError("use directory", path: shard, code: ELOOP))
+                }
+                return shard
+            }
+        }
         do {
             try cache.prepareForStores()
             try FileSystem.makeDirectories(shard)
@@ -613,16 +622,20 @@ extension ImageFetcher {
             let bytes: [UInt8]
             do { bytes = try FileSystem.readFile(file.path, limit: Int(file.response.byteCount)) ?? [] } catch { throw .cacheUnwritable(error) }
             let image: DecodedImage
-            do { image = try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels) } catch {
+            // Only the first frame, unless every frame is transformed.
+            do {
+                image = try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels,
+                                                maximumFrames: transform.transformsAnimations ? 0 : 1)
+            } catch {
                 switch error {
                 case .libraryMissing(let message): throw .libraryMissing(message)
-                default: throw .corruptImage(url: url, reason: error.description)
+                default: throw .notUsable(url: url, reason: error.description)
                 }
             }
             do { result = try transform.apply(to: image) } catch {
                 switch error {
                 case .libraryMissing(let message): throw .libraryMissing(message)
-                default: throw .corruptImage(url: url, reason: error.description)
+                default: throw .notUsable(url: url, reason: error.description)
                 }
             }
         } catch {
@@ -632,7 +645,7 @@ extension ImageFetcher {
         let response = file.response
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
             EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
-                          etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
+                          etag: response.etag, lastModified: response.lastModified, contentType: ImageTransform.mediaType(result.format),
                           format: result.format, width: result.width, height: result.height, frameCount: result.frameCount,
                           storedAt: now)
         }
@@ -690,7 +703,7 @@ extension ImageFetcher {
             } catch {
                 switch error {
                 case .libraryMissing(let message): throw .libraryMissing(message)
-                default: throw .corruptImage(url: url, reason: error.description)
+                default: throw .notUsable(url: url, reason: error.description)
                 }
             }
         }

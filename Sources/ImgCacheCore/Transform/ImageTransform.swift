@@ -58,10 +58,11 @@ public struct ImageTransform: Equatable, Sendable {
         return parts.joined(separator: "-")
     }
 
-    /// The cache key of `urlKey` transformed: the URL key, then the transformer
-    /// key after a `#`, which no fetched URL carries to the server.
+    /// The cache key of `urlKey` transformed: the URL key, a line break (which
+    /// no URL imgcache fetches may hold, so no URL's own key can collide), and
+    /// the transformer key.
     public func cacheKey(for urlKey: String) -> CacheKey {
-        CacheKey(urlKey + "#imgcache-" + key, fileExtension: format.map(ImageTransform.fileExtension))
+        CacheKey(urlKey + "\nimgcache-" + key, fileExtension: format.map(ImageTransform.fileExtension))
     }
 
     /// The size the transform gives an image of `width` × `height`.
@@ -73,7 +74,7 @@ public struct ImageTransform: Equatable, Sendable {
         if let limit = scaleDownLimit, !limit.allows(width: size.width, height: size.height) {
             let scale = (Double(limit.pixels) / Double(size.width * size.height)).squareRoot()
             var shrunk = (width: max(1, Int(Double(size.width) * scale)), height: max(1, Int(Double(size.height) * scale)))
-            while !limit.allows(width: shrunk.width, height: shrunk.height) {
+            while !limit.allows(width: shrunk.width, height: shrunk.height), shrunk.width * shrunk.height > 1 {
                 shrunk = (max(1, shrunk.width - 1), max(1, shrunk.height - 1))
             }
             size = shrunk
@@ -89,13 +90,11 @@ public struct ImageTransform: Equatable, Sendable {
         return ImageEncoder.writableFormats.contains(input) ? input : .png
     }
 
-    /// Whether an image is stored as served: nothing to resize or re-encode,
-    /// and one frame (an animation becomes its first frame).
+    /// Whether an image is stored as served: its size needs no change and no
+    /// other format was asked for (a GIF or an animation inside the box stays whole).
     public func keepsAsServed(width: Int, height: Int, format: ImageFormat, frameCount: Int) -> Bool {
         let size = targetSize(width: width, height: height)
-        let animated = frameCount > 1
-        return (!animated || transformsAnimations) && size.width == width && size.height == height
-            && outputFormat(for: format, animated: animated) == format
+        return size.width == width && size.height == height && (self.format == nil || self.format == format)
     }
 
     /// What a transform made.
@@ -127,8 +126,14 @@ public struct ImageTransform: Equatable, Sendable {
                                           toWidth: size.width, toHeight: size.height)
         }
         let bytes = try ImageEncoder.encodeAnimation(frames, width: size.width, height: size.height, frameCount: image.frameCount,
-                                                     delays: image.delays, loopCount: image.loopCount ?? 0, settings: settings)
+                                                     // No loop count in the source means it plays once.
+                                                     delays: image.delays, loopCount: image.loopCount ?? 1, settings: settings)
         return Output(bytes: bytes, width: size.width, height: size.height, format: format, frameCount: image.frameCount)
+    }
+
+    /// The media type of a format's files, for a transformed entry's metadata.
+    static func mediaType(_ format: ImageFormat) -> String {
+        "image/" + format.rawValue
     }
 
     /// The file extension for a format's files.
