@@ -59,6 +59,32 @@ import Testing
         #expect(entry["width"] as? Int == 16 && entry["height"] as? Int == 16)
     }
 
+    @Test func aPhotoIsTurnedUprightByItsEXIFOrientation() throws {
+        // rotated.jpg: 48x32 pixels, orientation 6 (shown 32x48); its thumbnail is upright.
+        let entry = try json(["--thumbnail", "24x24", server.url("rotated.jpg")])
+        #expect(entry["width"] as? Int == 16 && entry["height"] as? Int == 24)
+        let path = try #require(entry["path"] as? String)
+        let image = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(image.width == 16 && image.height == 24)
+    }
+
+    @Test func gifsAndAnimationsThatNeedNoChangeStayWhole() throws {
+        // anim.gif is 32x32 with 3 frames: under any --scale-down limit it is kept as served.
+        let entry = try json(["--scale-down=1M", server.url("anim.gif")])
+        #expect(entry["format"] as? String == "gif" && entry["frames"] as? Int == 3)
+        let path = try #require(entry["path"] as? String)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Paths.fixture("anim.gif"))
+    }
+
+    @Test func aURLCannotImpersonateATransformedEntry() throws {
+        // The URL with a fragment that looks like a transformer key is an entry of its own.
+        let url = server.url("photo.jpg")
+        let plain = try json([url + "#imgcache-thumbnail(32x32)-quality(85)"])
+        let thumbnail = try json(["--thumbnail", "32x32", url])
+        #expect(plain["path"] as? String != thumbnail["path"] as? String)
+        #expect(thumbnail["width"] as? Int == 32 && plain["width"] as? Int == 96)
+    }
+
     @Test func scaleDownShrinksOnlyImagesOverTheLimit() throws {
         let url = server.url("photo.jpg")
         // 96x64 is 6144 pixels: under 1000 it keeps its aspect.

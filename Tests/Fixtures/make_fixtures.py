@@ -85,6 +85,10 @@ def write_variants():
     gradient(48, 32).save(os.path.join(IMAGES, "progressive.jpg"), quality=85, progressive=True)
     gradient(32, 24).convert("CMYK").save(os.path.join(IMAGES, "cmyk.jpg"), quality=95)
     gradient(28, 20, "RGBA").save(os.path.join(IMAGES, "alpha.webp"), quality=80)
+    # 48x32 stored, EXIF orientation 6: shown turned a quarter clockwise, 32x48.
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    gradient(48, 32).save(os.path.join(IMAGES, "rotated.jpg"), quality=90, exif=exif.tobytes())
 
 
 def first_frame_rgba(image):

@@ -106,7 +106,7 @@ import Testing
         #expect(try manager("fetch --max-pixels 2.5M u").settings.maximumPixels == PixelLimit(pixels: 2_500_000))
         #expect(try manager("prefetch --max-pixels 8000x8000").settings.maximumPixels == PixelLimit(pixels: 64_000_000))
         #expect(try manager("fetch --max-pixels 40k u").settings.maximumPixels == PixelLimit(pixels: 40_000))
-        for bad in ["0", "-5", "lots", "10x", "x10", "0x10", "2e30"] {
+        for bad in ["0", "0.4", "-5", "lots", "10x", "x10", "0x10", "2e30"] {
             guard case .invalidValue(option: "--max-pixels", value: bad, _)? = error("fetch --max-pixels \(bad) u") else {
                 Issue.record("--max-pixels \(bad) was accepted")
                 continue

@@ -91,7 +91,7 @@ import Testing
         let huge = CacheKey("http://h/" + String(repeating: "a", count: 8 * 1024) + ".jpg?" + String(repeating: "q", count: 8 * 1024))
         #expect(huge.fileName.count == 32 + 4 && huge.fileName.allSatisfy { $0.isASCII && ($0.isHexDigit || $0 == "." || $0 == "j" || $0 == "p" || $0 == "g") })
         // Control characters and spaces anywhere are refused, NUL included.
-        for bad in ["http://h/a\u{0}.png", "http://h/a b.png", "http://h/a\r\n.png", "http://h\t/a.png"] {
+        for bad in ["http://h/a\u{0}.png", "http://h/a b.png", "http://h/a\r\n.png", "http://h\t/a.png", "http://h/\u{9B}31m.png"] {
             #expect(throws: RemoteURL.ParseError.self) { try RemoteURL(parsing: bad) }
         }
     }

@@ -114,10 +114,14 @@ public struct ImageTransform: Equatable, Sendable {
         let format = outputFormat(for: image.format, animated: animated)
         let settings = ImageEncoder.Settings(format: format, quality: quality)
         guard animated else {
-            let pixels = ImageResizer.resize(image.frame(0), width: image.width, height: image.height,
-                                             toWidth: size.width, toHeight: size.height)
-            let bytes = try ImageEncoder.encode(pixels[...], width: size.width, height: size.height, settings: settings)
-            return Output(bytes: bytes, width: size.width, height: size.height, format: format, frameCount: 1)
+            // Upright first (a JPEG's EXIF orientation), then fitted.
+            let upright = ImageOrientation.apply(image.frame(0), width: image.width, height: image.height,
+                                                 orientation: image.orientation)
+            let fitted = targetSize(width: upright.width, height: upright.height)
+            let pixels = ImageResizer.resize(upright.pixels[...], width: upright.width, height: upright.height,
+                                             toWidth: fitted.width, toHeight: fitted.height)
+            let bytes = try ImageEncoder.encode(pixels[...], width: fitted.width, height: fitted.height, settings: settings)
+            return Output(bytes: bytes, width: fitted.width, height: fitted.height, format: format, frameCount: 1)
         }
         var frames: [UInt8] = []
         frames.reserveCapacity(size.width * size.height * 4 * image.frameCount)
