@@ -28,16 +28,22 @@ public struct CacheRoot: Sendable {
     }
 
     /// Why other users could tamper with the cache, if they could: the root
-    /// or the namespace folder writable by others (without the sticky bit that
-    /// keeps them from renaming and removing our files), or owned by another user.
+    /// writable by others without the sticky bit (which keeps them from
+    /// renaming our namespace), the namespace folder writable by its group or
+    /// others at all (they could make its shard folders first), or either owned
+    /// by another user. `paths` is the root, then the namespace folder.
     public static func exposure(of paths: [String]) -> String? {
         let me = geteuid()
-        for path in paths {
+        for (index, path) in paths.enumerated() {
             var info = stat()
             // A link is refused elsewhere; its own mode bits mean nothing.
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { continue }
-            if info.st_mode & S_IWOTH != 0 && info.st_mode & S_ISVTX == 0 {
+            let isRoot = index == 0
+            if info.st_mode & S_IWOTH != 0 && !(isRoot && info.st_mode & S_ISVTX != 0) {
                 return "\(path) is writable by every user, who could replace cached images; run chmod o-w on it"
+            }
+            if !isRoot && info.st_mode & S_IWGRP != 0 {
+                return "\(path) is writable by its group, whose members could replace cached images; run chmod g-w on it"
             }
             if me != 0 && info.st_uid != me {
                 return "\(path) belongs to another user (uid \(info.st_uid)), who could replace cached images"
