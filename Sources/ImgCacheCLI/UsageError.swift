@@ -1,3 +1,5 @@
+import ImgCacheCore
+
 /// A command line imgcache cannot run. Always exit status 64.
 public enum UsageError: Error, Equatable, Sendable {
     case missingCommand
@@ -64,18 +66,7 @@ public enum UsageError: Error, Equatable, Sendable {
     /// `text` with control characters written as escapes, so that a value
     /// holding a line break cannot forge a line of output.
     static func visible(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\r": result += "\\r"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
-                result += "\\x" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
+        ControlCharacters.escaped(text)
     }
 
     private static func didYouMean(_ suggestion: String?) -> String {

@@ -80,67 +80,26 @@ import Testing
     }
 
     @Test func workStartsBeforeTheListEnds() throws {
-        let input = Pipe()
-        let outputPipe = Pipe()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Paths.binary)
-        process.arguments = ["--cache-dir", cacheRoot, "--json", "prefetch", "-"]
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": home.path]
-        process.standardInput = input
-        process.standardOutput = outputPipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // A hung prefetch is killed, so the read below ends instead of blocking the suite.
-        let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 20, execute: watchdog)
-        defer { watchdog.cancel() }
-
-        input.fileHandleForWriting.write(Data((server.url("photo.jpg") + "\n").utf8))
+        let run = try StreamingPrefetch(cacheRoot: cacheRoot, home: home.path)
+        run.send([server.url("photo.jpg")])
         // The first answer arrives while the list is still open.
-        var received = Data()
-        while !received.contains(UInt8(ascii: "\n")) {
-            let chunk = outputPipe.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            received.append(chunk)
-        }
-        let firstLine = String(decoding: received.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+        let firstLine = run.firstLine() ?? ""
         #expect(firstLine.contains("\"cache\":\"none\""), "\(firstLine)")
-        input.fileHandleForWriting.write(Data((server.url("logo.png") + "\n").utf8))
-        try input.fileHandleForWriting.close()
-        received.append(outputPipe.fileHandleForReading.readDataToEndOfFile())
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(String(decoding: received, as: UTF8.self).split(separator: "\n").count == 3)
+        run.send([server.url("logo.png")])
+        let result = try run.finish()
+        #expect(result.status == 0)
+        #expect(result.lines.count == 3)
     }
 
     @Test func aCacheFolderDeletedDuringTheRunIsMadeAgain() throws {
-        let input = Pipe(), outputPipe = Pipe()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Paths.binary)
-        process.arguments = ["--cache-dir", cacheRoot, "--json", "prefetch", "-"]
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": home.path]
-        process.standardInput = input
-        process.standardOutput = outputPipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 20, execute: watchdog)
-        defer { watchdog.cancel() }
-        input.fileHandleForWriting.write(Data((server.url("photo.jpg") + "\n").utf8))
-        var received = Data()
-        while !received.contains(UInt8(ascii: "\n")) {
-            let chunk = outputPipe.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            received.append(chunk)
-        }
+        let run = try StreamingPrefetch(cacheRoot: cacheRoot, home: home.path)
+        run.send([server.url("photo.jpg")])
+        #expect(run.firstLine() != nil)
         // The first image is stored; now the whole cache goes, while the run goes on.
         try FileManager.default.removeItem(atPath: cacheRoot)
-        let later = ["logo.png", "anim.gif", "sticker.webp"].map { server.url($0) }
-        input.fileHandleForWriting.write(Data((later.joined(separator: "\n") + "\n").utf8))
-        try input.fileHandleForWriting.close()
-        received.append(outputPipe.fileHandleForReading.readDataToEndOfFile())
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(String(decoding: received, as: UTF8.self))")
+        run.send(["logo.png", "anim.gif", "sticker.webp"].map { server.url($0) })
+        let result = try run.finish()
+        #expect(result.status == 0, "\(result.lines)")
         #expect(CacheInspection.storedFiles(under: namespace).filter { !$0.hasPrefix("failed/") }.count == 3)
         #expect(FileManager.default.fileExists(atPath: namespace + "/lock"))
         #expect(CacheInspection.problems(inNamespace: namespace, expected: served).isEmpty)

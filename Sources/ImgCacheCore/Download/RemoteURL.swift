@@ -60,26 +60,11 @@ public struct RemoteURL: Equatable, Hashable, Sendable {
     }
 
     /// `text` with any `user:password@` replaced by `***@`, for messages and logs.
-    /// `redacted(text)` for a message line: control characters are written as
-    /// escapes (`\r`, `\n`, `\x1B`), so that a hostile URL cannot break the line
-    /// or send terminal sequences.
+    /// `redacted(text)` for a message line, control characters escaped
+    /// (`ControlCharacters.escaped`), so that a hostile URL cannot break the
+    /// line or send terminal sequences.
     public static func displayed(_ text: String) -> String {
-        let hidden = redacted(text)
-        guard hidden.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) }) else {
-            return hidden
-        }
-        var shown = ""
-        for scalar in hidden.unicodeScalars {
-            switch scalar {
-            case "\r": shown += "\\r"
-            case "\n": shown += "\\n"
-            case "\t": shown += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value):
-                shown += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
-            default: shown.unicodeScalars.append(scalar)
-            }
-        }
-        return shown
+        ControlCharacters.escaped(redacted(text))
     }
 
     public static func redacted(_ text: String) -> String {
