@@ -39,9 +39,7 @@
 IC_CURL_FUNCTIONS(IC_DECLARE)
 #undef IC_DECLARE
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static char curl_load_error[256];
-static int curl_loaded;
+IC_LIBRARY_STATE(curl)
 
 static void curl_load_once(void) {
     static const char *const sonames[] = {"libcurl.so.4", "libcurl.so", NULL};
@@ -62,12 +60,7 @@ static void curl_load_once(void) {
     curl_loaded = 1;
 }
 
-int ic_curl_load(char *error, size_t error_size) {
-    pthread_once(&curl_once, curl_load_once);
-    if (curl_loaded) return 0;
-    ic_set_error(error, error_size, curl_load_error);
-    return -1;
-}
+IC_LIBRARY_LOADER(curl)
 
 CURL *ic_curl_easy_init(void) { return p_curl_easy_init(); }
 void ic_curl_easy_cleanup(CURL *handle) { p_curl_easy_cleanup(handle); }

@@ -45,9 +45,7 @@
 #define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
 IC_PNG_FUNCTIONS(IC_DECLARE)
 
-static pthread_once_t png_once = PTHREAD_ONCE_INIT;
-static char png_load_error[256];
-static int png_loaded;
+IC_LIBRARY_STATE(png)
 
 static void png_load_once(void) {
     static const char *const sonames[] = {"libpng16.so.16", "libpng16.so", NULL};
@@ -60,12 +58,7 @@ static void png_load_once(void) {
     png_loaded = 1;
 }
 
-int ic_png_load(char *error, size_t error_size) {
-    pthread_once(&png_once, png_load_once);
-    if (png_loaded) return 0;
-    ic_set_error(error, error_size, png_load_error);
-    return -1;
-}
+IC_LIBRARY_LOADER(png)
 
 typedef struct {
     jmp_buf jump;
@@ -161,9 +154,7 @@ int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
 IC_JPEG_FUNCTIONS(IC_DECLARE)
 #undef IC_DECLARE
 
-static pthread_once_t jpeg_once = PTHREAD_ONCE_INIT;
-static char jpeg_load_error[256];
-static int jpeg_loaded;
+IC_LIBRARY_STATE(jpeg)
 
 static void jpeg_load_once(void) {
     static const char *const sonames[] = {"libjpeg.so.62", "libjpeg.so", NULL};
@@ -176,12 +167,7 @@ static void jpeg_load_once(void) {
     jpeg_loaded = 1;
 }
 
-int ic_jpeg_load(char *error, size_t error_size) {
-    pthread_once(&jpeg_once, jpeg_load_once);
-    if (jpeg_loaded) return 0;
-    ic_set_error(error, error_size, jpeg_load_error);
-    return -1;
-}
+IC_LIBRARY_LOADER(jpeg)
 
 typedef struct {
     struct jpeg_error_mgr manager;  // first, so the library's pointer is ours too

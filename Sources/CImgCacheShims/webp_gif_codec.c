@@ -83,9 +83,7 @@ IC_WEBP_FUNCTIONS(IC_DECLARE)
 IC_WEBP_DEMUX_FUNCTIONS(IC_DECLARE)
 IC_WEBP_MUX_FUNCTIONS(IC_DECLARE)
 
-static pthread_once_t webp_once = PTHREAD_ONCE_INIT;
-static char webp_load_error[256];
-static int webp_loaded;
+IC_LIBRARY_STATE(webp)
 
 static void webp_load_once(void) {
     static const char *const sonames[] = {"libwebp.so.7", "libwebp.so", NULL};
@@ -109,14 +107,13 @@ static void webp_load_once(void) {
     webp_loaded = 1;
 }
 
+int ic_webp_load(char *error, size_t error_size);
+IC_LIBRARY_LOADER(webp)
+
 int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
                    ic_decoded_image *out, char *error, size_t error_size) {
-    pthread_once(&webp_once, webp_load_once);
     memset(out, 0, sizeof *out);
-    if (!webp_loaded) {
-        ic_set_error(error, error_size, webp_load_error);
-        return -1;
-    }
+    if (ic_webp_load(error, error_size) != 0) return -1;
     WebPBitstreamFeatures features;
     if (p_WebPGetFeaturesInternal(data, size, &features, WEBP_DECODER_ABI_VERSION) != VP8_STATUS_OK) {
         ic_set_error(error, error_size, "bad WebP bitstream");
@@ -196,9 +193,7 @@ failed:
 
 IC_GIF_FUNCTIONS(IC_DECLARE)
 
-static pthread_once_t gif_once = PTHREAD_ONCE_INIT;
-static char gif_load_error[256];
-static int gif_loaded;
+IC_LIBRARY_STATE(gif)
 
 static void gif_load_once(void) {
     static const char *const sonames[] = {"libgif.so.7", "libgif.so", NULL};
@@ -210,6 +205,9 @@ static void gif_load_once(void) {
     IC_GIF_FUNCTIONS(IC_RESOLVE_GIF)
     gif_loaded = 1;
 }
+
+int ic_gif_load(char *error, size_t error_size);
+IC_LIBRARY_LOADER(gif)
 
 typedef struct {
     const uint8_t *data;
@@ -233,12 +231,8 @@ static void gif_library_error(GifFileType *gif, char *error, size_t error_size) 
 
 int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
                   ic_decoded_image *out, char *error, size_t error_size) {
-    pthread_once(&gif_once, gif_load_once);
     memset(out, 0, sizeof *out);
-    if (!gif_loaded) {
-        ic_set_error(error, error_size, gif_load_error);
-        return -1;
-    }
+    if (ic_gif_load(error, error_size) != 0) return -1;
     gif_source source = {.data = data, .size = size};
     int code = 0;
     GifFileType *gif = p_DGifOpen(&source, gif_read, &code);
@@ -391,12 +385,8 @@ failed:
 
 int ic_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int lossless,
                    ic_encoded *out, char *error, size_t error_size) {
-    pthread_once(&webp_once, webp_load_once);
     memset(out, 0, sizeof *out);
-    if (!webp_loaded) {
-        ic_set_error(error, error_size, webp_load_error);
-        return -1;
-    }
+    if (ic_webp_load(error, error_size) != 0) return -1;
     uint8_t *encoded = NULL;
     int stride = (int)width * 4;
     size_t size = lossless
@@ -421,12 +411,8 @@ int ic_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
 int ic_webp_encode_animation(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
                              const uint32_t *delays_ms, int32_t loop_count, int quality, int lossless,
                              ic_encoded *out, char *error, size_t error_size) {
-    pthread_once(&webp_once, webp_load_once);
     memset(out, 0, sizeof *out);
-    if (!webp_loaded) {
-        ic_set_error(error, error_size, webp_load_error);
-        return -1;
-    }
+    if (ic_webp_load(error, error_size) != 0) return -1;
     WebPAnimEncoderOptions options;
     WebPConfig config;
     if (!p_WebPAnimEncoderOptionsInitInternal(&options, WEBP_MUX_ABI_VERSION)
