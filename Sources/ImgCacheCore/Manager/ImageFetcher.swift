@@ -223,10 +223,10 @@ public final class ImageFetcher {
             }
         case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
             guard let miss = run.pending[slot] else { return }
-            log?("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.displayed(miss.url.string)): \(error.reason)")
+            log?("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.displayed(miss.text)): \(error.reason)")
         case .event(let slot, .progress(let received, let expected)):
             guard let miss = run.pending[slot] else { return }
-            progress?(miss.url.string, received, expected)
+            progress?(miss.text, received, expected)
         case .looked(let slot, let outcome):
             guard let request = run.pending[slot] else { return }
             try proceed(outcome, request, slot: slot, &run, emit: emit)
@@ -234,9 +234,9 @@ public final class ImageFetcher {
             guard let miss = run.pending.removeValue(forKey: slot) else { return }
             run.slotByKey[miss.fingerprint] = nil
             let answer = run.interrupted && Self.isCancellation(result)
-                ? .failure(.interrupted(url: miss.url.string)) : store(result, for: miss)
+                ? .failure(.interrupted(url: miss.text)) : store(result, for: miss)
             remember(answer, for: miss)
-            try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url.string, repeats: miss.repeats, &run, emit: emit)
+            try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.text, repeats: miss.repeats, &run, emit: emit)
         }
     }
 
@@ -328,13 +328,13 @@ public final class ImageFetcher {
             // Looked up on the pool's threads; the answer comes back as a message.
             let slot = run.nextSlot
             run.nextSlot += 1
-            run.pending[slot] = PendingFetch(url: nil, text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index)
+            run.pending[slot] = PendingFetch(text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index)
             run.slotByKey[fingerprint] = slot
             pool.submit(LookupJob(slot: slot, url: url, key: key))
             return
         }
         let outcome = lookUp(url, key: key, ttl: failedTTL)
-        try proceed(outcome, PendingFetch(url: nil, text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
+        try proceed(outcome, PendingFetch(text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
                     slot: nil, &run, emit: emit)
     }
 
@@ -447,7 +447,7 @@ extension ImageFetcher {
             try answer(.failure(.interrupted(url: request.text)))
             return
         }
-        var miss = PendingFetch(url: remote, text: request.text, key: request.key, fingerprint: request.fingerprint,
+        var miss = PendingFetch(text: request.text, key: request.key, fingerprint: request.fingerprint,
                                 cached: cached, firstIndex: request.firstIndex)
         miss.repeats = request.repeats
         miss.hadFailedRecord = failedBefore
@@ -578,9 +578,9 @@ extension ImageFetcher {
             }
         }
 
-        let header: ImageHeader
+        let header: ImageHeader, bytes: [UInt8]
         do throws(FetchError) {
-            header = try verify(file, url: url)
+            (header, bytes) = try verify(file, url: url)
         } catch {
             try? FileSystem.remove(file.path)
             return .failure(error)
@@ -593,7 +593,7 @@ extension ImageFetcher {
         }
         if let transform = settings.transform,
            !transform.keepsAsServed(width: header.width, height: header.height, format: header.format, frameCount: header.frameCount ?? 1) {
-            return storeTransformed(file, transform: transform, for: miss, now: now)
+            return storeTransformed(file, bytes: bytes, transform: transform, for: miss, now: now)
         }
         if settings.options.contains(.cacheMemoryOnly) {
             log?("\(RemoteURL.displayed(url)): not stored (CacheMemoryOnly)")
@@ -613,14 +613,12 @@ extension ImageFetcher {
 
     /// Decodes a download, transforms its first frame, encodes it and stores that
     /// (or with CacheMemoryOnly hands it over in a temporary file).
-    private func storeTransformed(_ file: DownloadedFile, transform: ImageTransform, for miss: PendingFetch,
+    private func storeTransformed(_ file: DownloadedFile, bytes: [UInt8], transform: ImageTransform, for miss: PendingFetch,
                                   now: Double) -> Result<FetchResult, FetchError> {
         let url = miss.text
         defer { try? FileSystem.remove(file.path) }
         let result: ImageTransform.Output
         do throws(FetchError) {
-            let bytes: [UInt8]
-            do { bytes = try FileSystem.readFile(file.path, limit: Int(file.response.byteCount)) ?? [] } catch { throw .cacheUnwritable(error) }
             let image: DecodedImage
             // Only the first frame, unless every frame is transformed.
             do {
@@ -670,8 +668,8 @@ extension ImageFetcher {
 
     /// Accepts the downloaded bytes only if they are a supported image whose
     /// header decodes, within the pixel limit, and with `--verify full` whose
-    /// every pixel decodes.
-    private func verify(_ file: DownloadedFile, url: String) throws(FetchError) -> ImageHeader {
+    /// every pixel decodes. Returns the header and the bytes, for a transform.
+    private func verify(_ file: DownloadedFile, url: String) throws(FetchError) -> (ImageHeader, [UInt8]) {
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.readFile(file.path, limit: Int(file.response.byteCount)) ?? []
@@ -707,7 +705,7 @@ extension ImageFetcher {
                 }
             }
         }
-        return header
+        return (header, bytes)
     }
 
     private func announceThreads() {
@@ -727,8 +725,6 @@ extension ImageFetcher {
 
 /// A URL that needs the network, and the inputs that asked for it.
 private struct PendingFetch {
-    /// Nil for a string that did not parse (it is only being remembered as failed).
-    let url: RemoteURL!
     /// The URL as given.
     let text: String
     let key: CacheKey
@@ -741,8 +737,7 @@ private struct PendingFetch {
     /// The failed list had a record for the key (expired, or ignored by RetryFailed).
     var hadFailedRecord = false
 
-    init(url: RemoteURL?, text: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int) {
-        self.url = url
+    init(text: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int) {
         self.text = text
         self.key = key
         self.fingerprint = fingerprint
