@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "CImgCacheShims", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "ImgCacheCore", dependencies: ["CImgCacheShims"]),
         .target(name: "ImgCacheCLI", dependencies: ["ImgCacheCore"]),
-        .executableTarget(name: "imgcache", dependencies: ["ImgCacheCLI"]),
+        .executableTarget(name: "imgcache", dependencies: ["ImgCacheCLI", "ImgCacheCore"]),
         // The codec work alone, over a folder of images, for `make bench`.
         .executableTarget(name: "imgcache-codec-bench", dependencies: ["ImgCacheCore"]),
         .testTarget(name: "ImgCacheCoreTests", dependencies: ["ImgCacheCore"]),

@@ -12,57 +12,58 @@ _imgcache() {
     case $prev in
         --cache-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --namespace|-n) COMPREPLY=($(compgen -W "$(_imgcache_namespaces)" -- "$cur")); return ;;
-        --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
-        --output|-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --failed-ttl) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); return ;;
-        --thumbnail) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --format) COMPREPLY=($(compgen -W "png jpeg webp" -- "$cur")); return ;;
-        --quality) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); return ;;
-        --max-pixels) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); return ;;
+        --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); _imgcache_nospace; return ;;
+        --output|-o) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --input|-i) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --failed-ttl) return ;;
+        --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
+        --thumbnail) return ;;
+        --format) COMPREPLY=($(compgen -W "png jpeg webp" -- "$cur")); _imgcache_nospace; return ;;
+        --quality) return ;;
+        --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
+        --max-pixels) return ;;
+        --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
         --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-        --concurrency|-j) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --retries) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); return ;;
-        --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); return ;;
-        --header|-H) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --user|-u) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --cookies) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --max-redirects) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --max-size) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --failed-ttl) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); return ;;
-        --thumbnail) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --format) COMPREPLY=($(compgen -W "png jpeg webp" -- "$cur")); return ;;
-        --quality) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); return ;;
-        --max-pixels) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); return ;;
+        --concurrency|-j) return ;;
+        --timeout) return ;;
+        --retries) return ;;
+        --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); _imgcache_nospace; return ;;
+        --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); _imgcache_nospace; return ;;
+        --header|-H) return ;;
+        --user|-u) return ;;
+        --cookies) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --max-redirects) return ;;
+        --max-size) return ;;
+        --failed-ttl) return ;;
+        --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
+        --thumbnail) return ;;
+        --format) COMPREPLY=($(compgen -W "png jpeg webp" -- "$cur")); _imgcache_nospace; return ;;
+        --quality) return ;;
+        --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
+        --max-pixels) return ;;
+        --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
         --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-        --concurrency|-j) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --timeout) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --retries) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); return ;;
-        --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); return ;;
-        --header|-H) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --user|-u) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --cookies) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --max-redirects) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --max-size) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --max-size) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --max-age) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --failed-ttl) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --concurrency|-j) return ;;
+        --timeout) return ;;
+        --retries) return ;;
+        --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); _imgcache_nospace; return ;;
+        --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); _imgcache_nospace; return ;;
+        --header|-H) return ;;
+        --user|-u) return ;;
+        --cookies) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --max-redirects) return ;;
+        --max-size) return ;;
+        --max-size) return ;;
+        --max-age) return ;;
+        --failed-ttl) return ;;
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
-            else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
+            else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         cache-info)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
@@ -82,6 +83,11 @@ _imgcache() {
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "fetch prefetch cache-info clean clear completions help" -- "$cur")); fi ;;
     esac
+}
+# A single match ending in '=' takes its value next: no space after it.
+_imgcache_nospace() {
+    [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
+    return 0
 }
 # Namespaces: the folders of the cache root.
 _imgcache_namespaces() {

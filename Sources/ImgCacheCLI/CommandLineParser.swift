@@ -12,6 +12,23 @@ public enum CommandLineParser {
 
     public static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
         var state = State()
+        try read(arguments, into: &state)
+        return try state.invocation()
+    }
+
+    /// Where secret values (`-u`'s password) sit among `arguments`: the word's
+    /// index and the UTF-8 offset where the value starts, so that the caller
+    /// can blank them in the process's own argument memory, as curl does (they
+    /// are otherwise readable in /proc/PID/cmdline). Found as far as the words
+    /// parse.
+    public static func secretLocations(in arguments: [String]) -> [(argument: Int, offset: Int)] {
+        var state = State()
+        try? read(arguments, into: &state)
+        return state.secretLocations
+    }
+
+    /// Reads the words into `state`, option by option.
+    private static func read(_ arguments: [String], into state: inout State) throws(UsageError) {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -34,18 +51,16 @@ public enum CommandLineParser {
                 let inline = name.endIndex < body.endIndex ? String(body[body.index(after: name.endIndex)...]) : nil
                 let spec = try state.option(long: String(name), spelled: "--" + name)
                 if spec.takesValue {
-                    let value: String
                     if let inline {
-                        value = inline
+                        state.record(spec, value: inline, at: (index - 1, name.utf8.count + 3))
                     } else {
                         guard index < arguments.count else { throw .missingValue(option: spec.longSpelling, metavar: spec.metavar!) }
-                        value = arguments[index]
+                        state.record(spec, value: arguments[index], at: (index, 0))
                         index += 1
                     }
-                    state.record(spec, value: value)
                 } else {
                     if inline != nil && spec.optionalValue == nil { throw .unexpectedValue(option: spec.longSpelling) }
-                    state.record(spec, value: inline)
+                    state.record(spec, value: inline, at: nil)
                 }
             } else {
                 var letters = argument.dropFirst()
@@ -53,21 +68,20 @@ public enum CommandLineParser {
                     letters = letters.dropFirst()
                     let spec = try state.option(short: letter)
                     guard spec.takesValue else {
-                        state.record(spec, value: nil)
+                        state.record(spec, value: nil, at: nil)
                         continue
                     }
                     if !letters.isEmpty {
-                        state.record(spec, value: String(letters))
+                        state.record(spec, value: String(letters), at: (index - 1, argument.utf8.count - letters.utf8.count))
                     } else {
                         guard index < arguments.count else { throw .missingValue(option: "-\(letter)", metavar: spec.metavar!) }
-                        state.record(spec, value: arguments[index])
+                        state.record(spec, value: arguments[index], at: (index, 0))
                         index += 1
                     }
                     break
                 }
             }
         }
-        return try state.invocation()
     }
 
     /// The `--color` choice among `arguments`, read even when the rest does not
@@ -105,8 +119,12 @@ public enum CommandLineParser {
             throw .unknownOption("-\(short)", command: command?.name, suggestion: nil)
         }
 
-        mutating func record(_ spec: OptionSpec, value: String?) {
+        /// Where the values of secret options were found (see `secretLocations`).
+        var secretLocations: [(argument: Int, offset: Int)] = []
+
+        mutating func record(_ spec: OptionSpec, value: String?, at location: (argument: Int, offset: Int)?) {
             values[spec.long, default: []].append(value ?? "")
+            if spec.long == "user", let location { secretLocations.append(location) }
         }
 
         func has(_ long: String) -> Bool { values[long] != nil }
@@ -232,19 +250,37 @@ public enum CommandLineParser {
         }
 
         func fetchArguments(globals: GlobalOptions) throws(UsageError) -> FetchArguments {
-            guard !operands.isEmpty else { throw .missingOperand(command: "fetch", operand: "a URL") }
+            var input = last("input")
+            if let input {
+                guard !input.isEmpty else { throw .invalidValue(option: "--input", value: input, reason: "the path is empty") }
+                if !operands.isEmpty { throw .conflictingOptions("--input", "URL operands", reason: "the URLs come from the list") }
+            } else if operands.contains("-") {
+                // `fetch -` reads the list from standard input, as `fetch -i -` does.
+                guard operands.count == 1 else { throw .conflictingOptions("-", "URL operands", reason: "'-' reads the URLs from standard input") }
+                input = "-"
+            } else if operands.isEmpty {
+                throw .missingOperand(command: "fetch", operand: "a URL (or --input FILE)")
+            }
             let output = last("output")
             if let output {
                 guard !output.isEmpty else { throw .invalidValue(option: "--output", value: output, reason: "the path is empty") }
-                if operands.count > 1 {
-                    throw .conflictingOptions("--output", "several URLs", reason: "--output writes one image")
+                if operands.count > 1 || input != nil {
+                    throw .conflictingOptions("--output", input != nil ? "a list of URLs" : "several URLs", reason: "--output writes one image")
                 }
                 if output == "-" && globals.json {
                     throw .conflictingOptions("--output -", "--json", reason: "both write to standard output")
                 }
             }
-            var arguments = FetchArguments(urls: operands, output: output)
+            var arguments = FetchArguments(urls: input == nil ? operands : [], output: output)
+            arguments.input = input
+            arguments.withURL = has("with-url")
+            if arguments.withURL, let output { throw .conflictingOptions("--with-url", "--output \(output)", reason: "--output prints no paths") }
+            if arguments.withURL, globals.json { throw .conflictingOptions("--with-url", "--json", reason: "JSON lines carry the URL already") }
             arguments.manager = try managerArguments(defaultPriority: .normal)
+            if let output, var transform = arguments.manager.settings.transform {
+                try fitTransform(&transform, toOutput: output)
+                arguments.manager.settings.transform = transform
+            }
             let options = arguments.manager.settings.options
             if options.contains(.cacheMemoryOnly), output == nil {
                 throw .requires("--memory-only", "--output (the image is not stored, so it has no path to print)")
@@ -361,24 +397,46 @@ public enum CommandLineParser {
             if options.contains(.scaleDownLargeImages), transform.scaleDownLimit == nil {
                 transform.scaleDownLimit = ImageTransform.defaultScaleDownLimit
             }
-            let transforms = transform.thumbnail != nil || transform.scaleDownLimit != nil
             if has("transform-animated") { options.insert(.transformAnimatedImage) }
             transform.transformsAnimations = options.contains(.transformAnimatedImage)
             if let text = last("format") {
                 guard let format = ImageFormat(rawValue: text), ImageEncoder.writableFormats.contains(format) else {
                     throw .invalidValue(option: "--format", value: text, reason: "expected png, jpeg or webp")
                 }
-                guard transforms else { throw .requires("--format", "--thumbnail or --scale-down") }
                 if transform.transformsAnimations, format != .webp {
                     throw .conflictingOptions("--format \(text)", "--transform-animated", reason: "animations are written as WebP")
                 }
                 transform.format = format
             }
+            // --format alone converts: the image is stored in that format, at its size.
+            let transforms = transform.thumbnail != nil || transform.scaleDownLimit != nil || transform.format != nil
             if let text = last("quality") {
                 transform.quality = try integer(text, option: "--quality", in: 1...100)
-                guard transforms else { throw .requires("--quality", "--thumbnail or --scale-down") }
+                guard transforms else { throw .requires("--quality", "--thumbnail, --scale-down or --format") }
             }
             return transforms ? transform : nil
+        }
+
+        /// A transform writes the format `--output`'s name asks for when no
+        /// --format says otherwise; a name that asks for another format than
+        /// --format's, or one imgcache cannot write, is refused.
+        func fitTransform(_ transform: inout ImageTransform, toOutput output: String) throws(UsageError) {
+            guard output != "-", let named = ImageFormat(namedBy: output) else { return }
+            if let format = transform.format {
+                guard format == named else {
+                    throw .conflictingOptions("--output \(output)", "--format \(format.rawValue)",
+                                              reason: "the name asks for \(named.displayName)")
+                }
+                return
+            }
+            guard ImageEncoder.writableFormats.contains(named) else {
+                throw .invalidValue(option: "--output", value: output,
+                                    reason: "a transformed image is written as PNG, JPEG or WebP; name it .png, .jpg or .webp")
+            }
+            if transform.transformsAnimations, named != .webp {
+                throw .conflictingOptions("--output \(output)", "--transform-animated", reason: "animations are written as WebP; name it .webp")
+            }
+            transform.format = named
         }
 
         /// Refuses options that contradict each other, or need what this version does not have.

@@ -10,7 +10,7 @@ public enum CommandTable {
         .value("namespace", "n", metavar: "NAME", kind: .namespace,
                help: "Namespace inside the cache (default: $IMGCACHE_NAMESPACE, else 'default')"),
         .flag("json", help: "Write results as JSON, one object per line"),
-        .flag("quiet", "q", help: "Print nothing but errors"),
+        .flag("quiet", "q", help: "Print no warnings, notes, progress or summaries; results and errors are still printed"),
         .flag("verbose", "v", repeatable: true, help: "Print details of what happens on stderr"),
         .value("color", metavar: "WHEN", kind: .choice(ColorChoice.allCases.map(\.rawValue)),
                help: "Colour in messages: auto (a terminal without NO_COLOR), always or never"),
@@ -79,19 +79,27 @@ public enum CommandTable {
             Looks each URL up in the cache; the misses are downloaded together, up to -j at \
             a time over kept-alive connections (redirects followed, a 15 s idle timeout), and \
             the same URL given twice is downloaded once. Each body must be a PNG, JPEG, GIF or \
-            WebP image whose header decodes; it is then stored atomically. Prints the path of \
-            each cached file, one per line in the order of the URLs. A failed URL prints an \
-            error and the others go on.
+            WebP image whose header decodes; it is then stored atomically, named for its \
+            format (.jpg, .png, .gif, .webp). Prints one line per URL, in the order of the \
+            URLs: the cached file's path, or an empty line for a URL that failed (its error \
+            goes to standard error, and the others go on). URLs may also come from a list, \
+            one per line (--input FILE, or '-' for standard input), answered in order as \
+            they finish, in the same memory however long the list.
             """,
         options: [
             .value("output", "o", metavar: "FILE", kind: .path,
-                   help: "Also write the image to FILE ('-' for standard output); one URL only"),
+                   help: "Also write the image to FILE ('-' for standard output); one URL only. A name ending in .png, .jpg, .gif or .webp must match the image's format"),
+            .value("input", "i", metavar: "FILE", kind: .path,
+                   help: "Read URLs from FILE, one per line ('-': standard input); blank lines and '#' comments skipped"),
+            .flag("with-url", help: "Print URL<TAB>PATH lines (an empty PATH for a URL that failed)"),
             .flag("memory-only", help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
             .flag("progressive", help: "Show the download's progress on a terminal, or in -v lines (ProgressiveDownload)"),
         ] + managerOptions + downloadOptions,
-        operands: [OperandSpec(name: "URL", kind: .url, help: "http or https URL of an image", minimum: 1, maximum: nil)],
+        operands: [OperandSpec(name: "URL", kind: .url, help: "http or https URL of an image ('-': read URLs from standard input)",
+                               minimum: 0, maximum: nil)],
         examples: [
             ("imgcache fetch https://example.com/logo.png", "print the cached file's path"),
+            ("imgcache fetch -i urls.txt --with-url", "URL<TAB>PATH for each line of a list, in order"),
             ("imgcache fetch -o logo.png https://example.com/logo.png", "save a copy as logo.png"),
             ("imgcache --json fetch URL1 URL2", "one JSON object per URL"),
             ("imgcache fetch -j 12 --retries 2 $(cat urls.txt)", "many at once, retrying transient failures"),

@@ -37,8 +37,12 @@ public struct GlobalOptions: Equatable, Sendable {
 /// `imgcache fetch` arguments.
 public struct FetchArguments: Equatable, Sendable {
     public var urls: [String]
+    /// A list of URLs to read instead ("-" is standard input).
+    public var input: String?
     /// Where to write a copy of the image ("-" is standard output).
     public var output: String?
+    /// Print `URL<TAB>PATH` lines rather than paths.
+    public var withURL = false
     public var manager = ManagerArguments()
 
     public init(urls: [String], output: String? = nil) {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ImgCacheCLI
+import ImgCacheCore
 
 /// The environment as a dictionary, read without Foundation (start-up cost matters).
 func currentEnvironment() -> [String: String] {
@@ -17,4 +18,27 @@ func currentEnvironment() -> [String: String] {
     return result
 }
 
-exit(CommandRunner.run(Array(CommandLine.arguments.dropFirst()), environment: currentEnvironment()))
+/// The words after the program name, each byte that is not UTF-8 kept as
+/// `%XX` (a URL with a Latin-1 byte is then asked for as it was typed).
+func commandLineWords() -> [String] {
+    (1..<Int(CommandLine.argc)).map { index in
+        guard let word = CommandLine.unsafeArgv[index] else { return "" }
+        return URLText.decode(UnsafeRawBufferPointer(start: word, count: strlen(word)))
+    }
+}
+
+/// Overwrites the values of secret options (`-u user:password`) in the
+/// process's argument memory, as curl does, so that `ps` and
+/// /proc/PID/cmdline no longer show them. The words already read keep them.
+func hideSecrets(of words: [String]) {
+    for (argument, offset) in CommandLineParser.secretLocations(in: words) {
+        guard let word = CommandLine.unsafeArgv[argument + 1] else { continue }
+        let length = strlen(word)
+        guard offset < length else { continue }
+        memset(word + offset, Int32(UInt8(ascii: "*")), length - offset)
+    }
+}
+
+let words = commandLineWords()
+hideSecrets(of: words)
+exit(CommandRunner.run(words, environment: currentEnvironment()))

@@ -34,7 +34,7 @@ import Testing
         let command = try run(["help", "fetch"])
         #expect(flag.status == 0 && command.status == 0)
         #expect(flag.output == command.output)
-        #expect(flag.output.hasPrefix("Usage: imgcache fetch [options] URL...\n"))
+        #expect(flag.output.hasPrefix("Usage: imgcache fetch [options] [URL...]\n"))
     }
 
     @Test func aTypoGetsASuggestionAndStatus64() throws {

@@ -1,54 +1,25 @@
 import Foundation
 import Testing
 
-/// The generated bash completion, driven the way bash drives it.
-@Suite struct CompletionTests {
-    /// What `_imgcache` offers for the words typed so far (the last one being completed).
-    func complete(_ words: [String], cacheRoot: String? = nil) throws -> [String] {
-        let script = Paths.repository.appendingPathComponent("completions/imgcache.bash").path
-        let quoted = (["imgcache"] + words).map { "'\($0)'" }.joined(separator: " ")
-        let program = """
-            source '\(script)'
-            COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count)
-            _imgcache
-            printf '%s\\n' "${COMPREPLY[@]}"
-            """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", program]
-        var environment = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
-        if let cacheRoot { environment["IMGCACHE_DIR"] = cacheRoot }
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return text.split(separator: "\n").map(String.init)
+/// The generated completion scripts, each driven by its own shell the way a
+/// user's Tab drives it: bash through COMP_WORDS and `_imgcache`, fish through
+/// `complete -C`, zsh through a pseudo-terminal (zpty) where Tab runs the real
+/// completion system. Each runs in a folder of its own holding `urls.txt`.
+@Suite final class CompletionTests {
+    let folder: TemporaryDirectory
+
+    init() throws {
+        folder = try TemporaryDirectory("imgcache-completion")
+        try "http://127.0.0.1/a.png\n".write(toFile: folder.appending("urls.txt"), atomically: true, encoding: .utf8)
     }
 
-    @Test func commandsOptionsAndValuesComplete() throws {
-        #expect(try complete(["fe"]) == ["fetch"])
-        #expect(try complete(["c"]).sorted() == ["cache-info", "clean", "clear", "completions"])
-        #expect(try complete(["fetch", "--out"]) == ["--output"])
-        #expect(try complete(["--color", ""]) == ["auto", "always", "never"])
-        #expect(try complete(["completions", ""]) == ["bash", "zsh", "fish"])
-        #expect(try complete(["--js"]) == ["--json"])
-    }
-
-    @Test func namespacesCompleteFromTheCacheFolder() throws {
-        let root = try TemporaryDirectory()
-        for name in ["thumbs", "avatars"] { try FileManager.default.createDirectory(atPath: root.appending(name), withIntermediateDirectories: true) }
-        #expect(try complete(["-n", ""], cacheRoot: root.path).sorted() == ["avatars", "thumbs"])
-    }
-
-    /// Runs `shell -c program` and returns its standard output lines.
-    func run(_ shell: String, _ program: String) throws -> [String] {
+    /// Runs `shell args...` in the test folder; its stdout and stderr lines.
+    func run(_ shell: String, _ arguments: [String], environment: [String: String] = [:]) throws -> [String] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: shell)
-        process.arguments = ["-c", program]
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent"]
-        process.currentDirectoryURL = Paths.repository
+        process.arguments = arguments
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": folder.path, "TERM": "xterm"].merging(environment) { $1 }
+        process.currentDirectoryURL = folder.url
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -58,25 +29,130 @@ import Testing
         return text.split(separator: "\n").map(String.init)
     }
 
-    @Test func fishCompletesCommandsOptionsAndValues() throws {
-        let lines = try run("/usr/bin/fish", """
-            source completions/imgcache.fish
-            complete -C 'imgcache pre'
-            complete -C 'imgcache fetch --thumb'
-            complete -C 'imgcache prefetch --verify '
-            """)
-        let words = lines.map { String($0.prefix { $0 != "\t" }) }
-        #expect(words.contains("prefetch"), "\(lines)")
-        #expect(words.contains("--thumbnail"), "\(lines)")
-        #expect(words.contains("header") && words.contains("full"), "\(lines)")
+    func script(_ name: String) -> String { Paths.repository.appendingPathComponent("completions/" + name).path }
+
+    // MARK: - bash
+
+    /// What `_imgcache` offers for the words typed so far (the last one being
+    /// completed), and the `compopt` options it asked for.
+    func bash(_ words: [String], cacheRoot: String? = nil) throws -> (words: [String], compopt: [String]) {
+        let quoted = (["imgcache"] + words).map { "'\($0)'" }.joined(separator: " ")
+        let program = """
+            source '\(script("imgcache.bash"))'
+            compopt() { echo "COMPOPT $*"; }
+            COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count)
+            _imgcache
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """
+        let lines = try run("/bin/bash", ["-c", program], environment: cacheRoot.map { ["IMGCACHE_DIR": $0] } ?? [:])
+        return (lines.filter { !$0.hasPrefix("COMPOPT ") }, lines.filter { $0.hasPrefix("COMPOPT ") })
     }
 
-    @Test func zshLoadsTheCompletionFunction() throws {
-        let lines = try run("/usr/bin/zsh", """
-            zsh -n completions/_imgcache && echo syntax-ok
-            fpath=(completions $fpath); autoload -U compinit; compinit -u -D; whence -w _imgcache
-            """)
-        #expect(lines.contains("syntax-ok"), "\(lines)")
-        #expect(lines.contains("_imgcache: function"), "\(lines)")
+    @Test func bashCompletesCommandsOptionsAndValues() throws {
+        #expect(try bash(["fe"]).words == ["fetch"])
+        #expect(try bash(["c"]).words.sorted() == ["cache-info", "clean", "clear", "completions"])
+        #expect(try bash(["fetch", "--out"]).words == ["--output"])
+        #expect(try bash(["--color", ""]).words == ["auto", "always", "never"])
+        #expect(try bash(["completions", ""]).words == ["bash", "zsh", "fish"])
+        #expect(try bash(["--js"]).words == ["--json"])
+        #expect(try bash(["fetch", "--with"]).words == ["--with-url"])
+    }
+
+    @Test func bashCompletesPrefetchsFileAndInputFiles() throws {
+        #expect(try bash(["prefetch", "ur"]).words == ["urls.txt"])
+        #expect(try bash(["fetch", "-i", "ur"]).words == ["urls.txt"])
+        // A value that is not a file name (a timeout) offers no files.
+        #expect(try bash(["fetch", "--timeout", "ur"]).words.isEmpty)
+    }
+
+    @Test func bashAddsNoSpaceAfterAKeyFilterThatTakesNames() throws {
+        let keep = try bash(["fetch", "--key-filter", "keep"])
+        #expect(keep.words == ["keep-query="])
+        #expect(keep.compopt.contains("COMPOPT -o nospace"))
+        let strip = try bash(["fetch", "--key-filter", "strip"])
+        #expect(strip.words == ["strip-query"])
+        #expect(!strip.compopt.contains("COMPOPT -o nospace"))
+    }
+
+    @Test func bashCompletesNamespacesFromTheCacheFolder() throws {
+        let root = try TemporaryDirectory()
+        for name in ["thumbs", "avatars"] { try FileManager.default.createDirectory(atPath: root.appending(name), withIntermediateDirectories: true) }
+        #expect(try bash(["-n", ""], cacheRoot: root.path).words.sorted() == ["avatars", "thumbs"])
+    }
+
+    // MARK: - fish
+
+    /// What fish offers for each command line (`complete -C`), by line.
+    func fish(_ lines: [String]) throws -> [[String]] {
+        let program = (["source '\(script("imgcache.fish"))'"] + lines.map { "complete -C '\($0)'; echo __END__" })
+            .joined(separator: "\n")
+        var groups: [[String]] = [[]]
+        for line in try run("/usr/bin/fish", ["-c", program]) {
+            if line == "__END__" { groups.append([]) } else { groups[groups.count - 1].append(String(line.prefix { $0 != "\t" })) }
+        }
+        return Array(groups.dropLast())
+    }
+
+    @Test func fishCompletesCommandsOptionsValuesAndFiles() throws {
+        let groups = try fish(["imgcache pre", "imgcache fetch --thumb", "imgcache prefetch --verify ",
+                               "imgcache prefetch ur", "imgcache fetch -i ur", "imgcache fetch --timeout "])
+        #expect(groups.count == 6)
+        guard groups.count == 6 else { return }
+        #expect(groups[0].contains("prefetch"), "\(groups[0])")
+        #expect(groups[1].contains("--thumbnail"), "\(groups[1])")
+        #expect(groups[2].contains("header") && groups[2].contains("full"), "\(groups[2])")
+        #expect(groups[3] == ["urls.txt"], "\(groups[3])")
+        #expect(groups[4] == ["-iurls.txt"] || groups[4] == ["urls.txt"], "\(groups[4])")
+        #expect(groups[5].isEmpty, "\(groups[5])")
+    }
+
+    // MARK: - zsh
+
+    /// Types `imgcache WORDS<Tab>` in an interactive zsh on a pseudo-terminal
+    /// (zpty) with the completion system loaded, and returns what Tab offered
+    /// (every `compadd`, recorded) and what the terminal showed. Waits are
+    /// bounded by count.
+    func zsh(_ words: String) throws -> (offered: [String], screen: String) {
+        let hits = folder.appending("zsh-hits")
+        let functions = folder.appending("zsh-functions")
+        try FileManager.default.createDirectory(atPath: functions, withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(atPath: functions + "/_imgcache")
+        try FileManager.default.copyItem(atPath: script("_imgcache"), toPath: functions + "/_imgcache")
+        let driver = """
+            zmodload zsh/zpty
+            : > '\(hits)'
+            typeset screen=""
+            await() { local chunk i; for i in {1..500}; do if zpty -rt z chunk; then screen+=$chunk; [[ $screen == *$1* ]] && return 0; else sleep 0.02; fi; done; return 1 }
+            zpty z zsh -f -i
+            zpty -w z "PROMPT='READY> '; fpath=('\(functions)' \\$fpath); autoload -U compinit; compinit -u -D"
+            await 'READY> ' || exit 3; screen=""
+            zpty -w z 'compadd() { if (( ${@[(I)-[OAD]]} )); then builtin compadd "$@"; return; fi; local -a h; builtin compadd -O h "$@"; print -rl -- $h >> \(hits); builtin compadd "$@"; }'
+            await 'READY> ' || exit 4; screen=""
+            zpty -w -n z $'imgcache '"$1"$'\\t'
+            zpty -w z $'\\C-u print __DO""NE__'
+            await '__DONE__' || exit 5
+            zpty -d z
+            print -r -- "$screen"
+            """
+        let screen = try run("/usr/bin/zsh", ["-f", "-c", driver, "driver", words]).joined(separator: "\n")
+        let offered = ((try? String(contentsOfFile: hits, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        return (Array(Set(offered)).sorted(), screen)
+    }
+
+    @Test(arguments: [
+        ("fetch --thum", ["--thumbnail"]),
+        ("fetch --with", ["--with-url"]),
+        ("prefetch --verify ", ["full", "header"]),
+        ("fetch --key-filter ", ["drop-query=", "keep-query=", "none", "strip-query"]),
+        ("completions ", ["bash", "fish", "zsh"]),
+        ("prefetch ur", ["urls.txt"]),
+        ("fetch -i ur", ["urls.txt"]),
+        ("-v -v fetch --scale-d", ["--scale-down"]),
+        ("fetch -H 'X: y' -u me:pw --max-red", ["--max-redirects"]),
+    ])
+    func zshCompletesWithoutErrors(words: String, expected: [String]) throws {
+        let result = try zsh(words)
+        #expect(!result.screen.contains("_arguments") && !result.screen.contains("invalid"), "\(result.screen)")
+        #expect(result.offered == expected, "\(result.screen)")
     }
 }

@@ -15,7 +15,7 @@ import Testing
     @Test func secretsInHeadersCredentialsAndURLsAppearNowhere() throws {
         let secrets = ["-H", "Authorization: Bearer s3cr3t-token", "-H", "Cookie: session=s3cr3t-cookie", "-u", "user:s3cr3t-pass"]
         let urls = [server.url("photo.jpg"), server.url("status/404"), "http://user:s3cr3t-url@127.0.0.1:\(faults.port)/image/logo.png",
-                    "http://user:s3cr3t-url@127.0.0.1:\(faults.port)/status/403"]
+                    "http://user:s3cr3t-url@127.0.0.1:\(faults.port)/status/404"]
         let list = home.appending("urls.txt")
         try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
         var outputs: [String] = []

@@ -72,7 +72,11 @@ import Testing
     @Test func doubleDashEndsOptionsAndDashIsAnOperand() throws {
         #expect(try fetch("fetch -- --json").1.urls == ["--json"])
         #expect(try fetch("fetch -o - u").1.output == "-")
-        #expect(try fetch("fetch - ").1.urls == ["-"])
+        // A lone '-' is the list on standard input.
+        #expect(try fetch("fetch - ").1.input == "-")
+        #expect(try fetch("fetch - ").1.urls == [])
+        #expect(try fetch("fetch -i list.txt").1.input == "list.txt")
+        #expect(try fetch("fetch -- -").1.input == "-")
     }
 
     @Test func aLaterValueOverridesAnEarlierOne() throws {
@@ -142,7 +146,13 @@ import Testing
     }
 
     @Test func operandsAndCombinations() {
-        #expect(error("fetch") == .missingOperand(command: "fetch", operand: "a URL"))
+        #expect(error("fetch") == .missingOperand(command: "fetch", operand: "a URL (or --input FILE)"))
+        #expect(error("fetch -i list.txt u") == .conflictingOptions("--input", "URL operands", reason: "the URLs come from the list"))
+        #expect(error("fetch - u") == .conflictingOptions("-", "URL operands", reason: "'-' reads the URLs from standard input"))
+        #expect(error("fetch -i list.txt -o out.png")
+            == .conflictingOptions("--output", "a list of URLs", reason: "--output writes one image"))
+        #expect(error("fetch --with-url -o out.png u")
+            == .conflictingOptions("--with-url", "--output out.png", reason: "--output prints no paths"))
         #expect(error("fetch -o x.png u1 u2")
             == .conflictingOptions("--output", "several URLs", reason: "--output writes one image"))
         #expect(error("--json fetch -o - u")
@@ -183,8 +193,10 @@ import Testing
         let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"]]
         for spec in CommandTable.fetch.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
-            _ = try CommandLineParser.parse(["fetch", "--" + spec.long] + value + ["u"])
-            if let short = spec.short { _ = try CommandLineParser.parse(["fetch", "-\(short)"] + value + ["u"]) }
+            // --input brings the URLs itself.
+            let operands = spec.long == "input" ? [] : ["u"]
+            _ = try CommandLineParser.parse(["fetch", "--" + spec.long] + value + operands)
+            if let short = spec.short { _ = try CommandLineParser.parse(["fetch", "-\(short)"] + value + operands) }
         }
         for spec in CommandTable.prefetch.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])

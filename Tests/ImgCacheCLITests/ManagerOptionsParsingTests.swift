@@ -92,8 +92,17 @@ import Testing
         #expect(try manager("fetch --scale-down=20M u").settings.transform?.scaleDownLimit == PixelLimit(pixels: 20_000_000))
         #expect(try manager("fetch --options 0x1000 u").settings.transform?.scaleDownLimit == ImageTransform.defaultScaleDownLimit)
         #expect(try manager("fetch u").settings.transform == nil)
-        #expect(error("fetch --format png u") == .requires("--format", "--thumbnail or --scale-down"))
-        #expect(error("fetch --quality 50 u") == .requires("--quality", "--thumbnail or --scale-down"))
+        // --format alone converts, at the image's own size.
+        #expect(try manager("fetch --format png u").settings.transform == ImageTransform(format: .png))
+        // A thumbnail takes the format its output file's name asks for; a name it cannot write is refused.
+        #expect(try manager("fetch --thumbnail 8x8 -o t.webp u").settings.transform?.format == .webp)
+        #expect(try manager("fetch --thumbnail 8x8 -o t.JPG u").settings.transform?.format == .jpeg)
+        #expect(try manager("fetch --thumbnail 8x8 -o t.out u").settings.transform?.format == nil)
+        #expect(error("fetch --thumbnail 8x8 -o t.gif u") == .invalidValue(
+            option: "--output", value: "t.gif", reason: "a transformed image is written as PNG, JPEG or WebP; name it .png, .jpg or .webp"))
+        #expect(error("fetch --thumbnail 8x8 --format png -o t.webp u")
+            == .conflictingOptions("--output t.webp", "--format png", reason: "the name asks for WebP"))
+        #expect(error("fetch --quality 50 u") == .requires("--quality", "--thumbnail, --scale-down or --format"))
         #expect(error("fetch --thumbnail 0x10 u")
             == .invalidValue(option: "--thumbnail", value: "0x10", reason: "expected WIDTHxHEIGHT, each from 1 to 65535"))
         #expect(error("fetch --thumbnail 8x8 --format gif u")

@@ -210,7 +210,12 @@ import Testing
         ("keep-query=w,h", "https://cdn.test/a.png?sig=1&w=2&h=3&x", "https://cdn.test/a.png?w=2&h=3"),
         ("drop-query=sig, expires", "https://cdn.test/a.png?sig=1&w=2&expires=9", "https://cdn.test/a.png?w=2"),
         ("drop-query=sig", "https://cdn.test/a.png?sig=1", "https://cdn.test/a.png"),
-        ("none", "https://cdn.test/a.png?sig=1#f", "https://cdn.test/a.png?sig=1#f"),
+        ("none", "https://cdn.test/a.png?sig=1#f", "https://cdn.test/a.png?sig=1"),
+        // Kept parameters in the filter's order, whatever the URL's; the rest sorted by name.
+        ("keep-query=w,h", "https://cdn.test/a.png?h=2&w=1", "https://cdn.test/a.png?w=1&h=2"),
+        ("keep-query=w,h", "https://cdn.test/a.png?w=1&h=2", "https://cdn.test/a.png?w=1&h=2"),
+        ("keep-query=w,w", "https://cdn.test/a.png?w=1", "https://cdn.test/a.png?w=1"),
+        ("drop-query=sig", "https://cdn.test/a.png?w=1&sig=x&h=2&a=3&a=0", "https://cdn.test/a.png?a=3&a=0&h=2&w=1"),
     ])
     func keyFilters(filter: String, url: String, key: String) throws {
         #expect(try #require(CacheKeyFilter(parsing: filter)).key(for: url) == key)

@@ -73,8 +73,7 @@ import Testing
 
     @Test func lastingFailuresAreRemembered() {
         let remembered: [FetchError] = [
-            .invalidURL(url: "x", reason: "no scheme"), .unsupportedScheme(url: "ftp://h/a", scheme: "ftp"),
-            .notAnImage(url: url, contentType: "text/html"), .unsupportedFormat(url: url, .tiff),
+            .download(url: url, .unsupportedScheme("file")), .notAnImage(url: url, contentType: "text/html"), .unsupportedFormat(url: url, .tiff),
             .corruptImage(url: url, reason: "bad header"),
             .download(url: url, .httpStatus(404)), .download(url: url, .httpStatus(410)), .download(url: url, .httpStatus(403)),
             .download(url: url, .httpStatus(400)), .download(url: url, .tooLarge(limit: 10)),
@@ -94,6 +93,29 @@ import Testing
             .cacheUnwritable(SystemError("write", code: 28)),
         ]
         for error in forgotten { #expect(!error.isRemembered, "\(error)") }
+    }
+
+    @Test func aStringThatIsNoURLIsNotRememberedForNoRequestWasMade() {
+        for error: FetchError in [.invalidURL(url: "x", reason: "no scheme"), .unsupportedScheme(url: "ftp://h/a", scheme: "ftp")] {
+            #expect(error.rememberedScope(plainRequest: true) == nil, "\(error)")
+        }
+    }
+
+    @Test func failuresThatDependOnTheRequestAnswerOnlyRequestsLikeIt() {
+        for code in [401, 403, 407] {
+            let error = FetchError.download(url: url, .httpStatus(code))
+            #expect(error.rememberedScope(plainRequest: true) == .plainRequests)
+            // With credentials, headers or cookies, the refusal may be theirs: not remembered.
+            #expect(error.rememberedScope(plainRequest: false) == nil)
+        }
+        #expect(FetchError.download(url: url, .httpStatus(404)).rememberedScope(plainRequest: false) == .everyRequest)
+        let tooLarge = FetchError.download(url: url, .tooLarge(limit: 1000)).rememberedScope(plainRequest: true)
+        #expect(tooLarge == .sizeLimitUpTo(1000))
+        #expect(tooLarge?.covers(plainRequest: true, sizeLimit: 1000) == true)
+        #expect(tooLarge?.covers(plainRequest: true, sizeLimit: 500) == true)
+        #expect(tooLarge?.covers(plainRequest: true, sizeLimit: 2000) == false)
+        #expect(tooLarge?.covers(plainRequest: true, sizeLimit: nil) == false)
+        #expect(FailedURLStore.Scope.plainRequests.covers(plainRequest: false, sizeLimit: nil) == false)
     }
 
     @Test func aBlacklistedFailureSaysWhenAndNamesRetryFailed() {

@@ -3,8 +3,9 @@ import Glibc
 #endif
 import ImgCacheCore
 
-/// `imgcache fetch URL...`: each URL from the cache or the network, then its
-/// path, a JSON line, or the image itself (`-o`).
+/// `imgcache fetch URL...` (or a list, `-i FILE`): each URL from the cache or
+/// the network, then one line per URL in their order (its path, or an empty
+/// line when it failed), a JSON line, or the image itself (`-o`).
 struct FetchCommand {
     let arguments: FetchArguments
     let globals: GlobalOptions
@@ -12,6 +13,11 @@ struct FetchCommand {
     let console: Console
 
     func run() throws(SystemError) -> ExitStatus {
+        var list: URLList?
+        if let input = arguments.input {
+            guard let opened = ManagerSetup.openList(input, console: console, quiet: globals.quiet) else { return .noInput }
+            list = opened
+        }
         let fetcher = ManagerSetup.fetcher(arguments.manager, cache: cache, console: console)
         defer { fetcher.close() }
         ManagerSetup.watchSignals(fetcher, console: console)
@@ -21,40 +27,93 @@ struct FetchCommand {
             progressLine = line
             fetcher.progress = { url, received, expected in line.show(url: url, received: received, expected: expected) }
         }
-        var status = ExitStatus.success
-        var interrupted = false
-        try fetcher.fetch(arguments.urls) { (index, answer) throws(SystemError) in
-            progressLine?.clear()
-            let url = arguments.urls[index]
-            let result: FetchResult
-            switch answer {
-            case .success(let fetched): result = fetched
-            case .failure(let error):
-                if case .interrupted = error { interrupted = true } else { console.error(error.message) }
-                if globals.json { try console.output(ManagerSetup.errorJSON(url: url, error: error).serialized) }
-                status = ManagerSetup.worse(status, ManagerSetup.exitStatus(for: error))
-                return
-            }
-            if let output = arguments.output {
-                do throws(SystemError) {
-                    try write(result.path, to: output)
-                } catch where output == "-" && error.code == EPIPE_CODE {
-                    throw error
-                } catch {
-                    console.error("cannot write \(output == "-" ? "standard output" : output): \(error.reason)")
-                    status = ManagerSetup.worse(status, .outputFailed)
+        var answers = AnswerPrinter(command: self)
+        if let list {
+            let window = ManagerSetup.readAhead(arguments.manager)
+            try fetcher.fetch(list, window: window, deliver: { (outcome) throws(SystemError) in
+                progressLine?.clear()
+                try answers.print(url: outcome.url, outcome.result ?? .failure(.interrupted(url: outcome.url)))
+            }, update: { (update) throws(SystemError) in
+                if case .inputFailed(let error) = update {
+                    console.error("cannot read the list of URLs: \(error)")
+                    answers.status = ManagerSetup.worse(answers.status, .noInput)
                 }
-                if globals.json { try console.output(result.json.serialized) }
-            } else if globals.json {
-                try console.output(result.json.serialized)
-            } else if !globals.quiet {
-                try console.output(result.path)
+            })
+        } else {
+            try fetcher.fetch(arguments.urls) { (index, answer) throws(SystemError) in
+                progressLine?.clear()
+                try answers.print(url: arguments.urls[index], answer)
             }
         }
-        if interrupted || fetcher.interruption.signal != nil {
+        if answers.interrupted || fetcher.interruption.signal != nil {
             return ManagerSetup.interruptedStatus(fetcher, console: console)
         }
-        return status
+        return answers.status
+    }
+
+    /// Prints each answer as it comes, and keeps the exit status.
+    private struct AnswerPrinter {
+        let command: FetchCommand
+        var status = ExitStatus.success
+        var interrupted = false
+        /// A cache that cannot be written fails every URL for one reason: said once.
+        private var saidUnwritable = false
+
+        init(command: FetchCommand) {
+            self.command = command
+        }
+
+        mutating func print(url: String, _ answer: Result<FetchResult, FetchError>) throws(SystemError) {
+            let console = command.console, globals = command.globals, arguments = command.arguments
+            switch answer {
+            case .success(let result):
+                if let output = arguments.output {
+                    do throws(SystemError) {
+                        if let mismatch = FetchCommand.formatMismatch(result, output: output) {
+                            console.error(mismatch)
+                            status = ManagerSetup.worse(status, .outputFailed)
+                        } else {
+                            try command.write(result.path, to: output)
+                        }
+                    } catch where output == "-" && error.code == EPIPE_CODE {
+                        throw error
+                    } catch {
+                        console.error("cannot write \(output == "-" ? "standard output" : output): \(error.reason)")
+                        status = ManagerSetup.worse(status, .outputFailed)
+                    }
+                    if globals.json { try console.output(result.json.serialized) }
+                } else if globals.json {
+                    try console.output(result.json.serialized)
+                } else {
+                    try printLine(url: url, path: result.path)
+                }
+            case .failure(let error):
+                switch error {
+                case .interrupted: interrupted = true
+                case .cacheUnwritable where saidUnwritable: break
+                default: console.error(error.message)
+                }
+                if case .cacheUnwritable = error { saidUnwritable = true }
+                if globals.json { try console.output(ManagerSetup.errorJSON(url: url, error: error).serialized) }
+                // Every URL keeps its line, so that the output lines up with the input (paste).
+                else if arguments.output == nil { try printLine(url: url, path: "") }
+                status = ManagerSetup.worse(status, ManagerSetup.exitStatus(for: error))
+            }
+        }
+
+        private func printLine(url: String, path: String) throws(SystemError) {
+            let line = command.arguments.withURL ? RemoteURL.redacted(url) + "\t" + path : path
+            try command.console.output(line)
+        }
+    }
+
+    /// Why the image cannot go to `output` as it is: the file's name asks for
+    /// another format than the image's (never written with the wrong bytes).
+    static func formatMismatch(_ result: FetchResult, output: String) -> String? {
+        guard output != "-", let named = ImageFormat(namedBy: output), let format = result.metadata.format, named != format else { return nil }
+        let convert = ImageEncoder.writableFormats.contains(named) ? ", or add --format \(named.rawValue) to convert it" : ""
+        return "\(ControlCharacters.escaped(output)): not written: the image is \(format.displayName) but the name says "
+            + "\(named.displayName); name it .\(format.fileExtension)\(convert)"
     }
 
     private func write(_ path: String, to output: String) throws(SystemError) {
@@ -68,8 +127,40 @@ struct FetchCommand {
 }
 
 /// What fetch and prefetch share: building the fetcher from the arguments,
-/// signals, JSON error lines and exit statuses.
+/// reading a list, signals, JSON error lines and exit statuses.
 enum ManagerSetup {
+    /// URLs read ahead of the answers, per download slot.
+    static let readAheadPerSlot = 16
+
+    /// How many URLs of a list are read ahead of the answers.
+    static func readAhead(_ arguments: ManagerArguments) -> Int {
+        max(256, arguments.downloads.maximumConcurrentDownloads * readAheadPerSlot)
+    }
+
+    /// The list at `path` ("-": standard input), or nil after saying why it
+    /// cannot be read. Its descriptor stays open until the process ends: the
+    /// reader thread may still be in read() when a run is interrupted.
+    static func openList(_ path: String, console: Console, quiet: Bool) -> URLList? {
+        guard path != "-" else {
+            if console.standardError.isTerminal, isatty(0) == 1, !quiet {
+                console.note("reading URLs from standard input, one per line; end with Ctrl-D")
+            }
+            return URLList(descriptor: 0, name: "standard input")
+        }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            console.error("cannot read the list of URLs: \(SystemError("open", path: path))")
+            return nil
+        }
+        var status = stat()
+        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            close(descriptor)
+            console.error("cannot read the list of URLs: \(path) is a directory")
+            return nil
+        }
+        return URLList(descriptor: descriptor, name: path)
+    }
+
     static func fetcher(_ arguments: ManagerArguments, cache: DiskCache, console: Console) -> ImageFetcher {
         let cwd = FileSystem.currentDirectory()
         let readOnly = arguments.readOnlyPaths.map { ReadOnlyCache(directory: $0.hasPrefix("/") ? $0 : cwd + "/" + $0) }

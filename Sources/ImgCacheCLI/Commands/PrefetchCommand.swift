@@ -11,13 +11,10 @@ struct PrefetchCommand {
     let cache: DiskCache
     let console: Console
 
-    /// URLs read ahead of the answers, per download slot.
-    static let readAheadPerSlot = 16
-
     func run() throws(SystemError) -> ExitStatus {
         // The list's descriptor stays open until the process ends: the reader
         // thread may still be in read() when the run is interrupted.
-        guard let list = openList() else { return .noInput }
+        guard let list = ManagerSetup.openList(arguments.input ?? "-", console: console, quiet: globals.quiet) else { return .noInput }
         let fetcher = ManagerSetup.fetcher(arguments.manager, cache: cache, console: console)
         defer { fetcher.close() }
         ManagerSetup.watchSignals(fetcher, console: console)
@@ -28,7 +25,7 @@ struct PrefetchCommand {
         var summary = PrefetchSummary()
         var inputError: SystemError?
         let started = WallClock.monotonic()
-        let window = max(256, arguments.manager.downloads.maximumConcurrentDownloads * PrefetchCommand.readAheadPerSlot)
+        let window = ManagerSetup.readAhead(arguments.manager)
         try fetcher.prefetch(list, window: window) { (update) throws(SystemError) in
             switch update {
             case .answered(let outcome):
@@ -39,6 +36,7 @@ struct PrefetchCommand {
                     switch error {
                     case .interrupted: break
                     case .libraryMissing where summary.unavailable > 1: break  // said once
+                    case .cacheUnwritable where summary.unwritable > 1: break  // said once
                     default: console.error(error.message)
                     }
                 }
@@ -66,28 +64,6 @@ struct PrefetchCommand {
         if summary.unavailable > 0 { return .unavailable }
         if inputError != nil { return .noInput }
         return summary.allCached ? .success : .someFailed
-    }
-
-    /// The list's descriptor, or nil after saying why it cannot be read.
-    private func openList() -> URLList? {
-        guard let path = arguments.input, path != "-" else {
-            if console.standardError.isTerminal, isatty(0) == 1, !globals.quiet {
-                console.note("reading URLs from standard input, one per line; end with Ctrl-D")
-            }
-            return URLList(descriptor: 0, name: "standard input")
-        }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            console.error("cannot read the list of URLs: \(SystemError("open", path: path))")
-            return nil
-        }
-        var status = stat()
-        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-            close(descriptor)
-            console.error("cannot read the list of URLs: \(path) is a directory")
-            return nil
-        }
-        return URLList(descriptor: descriptor, name: path)
     }
 
     private func report(_ summary: PrefetchSummary, seconds: Double, interrupted: Bool) throws(SystemError) {

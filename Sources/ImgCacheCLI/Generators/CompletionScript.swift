@@ -48,29 +48,43 @@ public enum CompletionScript {
             let words = spellings([option]).joined(separator: "|")
             switch option.kind {
             case .choice(let values)?:
-                lines.append("        \(words)) COMPREPLY=($(compgen -W \"\(values.joined(separator: " "))\" -- \"$cur\")); return ;;")
+                // A choice that is a prefix (keep-query=) waits for the rest: no space after it.
+                lines.append("        \(words)) COMPREPLY=($(compgen -W \"\(values.joined(separator: " "))\" -- \"$cur\")); _imgcache_nospace; return ;;")
             case .directory?:
                 lines.append("        \(words)) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;")
             case .namespace?:
                 lines.append("        \(words)) COMPREPLY=($(compgen -W \"$(_imgcache_namespaces)\" -- \"$cur\")); return ;;")
+            case .path?:
+                lines.append("        \(words)) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")); return ;;")
             default:
-                lines.append("        \(words)) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;")
+                lines.append("        \(words)) return ;;")
             }
         }
         lines += ["    esac", "    case $command in"]
         let global = spellings(CommandTable.globalOptions).joined(separator: " ")
         for command in CommandTable.commands {
             let options = spellings(command.options).joined(separator: " ")
-            let operandWords = command.operands.first.flatMap { choices($0.kind) }?.joined(separator: " ") ?? ""
+            let operands: String
+            if command.operands.first?.kind == .path {
+                operands = "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))"
+            } else {
+                let words = command.operands.first.flatMap { choices($0.kind) }?.joined(separator: " ") ?? ""
+                operands = "COMPREPLY=($(compgen -W \"\(words)\" -- \"$cur\"))"
+            }
             lines.append("        \(command.name))")
             lines.append("            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"\(options) \(global)\" -- \"$cur\"))")
-            lines.append("            else COMPREPLY=($(compgen -W \"\(operandWords)\" -- \"$cur\")); fi ;;")
+            lines.append("            else \(operands); fi ;;")
         }
         lines += [
             "        *)",
             "            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"\(global)\" -- \"$cur\"))",
             "            else COMPREPLY=($(compgen -W \"\(commandNames.joined(separator: " "))\" -- \"$cur\")); fi ;;",
             "    esac",
+            "}",
+            "# A single match ending in '=' takes its value next: no space after it.",
+            "_imgcache_nospace() {",
+            "    [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null",
+            "    return 0",
             "}",
             "# Namespaces: the folders of the cache root.",
             "_imgcache_namespaces() {",
@@ -83,21 +97,31 @@ public enum CompletionScript {
     }
 
     static func zsh() -> String {
+        /// An `_arguments` spec. Colons in a message must be escaped, brackets in
+        /// a description too; a repeatable option has no exclusion list (it
+        /// would exclude itself), and an optional value is `=-` with `::`.
         func spec(_ option: OptionSpec) -> String {
             let help = option.help.replacing("'", with: "'\\''").replacing("[", with: "\\[").replacing("]", with: "\\]")
+                .replacing(":", with: "\\:")
+            let message = (option.metavar ?? option.optionalValue ?? "").replacing("'", with: "").replacing(":", with: "\\:")
             let action: String
             switch option.kind {
-            case .choice(let values)?: action = ":\(option.metavar!):(\(values.joined(separator: " ")))"
-            case .directory?: action = ":\(option.metavar!):_files -/"
-            case .namespace?: action = ":\(option.metavar!):_imgcache_namespaces"
-            case .some: action = ":\(option.metavar!):_files"
-            case nil: action = ""
+            case .choice(let values)?: action = ":\(message):(\(values.joined(separator: " ")))"
+            case .directory?: action = ":\(message):_files -/"
+            case .namespace?: action = ":\(message):_imgcache_namespaces"
+            case .path?: action = ":\(message):_files"
+            case .some: action = ":\(message): "
+            case nil: action = option.optionalValue != nil ? "::\(message): " : ""
             }
-            let repeated = option.repeatable ? "*" : ""
+            let long = "--" + option.long + (option.optionalValue != nil ? "=-" : "")
+            if option.repeatable {
+                let names = option.short.map { "{-\($0),\(long)}" } ?? long
+                return "'*'\(names)'[\(help)]\(action)'"
+            }
             if let short = option.short {
-                return "'\(repeated)(-\(short) --\(option.long))'{-\(short),--\(option.long)}'[\(help)]\(action)'"
+                return "'(-\(short) --\(option.long))'{-\(short),\(long)}'[\(help)]\(action)'"
             }
-            return "'\(repeated)--\(option.long)[\(help)]\(action)'"
+            return "'\(long)[\(help)]\(action)'"
         }
         var lines = [
             "#compdef imgcache",
@@ -125,7 +149,7 @@ public enum CompletionScript {
         for command in CommandTable.commands {
             var parts = command.options.map(spec)
             if let operand = command.operands.first {
-                let action = choices(operand.kind).map { "(\($0.joined(separator: " ")))" } ?? "_urls"
+                let action = choices(operand.kind).map { "(\($0.joined(separator: " ")))" } ?? (operand.kind == .path ? "_files" : "_urls")
                 parts.append("'*:\(operand.name):\(action)'")
             }
             lines.append("                \(command.name)) _arguments $globals \(parts.joined(separator: " ")) ;;")
@@ -157,7 +181,8 @@ public enum CompletionScript {
             case .choice(let values)?: text += " -x -a '\(values.joined(separator: " "))'"
             case .namespace?: text += " -x -a '(__imgcache_namespaces)'"
             case .directory?: text += " -x -a '(__fish_complete_directories)'"
-            case .some: text += " -r -F"
+            case .path?: text += " -r -F"
+            case .some: text += " -x"
             case nil: break
             }
             return text + " -d '\(fishEscape(option.help))'"
@@ -167,6 +192,8 @@ public enum CompletionScript {
             lines += command.options.map { line($0, condition: "__fish_seen_subcommand_from \(command.name)") }
             if let operand = command.operands.first, let values = choices(operand.kind) {
                 lines.append("complete -c imgcache -n '__fish_seen_subcommand_from \(command.name)' -a '\(values.joined(separator: " "))'")
+            } else if command.operands.first?.kind == .path {
+                lines.append("complete -c imgcache -n '__fish_seen_subcommand_from \(command.name)' -F")
             }
         }
         return lines.joined(separator: "\n") + "\n"

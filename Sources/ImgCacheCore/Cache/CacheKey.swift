@@ -1,40 +1,77 @@
 /// The name of a cache entry: the key string (a URL's absolute form) and the
-/// file name derived from it, SDWebImage's `cachedFileNameForKey:` rule.
+/// file names derived from it, after SDWebImage's `cachedFileNameForKey:`:
+/// `<md5 of the key>.<extension>`.
+///
+/// The extension is the stored bytes' (`jpg`, `png`, `gif`, `webp`), not the
+/// URL's, so other programs can trust it; it is chosen when an entry is
+/// stored. A lookup therefore tries the names an entry can have, the likely
+/// one first: the format the URL's extension names (or a transform's format).
 public struct CacheKey: Equatable, Hashable, Sendable {
     /// The key itself, normally the URL as given.
     public let string: String
     /// 32 lowercase hex digits: MD5 of the key's UTF-8 bytes.
     public let digest: String
-    /// The URL path's extension when short and plain, lowercased; else nil.
+    /// The extension an entry most likely has: the stored format the URL's
+    /// extension names, or a transform's; nil when neither says.
     public let fileExtension: String?
+    /// The URL path's own extension when short and plain but no stored
+    /// format's: the name entries of earlier versions have (they took the URL's
+    /// extension), still found by lookups.
+    let legacyExtension: String?
 
     /// Extensions longer than this are left off the file name.
     public static let maximumExtensionLength = 8
     /// Extensions the cache uses for its own files, never taken from a URL.
     static let reservedExtensions: Set<String> = ["meta", "tmp"]
+    /// The extensions of the formats stored, most common first: the order a
+    /// lookup tries them when the URL does not say.
+    public static let formatExtensions = ["jpg", "png", "webp", "gif"]
 
     public init(_ string: String) {
         self.string = string
         self.digest = MD5.hex(string)
-        self.fileExtension = CacheKey.plainExtension(ofURL: string)
+        let urlExtension = CacheKey.plainExtension(ofURL: string)
+        let format = urlExtension.flatMap { ImageFormat(fileExtension: $0)?.fileExtension }
+        self.fileExtension = format
+        self.legacyExtension = urlExtension == format ? nil : urlExtension
     }
 
-    /// A key whose file extension is given rather than read from the URL
+    /// A key whose likely extension is given rather than read from the URL
     /// (transformed images, whose format may not be the URL's).
     public init(_ string: String, fileExtension: String?) {
         self.string = string
         self.digest = MD5.hex(string)
         self.fileExtension = fileExtension
+        self.legacyExtension = nil
+    }
+
+    /// The file name of this key's entry when its bytes are `format`.
+    public func fileName(for format: ImageFormat) -> String {
+        digest + "." + format.fileExtension
+    }
+
+    /// The names an entry of this key can have, the likeliest first: each
+    /// stored format's, then those of earlier versions (the URL's own
+    /// extension, or none).
+    public var candidateFileNames: [String] {
+        var extensions = CacheKey.formatExtensions
+        if let fileExtension, let index = extensions.firstIndex(of: fileExtension) {
+            extensions.remove(at: index)
+            extensions.insert(fileExtension, at: 0)
+        }
+        var names = extensions.map { digest + "." + $0 }
+        if let legacyExtension { names.append(digest + "." + legacyExtension) }
+        names.append(digest)
+        return names
     }
 
     /// The key as its metadata records it: credentials in the URL are hidden.
     /// (The file name still comes from the whole key, so entries stay apart.)
     public var storedForm: String { RemoteURL.redacted(string) }
 
-    /// The image file's name: `<digest>` or `<digest>.<ext>`.
+    /// The likeliest file name of the entry (the first candidate).
     public var fileName: String {
-        guard let fileExtension else { return digest }
-        return digest + "." + fileExtension
+        digest + "." + (fileExtension ?? CacheKey.formatExtensions[0])
     }
 
     /// The fan-out folder: the digest's first two hex digits (256 folders).

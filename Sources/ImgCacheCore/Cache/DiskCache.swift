@@ -4,8 +4,9 @@ import Glibc
 
 /// One namespace of the on-disk cache.
 ///
-/// Layout: `<root>/<namespace>/<shard>/<digest>[.<ext>]` holds the plain image
-/// bytes, where shard is the digest's first two hex digits (256 folders). The
+/// Layout: `<root>/<namespace>/<shard>/<digest>.<ext>` holds the plain image
+/// bytes, where shard is the digest's first two hex digits (256 folders) and
+/// ext names the bytes' format (`jpg`, `png`, `gif`, `webp`). The
 /// entry's metadata is an extended attribute of that file (`user.imgcache`), set
 /// on the temporary file before it is renamed into place: one rename makes an
 /// image and its metadata appear together, one unlink makes them go together.
@@ -48,7 +49,8 @@ public struct DiskCache: Sendable {
     /// The shard folder of `key`.
     public func shardDirectory(for key: CacheKey) -> String { reader.shardDirectory(for: key) }
 
-    /// Where `key`'s image file lives (whether or not it exists).
+    /// Where `key`'s image file most likely lives (whether or not it exists;
+    /// an entry is named for its bytes' format, see `CacheKey`).
     public func imagePath(for key: CacheKey) -> String { reader.imagePath(for: key) }
 
     /// Where `key`'s sidecar metadata file lives when it has one.
@@ -77,10 +79,10 @@ public struct DiskCache: Sendable {
                     try? FileSystem.setModificationTime(entry.path, to: now)
                     return .hit(entry)
                 case .absent: return .miss
-                case .damaged(let reason):
-                    let removed = (try? FileSystem.remove(imagePath(for: key))) != nil
+                case .damaged(let path, let reason, _):
+                    let removed = (try? FileSystem.remove(path)) != nil
                     try? FileSystem.remove(sidecarPath(for: key))
-                    return .damaged(path: imagePath(for: key), reason: reason, removed: removed)
+                    return .damaged(path: path, reason: reason, removed: removed)
                 }
             }
         }
@@ -128,9 +130,25 @@ public struct DiskCache: Sendable {
         }
     }
 
-    /// Makes `pending` the entry for its key. `describe` receives the finished
-    /// image's inode and size and returns the metadata to store with it.
-    public func commit(_ pending: PendingEntry, describe: (_ inode: UInt64, _ size: Int64) -> EntryMetadata) throws(SystemError) -> CacheEntry {
+    /// Removes `entry` (found for `key`) unless it changed since it was found:
+    /// a refresh learnt that the server no longer has the image.
+    public func remove(_ entry: CacheEntry, key: CacheKey) throws(SystemError) {
+        try lock.withShard(key.shardIndex, .exclusive) { () throws(SystemError) in
+            guard let status = try FileSystem.status(entry.path), status.isRegularFile,
+                  status.inode == entry.metadata.inode || entry.placement == .attribute,
+                  status.size == entry.metadata.byteCount else { return }
+            try FileSystem.remove(entry.path)
+            if entry.placement == .sidecarFile { try? FileSystem.remove(sidecarPath(for: key)) }
+        }
+    }
+
+    /// Makes `pending` the entry for its key, named for its format (the
+    /// extension of its bytes). `describe` receives the finished image's inode
+    /// and size and returns the metadata to store with it. `superseding`: files
+    /// of the key under other names (a refresh that changed format), removed
+    /// in the same shard lock.
+    public func commit(_ pending: PendingEntry, superseding: [String] = [],
+                       describe: (_ inode: UInt64, _ size: Int64) -> EntryMetadata) throws(SystemError) -> CacheEntry {
         let status: FileStatus
         if pending.descriptor >= 0 {
             status = try FileSystem.status(descriptor: pending.descriptor, path: pending.temporaryPath)
@@ -143,14 +161,16 @@ public struct DiskCache: Sendable {
         pending.closeDescriptor()
         let key = pending.key
         var metadata = describe(status.inode, status.size)
-        metadata.fileName = key.fileName
+        metadata.fileName = metadata.format.map(key.fileName(for:)) ?? key.fileName
         metadata.key = key.storedForm
-        let path = imagePath(for: key)
+        let path = shardDirectory(for: key) + "/" + metadata.fileName
+        let stale = superseding.filter { $0 != path }
 
         if metadataPlacement == .automatic, attachAttribute(metadata, to: pending.temporaryPath) {
             try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) in
                 try FileSystem.rename(pending.temporaryPath, to: path)
                 pending.markCommitted()
+                for other in stale { try? FileSystem.remove(other) }
                 // A sidecar from an earlier store would be stale; the attribute wins anyway.
                 try? FileSystem.remove(sidecarPath(for: key))
             }
@@ -162,6 +182,7 @@ public struct DiskCache: Sendable {
         try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) in
             // The old sidecar goes first, so that it can never describe the new image.
             try FileSystem.remove(sidecarPath(for: key))
+            for other in stale { try? FileSystem.remove(other) }
             try FileSystem.rename(pending.temporaryPath, to: path)
             pending.markCommitted()
             try FileSystem.rename(sidecarTemporary, to: sidecarPath(for: key))

@@ -13,6 +13,7 @@ struct EntryReader: Sendable {
     static let metadataLimit = 64 * 1024
 
     func shardDirectory(for key: CacheKey) -> String { directory + "/" + key.shard }
+    /// The likeliest path of `key`'s image (see `CacheKey.candidateFileNames`).
     func imagePath(for key: CacheKey) -> String { shardDirectory(for: key) + "/" + key.fileName }
     func sidecarPath(for key: CacheKey) -> String { shardDirectory(for: key) + "/" + key.digest + ".meta" }
 
@@ -27,8 +28,8 @@ struct EntryReader: Sendable {
         case unreadable(EntryMetadata.Placement)
     }
 
-    func readMetadata(for key: CacheKey) -> MetadataRead {
-        let path = imagePath(for: key)
+    /// The metadata of the image at `path` (an attribute, else `key`'s sidecar file).
+    func readMetadata(of path: String, key: CacheKey) -> MetadataRead {
         do throws(SystemError) {
             if let bytes = try FileSystem.attribute(EntryReader.attributeName, of: path, limit: EntryReader.metadataLimit) {
                 guard let metadata = EntryMetadata(parsing: String(decoding: bytes, as: UTF8.self)) else { return .unreadable(.attribute) }
@@ -49,44 +50,54 @@ struct EntryReader: Sendable {
     enum Verdict {
         case whole(CacheEntry)
         case absent
-        /// Something is on disk but it is not a usable entry; the reason says what.
-        case damaged(String)
+        /// Something is on disk at `path` but it is not a usable entry; the
+        /// reason says what. `metadataMissing`: an image file without metadata.
+        case damaged(path: String, reason: String, metadataMissing: Bool)
     }
 
-    /// Checks `key`'s entry: metadata present and for this key, a regular file of
-    /// the recorded size (and, for a sidecar, the recorded inode), whose first
-    /// bytes are the recorded format.
+    /// Checks `key`'s entry under each name it can have (see
+    /// `CacheKey.candidateFileNames`), the first file found deciding: metadata
+    /// present and for this key and name, a regular file of the recorded size
+    /// (and, for a sidecar, the recorded inode), whose first bytes are the
+    /// recorded format.
     func check(_ key: CacheKey) -> Verdict {
         // A link in a shard folder's place is never followed (nor anything healed through it).
         guard let shard = try? FileSystem.status(shardDirectory(for: key)), shard.isDirectory else { return .absent }
-        let metadata: EntryMetadata, placement: EntryMetadata.Placement
-        switch readMetadata(for: key) {
-        case .noImage: return .absent
-        case .missing: return .damaged("its metadata is missing")
-        case .unreadable: return .damaged("its metadata is unreadable")
-        case .found(let found, let foundPlacement): (metadata, placement) = (found, foundPlacement)
-        }
-        guard metadata.key == key.storedForm, metadata.fileName == key.fileName else {
-            return .damaged("its metadata belongs to another key")
-        }
-        let path = imagePath(for: key)
-        guard let status = try? FileSystem.status(path) else { return .absent }
-        guard status.isRegularFile else { return .damaged("it is not a regular file") }
-        // A sidecar file names its image by inode, because the two are renamed in
-        // one after the other; an attribute travels with its file (even when copied).
-        if placement == .sidecarFile && status.inode != metadata.inode {
-            return .damaged("its metadata was written for another file")
-        }
-        guard status.size == metadata.byteCount else {
-            return .damaged(status.size < metadata.byteCount
-                ? "it is truncated (\(status.size) of \(metadata.byteCount) bytes)"
-                : "it has \(status.size) bytes, not the \(metadata.byteCount) stored")
-        }
-        if let format = metadata.format {
-            guard let prefix = FileSystem.readPrefix(path, count: 64), ImageFormat.sniff(prefix) == format else {
-                return .damaged("its bytes are no longer a \(format.displayName) image")
+        let folder = shardDirectory(for: key) + "/"
+        for name in key.candidateFileNames {
+            let path = folder + name
+            func damaged(_ reason: String, metadataMissing: Bool = false) -> Verdict {
+                .damaged(path: path, reason: reason, metadataMissing: metadataMissing)
             }
+            let metadata: EntryMetadata, placement: EntryMetadata.Placement
+            switch readMetadata(of: path, key: key) {
+            case .noImage: continue
+            case .missing: return damaged("its metadata is missing", metadataMissing: true)
+            case .unreadable: return damaged("its metadata is unreadable")
+            case .found(let found, let foundPlacement): (metadata, placement) = (found, foundPlacement)
+            }
+            guard metadata.key == key.storedForm, metadata.fileName == name else {
+                return damaged("its metadata belongs to another key")
+            }
+            guard let status = try? FileSystem.status(path) else { return .absent }
+            guard status.isRegularFile else { return damaged("it is not a regular file") }
+            // A sidecar file names its image by inode, because the two are renamed in
+            // one after the other; an attribute travels with its file (even when copied).
+            if placement == .sidecarFile && status.inode != metadata.inode {
+                return damaged("its metadata was written for another file")
+            }
+            guard status.size == metadata.byteCount else {
+                return damaged(status.size < metadata.byteCount
+                    ? "it is truncated (\(status.size) of \(metadata.byteCount) bytes)"
+                    : "it has \(status.size) bytes, not the \(metadata.byteCount) stored")
+            }
+            if let format = metadata.format {
+                guard let prefix = FileSystem.readPrefix(path, count: 64), ImageFormat.sniff(prefix) == format else {
+                    return damaged("its bytes are no longer a \(format.displayName) image")
+                }
+            }
+            return .whole(CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: placement))
         }
-        return .whole(CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: placement))
+        return .absent
     }
 }

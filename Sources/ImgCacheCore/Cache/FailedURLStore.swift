@@ -17,19 +17,46 @@ public struct FailedURLStore: Sendable {
         directory = namespaceDirectory + "/failed"
     }
 
+    /// Which later requests a remembered failure answers.
+    public enum Scope: Equatable, Sendable {
+        /// Every request for the URL.
+        case everyRequest
+        /// Requests without credentials, headers or cookies of the user's: the
+        /// server refused such a request (401, 403, 407), and another may pass.
+        case plainRequests
+        /// Requests whose size limit is this or smaller: the body was larger.
+        case sizeLimitUpTo(Int64)
+
+        /// Whether a request of this kind would fail the same way.
+        public func covers(plainRequest: Bool, sizeLimit: Int64?) -> Bool {
+            switch self {
+            case .everyRequest: return true
+            case .plainRequests: return plainRequest
+            case .sizeLimitUpTo(let limit): return sizeLimit.map { $0 <= limit } ?? false
+            }
+        }
+    }
+
     /// One remembered failure.
     public struct Record: Equatable, Sendable {
         public let url: String
         public let reason: String
         /// Seconds since the epoch.
         public let failedAt: Double
+        public let scope: Scope
     }
 
-    /// Remembers that `key`'s URL failed for `reason` at `now`.
-    public func record(_ key: CacheKey, url: String, reason: String, now: Double) throws(SystemError) {
+    /// Remembers that `key`'s URL failed for `reason` at `now`, for the requests `scope` names.
+    public func record(_ key: CacheKey, url: String, reason: String, scope: Scope = .everyRequest, now: Double) throws(SystemError) {
         try FileSystem.makeDirectories(directory)
-        let text = [FailedURLStore.signature, "url " + EntryMetadata.escape(RemoteURL.redacted(url)),
-                    "reason " + EntryMetadata.escape(reason)].joined(separator: "\n") + "\n"
+        var lines = [FailedURLStore.signature, "url " + EntryMetadata.escape(RemoteURL.redacted(url)),
+                     "reason " + EntryMetadata.escape(reason)]
+        switch scope {
+        case .everyRequest: break
+        case .plainRequests: lines.append("scope plain-requests")
+        case .sizeLimitUpTo(let limit): lines.append("scope size-limit-up-to \(limit)")
+        }
+        let text = lines.joined(separator: "\n") + "\n"
         let (descriptor, temporary) = try TemporaryFile.create(in: directory, tag: key.digest)
         defer { try? FileSystem.remove(temporary) }
         do {
@@ -53,7 +80,15 @@ public struct FailedURLStore: Sendable {
             guard let space = line.firstIndex(of: " ") else { continue }
             fields[line[..<space]] = EntryMetadata.unescape(line[line.index(after: space)...])
         }
-        return Record(url: fields["url"] ?? "", reason: fields["reason"] ?? "", failedAt: status.modified)
+        let scope: Scope
+        switch fields["scope"]?.split(separator: " ") {
+        case nil: scope = .everyRequest
+        case ["plain-requests"]?: scope = .plainRequests
+        case let parts? where parts.count == 2 && parts[0] == "size-limit-up-to" && Int64(parts[1]) != nil:
+            scope = .sizeLimitUpTo(Int64(parts[1])!)
+        default: return nil  // written by a later version: not understood, so not obeyed
+        }
+        return Record(url: fields["url"] ?? "", reason: fields["reason"] ?? "", failedAt: status.modified, scope: scope)
     }
 
     /// Forgets `key`'s failure (it succeeded).

@@ -21,20 +21,18 @@ public struct ReadOnlyCache: Sendable {
         switch reader.check(key) {
         case .whole(let entry): return entry
         case .absent: return nil
-        case .damaged:
-            guard case .missing = reader.readMetadata(for: key) else { return nil }
-            return bareImage(for: key)
+        case .damaged(let path, _, let metadataMissing):
+            return metadataMissing ? bareImage(at: path, for: key) : nil
         }
     }
 
     /// An image file without metadata, described from its own header.
-    private func bareImage(for key: CacheKey) -> CacheEntry? {
-        let path = reader.imagePath(for: key)
+    private func bareImage(at path: String, for key: CacheKey) -> CacheEntry? {
         guard let status = try? FileSystem.status(path), status.isRegularFile,
               status.size <= Int64(ReadOnlyCache.bareImageLimit),
               let bytes = try? FileSystem.readFile(path, limit: ReadOnlyCache.bareImageLimit),
               let header = try? ImageHeader.probe(bytes) else { return nil }
-        let metadata = EntryMetadata(fileName: key.fileName, inode: status.inode, byteCount: status.size,
+        let metadata = EntryMetadata(fileName: String(path.split(separator: "/").last ?? ""), inode: status.inode, byteCount: status.size,
                                      key: key.storedForm, url: key.storedForm, format: header.format,
                                      width: header.width, height: header.height, frameCount: header.frameCount,
                                      storedAt: status.modified)

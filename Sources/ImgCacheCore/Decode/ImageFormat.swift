@@ -3,6 +3,30 @@ public enum ImageFormat: String, CaseIterable, Equatable, Sendable {
     case jpeg, png, gif, webp
     case tiff, bmp, heic, heif, avif, svg
 
+    /// The stored format a file name's extension names (`jpg`, `jpeg` and
+    /// `jpe` are JPEG), in any case; nil for any other extension.
+    public init?(fileExtension ext: some StringProtocol) {
+        switch ext.lowercased() {
+        case "jpg", "jpeg", "jpe", "jfif": self = .jpeg
+        case "png", "apng": self = .png
+        case "gif": self = .gif
+        case "webp": self = .webp
+        default: return nil
+        }
+    }
+
+    /// The stored format the extension of the file name `path` names, if any.
+    public init?(namedBy path: String) {
+        let name = path.split(separator: "/").last ?? ""
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        self.init(fileExtension: name[name.index(after: dot)...])
+    }
+
+    /// The extension imgcache gives files of this format (`jpg` for JPEG).
+    public var fileExtension: String {
+        self == .jpeg ? "jpg" : rawValue
+    }
+
     /// Formats imgcache stores and decodes; the rest are named but refused.
     public var isSupported: Bool {
         switch self {

@@ -60,28 +60,45 @@ public enum FetchError: Error, Equatable, Sendable {
         }
     }
 
-    /// Whether the failure goes on the failed-URL list (SPEC §6): the URL
-    /// itself, or what the server has at it, is wrong, so trying again soon
-    /// will fail again. Transient failures (DNS, connection trouble, timeouts,
-    /// 5xx, 408, 429, an interruption), local trouble and failures that depend
-    /// on this command's own options (-k, --max-redirects, --max-pixels,
-    /// --verify full, a transform) are not remembered.
-    public var isRemembered: Bool {
+    /// Whether the failure goes on the failed-URL list, and which later
+    /// requests the record answers; nil when it is not remembered.
+    ///
+    /// Remembered: what the URL itself, or what the server has at it, makes
+    /// fail again soon: a body that is not a storable image, HTTP 4xx but 408
+    /// and 429, an unsupported scheme after a redirect, a body over the size
+    /// limit. Not remembered: transient failures (DNS, connection trouble,
+    /// timeouts, 5xx, 408, 429, an interruption), local trouble, a string that
+    /// is no URL (no request was made, so remembering it saves none), and
+    /// failures that depend on this run's own options (-k, --max-redirects,
+    /// --max-pixels, --verify full, a transform).
+    ///
+    /// A failure that depends on the request answers only requests like it:
+    /// 401, 403 and 407 are remembered only for a `plainRequest` (no
+    /// credentials, headers or cookies of the user's) and answer only plain
+    /// requests; a body over the size limit answers only requests whose limit
+    /// is no larger.
+    public func rememberedScope(plainRequest: Bool) -> FailedURLStore.Scope? {
         switch self {
-        case .invalidURL, .unsupportedScheme, .notAnImage, .unsupportedFormat, .corruptImage:
-            return true
-        case .tooManyPixels, .notUsable:
-            return false
+        case .notAnImage, .unsupportedFormat, .corruptImage:
+            return .everyRequest
         case .download(_, let error):
             switch error {
-            case .httpStatus(let code): return (400..<500).contains(code) && code != 408 && code != 429
-            case .tooLarge, .invalidURL, .unsupportedScheme: return true
-            default: return false
+            case .httpStatus(let code) where [401, 403, 407].contains(code):
+                return plainRequest ? .plainRequests : nil
+            case .httpStatus(let code):
+                return (400..<500).contains(code) && code != 408 && code != 429 ? .everyRequest : nil
+            case .tooLarge(let limit): return .sizeLimitUpTo(limit)
+            case .invalidURL, .unsupportedScheme: return .everyRequest
+            default: return nil
             }
-        case .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing:
-            return false
+        case .invalidURL, .unsupportedScheme, .tooManyPixels, .notUsable,
+             .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing:
+            return nil
         }
     }
+
+    /// Whether a plain request's failure goes on the failed-URL list.
+    public var isRemembered: Bool { rememberedScope(plainRequest: true) != nil }
 
     /// The short cause recorded on the failed-URL list.
     var recordedReason: String {

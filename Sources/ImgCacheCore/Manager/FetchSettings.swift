@@ -16,6 +16,13 @@ public struct FetchSettings: Equatable, Sendable {
     /// A thumbnail or downscaled copy stored instead of the image as served.
     public var transform: ImageTransform?
 
+    /// Whether requests carry nothing of the user's beyond the URL: no
+    /// credentials, headers or cookies. An authorisation refusal of a plain
+    /// request says nothing about one that carries them.
+    public var isPlainRequest: Bool {
+        credentials == nil && headers.isEmpty && !options.contains(.handleCookies)
+    }
+
     /// The cache key for `url`: after the key filter, and with the transformer key when transforming.
     func cacheKey(for url: String) -> CacheKey {
         let key = keyFilter.key(for: url)

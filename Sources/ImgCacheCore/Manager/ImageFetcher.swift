@@ -63,7 +63,7 @@ public final class ImageFetcher {
         messages.push(.input(urls.map { .url($0, line: 0) } + [.end]))
         var answers = [Result<FetchResult, FetchError>?](repeating: nil, count: urls.count)
         var delivered = 0
-        var run = Run(remembersAnswers: true, list: nil)
+        var run = Run(repeats: .answeredFromMemory, list: nil)
         try self.run(&run, emit: { (outcome: FetchOutcome) throws(E) in
             answers[outcome.index] = outcome.result
             while delivered < answers.count, let ready = answers[delivered] {
@@ -73,6 +73,30 @@ public final class ImageFetcher {
                 delivered += 1
             }
         }, update: { (_: PrefetchUpdate) throws(E) in })
+    }
+
+    /// Fetches the URLs of `list` as `fetch(_:deliver:)` does, answering each
+    /// in the order of the list, but streaming: at most `window` URLs are read
+    /// ahead of the answers delivered, so a list of any length takes the same
+    /// memory. A URL repeated while its first request runs shares its answer;
+    /// one repeated later is looked up again (a hit, usually).
+    public func fetch<E: Error>(_ list: URLList, window: Int, deliver: (FetchOutcome) throws(E) -> Void,
+                                update report: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+        var waiting: [Int: FetchOutcome] = [:]
+        var next = 0
+        try stream(list, window: window, repeats: .lookedUpAgain, releasesOnAnswer: false, deliver: { (update: PrefetchUpdate) throws(E) in
+            guard case .answered(let outcome) = update else { return try report(update) }
+            waiting[outcome.index] = outcome
+            var delivered = 0
+            while let ready = waiting.removeValue(forKey: next) {
+                try deliver(ready)
+                next += 1
+                delivered += 1
+            }
+            // The reader may read as many more as were delivered in order: a
+            // slow first URL holds the window, not memory.
+            list.release(delivered)
+        })
     }
 
     /// What a prefetch tells its caller as it goes.
@@ -91,9 +115,18 @@ public final class ImageFetcher {
     /// between the list reader and the answers. Memory stays flat but for 16
     /// bytes per distinct key.
     public func prefetch<E: Error>(_ list: URLList, window: Int, deliver: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+        try stream(list, window: window, repeats: .skipped, releasesOnAnswer: true, deliver: deliver)
+    }
+
+    /// Runs the URLs of `list` with lookups on a pool of threads.
+    /// `releasesOnAnswer`: the reader gets a URL's credit back as soon as it is
+    /// answered; otherwise the caller gives credits back.
+    private func stream<E: Error>(_ list: URLList, window: Int, repeats: Run.Repeats, releasesOnAnswer: Bool,
+                                  deliver: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         precondition(!hasRun, "an ImageFetcher runs once")
         announceThreads()
-        var run = Run(remembersAnswers: false, list: list)
+        var run = Run(repeats: repeats, list: list)
+        run.releasesOnAnswer = releasesOnAnswer
         let messages = self.messages
         // Worker threads answer hits in parallel; the TTL is read up front for them.
         let ttl = failedTTL()
@@ -128,9 +161,21 @@ public final class ImageFetcher {
 
     /// The state of one `fetch` or `prefetch`.
     private struct Run {
-        /// fetch answers repeats from memory; prefetch only remembers keys.
-        let remembersAnswers: Bool
+        /// How a URL given again is answered.
+        enum Repeats {
+            /// From the first one's answer, kept in memory (fetch URL...).
+            case answeredFromMemory
+            /// Not at all: a nil result (prefetch, which only counts them).
+            case skipped
+            /// From the first one's answer while it is in flight, else looked
+            /// up again: nothing is kept per answered URL (fetch of a list).
+            case lookedUpAgain
+        }
+
+        let repeats: Repeats
         let list: URLList?
+        /// The list reader gets credits back as URLs are answered (else the caller gives them).
+        var releasesOnAnswer = true
         var wantsIdle = false
         var nextIndex = 0
         var inputOpen = true
@@ -139,7 +184,7 @@ public final class ImageFetcher {
         var pending: [Int: PendingFetch] = [:]
         var slotByKey: [KeyFingerprint: Int] = [:]
         var nextSlot = 0
-        /// Keys answered; with `remembersAnswers` their answers too.
+        /// Keys answered, unless repeats are looked up again; answered from memory, their answers too.
         var seen: Set<KeyFingerprint> = []
         var answers: [KeyFingerprint: Result<FetchResult, FetchError>] = [:]
         /// Downloads queued by this round of messages, submitted together.
@@ -183,7 +228,7 @@ public final class ImageFetcher {
                     message = handled < 4096 ? messages.tryPop() : nil
                 }
                 submitQueued(&run)
-                run.list?.release(run.answered)
+                if run.releasesOnAnswer { run.list?.release(run.answered) }
                 run.answered = 0
             }
         } catch {
@@ -272,30 +317,30 @@ public final class ImageFetcher {
     /// The failed-URL list follows each answer: lasting failures are remembered, successes forgotten.
     private func remember(_ answer: Result<FetchResult, FetchError>, for miss: PendingFetch) {
         switch answer {
-        case .failure(let error) where error.isRemembered:
+        case .failure(let error):
+            guard let scope = error.rememberedScope(plainRequest: settings.isPlainRequest) else { return }
             do {
-                try failedURLs.record(Lookup.failureKey(miss.text, settings), url: miss.text, reason: error.recordedReason, now: WallClock.now())
+                try failedURLs.record(Lookup.failureKey(miss.text), url: miss.text, reason: error.recordedReason, scope: scope, now: WallClock.now())
                 log?("\(RemoteURL.displayed(miss.text)): remembered as failed")
             } catch {
                 log?("cannot remember the failure of \(RemoteURL.displayed(miss.text)): \(error)")
             }
         case .success:
             // Only when one may exist: the lookup saw it, or skipped looking (RetryFailed).
-            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(miss.text, settings)) }
-        case .failure:
-            break
+            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(miss.text)) }
         }
     }
 
     /// Answers the first request for a key and its repeats.
     private func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
                                   repeats: [(Int, String)], _ run: inout Run, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
-        run.seen.insert(fingerprint)
-        if run.remembersAnswers { run.answers[fingerprint] = answer }
+        if run.repeats != .lookedUpAgain { run.seen.insert(fingerprint) }
+        if run.repeats == .answeredFromMemory { run.answers[fingerprint] = answer }
         try emit(FetchOutcome(index: first, url: url, result: answer))
         run.answered += 1
         for (index, repeatURL) in repeats {
-            try emit(FetchOutcome(index: index, url: repeatURL, result: run.remembersAnswers ? Self.fromMemory(answer, url: repeatURL) : nil))
+            try emit(FetchOutcome(index: index, url: repeatURL, result: run.repeats == .skipped ? nil : Self.fromMemory(answer, url: repeatURL)))
+            run.answered += 1
         }
     }
 
@@ -305,11 +350,13 @@ public final class ImageFetcher {
 
     /// One input URL: answered at once (a repeat, the failed list, a hit, a
     /// refusal) or queued for download.
-    private func begin<E: Error>(_ url: String, index: Int, _ run: inout Run, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+    private func begin<E: Error>(_ given: String, index: Int, _ run: inout Run, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        // A fragment never reaches a server, so it is no part of the request or the key.
+        let url = URLText.withoutFragment(given)
         let key = settings.cacheKey(for: url)
         let fingerprint = KeyFingerprint(key)
         if let slot = run.slotByKey[fingerprint] {
-            if run.remembersAnswers {
+            if run.repeats != .skipped {
                 run.pending[slot]?.repeats.append((index, url))
             } else {
                 // prefetch keeps nothing per repeat: it is answered now, whatever the first one becomes.
@@ -341,7 +388,7 @@ public final class ImageFetcher {
     /// What a lookup found: an answer, or a download to make.
     enum LookupOutcome: Sendable {
         case answer(Result<FetchResult, FetchError>, note: String?)
-        /// A string that is not a fetchable URL: answered, and remembered as failed.
+        /// A string that is not a fetchable URL: answered at once, never requested.
         case refused(FetchError)
         case download(RemoteURL, cached: CacheEntry?, note: String?, failedBefore: Bool)
     }
@@ -353,10 +400,15 @@ public final class ImageFetcher {
 }
 
 /// One URL's lookup: values only, so the lookup pool's threads run it too.
+///
+/// The cache answers first: a cached entry is always served, and the
+/// failed-URL list answers only misses.
 struct Lookup: Sendable {
-    /// Failures are remembered per URL, whatever transform asked for it.
-    static func failureKey(_ url: String, _ settings: FetchSettings) -> CacheKey {
-        CacheKey(settings.keyFilter.key(for: url))
+    /// Failures are remembered per URL as requested (without its fragment):
+    /// neither the key filter nor a transform applies, since a failure of one
+    /// signed URL says nothing of a freshly signed one.
+    static func failureKey(_ url: String) -> CacheKey {
+        CacheKey(url, fileExtension: nil)
     }
 
     /// Whether to describe what was found (for -v); building the text costs more than a hit.
@@ -371,24 +423,6 @@ struct Lookup: Sendable {
     func run(_ url: String, key: CacheKey, ttl: () -> AgeLimit, lockHandle: NamespaceLock.Handle? = nil) -> LookupOutcome {
         let now = WallClock.now()
         let options = settings.options
-        var failedBefore = false
-        if !options.contains(.retryFailed), let record = failedURLs.lookup(Lookup.failureKey(url, settings), ttl: .never, now: now) {
-            failedBefore = true
-            let ttl = ttl()
-            if !ttl.isExpired(record.failedAt, now: now) {
-                return .answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)),
-                               note: wantsNotes ? "\(RemoteURL.displayed(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))" : nil)
-            }
-        }
-        let remote: RemoteURL
-        do {
-            remote = try RemoteURL(parsing: url)
-        } catch {
-            switch error {
-            case .invalid(let reason): return .refused(.invalidURL(url: url, reason: reason))
-            case .unsupportedScheme(let scheme): return .refused(.unsupportedScheme(url: url, scheme: scheme))
-            }
-        }
         var cached: CacheEntry?
         var note: String?
         if !options.contains(.fromLoaderOnly) {
@@ -409,7 +443,28 @@ struct Lookup: Sendable {
                                note: wantsNotes ? "hit (read-only): \(entry.path)" : nil)
             }
         }
+        let remote: RemoteURL
+        do {
+            remote = try RemoteURL(parsing: url)
+        } catch {
+            switch error {
+            case .invalid(let reason): return .refused(.invalidURL(url: url, reason: reason))
+            case .unsupportedScheme(let scheme): return .refused(.unsupportedScheme(url: url, scheme: scheme))
+            }
+        }
         if options.contains(.fromCacheOnly) { return .answer(.failure(.notCached(url: url)), note: note) }
+        var failedBefore = false
+        // A refresh revalidates an entry that is there: the list answers misses only.
+        if cached == nil, !options.contains(.retryFailed),
+           let record = failedURLs.lookup(Lookup.failureKey(url), ttl: .never, now: now) {
+            failedBefore = true
+            let ttl = ttl()
+            if record.scope.covers(plainRequest: settings.isPlainRequest, sizeLimit: settings.maximumBytes),
+               !ttl.isExpired(record.failedAt, now: now) {
+                return .answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)),
+                               note: wantsNotes ? "\(RemoteURL.displayed(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))" : nil)
+            }
+        }
         return .download(remote, cached: cached, note: note, failedBefore: failedBefore)
     }
 }
@@ -432,11 +487,10 @@ extension ImageFetcher {
         case .answer(let result, let note):
             if let note { log?(note) }
             // A success under RetryFailed takes the URL off the list, a cached one too.
-            if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(request.text, settings)) }
+            if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(request.text)) }
             try answer(result)
             return
         case .refused(let failure):
-            remember(.failure(failure), for: request)
             try answer(.failure(failure))
             return
         case .download(let url, let entry, let note, let failed):
@@ -550,7 +604,18 @@ extension ImageFetcher {
         case .success(let downloaded): file = downloaded
         case .failure(.localWrite(let error)): return .failure(.cacheUnwritable(error))
         case .failure(.libraryMissing(let message)): return .failure(.libraryMissing(message))
-        case .failure(let error): return .failure(.download(url: url, error))
+        case .failure(let error):
+            // A refresh told that the image is gone removes the entry, so that the
+            // cache never holds what the failed list refuses; other failures keep it.
+            if let cached = miss.cached, case .httpStatus(let code) = error, code == 404 || code == 410 {
+                do {
+                    try cache.remove(cached, key: miss.key)
+                    log?("\(RemoteURL.displayed(url)): HTTP \(code) on refresh; removed \(cached.path)")
+                } catch {
+                    log?("\(RemoteURL.displayed(url)): cannot remove \(cached.path): \(error)")
+                }
+            }
+            return .failure(.download(url: url, error))
         }
         let response = file.response
         if let log {
@@ -603,12 +668,23 @@ extension ImageFetcher {
         let pending = cache.adopt(file.path, for: miss.key)
         defer { pending.discard() }
         do {
-            let entry = try cache.commit(pending, describe: describe)
+            let entry = try cache.commit(pending, superseding: superseded(by: miss), describe: describe)
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
                                         metadata: entry.metadata))
         } catch {
             return .failure(.cacheUnwritable(error))
         }
+    }
+
+    /// Files a new entry for `miss` replaces under another name: the entry a
+    /// refresh revalidated (its format may have changed), or with
+    /// FromLoaderOnly, which looked nothing up, every name the key can have.
+    /// After a plain miss there is none: the lookup tried every name.
+    private func superseded(by miss: PendingFetch) -> [String] {
+        if let cached = miss.cached { return [cached.path] }
+        guard settings.options.contains(.fromLoaderOnly) else { return [] }
+        let shard = cache.shardDirectory(for: miss.key) + "/"
+        return miss.key.candidateFileNames.map { shard + $0 }
     }
 
     /// Decodes a download, transforms its first frame, encodes it and stores that
@@ -658,7 +734,7 @@ extension ImageFetcher {
             let pending = try cache.beginStore(for: miss.key)
             defer { pending.discard() }
             try FileSystem.writeAll(pending.descriptor, result.bytes, path: pending.temporaryPath)
-            let entry = try cache.commit(pending, describe: describe)
+            let entry = try cache.commit(pending, superseding: superseded(by: miss), describe: describe)
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
                                         metadata: entry.metadata))
         } catch {

@@ -5,7 +5,9 @@ import Synchronization
 
 /// A list of URLs read from a file descriptor, one per line (prefetch's
 /// input): blank lines and lines starting with `#` are skipped, surrounding
-/// spaces and a CR before the LF are dropped.
+/// spaces, a CR before the LF and a UTF-8 byte-order mark at the start of the
+/// first line are dropped. Bytes that are not UTF-8 are kept, percent-encoded
+/// (`URLText`).
 ///
 /// A thread of its own reads ahead of the work by at most `window` URLs, so a
 /// list of any length takes the same memory and work starts before the list
@@ -100,10 +102,11 @@ public final class URLList: Sendable {
             return .rejected(start + "…", line: line.number, reason: "longer than \(maximumLineLength / 1024) KiB")
         }
         var bytes = line.bytes[...]
+        if line.number == 1, bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         while let last = bytes.last, last == 0x20 || last == 0x09 || last == 0x0D { bytes = bytes.dropLast() }
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
         guard let first = bytes.first, first != UInt8(ascii: "#") else { return nil }
-        return .url(String(decoding: bytes, as: UTF8.self), line: line.number)
+        return .url(URLText.decode(bytes), line: line.number)
     }
 
     /// Counts the URL lines of a regular file from `start` with `pread`, leaving the reader's offset alone.

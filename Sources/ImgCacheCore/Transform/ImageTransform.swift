@@ -62,7 +62,7 @@ public struct ImageTransform: Equatable, Sendable {
     /// no URL imgcache fetches may hold, so no URL's own key can collide), and
     /// the transformer key.
     public func cacheKey(for urlKey: String) -> CacheKey {
-        CacheKey(urlKey + "\nimgcache-" + key, fileExtension: format.map(ImageTransform.fileExtension))
+        CacheKey(urlKey + "\nimgcache-" + key, fileExtension: format?.fileExtension)
     }
 
     /// The size the transform gives an image of `width` × `height`.
@@ -138,10 +138,5 @@ public struct ImageTransform: Equatable, Sendable {
     /// The media type of a format's files, for a transformed entry's metadata.
     static func mediaType(_ format: ImageFormat) -> String {
         "image/" + format.rawValue
-    }
-
-    /// The file extension for a format's files.
-    static func fileExtension(_ format: ImageFormat) -> String {
-        format == .jpeg ? "jpg" : format.rawValue
     }
 }

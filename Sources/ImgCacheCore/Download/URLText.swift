@@ -1,0 +1,55 @@
+/// How raw input becomes the URL text imgcache requests and keys by.
+///
+/// Input arrives as bytes (a list file, a pipe, argv), not always UTF-8. Bytes
+/// that are not valid UTF-8 are percent-encoded as they are (`0xE9` becomes
+/// `%E9`), which is what a server sees from curl; decoding them as U+FFFD
+/// would ask for a different resource. A fragment (`#...`) never reaches a
+/// server, so it is no part of a request or a key.
+public enum URLText {
+    /// `bytes` as text: valid UTF-8 as it is, every other byte as `%XX`.
+    public static func decode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        if let valid = String(validating: bytes, as: UTF8.self) { return valid }
+        var text = ""
+        text.reserveCapacity(bytes.count + 8)
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let length = validSequenceLength(bytes[index...])
+            if length == 0 {
+                text += percentEncoded(bytes[index])
+                index = bytes.index(after: index)
+            } else {
+                let end = bytes.index(index, offsetBy: length)
+                text += String(decoding: bytes[index..<end], as: UTF8.self)
+                index = end
+            }
+        }
+        return text
+    }
+
+    /// The URL without its fragment: what is requested and keyed.
+    public static func withoutFragment(_ url: String) -> String {
+        guard let hash = url.utf8.firstIndex(of: UInt8(ascii: "#")) else { return url }
+        return String(url[..<hash])
+    }
+
+    /// The length of the valid UTF-8 sequence `bytes` starts with; 0 when its first byte starts none.
+    static func validSequenceLength<Bytes: Collection>(_ bytes: Bytes) -> Int where Bytes.Element == UInt8 {
+        guard let first = bytes.first else { return 0 }
+        let length: Int
+        switch first {
+        case 0x00...0x7F: return 1
+        case 0xC2...0xDF: length = 2
+        case 0xE0...0xEF: length = 3
+        case 0xF0...0xF4: length = 4
+        default: return 0
+        }
+        let sequence = Array(bytes.prefix(length))
+        guard sequence.count == length, String(validating: sequence, as: UTF8.self) != nil else { return 0 }
+        return length
+    }
+
+    private static func percentEncoded(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        return String(decoding: [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
+    }
+}
