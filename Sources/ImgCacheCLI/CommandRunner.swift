@@ -31,6 +31,9 @@ public enum CommandRunner {
             return finish(console) { () throws(SystemError) in try console.standardOutput.write(text) }
         }
         let console = Console(globals: globals, environment: environment)
+        var environment = environment
+        // Without HOME (cron, some service managers), the home folder comes from the password database, as for a shell.
+        if (environment["HOME"] ?? "").isEmpty, let home = passwordDatabaseHome() { environment["HOME"] = home }
         let location: CacheLocation
         let placement: DiskCache.MetadataPlacement
         do {
@@ -76,6 +79,12 @@ public enum CommandRunner {
             status = .cacheUnwritable
             return nil
         }
+    }
+
+    /// The user's home folder from the password database, if it has one.
+    private static func passwordDatabaseHome() -> String? {
+        guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir, directory.pointee != 0 else { return nil }
+        return String(cString: directory)
     }
 
     /// `IMGCACHE_METADATA`: `files` keeps metadata in sidecar files even where

@@ -5,7 +5,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case someFailed = 1
     /// The command line (or an IMGCACHE_ environment variable) is wrong.
     case usage = 64
-    /// prefetch's list of URLs cannot be read.
+    /// The list of URLs (prefetch, fetch -i) cannot be read.
     case noInput = 66
     /// A command or a system library this build needs is not available.
     case unavailable = 69
@@ -26,13 +26,13 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .success: return "success"
         case .someFailed: return "one or more URLs failed (each is reported on stderr)"
         case .usage: return "usage error: bad command line or IMGCACHE_ variable"
-        case .noInput: return "the list of URLs cannot be read (prefetch)"
+        case .noInput: return "the list of URLs cannot be read (prefetch, fetch -i)"
         case .unavailable: return "command or required system library not available"
         case .cacheUnwritable: return "the cache cannot be written"
-        case .outputFailed: return "the output file cannot be written"
-        case .interrupted: return "interrupted by SIGINT: transfers aborted, temporary files removed"
+        case .outputFailed: return "the output file cannot be written, or its name asks for another format than the image's"
+        case .interrupted: return "interrupted by SIGINT: transfers aborted, temporary files removed (by a second signal too)"
         case .brokenPipe: return "standard output was closed early (quiet)"
-        case .terminated: return "stopped by SIGTERM: transfers aborted, temporary files removed"
+        case .terminated: return "stopped by SIGTERM: transfers aborted, temporary files removed (by a second signal too)"
         }
     }
 

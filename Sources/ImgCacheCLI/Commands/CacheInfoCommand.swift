@@ -20,7 +20,8 @@ struct CacheInfoCommand {
             }
             if globals.json {
                 try console.output(json(summary).serialized)
-            } else if !globals.quiet {
+            } else {
+                // What the namespace holds is the data asked for: -q does not hide it.
                 if index > 0 { try console.output("") }
                 for line in text(summary, now: now) { try console.output(line) }
             }

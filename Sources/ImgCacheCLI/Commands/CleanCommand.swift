@@ -61,15 +61,15 @@ struct CleanCommand {
         if report.evicted.count > 0, case .bytes(let maxSize) = report.limits.maxSize {
             reasons.append("\(report.evicted.count) least recently used, to get under \(ByteSize.humanised(maxSize / 2))")
         }
-        var lines = ["namespace '\(namespace)': \(verb) \(removedCount) entries (\(ByteSize.humanised(removedBytes)))"
+        var lines = ["namespace '\(namespace)': \(verb) \(Plural.count(removedCount, "entry", "entries")) (\(ByteSize.humanised(removedBytes)))"
             + (reasons.isEmpty ? "" : ": " + reasons.joined(separator: "; "))]
         if report.temporaries.count > 0 {
-            lines.append("  \(verb) \(report.temporaries.count) abandoned temporary files (\(ByteSize.humanised(report.temporaries.bytes)))")
+            lines.append("  \(verb) \(Plural.count(report.temporaries.count, "abandoned temporary file")) (\(ByteSize.humanised(report.temporaries.bytes)))")
         }
-        if report.leftovers > 0 { lines.append("  \(verb) \(report.leftovers) leftovers (orphaned metadata, links)") }
-        if report.failedURLs > 0 { lines.append("  \(verb) \(report.failedURLs) failed URLs older than \(report.limits.failedTTL)") }
-        if report.spared > 0 { lines.append("  kept \(report.spared) entries used while cleaning") }
-        lines.append("  \(report.dryRun ? "would keep" : "kept") \(report.remaining.count) entries, "
+        if report.leftovers > 0 { lines.append("  \(verb) \(Plural.count(report.leftovers, "leftover")) (orphaned metadata, links)") }
+        if report.failedURLs > 0 { lines.append("  \(verb) \(Plural.count(report.failedURLs, "failed URL")) older than \(report.limits.failedTTL)") }
+        if report.spared > 0 { lines.append("  kept \(Plural.count(report.spared, "entry", "entries")) used while cleaning") }
+        lines.append("  \(report.dryRun ? "would keep" : "kept") \(Plural.count(report.remaining.count, "entry", "entries")), "
             + "\(ByteSize.humanised(report.remaining.allocatedBytes)) on disk (max size \(report.limits.maxSize), max age \(report.limits.maxAge))")
         return lines
     }

@@ -16,11 +16,15 @@ struct ClearCommand {
             var object = JSONObject()
             object.add("namespace", namespace.name)
             var lines: [String] = []
+            if (try? FileSystem.status(cache.directory))??.isDirectory != true {
+                // Nothing to clear; most likely the name is mistyped.
+                console.note("namespace '\(namespace)' does not exist under \(cache.location.root)")
+            }
             do throws(SystemError) {
                 if arguments.failedOnly {
                     let forgotten = try failed.clear()
                     object.add("removed_failed_urls", forgotten)
-                    lines.append("namespace '\(namespace)': forgot \(forgotten) failed URLs")
+                    lines.append("namespace '\(namespace)': forgot \(Plural.count(forgotten, "failed URL"))")
                 } else {
                     let report = try CacheClearer(cache: cache).clear(now: now)
                     object.add("removed_entries", report.entries.count)
@@ -28,10 +32,10 @@ struct ClearCommand {
                     object.add("removed_allocated_bytes", report.entries.allocatedBytes)
                     object.add("removed_temporary_files", report.temporaries)
                     object.add("removed_leftovers", report.leftovers)
-                    lines.append("namespace '\(namespace)': removed \(report.entries.count) entries (\(ByteSize.humanised(report.entries.bytes)))")
+                    lines.append("namespace '\(namespace)': removed \(Plural.count(report.entries.count, "entry", "entries")) (\(ByteSize.humanised(report.entries.bytes)))")
                     let kept = try failed.count(ttl: FailedURLStore.defaultTTL, now: now)
                     if kept.remembered > kept.expired {
-                        lines.append("  kept \(kept.remembered - kept.expired) failed URLs (clear --failed forgets them)")
+                        lines.append("  kept \(Plural.count(kept.remembered - kept.expired, "failed URL")) (clear --failed forgets them)")
                     }
                 }
             } catch {

@@ -90,8 +90,8 @@ struct PrefetchCommand {
         parts.append("\(summary.failed) failed")
         parts.append("\(summary.blacklisted) blacklisted")
         if summary.interrupted > 0 || interrupted { parts.append("\(summary.interrupted) interrupted") }
-        var line = "\(summary.urls) URLs: " + parts.joined(separator: ", ")
-        if summary.repeats > 0 { line += "; \(summary.repeats) repeated line\(summary.repeats == 1 ? "" : "s") skipped" }
+        var line = "\(Plural.count(summary.urls, "URL")): " + parts.joined(separator: ", ")
+        if summary.repeats > 0 { line += "; \(Plural.count(summary.repeats, "repeated line")) skipped" }
         let tenths = Int((seconds * 10).rounded())
         line += " (\(tenths / 10).\(tenths % 10) s)"
         try console.output(line)

@@ -36,22 +36,31 @@ public enum ManPage {
             out += [".TP", "\\fB\(entry.name)\\fR \(OptionBits.hex(entry.option))" + flag, escape(entry.meaning)]
         }
         out += [
+            ".SH OUTPUT",
+            escape("fetch prints one line per URL, in the order given: the cached file's path, or an empty line for a URL "
+                + "that failed (its error goes to standard error), so that the output lines up with the input (paste). "
+                + "--with-url prints URL<TAB>PATH instead; --json one JSON object per URL. -q silences warnings, notes, "
+                + "progress and summaries, never results. A second SIGINT or SIGTERM stops at once, without the summary; "
+                + "temporary files are removed either way."),
             ".SH FAILED URLS",
             escape("A URL that fails for a lasting reason is remembered per namespace, and fetch and prefetch fail it at once, "
                 + "without a request, until the failed TTL has passed (default 24h; --failed-ttl, or clean --failed-ttl --remember "
-                + "for the namespace) or --retry-failed is given. Remembered: an invalid URL, a scheme other than http or https, "
-                + "a body that is not a storable image, HTTP 4xx except 408 and 429, a body over --max-size. "
-                + "Not remembered: "
+                + "for the namespace) or --retry-failed is given. The list answers only misses: a cached entry is always served. "
+                + "Remembered: a body that is not a storable image, HTTP 4xx except 408 and 429, a scheme other than http or "
+                + "https after a redirect, a body over --max-size (then only for runs whose limit is no larger). 401, 403 and 407 "
+                + "are remembered only for requests without -u, -H or --cookies, and answer only such requests. "
+                + "Not remembered: a string that is no http or https URL (no request is made), "
                 + "DNS failures, refused, reset or lost connections, timeouts, TLS failures, HTTP 5xx, 408 and 429, too many "
                 + "redirects, an image over --max-pixels or failing --verify full or a transform (they depend on this run's "
-                + "options), an interruption. A success removes the URL from the list; clean removes expired ones; "
-                + "clear --failed empties it."),
+                + "options), an interruption. The record is kept per URL as requested, without its fragment and whatever "
+                + "--key-filter does. A --refresh answered 404 or 410 removes the cached entry; other failures of a refresh "
+                + "keep it. A success removes the URL from the list; clean removes expired ones; clear --failed empties it."),
         ]
         out += [
             ".SH ENVIRONMENT",
             ".TP", ".B IMGCACHE_DIR", "Cache root, when \\fB\\-\\-cache\\-dir\\fR is not given.",
             ".TP", ".B XDG_CACHE_HOME", "When absolute, the cache root is \\fI$XDG_CACHE_HOME/imgcache\\fR.",
-            ".TP", ".B HOME", "Otherwise the cache root is \\fI~/.cache/imgcache\\fR.",
+            ".TP", ".B HOME", "Otherwise the cache root is \\fI~/.cache/imgcache\\fR (without HOME, the home folder in the password database).",
             ".TP", ".B IMGCACHE_NAMESPACE", "Namespace, when \\fB\\-n\\fR is not given (default: \\fIdefault\\fR).",
             ".TP", ".B NO_COLOR", "When set and not empty, no colour (unless \\fB\\-\\-color always\\fR).",
             ".TP", ".B http_proxy, https_proxy, no_proxy", "Proxies, as libcurl reads them.",
@@ -61,7 +70,7 @@ public enum ManPage {
             ".SH FILES",
             ".TP", ".I <root>/<namespace>/<xx>/<md5>.<ext>",
             "A cached image: the bytes the server sent. \\fIxx\\fR is the first two hex digits of the MD5 of the URL; "
-                + "the extension is the URL's when short and plain.",
+                + "the extension names the format of the bytes (jpg, png, gif, webp), whatever the URL says.",
             "Its metadata (URL, ETag, Last-Modified, Content-Type, format, size, time stored) is the file's extended "
                 + "attribute \\fIuser.imgcache\\fR. The file's modification time is its last use.",
             ".TP", ".I <root>/<namespace>/<xx>/<md5>.meta",

@@ -24,7 +24,7 @@ public struct CacheLocation: Equatable, Sendable {
         public var description: String {
             switch self {
             case .invalidNamespace(let source, let error): return "invalid namespace from \(source): \(error)"
-            case .noHome: return "cannot find a cache folder: HOME is not set (use --cache-dir or IMGCACHE_DIR)"
+            case .noHome: return "cannot find a cache folder: HOME is not set and the user has no home folder (use --cache-dir or IMGCACHE_DIR)"
             }
         }
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// Files being written in the cache: `tmp.<tag>.<owner>.<random>`, where owner
 /// is `<host>-<pid>` (host: a short hash of the host name and PID namespace).
@@ -34,11 +35,45 @@ public enum TemporaryFile {
         for _ in 0..<16 {
             let suffix = String(generator.next() as UInt64, radix: 36)
             let path = directory + "/" + prefix + tag + "." + owner + "." + suffix
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            let descriptor = createLive(path)
             if descriptor >= 0 { return (descriptor, path) }
             if errno != EEXIST { throw SystemError("create a file in", path: directory) }
         }
         throw SystemError("create a file in", path: directory, code: EEXIST)
+    }
+
+    /// The temporary files this process made and has not yet renamed or
+    /// removed, so that a forced exit can remove them first.
+    private static let live = Mutex<Set<String>>([])
+
+    /// Creates `path` exclusively (`open` with O_CREAT | O_EXCL) and keeps it
+    /// among the live temporary files; -1 with errno set when it cannot. The
+    /// file is made inside the lock `exitRemovingLiveFiles` holds, so none can
+    /// appear after that removal.
+    static func createLive(_ path: String) -> Int32 {
+        live.withLock { paths in
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            if descriptor >= 0 { paths.insert(path) }
+            return descriptor
+        }
+    }
+
+    /// `path` was renamed or removed: it is no longer this process's to clean up.
+    static func forget(_ path: String) {
+        _ = live.withLock { $0.remove(path) }
+    }
+
+    /// How many temporary files this process has now (for tests).
+    package static var liveCount: Int { live.withLock { $0.count } }
+
+    /// Removes every live temporary file and ends the process with `status`
+    /// at once (a second SIGINT or SIGTERM). The lock is never released:
+    /// threads about to make a file wait until the process is gone.
+    public static func exitRemovingLiveFiles(status: Int32) -> Never {
+        live.withLock { paths -> Never in
+            for path in paths { unlink(path) }
+            _exit(status)
+        }
     }
 
     /// Whether `name` is a temporary file's name.

@@ -18,6 +18,6 @@ public final class DownloadedFile: Sendable {
     }
 
     deinit {
-        unlink(path)
+        try? FileSystem.remove(path)
     }
 }

@@ -121,7 +121,7 @@ final class Transfer {
     /// Closes and removes the body file (a failed or abandoned attempt).
     func discard() {
         closeDescriptor()
-        unlink(bodyPath)
+        try? FileSystem.remove(bodyPath)
     }
 
     private func closeDescriptor() {

@@ -112,13 +112,16 @@ public enum FileSystem {
     }
 
     /// Atomically replaces `destination` with `source` (same file system).
+    /// A temporary file of this process renamed is no longer its to clean up.
     public static func rename(_ source: String, to destination: String) throws(SystemError) {
         guard Glibc.rename(source, destination) == 0 else { throw SystemError("rename", path: destination) }
+        TemporaryFile.forget(source)
     }
 
     /// Removes a file; a file that is already gone is not an error.
     public static func remove(_ path: String) throws(SystemError) {
         guard unlink(path) == 0 || errno == ENOENT else { throw SystemError("remove", path: path) }
+        TemporaryFile.forget(path)
     }
 
     /// Sets a file's modification time without following a symbolic link.
@@ -200,7 +203,7 @@ extension FileSystem {
         var generator = SystemRandomNumberGenerator()
         let name = destination.split(separator: "/").last.map(String.init) ?? "output"
         let temporary = directory + "/." + name + ".imgcache-" + String(generator.next() as UInt64, radix: 36)
-        let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let output = TemporaryFile.createLive(temporary)
         guard output >= 0 else { throw SystemError("write", path: destination) }
         do {
             defer { close(output) }

@@ -8,7 +8,8 @@ import Glibc
 ///
 /// `start` must run on the main thread before other threads are created;
 /// every thread then has the signals blocked, and only the watcher takes them.
-/// A second signal ends the process at once with the usual status (128 + signal).
+/// A second signal ends the process at once with the usual status (128 +
+/// signal), after removing the temporary files the process has open.
 public enum SignalWatcher {
     /// The signals a run stops on.
     public static let signals: [Int32] = [SIGINT, SIGTERM]
@@ -40,7 +41,9 @@ public enum SignalWatcher {
                     first = false
                     handle(received)
                 } else {
-                    _exit(128 + received)
+                    let note = "imgcache: interrupted again: stopped at once\n"
+                    _ = note.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+                    TemporaryFile.exitRemovingLiveFiles(status: 128 + received)
                 }
             }
         }

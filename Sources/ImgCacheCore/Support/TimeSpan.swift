@@ -35,13 +35,18 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
         return seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
     }
 
-    /// Roughly, in the largest unit that fits: `21 hours`, `5 minutes`, `1 second`.
+    /// Roughly, in the largest unit it nearly fills: `21 hours`, `5 minutes`, `1 second`.
     public var roughDescription: String {
-        for (unit, size) in [("week", 604_800.0), ("day", 86_400), ("hour", 3600), ("minute", 60)] where seconds >= size {
-            let count = Int(seconds / size)
-            return "\(count) \(unit)\(count == 1 ? "" : "s")"
+        TimeSpan.rough(seconds)
+    }
+
+    /// `seconds` in the largest unit it nearly fills, rounded: 86,399 s is
+    /// "1 day" (not "23 hours", a second after "1 day" was said), 90 minutes
+    /// "2 hours", 100 s "2 minutes"; under a minute, whole seconds (at least 1).
+    static func rough(_ seconds: Double) -> String {
+        for (unit, size) in [("week", 604_800.0), ("day", 86_400), ("hour", 3600), ("minute", 60)] where seconds >= size * 0.97 {
+            return Plural.count(Int((seconds / size).rounded()), unit)
         }
-        let count = max(1, Int(seconds))
-        return "\(count) second\(count == 1 ? "" : "s")"
+        return Plural.count(max(1, Int(seconds.rounded())), "second")
     }
 }

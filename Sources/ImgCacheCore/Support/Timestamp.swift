@@ -17,11 +17,7 @@ public enum Timestamp {
     /// How long ago, roughly: `just now`, `5 minutes ago`, `3 days ago`.
     public static func age(_ seconds: Double, now: Double) -> String {
         let elapsed = max(0, now - seconds)
-        for (unit, size) in [("week", 604_800.0), ("day", 86_400), ("hour", 3600), ("minute", 60)] where elapsed >= size {
-            let count = Int(elapsed / size)
-            return "\(count) \(unit)\(count == 1 ? "" : "s") ago"
-        }
-        return "just now"
+        return elapsed < 58 ? "just now" : TimeSpan.rough(elapsed) + " ago"
     }
 
     private static func format(_ seconds: Double, _ pattern: String, local: Bool) -> String {

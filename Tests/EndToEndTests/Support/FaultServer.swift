@@ -278,6 +278,9 @@ final class FaultServer: @unchecked Sendable {
         case ("need-cookie", 2):
             let cookies = request.headers.filter { $0.name.lowercased() == "cookie" }
             return cookies.contains { $0.value.contains("session=s3cr3t") } ? serve(parts[1]) : status(403)
+        case ("signed", 2):
+            // A signed URL: only the signature `fresh` is still valid.
+            return request.target.contains("sig=fresh") ? serve(parts[1]) : status(403)
         case ("need-auth", 2):
             let expected = "Basic " + Data("user:secret".utf8).base64EncodedString()
             return request.header("Authorization") == expected ? serve(parts[1]) : status(401)

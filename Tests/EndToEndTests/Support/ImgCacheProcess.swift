@@ -46,6 +46,24 @@ enum ImgCacheProcess {
         )
     }
 
+    /// Runs `bash -c SCRIPT` (a pipeline using imgcache, as a user types it)
+    /// with only `environment`, HOME and a PATH it names.
+    static func runShell(_ script: String, environment: [String: String], home: String, workingDirectory: String) throws -> RunResult {
+        let outputs = try TemporaryDirectory("imgcache-shell")
+        FileManager.default.createFile(atPath: outputs.appending("stdout"), contents: nil)
+        FileManager.default.createFile(atPath: outputs.appending("stderr"), contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        process.environment = ["HOME": home].merging(environment) { $1 }
+        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle(forWritingAtPath: outputs.appending("stdout"))
+        process.standardError = FileHandle(forWritingAtPath: outputs.appending("stderr"))
+        try process.run()
+        return try result(of: process, outputs: outputs, limit: 60)
+    }
+
     /// Starts `imgcache ARGUMENTS` without waiting; output is discarded. For
     /// tests that run several at once or kill one.
     static func start(_ arguments: [String], environment: [String: String] = [:], home: String) throws -> Process {

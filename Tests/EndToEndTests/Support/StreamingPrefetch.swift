@@ -1,7 +1,8 @@
 import Foundation
 
-/// `imgcache --json prefetch -` fed through a pipe, its JSON lines read as they
-/// come: for tests of what happens while the list is still open. A watchdog
+/// `imgcache --json prefetch -` (or other `arguments` reading standard input)
+/// fed through a pipe, its lines read as they come: for tests of what happens
+/// while the list is still open. A watchdog
 /// kills a run that hangs, so reads end instead of blocking the suite.
 final class StreamingPrefetch {
     let process = Process()
@@ -11,9 +12,9 @@ final class StreamingPrefetch {
     /// Everything read from stdout so far.
     private(set) var received = Data()
 
-    init(cacheRoot: String, home: String) throws {
+    init(cacheRoot: String, home: String, arguments: [String] = ["--json", "prefetch", "-"]) throws {
         process.executableURL = URL(fileURLWithPath: Paths.binary)
-        process.arguments = ["--cache-dir", cacheRoot, "--json", "prefetch", "-"]
+        process.arguments = ["--cache-dir", cacheRoot] + arguments
         process.environment = ["PATH": "/usr/bin:/bin", "HOME": home]
         process.standardInput = input
         process.standardOutput = output
