@@ -16,7 +16,9 @@ struct ClearCommand {
             var object = JSONObject()
             object.add("namespace", namespace.name)
             var lines: [String] = []
-            if (try? FileSystem.status(cache.directory))??.isDirectory != true {
+            var missing = false
+            do { missing = try FileSystem.status(cache.directory) == nil } catch {}
+            if missing {
                 // Nothing to clear; most likely the name is mistyped.
                 console.note("namespace '\(namespace)' does not exist under \(cache.location.root)")
             }

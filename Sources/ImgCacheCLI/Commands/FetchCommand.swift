@@ -33,6 +33,8 @@ struct FetchCommand {
             try fetcher.fetch(list, window: window, deliver: { (outcome) throws(SystemError) in
                 progressLine?.clear()
                 try answers.print(url: outcome.url, outcome.result ?? .failure(.interrupted(url: outcome.url)))
+                // Each line as it is known, for readers of a pipe (a script's while-read loop).
+                try console.standardOutput.flush()
             }, update: { (update) throws(SystemError) in
                 if case .inputFailed(let error) = update {
                     console.error("cannot read the list of URLs: \(error)")

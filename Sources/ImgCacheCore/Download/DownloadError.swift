@@ -61,7 +61,7 @@ public enum DownloadError: Error, Equatable, Sendable {
         }
     }
 
-    /// Whether trying again later may succeed (SPEC §6): network trouble, 5xx,
+    /// Whether trying again later may succeed: network trouble, 5xx,
     /// 408 and 429 are transient; everything about the URL or its content is not.
     public var isTransient: Bool {
         switch self {

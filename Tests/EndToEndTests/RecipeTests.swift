@@ -1,0 +1,149 @@
+import Foundation
+import ImgCacheCore
+import Testing
+
+/// Every recipe in README.md and Docs/ is a promise: each ```sh block (and
+/// each command of a ```cron block) runs here, in the document's order, under
+/// `bash -euo pipefail`, against nginx on loopback standing in for
+/// example.com and cdn.example. A block whose fence says `no-test` (README's
+/// `make test`, which is this suite) is the only kind left out.
+@Suite final class RecipeTests {
+    /// One fenced block of a document.
+    struct Recipe: CustomStringConvertible {
+        let document: String
+        let line: Int
+        let language: String
+        let text: String
+
+        var description: String { "\(document):\(line)" }
+    }
+
+    /// The documents whose recipes run; `everyDocumentWithRecipesIsCovered` keeps the list whole.
+    static let documents = ["README.md", "Docs/USAGE.md", "Docs/OPTIONS.md"]
+
+    /// The runnable blocks of `document`: fenced `sh` or `cron`, not `no-test`.
+    static func recipes(in document: String) throws -> [Recipe] {
+        let text = try String(contentsOf: Paths.repository.appendingPathComponent(document), encoding: .utf8)
+        var recipes: [Recipe] = []
+        var open: (line: Int, info: String)?
+        var body: [String] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            guard line.hasPrefix("```") else {
+                if open != nil { body.append(String(line)) }
+                continue
+            }
+            if let block = open {
+                let words = block.info.split(separator: " ").map(String.init)
+                if let language = words.first, ["sh", "cron"].contains(language), !words.contains("no-test") {
+                    recipes.append(Recipe(document: document, line: block.line, language: language, text: body.joined(separator: "\n")))
+                }
+                open = nil
+                body = []
+            } else {
+                open = (index + 1, String(line.dropFirst(3)))
+            }
+        }
+        return recipes
+    }
+
+    let origin: NginxServer
+    let docroot: TemporaryDirectory
+    let work: TemporaryDirectory
+    let home: TemporaryDirectory
+    var cacheRoot: String { home.appending("cache") }
+
+    init() throws {
+        docroot = try TemporaryDirectory("imgcache-recipe-site")
+        work = try TemporaryDirectory("imgcache-recipe-work")
+        home = try TemporaryDirectory("imgcache-recipe-home")
+        for (source, name) in [("logo.png", "logo.png"), ("photo.jpg", "photo.jpg"), ("anim.gif", "anim.gif"),
+                               ("sticker.webp", "sticker.webp"), ("photo.jpg", "a.jpg")] {
+            try FileManager.default.copyItem(atPath: Paths.fixtures.appendingPathComponent(source).path, toPath: docroot.appending(name))
+        }
+        origin = try NginxServer(serving: docroot.url)
+        let base = origin.url("").dropLast()
+        let images = ["logo.png", "photo.jpg", "anim.gif", "sticker.webp"].map { "\(base)/\($0)" }
+        try write(docroot.appending("sitemap.xml"), """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
+            <url><loc>\(base)/</loc>\(images.map { "<image:image><image:loc>\($0)</image:loc></image:image>" }.joined())</url>
+            </urlset>
+            """)
+        let page = "<html><body>" + images.map { "<img src=\"\($0)\">" }.joined() + "</body></html>\n"
+        try write(docroot.appending("index.html"), page)
+        try write(work.appending("page.html"), page)
+        try write(work.appending("urls.txt"), images.joined(separator: "\n") + "\n")
+        try FileManager.default.createDirectory(atPath: work.appending("content"), withIntermediateDirectories: true)
+        try write(work.appending("content/images.txt"), images.prefix(2).joined(separator: "\n") + "\n")
+        try FileManager.default.createDirectory(atPath: work.appending("shipped"), withIntermediateDirectories: true)
+    }
+
+    deinit { origin.stop() }
+
+    func write(_ path: String, _ text: String) throws {
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    /// The recipe as it runs here: the example hosts become the local server,
+    /// the shipped folder a folder of the test's; a cron line loses its schedule.
+    func runnable(_ recipe: Recipe) -> String {
+        let base = String(origin.url("").dropLast())
+        var text = recipe.text
+            .replacing("https://example.com", with: base)
+            .replacing("https://cdn.example", with: base)
+            .replacing("/usr/share/app/images", with: work.appending("shipped"))
+        if recipe.language == "cron" {
+            text = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+                .map { $0.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true).last.map(String.init) ?? "" }
+                .joined(separator: "\n")
+        }
+        return "set -euo pipefail\n" + text
+    }
+
+    func run(_ recipe: Recipe) throws -> RunResult {
+        let binary = URL(fileURLWithPath: Paths.binary).deletingLastPathComponent().path
+        return try ImgCacheProcess.runShell(runnable(recipe), environment: ["PATH": "\(binary):/usr/bin:/bin", "IMGCACHE_DIR": cacheRoot],
+                                            home: home.path, workingDirectory: work.path)
+    }
+
+    func format(_ path: String) -> ImageFormat? {
+        (try? Data(contentsOf: URL(fileURLWithPath: path))).flatMap { ImageFormat.sniff([UInt8]($0)) }
+    }
+
+    @Test(arguments: documents)
+    func everyRecipeRuns(document: String) throws {
+        let recipes = try Self.recipes(in: document)
+        #expect(!recipes.isEmpty)
+        for recipe in recipes {
+            let result = try run(recipe)
+            #expect(result.status == 0, "\(recipe) exited \(result.status):\n\(recipe.text)\n\(result.standardError)")
+        }
+        // What the recipes promise, beyond running.
+        switch document {
+        case "README.md":
+            #expect(format(work.appending("logo.png")) == .png)
+            #expect(format(work.appending("avatar.webp")) == .webp)
+            #expect(format(work.appending("a.png")) == .png)
+        case "Docs/USAGE.md":
+            #expect(format(work.appending("site/static/logo.png")) == .png)
+            #expect(format(work.appending("site/static/avatar.webp")) == .webp)
+            let pairs = (try? String(contentsOfFile: work.appending("paths.tsv"), encoding: .utf8)) ?? ""
+            let rows = pairs.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
+            #expect(rows.count == 4 && rows.allSatisfy { $0.count == 2 && FileManager.default.fileExists(atPath: $0[1]) }, "\(pairs)")
+            let log = (try? String(contentsOfFile: home.appending("imgcache-clean.jsonl"), encoding: .utf8)) ?? ""
+            #expect(log.contains("\"namespace\":\"blog\""), "\(log)")
+        default:
+            break
+        }
+        // Everything came from the local server; nothing was asked twice that a cache should have kept.
+        #expect(!origin.requests.isEmpty)
+    }
+
+    @Test func everyDocumentWithRecipesIsCovered() throws {
+        let docs = try FileManager.default.contentsOfDirectory(atPath: Paths.repository.appendingPathComponent("Docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "Docs/" + $0 } + ["README.md"]
+        for document in docs where !Self.documents.contains(document) {
+            #expect(try Self.recipes(in: document).isEmpty, "\(document) has recipes that no test runs")
+        }
+    }
+}
