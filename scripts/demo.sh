@@ -32,6 +32,9 @@ echo
 echo "== A second prefetch: every image is a hit; the 404 is remembered and not asked again"
 "$bin" prefetch "$list" || echo "(exit status $?)"
 echo
+echo "== fetch -i: one line per URL of the list, in its order (an empty path for the one that failed)"
+"$bin" fetch -i "$list" --with-url || echo "(exit status $?)"
+echo
 echo "== fetch prints the path of the plain image file, usable by any program (cache \"disk\")"
 "$bin" --json fetch "$base/waves.jpg"
 path=$("$bin" fetch "$base/waves.jpg")

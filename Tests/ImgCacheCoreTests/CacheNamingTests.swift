@@ -35,6 +35,45 @@ import Testing
     }
 }
 
+@Suite struct EntryNameTests {
+    @Test func anEntryIsNamedForItsBytesAndLookedForUnderEveryName() {
+        let key = CacheKey("https://h/photo.jpeg")
+        #expect(key.fileName(for: .jpeg) == key.digest + ".jpg")
+        #expect(key.fileName(for: .webp) == key.digest + ".webp")
+        // The URL's format first, then the other formats, then earlier versions' names.
+        #expect(key.candidateFileNames == ["jpg", "png", "webp", "gif", "jpeg"].map { key.digest + "." + $0 } + [key.digest])
+        let png = CacheKey("https://h/x.png")
+        #expect(png.candidateFileNames.first == png.digest + ".png" && png.candidateFileNames.count == 5)
+        let plain = CacheKey("https://h/image?id=3")
+        #expect(plain.candidateFileNames.first == plain.digest + ".jpg")
+        let php = CacheKey("https://h/image.php")
+        #expect(php.candidateFileNames.suffix(2) == [php.digest + ".php", php.digest])
+    }
+}
+
+@Suite struct URLTextTests {
+    @Test func bytesThatAreNotUTF8ArePercentEncodedAndTheRestIsKept() {
+        #expect(URLText.decode(Array("http://h/café.png".utf8)) == "http://h/café.png")
+        #expect(URLText.decode(Array("http://h/caf".utf8) + [0xE9] + Array(".png".utf8)) == "http://h/caf%E9.png")
+        #expect(URLText.decode([0xC3]) == "%C3")
+        #expect(URLText.decode([0xF0, 0x9F, 0x98, 0x80, 0xFF]) == "😀%FF")
+    }
+
+    @Test func theFragmentIsNoPartOfTheURL() {
+        #expect(URLText.withoutFragment("http://h/a.png#x#y") == "http://h/a.png")
+        #expect(URLText.withoutFragment("http://h/a.png?q=1") == "http://h/a.png?q=1")
+    }
+}
+
+@Suite struct RoughTimeTests {
+    @Test(arguments: [(86_399.0, "1 day"), (84_600.0, "1 day"), (82_800.0, "23 hours"), (5_400.0, "2 hours"),
+                      (100.0, "2 minutes"), (59.0, "1 minute"), (20.0, "20 seconds"), (0.2, "1 second"), (1_123_200.0, "2 weeks")]
+          as [(Double, String)])
+    func aSpanIsSaidInTheUnitItNearlyFills(seconds: Double, text: String) {
+        #expect(TimeSpan(seconds: seconds).roughDescription == text)
+    }
+}
+
 @Suite struct NamespaceTests {
     @Test(arguments: ["default", "thumbs", "a", "project-1", "v1.2_x", String(repeating: "n", count: 64)])
     func acceptsPlainNames(name: String) throws {
