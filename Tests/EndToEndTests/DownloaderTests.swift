@@ -102,7 +102,22 @@ import Testing
         #expect(files.count == 10)
         #expect(Set(files.map { ObjectIdentifier($0) }).count == 1, "every requester gets the one result")
         #expect(faults.requestCount(path: "/image/photo.jpg") == 1)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: files[0].path)) == Paths.fixture("photo.jpg"))
+        #expect(try Data(files[0].bytes()) == Paths.fixture("photo.jpg"))
+    }
+
+    @Test func aSmallBodyStaysInMemoryAndALargeOneGoesToAFile() throws {
+        // At -j 256 a transfer keeps at most 256 KiB in memory.
+        let downloader = try Downloader(configuration: configuration(concurrency: 256))
+        var large = try request(faults.baseURL + "/endless")
+        large.maximumBytes = 300_000
+        let small = downloadAll([(try request(faults.baseURL + "/image/photo.jpg"), .normal)], with: downloader)[0]
+        let file = try small.get()
+        #expect(file.spilledPath == nil)
+        #expect(try Data(file.bytes()) == Paths.fixture("photo.jpg"))
+        #expect(leftoverBodies.isEmpty, "no file for a body that fits in memory")
+        // An endless body goes to a file once past the limit; cut at the size limit, the file goes too.
+        #expect(failure(downloadAll([(large, .normal)], with: downloader)[0]) == .tooLarge(limit: 300_000))
+        #expect(leftoverBodies.isEmpty)
     }
 
     @Test func cancellingOneRequesterLeavesTheTransferToTheOthers() throws {
@@ -129,14 +144,16 @@ import Testing
     }
 
     @Test func cancellingTheOnlyRequesterAbortsTheTransferAndRemovesTheBody() throws {
-        let downloader = try Downloader(configuration: configuration())
+        // At -j 256 an endless body goes to a file after 256 KiB.
+        let downloader = try Downloader(configuration: configuration(concurrency: 256))
         let answer = BlockingQueue<Result<DownloadedFile, DownloadError>>()
         let started = BlockingQueue<Bool>()
         let ticket = downloader.submit(DownloadSubmission(
-            request: try request(faults.baseURL + "/stall-body/photo.jpg"),
-            onEvent: { if case .progress = $0 { started.push(true) } },
+            request: try request(faults.baseURL + "/endless"),
+            onEvent: { if case .progress(let received, _) = $0, received > 262_144 { started.push(true) } },
             completion: { answer.push($0) }))
         _ = started.pop()
+        #expect(leftoverBodies.count == 1, "the body went to a file")
         downloader.cancel(ticket)
         #expect(failure(answer.pop()) == .cancelled)
         #expect(leftoverBodies.isEmpty, "the transfer was aborted, not left to run")
@@ -174,7 +191,8 @@ import Testing
     }
 
     @Test func anEndlessBodyIsCutAtTheSizeLimit() throws {
-        let downloader = try Downloader(configuration: configuration())
+        // At -j 256 the endless body goes to a file after 256 KiB, which must go too.
+        let downloader = try Downloader(configuration: configuration(concurrency: 256))
         var endless = try request(faults.baseURL + "/endless")
         endless.maximumBytes = 300_000
         var declared = try request(faults.baseURL + "/image/photo.jpg")

@@ -109,15 +109,15 @@ import Testing
 
     @Test(arguments: [(SIGINT, Int32(130), "SIGINT"), (SIGTERM, Int32(143), "SIGTERM")])
     func aSignalStopsTheRunRemovesTemporaryFilesAndPrintsTheSummary(signal: Int32, status: Int32, name: String) throws {
-        // Two good images, and three transfers that send half a body and stall;
-        // five slots, so that every one of them runs whatever order the lookups finish in.
-        let stalls = (0..<3).map { faults.baseURL + "/stall-body/photo.jpg?n=\($0)" }
+        // Two good images, and three endless bodies; at -j 256 a transfer keeps
+        // 256 KiB in memory, so each endless one soon writes a temporary file.
+        let stalls = (0..<3).map { faults.baseURL + "/endless?n=\($0)" }
         let path = try list([server.url("logo.png"), server.url("anim.gif")] + stalls)
         let outputs = try TemporaryDirectory("imgcache-signal")
-        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "--json", "prefetch", "-j", "5", path],
+        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "--json", "prefetch", "-j", "256", path],
                                                          home: home.path, outputs: outputs)
-        // Wait (bounded) until the two good images are stored and three stalled
-        // transfers hold temporary files.
+        // Wait (bounded) until the two good images are stored and the three
+        // endless transfers hold temporary files.
         let deadline = Date().addingTimeInterval(10)
         func stored() -> Int {
             CacheInspection.storedFiles(under: namespace).filter { $0.split(separator: "/").last?.hasPrefix("tmp.") == false }.count

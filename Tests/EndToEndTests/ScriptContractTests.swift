@@ -309,11 +309,11 @@ import Testing
 
     // MARK: - Signals
 
-    /// Starts a prefetch whose three transfers stall mid-body, and waits
-    /// (bounded) until each holds a temporary file.
+    /// Starts a prefetch of three endless bodies, and waits (bounded) until
+    /// each holds a temporary file (at -j 256 a transfer keeps 256 KiB in memory).
     func stalledPrefetch(round: Int, outputs: TemporaryDirectory) throws -> Process {
-        let stalls = (0..<3).map { faults.baseURL + "/stall-body/photo.jpg?round=\(round)&n=\($0)" }
-        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "prefetch", "-j", "3", try list(stalls)],
+        let stalls = (0..<3).map { faults.baseURL + "/endless?round=\(round)&n=\($0)" }
+        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "prefetch", "-j", "256", try list(stalls)],
                                                          home: home.path, outputs: outputs)
         for _ in 0..<1000 where CacheInspection.temporaryFiles(under: cacheRoot).count < 3 { usleep(5_000) }
         #expect(CacheInspection.temporaryFiles(under: cacheRoot).count == 3)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// One namespace of the on-disk cache.
 ///
@@ -27,6 +28,8 @@ public struct DiskCache: Sendable {
     public let metadataPlacement: MetadataPlacement
     let reader: EntryReader
     let lock: NamespaceLock
+    /// Shard folders already made or found to be folders (not links) by this process.
+    private let readyShards = ShardSet()
 
     /// Where an entry's metadata goes on store.
     public enum MetadataPlacement: String, Sendable {
@@ -89,10 +92,46 @@ public struct DiskCache: Sendable {
     }
 
     /// Creates the temporary image file a download writes into.
+    /// Its shard folder is made when missing (and with it, when the namespace
+    /// was removed meanwhile, the namespace and its lock file), at the cost of
+    /// a system call only then.
     public func beginStore(for key: CacheKey) throws(SystemError) -> PendingEntry {
-        try FileSystem.makeDirectories(shardDirectory(for: key))
-        let (descriptor, path) = try TemporaryFile.create(in: shardDirectory(for: key), tag: key.digest)
+        let shard = try prepareShard(for: key)
+        let (descriptor, path): (Int32, String)
+        do {
+            (descriptor, path) = try TemporaryFile.create(in: shard, tag: key.digest)
+        } catch where error.code == ENOENT {
+            try prepareForStores()
+            try FileSystem.makeDirectories(shard)
+            (descriptor, path) = try TemporaryFile.create(in: shard, tag: key.digest)
+        }
         return PendingEntry(key: key, descriptor: descriptor, temporaryPath: path)
+    }
+
+    /// `key`'s shard folder, made if missing; the first time this process
+    /// stores in a shard it also checks that a folder, never a link, has the
+    /// shard's name (a link planted there is never written through). Later
+    /// calls cost no system call.
+    public func prepareShard(for key: CacheKey) throws(SystemError) -> String {
+        let shard = shardDirectory(for: key)
+        guard !readyShards.contains(key.shardIndex) else { return shard }
+        if mkdir(shard, 0o700) != 0 {
+            switch errno {
+            case EEXIST:
+                guard try FileSystem.status(shard)?.isDirectory == true else {
+                    throw SystemError("use directory", path: shard, code: ENOTDIR)
+                }
+            case ENOENT:
+                // The namespace itself is gone (removed while a run goes on): made
+                // again, lock file included.
+                try prepareForStores()
+                try FileSystem.makeDirectories(shard)
+            default:
+                throw SystemError("create directory", path: shard)
+            }
+        }
+        readyShards.insert(key.shardIndex)
+        return shard
     }
 
     /// Takes a finished temporary file in `key`'s shard folder (a download's
@@ -273,4 +312,33 @@ public final class PendingEntry {
     }
 
     deinit { discard() }
+}
+
+/// A set of shard numbers (0-255) that threads share without a lock.
+final class ShardSet: Sendable {
+    private let low = Atomic<UInt64>(0), lowMiddle = Atomic<UInt64>(0)
+    private let highMiddle = Atomic<UInt64>(0), high = Atomic<UInt64>(0)
+
+    private func word(_ index: Int) -> Int { (index >> 6) & 3 }
+    private func bit(_ index: Int) -> UInt64 { 1 << UInt64(index & 63) }
+
+    func contains(_ index: Int) -> Bool {
+        let value: UInt64
+        switch word(index) {
+        case 0: value = low.load(ordering: .relaxed)
+        case 1: value = lowMiddle.load(ordering: .relaxed)
+        case 2: value = highMiddle.load(ordering: .relaxed)
+        default: value = high.load(ordering: .relaxed)
+        }
+        return value & bit(index) != 0
+    }
+
+    func insert(_ index: Int) {
+        switch word(index) {
+        case 0: low.bitwiseOr(bit(index), ordering: .relaxed)
+        case 1: lowMiddle.bitwiseOr(bit(index), ordering: .relaxed)
+        case 2: highMiddle.bitwiseOr(bit(index), ordering: .relaxed)
+        default: high.bitwiseOr(bit(index), ordering: .relaxed)
+        }
+    }
 }

@@ -14,8 +14,12 @@ public enum TemporaryFile {
     /// download writes at least once per idle timeout, and `--timeout` is at most a day.
     public static let abandonedAfter: Double = 2 * 86_400
 
-    /// This process's `<host>-<pid>`.
-    static var owner: String { hostToken + "-" + String(getpid()) }
+    /// This process's `<host>-<pid>`, worked out once (imgcache never forks).
+    static let owner = hostToken + "-" + String(getpid())
+
+    /// Names are unique in this process by a counter, from a random start, so
+    /// that making one costs no system call (the PID keeps processes apart).
+    private static let nameCounter = Atomic<UInt64>(UInt64.random(in: 0..<(1 << 40)))
 
     /// Eight hex digits naming this host and PID namespace: PIDs are only
     /// comparable between processes that share both.
@@ -31,15 +35,27 @@ public enum TemporaryFile {
 
     /// Opens a new file `tmp.<tag>.<owner>.<random>` in `directory`, exclusively.
     static func create(in directory: String, tag: String) throws(SystemError) -> (descriptor: Int32, path: String) {
-        var generator = SystemRandomNumberGenerator()
         for _ in 0..<16 {
-            let suffix = String(generator.next() as UInt64, radix: 36)
+            let suffix = String(nameCounter.add(1, ordering: .relaxed).newValue, radix: 36)
             let path = directory + "/" + prefix + tag + "." + owner + "." + suffix
             let descriptor = createLive(path)
             if descriptor >= 0 { return (descriptor, path) }
+            // A name left by a killed process with the same PID: take the next.
             if errno != EEXIST { throw SystemError("create a file in", path: directory) }
         }
         throw SystemError("create a file in", path: directory, code: EEXIST)
+    }
+
+    /// `create(in:tag:)`, making `directory` (and its parents) first when it
+    /// does not exist: a folder removed while a run goes on comes back, at the
+    /// cost of a system call only then.
+    static func create(inMaking directory: String, tag: String) throws(SystemError) -> (descriptor: Int32, path: String) {
+        do {
+            return try create(in: directory, tag: tag)
+        } catch where error.code == ENOENT {
+            try FileSystem.makeDirectories(directory)
+            return try create(in: directory, tag: tag)
+        }
     }
 
     /// The temporary files this process made and has not yet renamed or

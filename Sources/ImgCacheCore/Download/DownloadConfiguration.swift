@@ -16,6 +16,13 @@ public struct DownloadConfiguration: Equatable, Sendable {
 
     public static let defaultConcurrency = 6
 
+    /// The largest body a transfer keeps in memory before it goes to a
+    /// temporary file: 64 MiB shared by the transfers that may run at once,
+    /// between 256 KiB and 8 MiB each.
+    public var memoryBodyLimit: Int {
+        max(256 * 1024, min(8 * 1024 * 1024, 64 * 1024 * 1024 / max(1, maximumConcurrentDownloads)))
+    }
+
     public init() {}
 }
 

@@ -2,22 +2,43 @@
 import Glibc
 #endif
 
-/// A finished download: the body in a file of its own, and the response.
+/// A finished download: the body, and the response.
 ///
-/// Every requester of a coalesced download gets the same instance. The file
-/// is removed when the last of them lets go, unless one of them has renamed
-/// it into the cache by then (the unlink then finds nothing).
+/// A body is kept in memory as it arrives, so that it is checked and stored
+/// without being read back; one larger than the transfer's memory limit goes
+/// to a temporary file instead (`spilledPath`). Every requester of a
+/// coalesced download gets the same instance. A spilled file is removed when
+/// the last of them lets go, unless one of them has renamed it into the cache.
 public final class DownloadedFile: Sendable {
-    /// The body file (empty for a 304).
-    public let path: String
+    /// The body, in memory or in a file of its own.
+    public enum Body: Sendable {
+        case memory([UInt8])
+        case file(String)
+    }
+
+    public let body: Body
     public let response: DownloadResponse
 
-    init(path: String, response: DownloadResponse) {
-        self.path = path
+    init(body: Body, response: DownloadResponse) {
+        self.body = body
         self.response = response
     }
 
+    /// The body's temporary file, when it did not fit in memory.
+    public var spilledPath: String? {
+        if case .file(let path) = body { return path }
+        return nil
+    }
+
+    /// The body's bytes (read from its file when it went to one).
+    public func bytes() throws(SystemError) -> [UInt8] {
+        switch body {
+        case .memory(let bytes): return bytes
+        case .file(let path): return try FileSystem.readFile(path, limit: Int(response.byteCount)) ?? []
+        }
+    }
+
     deinit {
-        try? FileSystem.remove(path)
+        if let spilledPath { try? FileSystem.remove(spilledPath) }
     }
 }

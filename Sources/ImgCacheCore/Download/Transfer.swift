@@ -4,27 +4,22 @@ import Glibc
 import CImgCacheShims
 
 /// One attempt at a download: an easy handle configured for the request, and
-/// the body file it writes. Lives on the download thread only.
+/// the sink its body goes to. Lives on the download thread only.
 final class Transfer {
     let easy: CurlEasy
     let sink: TransferSink
-    let bodyPath: String
-    private var descriptor: Int32
     /// Keeps the sink alive while libcurl holds a raw pointer to it.
     private let retainedSink: Unmanaged<TransferSink>
 
-    /// Creates the body file and configures `easy`; nothing is sent yet.
+    /// libcurl's receive buffer: large reads mean few system calls and callbacks
+    /// per image (the command-line tool's default is 100 KiB).
+    static let receiveBufferSize = 256 * 1024
+
+    /// Configures `easy`; nothing is sent yet, and no file is made until a body outgrows memory.
     init(request: DownloadRequest, easy: CurlEasy, configuration: DownloadConfiguration, share: CurlShare?) throws(DownloadError) {
-        let (descriptor, path): (Int32, String)
-        do {
-            (descriptor, path) = try TemporaryFile.create(in: request.bodyDirectory, tag: "download")
-        } catch {
-            throw .localWrite(error)
-        }
         self.easy = easy
-        self.descriptor = descriptor
-        self.bodyPath = path
-        sink = TransferSink(descriptor: descriptor, path: path, maximumBytes: request.maximumBytes, idleTimeout: request.timeout)
+        sink = TransferSink(spillDirectory: request.bodyDirectory, maximumBytes: request.maximumBytes,
+                            memoryLimit: configuration.memoryBodyLimit, idleTimeout: request.timeout)
         retainedSink = Unmanaged.passRetained(sink)
         do {
             try configure(request, configuration: configuration, share: share)
@@ -44,6 +39,9 @@ final class Transfer {
         try easy.set(CURLOPT_URL, request.url.string)
         // Signals belong to the process; timeouts do not need SIGALRM with the threaded resolver.
         try easy.set(CURLOPT_NOSIGNAL, 1)
+        // Best effort: libcurl 7.88 refuses to resize the buffer of a handle that
+        // still holds one (after an HTTP/2 transfer); it then reads 16 KiB at a time.
+        try? easy.set(CURLOPT_BUFFERSIZE, Transfer.receiveBufferSize)
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         try easy.set(CURLOPT_FOLLOWLOCATION, 1)
@@ -101,7 +99,6 @@ final class Transfer {
 
     /// The response, or why there is none, once libcurl reports the transfer done.
     func outcome(_ code: CURLcode, request: DownloadRequest) -> Result<DownloadResponse, DownloadError> {
-        closeDescriptor()
         if code != CURLE_OK {
             if let reason = sink.abortReason { return .failure(reason) }
             return .failure(DownloadError.classify(code, easy: easy, request: request, received: sink.receivedBytes))
@@ -118,14 +115,8 @@ final class Transfer {
             byteCount: sink.receivedBytes))
     }
 
-    /// Closes and removes the body file (a failed or abandoned attempt).
+    /// Drops the body kept so far (a failed or abandoned attempt).
     func discard() {
-        closeDescriptor()
-        try? FileSystem.remove(bodyPath)
-    }
-
-    private func closeDescriptor() {
-        if descriptor >= 0 { close(descriptor) }
-        descriptor = -1
+        sink.discardBody()
     }
 }

@@ -172,7 +172,7 @@ final class TransferLoop {
         case .success(var response):
             response.attempts = job.attempts
             response.elapsed = now - (job.firstStart ?? now)
-            finish(job, .success(DownloadedFile(path: transfer.bodyPath, response: response)))
+            finish(job, .success(DownloadedFile(body: transfer.sink.takeBody(), response: response)))
         case .failure(let error):
             transfer.discard()
             if error.isRetryable && job.attempts <= job.request.retries {

@@ -3,13 +3,15 @@ import Glibc
 #endif
 
 /// Receives one transfer's headers and body from libcurl's callbacks: body
-/// bytes go straight to a file descriptor, headers are parsed per response
-/// (a redirect chain delivers several), and the size limit is enforced as the
-/// bytes arrive, whether or not the server announced a length.
+/// bytes are kept in memory (up to `memoryLimit`, then in a temporary file in
+/// `spillDirectory`), headers are parsed per response (a redirect chain
+/// delivers several), and the size limit is enforced as the bytes arrive,
+/// whether or not the server announced a length.
 final class TransferSink {
-    let descriptor: Int32
-    let path: String
+    let spillDirectory: String
     let maximumBytes: Int64?
+    /// Bodies up to this size stay in memory.
+    let memoryLimit: Int
 
     private(set) var receivedBytes: Int64 = 0
     private(set) var statusCode = 0
@@ -20,6 +22,11 @@ final class TransferSink {
     var onProgress: ((Int64, Int64?) -> Void)?
     private var lastProgress = 0.0
     static let progressInterval = 0.1
+
+    /// The body so far, while it fits in memory.
+    private(set) var memoryBody: [UInt8] = []
+    /// The temporary file the body went to once it outgrew `memoryLimit`.
+    private(set) var spill: (descriptor: Int32, path: String)?
 
     /// The final response's announced body length.
     var expectedBytes: Int64? { headers["content-length"].flatMap { Int64($0) } }
@@ -32,11 +39,31 @@ final class TransferSink {
     private var lastActivity = WallClock.monotonic()
     private var bytesAtLastActivity: Int64 = 0
 
-    init(descriptor: Int32, path: String, maximumBytes: Int64?, idleTimeout: Double) {
-        self.descriptor = descriptor
-        self.path = path
+    init(spillDirectory: String, maximumBytes: Int64?, memoryLimit: Int, idleTimeout: Double) {
+        self.spillDirectory = spillDirectory
         self.maximumBytes = maximumBytes
+        self.memoryLimit = memoryLimit
         self.idleTimeout = idleTimeout
+    }
+
+    /// The body as the download's answer; the spill file (if any) is closed.
+    func takeBody() -> DownloadedFile.Body {
+        if let spill {
+            close(spill.descriptor)
+            self.spill = (-1, spill.path)
+            return .file(spill.path)
+        }
+        defer { memoryBody = [] }
+        return .memory(memoryBody)
+    }
+
+    /// Closes and removes the spill file, if any (a failed or abandoned attempt).
+    func discardBody() {
+        memoryBody = []
+        guard let spill else { return }
+        if spill.descriptor >= 0 { close(spill.descriptor) }
+        try? FileSystem.remove(spill.path)
+        self.spill = nil
     }
 
     /// Called by libcurl about once a second and whenever bytes arrive. Returns
@@ -83,7 +110,7 @@ final class TransferSink {
             return false
         }
         do {
-            try FileSystem.writeAll(descriptor, bytes, path: path)
+            try keep(bytes)
         } catch {
             abortReason = .localWrite(error)
             return false
@@ -97,5 +124,25 @@ final class TransferSink {
             }
         }
         return true
+    }
+
+    /// Keeps `bytes` in memory, or in the spill file once the body outgrows the memory limit.
+    private func keep(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+        if let spill {
+            try FileSystem.writeAll(spill.descriptor, bytes, path: spill.path)
+            return
+        }
+        if memoryBody.count + bytes.count <= memoryLimit {
+            if memoryBody.isEmpty, let expected = expectedBytes, expected <= Int64(memoryLimit) {
+                memoryBody.reserveCapacity(Int(expected))
+            }
+            memoryBody.append(contentsOf: bytes)
+            return
+        }
+        let (descriptor, path) = try TemporaryFile.create(inMaking: spillDirectory, tag: "download")
+        spill = (descriptor, path)
+        try FileSystem.writeAll(descriptor, memoryBody, path: path)
+        memoryBody = []
+        try FileSystem.writeAll(descriptor, bytes, path: path)
     }
 }

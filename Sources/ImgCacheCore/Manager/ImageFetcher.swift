@@ -153,7 +153,7 @@ public final class ImageFetcher {
     public func close() {
         downloader?.close()
         while let message = messages.tryPop() {
-            if case .finished(_, .success(let file)) = message { try? FileSystem.remove(file.path) }
+            if case .finished(_, .success(let file)) = message, let spilled = file.spilledPath { try? FileSystem.remove(spilled) }
         }
     }
 
@@ -530,35 +530,23 @@ extension ImageFetcher {
         }
     }
 
-    /// The folder a download's body is written to: its entry's shard, so that
-    /// storing it is a rename within one folder; with CacheMemoryOnly the
-    /// system's temporary folder, so the cache is not written.
+    /// The folder a body too large for memory goes to: its entry's shard, so
+    /// that storing it is a rename within one folder (made when first needed);
+    /// with CacheMemoryOnly the system's temporary folder, so the cache is not
+    /// written. The namespace and its lock file are made once, before the first
+    /// download, so that a cache that cannot be written fails before any traffic.
     private func bodyDirectory(for key: CacheKey) throws(FetchError) -> String {
-        if settings.options.contains(.cacheMemoryOnly) {
-            guard let value = getenv("TMPDIR"), value.pointee != 0 else { return "/tmp" }
-            return String(cString: value)
-        }
-        let shard = cache.shardDirectory(for: key)
-        // One mkdir per download notices a namespace deleted during the run
-        // (ENOENT), which is then made again, lock file included. Whatever
-        // already has the shard's name must be a directory, never a link.
-        if storesPrepared {
-            if mkdir(shard, 0o700) == 0 { return shard }
-            if errno == EEXIST {
-                guard (try? FileSystem.status(shard))??.isDirectory == true else {
-                    throw .cacheUnwritable(SystemError("use directory", path: shard, code: ELOOP))
-                }
-                return shard
-            }
-        }
+        if settings.options.contains(.cacheMemoryOnly) { return memoryOnlyDirectory }
         do {
-            try cache.prepareForStores()
-            try FileSystem.makeDirectories(shard)
+            if !storesPrepared {
+                try cache.prepareForStores()
+                storesPrepared = true
+            }
+            // Checked before a body may be written there: never through a link.
+            return try cache.prepareShard(for: key)
         } catch {
             throw .cacheUnwritable(error)
         }
-        storesPrepared = true
-        return shard
     }
 
     private func failedTTL() -> AgeLimit {
@@ -647,7 +635,6 @@ extension ImageFetcher {
         do throws(FetchError) {
             (header, bytes) = try verify(file, url: url)
         } catch {
-            try? FileSystem.remove(file.path)
             return .failure(error)
         }
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
@@ -662,12 +649,25 @@ extension ImageFetcher {
         }
         if settings.options.contains(.cacheMemoryOnly) {
             log?("\(RemoteURL.displayed(url)): not stored (CacheMemoryOnly)")
-            return .success(FetchResult(url: url, path: file.path, cacheType: .none,
-                                        metadata: describe(inode: 0, size: response.byteCount), isStored: false))
+            do {
+                let path = try handOver(bytes)
+                return .success(FetchResult(url: url, path: path, cacheType: .none,
+                                            metadata: describe(inode: 0, size: response.byteCount), isStored: false))
+            } catch {
+                return .failure(.cacheUnwritable(error))
+            }
         }
-        let pending = cache.adopt(file.path, for: miss.key)
-        defer { pending.discard() }
         do {
+            // A body that went to a file (in the shard folder) is renamed into place;
+            // one in memory is written to a temporary file there first.
+            let pending: PendingEntry
+            if let spilled = file.spilledPath {
+                pending = cache.adopt(spilled, for: miss.key)
+            } else {
+                pending = try cache.beginStore(for: miss.key)
+                try FileSystem.writeAll(pending.descriptor, bytes, path: pending.temporaryPath)
+            }
+            defer { pending.discard() }
             let entry = try cache.commit(pending, superseding: superseded(by: miss), describe: describe)
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
                                         metadata: entry.metadata))
@@ -687,12 +687,29 @@ extension ImageFetcher {
         return miss.key.candidateFileNames.map { shard + $0 }
     }
 
+    /// With CacheMemoryOnly, `bytes` in a new temporary file of the system's
+    /// temporary folder, removed once the answer is delivered.
+    private func handOver(_ bytes: [UInt8]) throws(SystemError) -> String {
+        let (descriptor, path) = try TemporaryFile.create(in: memoryOnlyDirectory, tag: "memory")
+        defer { Glibc.close(descriptor) }
+        do { try FileSystem.writeAll(descriptor, bytes, path: path) } catch {
+            try? FileSystem.remove(path)
+            throw error
+        }
+        return path
+    }
+
+    /// Where CacheMemoryOnly bodies go: `$TMPDIR`, else /tmp; never the cache.
+    private var memoryOnlyDirectory: String {
+        guard let value = getenv("TMPDIR"), value.pointee != 0 else { return "/tmp" }
+        return String(cString: value)
+    }
+
     /// Decodes a download, transforms its first frame, encodes it and stores that
     /// (or with CacheMemoryOnly hands it over in a temporary file).
     private func storeTransformed(_ file: DownloadedFile, bytes: [UInt8], transform: ImageTransform, for miss: PendingFetch,
                                   now: Double) -> Result<FetchResult, FetchError> {
         let url = miss.text
-        defer { try? FileSystem.remove(file.path) }
         let result: ImageTransform.Output
         do throws(FetchError) {
             let image: DecodedImage
@@ -725,10 +742,7 @@ extension ImageFetcher {
         }
         do throws(SystemError) {
             if settings.options.contains(.cacheMemoryOnly) {
-                let (descriptor, path) = try TemporaryFile.create(in: FileSystem.parentDirectory(of: file.path), tag: "transformed")
-                defer { Glibc.close(descriptor) }
-                try FileSystem.writeAll(descriptor, result.bytes, path: path)
-                return .success(FetchResult(url: url, path: path, cacheType: .none,
+                return .success(FetchResult(url: url, path: try handOver(result.bytes), cacheType: .none,
                                             metadata: describe(inode: 0, size: Int64(result.bytes.count)), isStored: false))
             }
             let pending = try cache.beginStore(for: miss.key)
@@ -748,7 +762,7 @@ extension ImageFetcher {
     private func verify(_ file: DownloadedFile, url: String) throws(FetchError) -> (ImageHeader, [UInt8]) {
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(file.path, limit: Int(file.response.byteCount)) ?? []
+            bytes = try file.bytes()
         } catch {
             throw .cacheUnwritable(error)
         }
