@@ -100,7 +100,7 @@ import Testing
             #expect(result.status == 64, "\(command)")
             #expect(result.errorLines.first?.contains("namespace") == true)
         }
-        #expect(try CacheInspection.files(under: home.path).count == 2)  // the entry and the lock
+        #expect(try CacheInspection.files(under: home.path).count == 3)  // the entry, its shard's URL log and the lock
     }
 
     @Test func clearDoesNotFollowANamespaceThatIsALink() throws {

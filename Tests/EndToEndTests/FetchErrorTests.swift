@@ -163,6 +163,6 @@ import Testing
         let result = try fetch(["fetch", "-o", home.appending("no/such/folder/x.png"), server.url("logo.png")])
         #expect(result.status == 74)
         #expect(result.standardError.contains("cannot write"))
-        #expect(CacheInspection.files(under: cacheRoot).count == 2)
+        #expect(CacheInspection.storedFiles(under: cacheRoot).count == 1)
     }
 }

@@ -31,8 +31,9 @@ import Testing
         }
     }
 
+    /// Every regular file under the cache root but the shards' URL logs.
     func regularFiles() throws -> [String] {
-        try FileManager.default.subpathsOfDirectory(atPath: root).filter {
+        try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasSuffix("/urls") }.filter {
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: root + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
         }.sorted()
@@ -185,12 +186,30 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: found.path)) == Data(newer))
     }
 
-    @Test func metadataTooBigForAnAttributeGoesToASidecar() throws {
+    @Test func aLongURLStaysOutOfTheAttributeWhichFitsTheInode() throws {
         let cache = try cache(.automatic)
         let long = CacheKey("http://example.test/" + String(repeating: "x", count: 9000) + ".png")
         let entry = try Self.store(key: long, in: cache)
-        #expect(entry.placement == .sidecarFile)
+        #expect(entry.placement == .attribute)
         #expect(cache.lookup(long, now: 0).entry?.metadata.key == long.string)
+        // 64 bytes of value is what ext4 keeps inside a 256-byte inode.
+        let attribute = try #require(try FileSystem.attribute("user.imgcache", of: entry.path))
+        #expect(attribute.count <= 64, "\(attribute.count) bytes")
+        // The URL is in the shard's log, read back with the entry.
+        #expect(EntryMetadata.stored(atImage: entry.path)?.url == long.string)
+    }
+
+    @Test func metadataTooBigForAnAttributeGoesToASidecar() throws {
+        let cache = try cache(.automatic)
+        let pending = try cache.beginStore(for: key)
+        try FileSystem.writeAll(pending.descriptor, Self.png, path: pending.temporaryPath)
+        // An ETag of 9000 bytes is more than an attribute holds.
+        let entry = try cache.commit(pending) { inode, size in
+            EntryMetadata(fileName: "", inode: inode, byteCount: size, key: self.key.string, url: self.key.string,
+                          etag: "\"" + String(repeating: "e", count: 9000) + "\"", format: .png, storedAt: 1)
+        }
+        #expect(entry.placement == .sidecarFile)
+        #expect(cache.lookup(key, now: 0).entry?.metadata.etag?.count == 9002)
     }
 
     @Test func aReadOnlyFolderAnswersWithoutBeingWritten() throws {

@@ -144,6 +144,7 @@ struct ShardRemoval {
                 continue
             }
             try cache.lock.withShard(Int(shard, radix: 16) ?? 0, .exclusive) { () throws(SystemError) in
+                var removed = false
                 for file in files {
                     guard let now = try folder.status(file.name) else {
                         gone.append(file)
@@ -154,7 +155,13 @@ struct ShardRemoval {
                         continue
                     }
                     try folder.remove(file.name)
+                    removed = true
                     if file.hasSidecar { try folder.remove(EntryNames.digest(of: file.name) + ".meta") }
+                }
+                // The URLs of the entries that went go from the shard's log, still under the lock.
+                if removed {
+                    let remaining = try folder.list().filter { EntryNames.kind(of: $0.name) == .image }.map { EntryNames.digest(of: $0.name) }
+                    try URLLog.compact(shardPath: cache.directory + "/" + shard, keeping: Set(remaining))
                 }
             }
         }

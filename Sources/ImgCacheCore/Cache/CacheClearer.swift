@@ -57,6 +57,8 @@ public struct CacheClearer: Sendable {
                         guard TemporaryFile.isAbandoned(name, modified: status.modified, now: now) else { continue }
                         report.temporaries += 1
                         try folder.remove(name)
+                    case .foreign where name == URLLog.fileName && status.isRegularFile:
+                        try folder.remove(name)  // the URLs of the entries just removed
                     case .foreign where !status.isSymbolicLink:
                         continue  // not ours: left alone
                     default:

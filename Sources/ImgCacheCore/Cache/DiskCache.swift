@@ -30,6 +30,8 @@ public struct DiskCache: Sendable {
     let lock: NamespaceLock
     /// Shard folders already made or found to be folders (not links) by this process.
     private let readyShards = ShardSet()
+    /// Each shard's URLs, which the compact attribute has no room for.
+    let urlLog: URLLog
 
     /// Where an entry's metadata goes on store.
     public enum MetadataPlacement: String, Sendable {
@@ -44,6 +46,7 @@ public struct DiskCache: Sendable {
         self.metadataPlacement = metadataPlacement
         reader = EntryReader(directory: location.directory)
         lock = NamespaceLock(namespaceDirectory: location.directory)
+        urlLog = URLLog(namespaceDirectory: location.directory)
     }
 
     /// The namespace folder.
@@ -155,17 +158,17 @@ public struct DiskCache: Sendable {
     public func replaceMetadata(of entry: CacheEntry, with metadata: EntryMetadata, key: CacheKey, now: Double) throws(SystemError) -> CacheEntry? {
         try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) -> CacheEntry? in
             guard let status = try FileSystem.status(entry.path), status.isRegularFile,
-                  status.inode == entry.metadata.inode, status.size == entry.metadata.byteCount else { return nil }
+                  status.inode == entry.inode, status.size == entry.metadata.byteCount else { return nil }
             switch entry.placement {
             case .attribute:
-                try FileSystem.setAttribute(EntryReader.attributeName, of: entry.path, to: Array(metadata.serialized().utf8))
+                try FileSystem.setAttribute(EntryReader.attributeName, of: entry.path, to: EntryAttribute.encode(metadata))
             case .sidecarFile:
                 let temporary = try writeSidecar(metadata, for: key)
                 defer { try? FileSystem.remove(temporary) }
                 try FileSystem.rename(temporary, to: sidecarPath(for: key))
             }
             try? FileSystem.setModificationTime(entry.path, to: now)
-            return CacheEntry(path: entry.path, metadata: metadata, lastAccess: now, placement: entry.placement)
+            return CacheEntry(path: entry.path, metadata: metadata, lastAccess: now, placement: entry.placement, inode: entry.inode)
         }
     }
 
@@ -174,8 +177,7 @@ public struct DiskCache: Sendable {
     public func remove(_ entry: CacheEntry, key: CacheKey) throws(SystemError) {
         try lock.withShard(key.shardIndex, .exclusive) { () throws(SystemError) in
             guard let status = try FileSystem.status(entry.path), status.isRegularFile,
-                  status.inode == entry.metadata.inode || entry.placement == .attribute,
-                  status.size == entry.metadata.byteCount else { return }
+                  status.inode == entry.inode, status.size == entry.metadata.byteCount else { return }
             try FileSystem.remove(entry.path)
             if entry.placement == .sidecarFile { try? FileSystem.remove(sidecarPath(for: key)) }
         }
@@ -207,13 +209,15 @@ public struct DiskCache: Sendable {
 
         if metadataPlacement == .automatic, attachAttribute(metadata, to: pending.temporaryPath) {
             try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) in
+                // The URL first: a crash between the two leaves a line without an entry, never the reverse.
+                urlLog.append(URLLog.line(digest: key.digest, key: metadata.key, url: metadata.url), shard: key.shardIndex)
                 try FileSystem.rename(pending.temporaryPath, to: path)
                 pending.markCommitted()
                 for other in stale { try? FileSystem.remove(other) }
-                // A sidecar from an earlier store would be stale; the attribute wins anyway.
-                try? FileSystem.remove(sidecarPath(for: key))
             }
-            return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .attribute)
+            // As a lookup reads it back: an attribute travels with its file and names no inode.
+            metadata.inode = 0
+            return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .attribute, inode: status.inode)
         }
 
         let sidecarTemporary = try writeSidecar(metadata, for: key)
@@ -222,18 +226,19 @@ public struct DiskCache: Sendable {
             // The old sidecar goes first, so that it can never describe the new image.
             try FileSystem.remove(sidecarPath(for: key))
             for other in stale { try? FileSystem.remove(other) }
+            urlLog.append(URLLog.line(digest: key.digest, key: metadata.key, url: metadata.url), shard: key.shardIndex)
             try FileSystem.rename(pending.temporaryPath, to: path)
             pending.markCommitted()
             try FileSystem.rename(sidecarTemporary, to: sidecarPath(for: key))
         }
-        return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .sidecarFile)
+        return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .sidecarFile, inode: status.inode)
     }
 
-    /// Sets the metadata attribute on the temporary image. False where the file
-    /// system has no user attributes or the metadata is too big for one (ext4
-    /// holds about 4 KB); the caller then writes a sidecar file.
+    /// Sets the metadata attribute (its compact form) on the temporary image.
+    /// False where the file system has no user attributes; the caller then
+    /// writes a sidecar file.
     private func attachAttribute(_ metadata: EntryMetadata, to path: String) -> Bool {
-        (try? FileSystem.setAttribute(EntryReader.attributeName, of: path, to: Array(metadata.serialized().utf8))) != nil
+        (try? FileSystem.setAttribute(EntryReader.attributeName, of: path, to: EntryAttribute.encode(metadata))) != nil
     }
 
     /// Writes `metadata` to a new temporary file beside `key`'s entry; returns its path.
@@ -273,12 +278,16 @@ public struct CacheEntry: Equatable, Sendable {
     public let lastAccess: Double
     /// Where its metadata is kept.
     public let placement: EntryMetadata.Placement
+    /// The image file's inode when it was found: a later change of the entry
+    /// (a store by another process) gives the path another inode.
+    public let inode: UInt64
 
-    public init(path: String, metadata: EntryMetadata, lastAccess: Double, placement: EntryMetadata.Placement) {
+    public init(path: String, metadata: EntryMetadata, lastAccess: Double, placement: EntryMetadata.Placement, inode: UInt64) {
         self.path = path
         self.metadata = metadata
         self.lastAccess = lastAccess
         self.placement = placement
+        self.inode = inode
     }
 }
 

@@ -28,11 +28,19 @@ struct EntryReader: Sendable {
         case unreadable(EntryMetadata.Placement)
     }
 
-    /// The metadata of the image at `path` (an attribute, else `key`'s sidecar file).
-    func readMetadata(of path: String, key: CacheKey) -> MetadataRead {
+    /// The metadata of the image `name` at `path` (an attribute, compact or in
+    /// the text form of earlier versions, else `key`'s sidecar file).
+    func readMetadata(of path: String, name: String, key: CacheKey) -> MetadataRead {
         do throws(SystemError) {
             if let bytes = try FileSystem.attribute(EntryReader.attributeName, of: path, limit: EntryReader.metadataLimit) {
-                guard let metadata = EntryMetadata(parsing: String(decoding: bytes, as: UTF8.self)) else { return .unreadable(.attribute) }
+                guard EntryAttribute.isCompact(bytes) else {
+                    guard let metadata = EntryMetadata(parsing: String(decoding: bytes, as: UTF8.self)) else { return .unreadable(.attribute) }
+                    return .found(metadata, .attribute)
+                }
+                guard let decoded = EntryAttribute.decode(bytes, fileName: name, key: key.storedForm) else { return .unreadable(.attribute) }
+                // Written for another key: named so, as the text form's key would say.
+                var metadata = decoded.metadata
+                if !decoded.forKey { metadata.key = "" }
                 return .found(metadata, .attribute)
             }
         } catch {
@@ -70,7 +78,7 @@ struct EntryReader: Sendable {
                 .damaged(path: path, reason: reason, metadataMissing: metadataMissing)
             }
             let metadata: EntryMetadata, placement: EntryMetadata.Placement
-            switch readMetadata(of: path, key: key) {
+            switch readMetadata(of: path, name: name, key: key) {
             case .noImage: continue
             case .missing: return damaged("its metadata is missing", metadataMissing: true)
             case .unreadable: return damaged("its metadata is unreadable")
@@ -96,8 +104,32 @@ struct EntryReader: Sendable {
                     return damaged("its bytes are no longer a \(format.displayName) image")
                 }
             }
-            return .whole(CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: placement))
+            return .whole(CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: placement, inode: status.inode))
         }
         return .absent
+    }
+}
+
+extension EntryMetadata {
+    /// The metadata stored with the image file at `path`, read the way a
+    /// lookup reads it, with the URL and key taken from the shard's `URLLog`
+    /// where the compact attribute has no room for them (for `list` and
+    /// inspection; nil when the file is no whole entry's).
+    public static func stored(atImage path: String) -> EntryMetadata? {
+        let name = String(path.split(separator: "/").last ?? "")
+        let shard = FileSystem.parentDirectory(of: path)
+        guard name.utf8.count >= 32 else { return nil }
+        let digest = String(name.prefix(32))
+        if let bytes = try? FileSystem.attribute(EntryReader.attributeName, of: path, limit: EntryReader.metadataLimit) {
+            guard EntryAttribute.isCompact(bytes) else { return EntryMetadata(parsing: String(decoding: bytes, as: UTF8.self)) }
+            // The URL's line is written before the entry appears, so it is there but for a failed write.
+            let logged = URLLog.entry(digest, shardPath: shard)
+            guard let decoded = EntryAttribute.decode(bytes, fileName: name, key: logged?.key), decoded.forKey else { return nil }
+            var metadata = decoded.metadata
+            metadata.url = logged?.url ?? ""
+            return metadata
+        }
+        guard let sidecar = try? FileSystem.readFile(shard + "/" + digest + ".meta", limit: EntryReader.metadataLimit) else { return nil }
+        return EntryMetadata(parsing: String(decoding: sidecar, as: UTF8.self))
     }
 }

@@ -36,7 +36,7 @@ public struct ReadOnlyCache: Sendable {
                                      key: key.storedForm, url: key.storedForm, format: header.format,
                                      width: header.width, height: header.height, frameCount: header.frameCount,
                                      storedAt: status.modified)
-        return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .attribute)
+        return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .attribute, inode: status.inode)
     }
 
     /// Largest bare image read whole to check its header.

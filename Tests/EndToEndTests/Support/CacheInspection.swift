@@ -21,7 +21,7 @@ enum CacheInspection {
     static func storedFiles(under root: String) -> [String] {
         files(under: root).filter { relative in
             let parts = relative.split(separator: "/").map(String.init)
-            return !["lock", "settings"].contains(parts.last ?? "") && !parts.dropLast().contains("failed")
+            return !["lock", "settings", "urls"].contains(parts.last ?? "") && !parts.dropLast().contains("failed")
         }
     }
 
@@ -30,12 +30,11 @@ enum CacheInspection {
         files(under: directory + "/failed").filter { !$0.hasPrefix("tmp.") }
     }
 
-    /// The metadata text of the entry whose image is at `imagePath`: its
-    /// `user.imgcache` attribute, else its sidecar file.
+    /// The metadata of the entry whose image is at `imagePath`, as imgcache
+    /// reads it (the attribute, its URL from the shard's log, or the sidecar
+    /// file), in the text form.
     static func metadata(ofImage imagePath: String) -> String? {
-        if let bytes = try? FileSystem.attribute("user.imgcache", of: imagePath) { return String(decoding: bytes, as: UTF8.self) }
-        let sidecar = (imagePath as NSString).deletingPathExtension + ".meta"
-        return try? String(contentsOfFile: sidecar, encoding: .utf8)
+        EntryMetadata.stored(atImage: imagePath)?.serialized()
     }
 
     /// Rewrites the file at `path` as a new file with the same bytes and no

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// The URL of each entry of a shard, kept in the file `<shard>/urls`: an
+/// entry's extended attribute holds only what fits in its inode, and a URL
+/// rarely does. One line per store, `<md5> <url>` (and, for a transform,
+/// ` imgcache-<transformer key>`), appended while the store holds the shard's
+/// lock; the last line of a digest wins. `clean` drops the lines of entries
+/// it removed, under the shard's exclusive lock, so no append is lost; `clear`
+/// removes the file. Lookups never read it.
+///
+/// `@unchecked Sendable`: the descriptors are only touched inside `lock`.
+final class URLLog: @unchecked Sendable {
+    /// The file's name inside a shard folder.
+    static let fileName = "urls"
+
+    let directory: String
+    /// This process's open descriptor of each shard's log (-1: not opened yet).
+    private let descriptors = Mutex<[Int32]>([Int32](repeating: -1, count: 256))
+
+    init(namespaceDirectory: String) {
+        directory = namespaceDirectory
+    }
+
+    deinit {
+        descriptors.withLock { for descriptor in $0 where descriptor >= 0 { close(descriptor) } }
+    }
+
+    /// Shard `index`'s folder name: two lowercase hex digits.
+    static func shardName(_ index: Int) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: [digits[(index >> 4) & 15], digits[index & 15]], as: UTF8.self)
+    }
+
+    /// The log's line for an entry stored under `key` from `url` (already redacted).
+    static func line(digest: String, key: String, url: String) -> String {
+        var line = digest + " " + url
+        // A transformed entry's key is the URL's key, a line break, and the transformer key.
+        if let newline = key.firstIndex(of: "\n") { line += " " + key[key.index(after: newline)...] }
+        return line + "\n"
+    }
+
+    /// Appends `line` to shard `shard`'s log. Best effort: an entry whose URL
+    /// could not be logged is still whole, only listed without its URL.
+    func append(_ line: String, shard: Int) {
+        descriptors.withLock { open in
+            if open[shard] < 0 {
+                let path = directory + "/" + URLLog.shardName(shard) + "/" + URLLog.fileName
+                open[shard] = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            }
+            guard open[shard] >= 0 else { return }
+            try? FileSystem.writeAll(open[shard], Array(line.utf8), path: URLLog.fileName)
+        }
+    }
+
+    /// The URLs in the log at `shardPath`, by digest (the last line of each wins).
+    static func read(shardPath: String) -> [String: String] {
+        guard let bytes = try? FileSystem.readFile(shardPath + "/" + fileName, limit: 256 << 20) else { return [:] }
+        var urls: [String: String] = [:]
+        for line in bytes.split(separator: 0x0A) where line.count > 33 && line[line.startIndex + 32] == 0x20 {
+            urls[String(decoding: line.prefix(32), as: UTF8.self)] = String(decoding: line.dropFirst(33), as: UTF8.self)
+        }
+        return urls
+    }
+
+    /// The URL (and transformer key, for a transform) `digest`'s last line gives, if any.
+    static func entry(_ digest: String, shardPath: String) -> (url: String, key: String)? {
+        guard let rest = read(shardPath: shardPath)[digest] else { return nil }
+        guard let space = rest.firstIndex(of: " ") else { return (rest, rest) }
+        let url = String(rest[..<space])
+        return (url, url + "\n" + rest[rest.index(after: space)...])
+    }
+
+    /// Rewrites the log at `shardPath` in place with the lines of `keeping`
+    /// digests only. The caller holds the shard's exclusive lock, so no store
+    /// appends meanwhile; in place, so that the descriptors other processes
+    /// keep open stay the log's.
+    static func compact(shardPath: String, keeping: Set<String>) throws(SystemError) {
+        let path = shardPath + "/" + fileName
+        guard let bytes = try FileSystem.readFile(path, limit: 256 << 20) else { return }
+        var kept: [UInt8] = []
+        for line in bytes.split(separator: 0x0A)
+        where line.count > 32 && keeping.contains(String(decoding: line.prefix(32), as: UTF8.self)) {
+            kept += line
+            kept.append(0x0A)
+        }
+        guard kept.count < bytes.count else { return }
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { throw SystemError("open", path: path) }
+        defer { close(descriptor) }
+        guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw SystemError("seek in", path: path) }
+        try FileSystem.writeAll(descriptor, kept, path: path)
+        guard ftruncate(descriptor, off_t(kept.count)) == 0 else { throw SystemError("truncate", path: path) }
+    }
+}
