@@ -1,0 +1,230 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns a finished download into a cache entry (SDWebImageManager's
+/// callCompletionBlock after the store): the bytes are checked (signature,
+/// header, end of the image, pixel limit; every pixel with `--verify full`),
+/// transformed if asked, and stored atomically; a 304 freshens the entry's
+/// metadata; a refresh told the image is gone removes it. Runs on the
+/// manager's thread, the one thread of the process that writes entries.
+struct DownloadStore {
+    let cache: DiskCache
+    let settings: FetchSettings
+    /// A line of detail for `-v`; nil when nobody listens.
+    let log: ((String) -> Void)?
+
+    /// Turns a finished download into a cache entry (or a freshened one after a 304).
+    func store(_ result: Result<DownloadedFile, DownloadError>, for miss: PendingFetch) -> Result<FetchResult, FetchError> {
+        let url = miss.text
+        let file: DownloadedFile
+        switch result {
+        case .success(let downloaded): file = downloaded
+        case .failure(.localWrite(let error)): return .failure(.cacheUnwritable(error))
+        case .failure(.libraryMissing(let message)): return .failure(.libraryMissing(message))
+        case .failure(let error):
+            // A refresh told that the image is gone removes the entry, so that the
+            // cache never holds what the failed list refuses; other failures keep it.
+            if let cached = miss.cached, case .httpStatus(let code) = error, code == 404 || code == 410 {
+                do {
+                    try cache.remove(cached, key: miss.key)
+                    log?("\(RemoteURL.displayed(url)): HTTP \(code) on refresh; removed \(cached.path)")
+                } catch {
+                    log?("\(RemoteURL.displayed(url)): cannot remove \(cached.path): \(error)")
+                }
+            }
+            return .failure(.download(url: url, error))
+        }
+        let response = file.response
+        if let log {
+            let shown = RemoteURL.displayed(url)
+            if response.effectiveURL != url { log("\(shown): redirected to \(RemoteURL.displayed(response.effectiveURL))") }
+            let retried = response.attempts > 1 ? " after \(response.attempts) attempts" : ""
+            log("\(shown): HTTP \(response.statusCode), \(response.byteCount) bytes in \(Int(response.elapsed * 1000)) ms\(retried)")
+        }
+
+        let now = WallClock.now()
+        if response.notModified, let cached = miss.cached {
+            var metadata = cached.metadata
+            metadata.storedAt = now
+            if let etag = response.etag { metadata.etag = etag }
+            if let lastModified = response.lastModified { metadata.lastModified = lastModified }
+            do {
+                guard let entry = try cache.replaceMetadata(of: cached, with: metadata, key: miss.key, now: now)
+                    ?? cache.lookup(miss.key, now: now).entry else {
+                    return .failure(.download(url: url, .other(code: 0, message: "the cached copy changed while it was revalidated")))
+                }
+                log?("\(RemoteURL.displayed(url)): not modified, kept \(entry.path)")
+                return .success(FetchResult(url: url, path: entry.path, cacheType: .refreshed, metadata: entry.metadata))
+            } catch {
+                return .failure(.cacheUnwritable(error))
+            }
+        }
+
+        let header: ImageHeader, bytes: [UInt8]
+        do throws(FetchError) {
+            (header, bytes) = try verify(file, url: url)
+        } catch {
+            return .failure(error)
+        }
+        func describe(inode: UInt64, size: Int64) -> EntryMetadata {
+            EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
+                          etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
+                          format: header.format, width: header.width, height: header.height,
+                          frameCount: header.frameCount, storedAt: now)
+        }
+        if let transform = settings.transform,
+           !transform.keepsAsServed(width: header.width, height: header.height, format: header.format, frameCount: header.frameCount ?? 1) {
+            return storeTransformed(file, bytes: bytes, transform: transform, for: miss, now: now)
+        }
+        if settings.options.contains(.cacheMemoryOnly) {
+            log?("\(RemoteURL.displayed(url)): not stored (CacheMemoryOnly)")
+            do {
+                let path = try handOver(bytes)
+                return .success(FetchResult(url: url, path: path, cacheType: .none,
+                                            metadata: describe(inode: 0, size: response.byteCount), isStored: false))
+            } catch {
+                return .failure(.cacheUnwritable(error))
+            }
+        }
+        do {
+            // A body that went to a file (in the shard folder) is renamed into place;
+            // one in memory is written to a temporary file there first.
+            let pending: PendingEntry
+            if let spilled = file.spilledPath {
+                pending = cache.adopt(spilled, for: miss.key)
+            } else {
+                pending = try cache.beginStore(for: miss.key)
+                try FileSystem.writeAll(pending.descriptor, bytes, path: pending.temporaryPath)
+            }
+            defer { pending.discard() }
+            let entry = try cache.commit(pending, superseding: superseded(by: miss), describe: describe)
+            return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
+                                        metadata: entry.metadata))
+        } catch {
+            return .failure(.cacheUnwritable(error))
+        }
+    }
+
+    /// Files a new entry for `miss` replaces under another name: the entry a
+    /// refresh revalidated (its format may have changed), or with
+    /// FromLoaderOnly, which looked nothing up, every name the key can have.
+    /// After a plain miss there is none: the lookup tried every name.
+    private func superseded(by miss: PendingFetch) -> [String] {
+        if let cached = miss.cached { return [cached.path] }
+        guard settings.options.contains(.fromLoaderOnly) else { return [] }
+        let shard = cache.shardDirectory(for: miss.key) + "/"
+        return miss.key.candidateFileNames.map { shard + $0 }
+    }
+
+    /// With CacheMemoryOnly, `bytes` in a new temporary file of the system's
+    /// temporary folder, removed once the answer is delivered.
+    private func handOver(_ bytes: [UInt8]) throws(SystemError) -> String {
+        let (descriptor, path) = try TemporaryFile.create(in: DownloadStore.memoryOnlyDirectory, tag: "memory")
+        defer { Glibc.close(descriptor) }
+        do { try FileSystem.writeAll(descriptor, bytes, path: path) } catch {
+            try? FileSystem.remove(path)
+            throw error
+        }
+        return path
+    }
+
+    /// Where CacheMemoryOnly bodies go: `$TMPDIR`, else /tmp; never the cache.
+    static var memoryOnlyDirectory: String {
+        guard let value = getenv("TMPDIR"), value.pointee != 0 else { return "/tmp" }
+        return String(cString: value)
+    }
+
+    /// Decodes a download, transforms its first frame, encodes it and stores that
+    /// (or with CacheMemoryOnly hands it over in a temporary file).
+    private func storeTransformed(_ file: DownloadedFile, bytes: [UInt8], transform: ImageTransform, for miss: PendingFetch,
+                                  now: Double) -> Result<FetchResult, FetchError> {
+        let url = miss.text
+        let result: ImageTransform.Output
+        do throws(FetchError) {
+            let image: DecodedImage
+            // Only the first frame, unless every frame is transformed.
+            do {
+                image = try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels,
+                                                maximumFrames: transform.transformsAnimations ? 0 : 1)
+            } catch {
+                switch error {
+                case .libraryMissing(let message): throw .libraryMissing(message)
+                default: throw .notUsable(url: url, reason: error.description)
+                }
+            }
+            do { result = try transform.apply(to: image) } catch {
+                switch error {
+                case .libraryMissing(let message): throw .libraryMissing(message)
+                default: throw .notUsable(url: url, reason: error.description)
+                }
+            }
+        } catch {
+            return .failure(error)
+        }
+        log?("\(RemoteURL.displayed(url)): \(transform.key) -> \(result.width)x\(result.height) \(result.format.displayName), \(result.bytes.count) bytes")
+        let response = file.response
+        func describe(inode: UInt64, size: Int64) -> EntryMetadata {
+            EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
+                          etag: response.etag, lastModified: response.lastModified, contentType: ImageTransform.mediaType(result.format),
+                          format: result.format, width: result.width, height: result.height, frameCount: result.frameCount,
+                          storedAt: now)
+        }
+        do throws(SystemError) {
+            if settings.options.contains(.cacheMemoryOnly) {
+                return .success(FetchResult(url: url, path: try handOver(result.bytes), cacheType: .none,
+                                            metadata: describe(inode: 0, size: Int64(result.bytes.count)), isStored: false))
+            }
+            let pending = try cache.beginStore(for: miss.key)
+            defer { pending.discard() }
+            try FileSystem.writeAll(pending.descriptor, result.bytes, path: pending.temporaryPath)
+            let entry = try cache.commit(pending, superseding: superseded(by: miss), describe: describe)
+            return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
+                                        metadata: entry.metadata))
+        } catch {
+            return .failure(.cacheUnwritable(error))
+        }
+    }
+
+    /// Accepts the downloaded bytes only if they are a supported image whose
+    /// header decodes, within the pixel limit, and with `--verify full` whose
+    /// every pixel decodes. Returns the header and the bytes, for a transform.
+    private func verify(_ file: DownloadedFile, url: String) throws(FetchError) -> (ImageHeader, [UInt8]) {
+        let bytes: [UInt8]
+        do {
+            bytes = try file.bytes()
+        } catch {
+            throw .cacheUnwritable(error)
+        }
+        let header: ImageHeader
+        do {
+            header = try ImageHeader.probe(bytes)
+        } catch {
+            switch error {
+            case .notAnImage: throw .notAnImage(url: url, contentType: file.response.contentType)
+            case .unsupported(let format): throw .unsupportedFormat(url: url, format)
+            case .corrupt(let format, let reason):
+                throw .corruptImage(url: url, reason: "corrupt \(format.displayName) image: \(reason)")
+            case .libraryMissing(let message): throw .libraryMissing(message)
+            }
+        }
+        if let missing = ImageHeader.missingEnd(of: bytes, format: header.format) {
+            throw .corruptImage(url: url, reason: "truncated \(header.format.displayName) image: \(missing)")
+        }
+        guard settings.maximumPixels.allows(width: header.width, height: header.height) else {
+            throw .tooManyPixels(url: url, width: header.width, height: header.height, limit: settings.maximumPixels)
+        }
+        if settings.verification == .full {
+            // Every pixel of every frame, through the format's library.
+            do {
+                _ = try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels)
+            } catch {
+                switch error {
+                case .libraryMissing(let message): throw .libraryMissing(message)
+                default: throw .notUsable(url: url, reason: error.description)
+                }
+            }
+        }
+        return (header, bytes)
+    }
+}

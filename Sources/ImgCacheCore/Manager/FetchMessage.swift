@@ -1,0 +1,36 @@
+import Synchronization
+
+/// What other threads tell the fetching thread.
+enum FetchMessage: Sendable {
+    case input([URLList.Item])
+    case event(Int, DownloadEvent)
+    case finished(Int, Result<DownloadedFile, DownloadError>)
+    /// URLs of a list, looked up on its reader thread.
+    case looked([ListLookup.Item])
+    /// Something to look at (an interruption).
+    case wake
+}
+
+/// Stops a run from another thread: no new work starts, transfers are
+/// aborted (their temporary files removed), and what is left is answered
+/// `interrupted`.
+public final class FetchInterruption: Sendable {
+    private let received = Atomic<Int32>(0)
+    private let messages: BlockingQueue<FetchMessage>
+
+    init(messages: BlockingQueue<FetchMessage>) {
+        self.messages = messages
+    }
+
+    /// Asks the run to stop because of `signal`; later calls are ignored.
+    public func interrupt(signal: Int32) {
+        _ = received.compareExchange(expected: 0, desired: signal, ordering: .relaxed)
+        messages.push(.wake)
+    }
+
+    /// The signal that interrupted the run, if any.
+    public var signal: Int32? {
+        let value = received.load(ordering: .relaxed)
+        return value == 0 ? nil : value
+    }
+}

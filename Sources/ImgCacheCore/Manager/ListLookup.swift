@@ -1,0 +1,48 @@
+/// The lookups of a list (prefetch, fetch -i), made on the list's reader
+/// thread as lines arrive, so that each URL crosses to the manager's thread
+/// once, in a batch, with its lookup done: a warm run keeps both cores busy
+/// (one reads and looks up, one answers) without a message per URL.
+///
+/// For prefetch it also skips repeats, by a 16-byte fingerprint of the key,
+/// before any lookup: the only state that grows with a list.
+///
+/// `@unchecked Sendable`: `seen` and `lockHandle` are touched only by `look`,
+/// which only the list's one reader thread calls.
+final class ListLookup: @unchecked Sendable {
+    /// A list line as the manager receives it.
+    enum Item: Sendable {
+        case looked(url: String, key: CacheKey, fingerprint: KeyFingerprint, outcome: LookupOutcome)
+        /// A URL whose key came earlier in the list (prefetch only).
+        case repeated(url: String)
+        /// Everything but a URL, as the list gave it.
+        case other(URLList.Item)
+    }
+
+    private let lookup: Lookup
+    private let ttl: AgeLimit
+    private let skipsRepeats: Bool
+    private var seen: Set<KeyFingerprint> = []
+    /// The lock file, kept open for every lookup of the run.
+    private let lockHandle = NamespaceLock.Handle()
+
+    init(lookup: Lookup, failedTTL: AgeLimit, skipsRepeats: Bool) {
+        self.lookup = lookup
+        self.ttl = failedTTL
+        self.skipsRepeats = skipsRepeats
+    }
+
+    /// `items` looked up, in their order.
+    func look(_ items: [URLList.Item]) -> [Item] {
+        items.map { item in
+            guard case .url(let given, _) = item else { return .other(item) }
+            // A fragment never reaches a server, so it is no part of the request or the key.
+            let url = URLText.withoutFragment(given)
+            let key = lookup.settings.cacheKey(for: url)
+            let fingerprint = KeyFingerprint(key)
+            if skipsRepeats, !seen.insert(fingerprint).inserted { return .repeated(url: url) }
+            let ttl = self.ttl
+            return .looked(url: url, key: key, fingerprint: fingerprint,
+                           outcome: lookup.run(url, key: key, ttl: { ttl }, lockHandle: lockHandle))
+        }
+    }
+}

@@ -1,0 +1,75 @@
+/// What a lookup found: an answer, or a download to make.
+enum LookupOutcome: Sendable {
+    case answer(Result<FetchResult, FetchError>, note: String?)
+    /// A string that is not a fetchable URL: answered at once, never requested.
+    case refused(FetchError)
+    case download(RemoteURL, cached: CacheEntry?, note: String?, failedBefore: Bool)
+}
+
+/// One URL's lookup: values only, so that a list's reader thread runs it too.
+///
+/// The cache answers first: a cached entry is always served, and the
+/// failed-URL list answers only misses.
+struct Lookup: Sendable {
+    /// Failures are remembered per URL as requested (without its fragment):
+    /// neither the key filter nor a transform applies, since a failure of one
+    /// signed URL says nothing of a freshly signed one.
+    static func failureKey(_ url: String) -> CacheKey {
+        CacheKey(url, fileExtension: nil)
+    }
+
+    /// Whether to describe what was found (for -v); building the text costs more than a hit.
+    let wantsNotes: Bool
+    let settings: FetchSettings
+    let cache: DiskCache
+    let readOnlyCaches: [ReadOnlyCache]
+    let failedURLs: FailedURLStore
+
+    func run(_ url: String, key: CacheKey, ttl: () -> AgeLimit, lockHandle: NamespaceLock.Handle? = nil) -> LookupOutcome {
+        let now = WallClock.now()
+        let options = settings.options
+        var cached: CacheEntry?
+        var note: String?
+        if !options.contains(.fromLoaderOnly) {
+            switch cache.lookup(key, now: now, lockHandle: lockHandle) {
+            case .hit(let entry): cached = entry
+            case .miss: break
+            case .damaged(let path, let reason, let removed):
+                note = wantsNotes ? "damaged entry \(path): \(reason)" + (removed ? "; removed, fetching again" : "") : nil
+            }
+            if let entry = cached, !options.contains(.refreshCached) {
+                return .answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)),
+                               note: wantsNotes ? "hit: \(entry.path)" : nil)
+            }
+            // Read-only folders answer misses; a refresh always goes to the server.
+            if cached == nil, !options.contains(.refreshCached),
+               let entry = readOnlyCaches.lazy.compactMap({ $0.lookup(key) }).first {
+                return .answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)),
+                               note: wantsNotes ? "hit (read-only): \(entry.path)" : nil)
+            }
+        }
+        let remote: RemoteURL
+        do {
+            remote = try RemoteURL(parsing: url)
+        } catch {
+            switch error {
+            case .invalid(let reason): return .refused(.invalidURL(url: url, reason: reason))
+            case .unsupportedScheme(let scheme): return .refused(.unsupportedScheme(url: url, scheme: scheme))
+            }
+        }
+        if options.contains(.fromCacheOnly) { return .answer(.failure(.notCached(url: url)), note: note) }
+        var failedBefore = false
+        // A refresh revalidates an entry that is there: the list answers misses only.
+        if cached == nil, !options.contains(.retryFailed),
+           let record = failedURLs.lookup(Lookup.failureKey(url), ttl: .never, now: now) {
+            failedBefore = true
+            let ttl = ttl()
+            if record.scope.covers(plainRequest: settings.isPlainRequest, sizeLimit: settings.maximumBytes),
+               !ttl.isExpired(record.failedAt, now: now) {
+                return .answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)),
+                               note: wantsNotes ? "\(RemoteURL.displayed(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))" : nil)
+            }
+        }
+        return .download(remote, cached: cached, note: note, failedBefore: failedBefore)
+    }
+}
