@@ -44,7 +44,7 @@ public struct DiskCache: Sendable {
     public init(location: CacheLocation, metadataPlacement: MetadataPlacement = .automatic) {
         self.location = location
         self.metadataPlacement = metadataPlacement
-        reader = EntryReader(directory: location.directory)
+        reader = EntryReader(directory: location.directory, checkedShards: readyShards)
         lock = NamespaceLock(namespaceDirectory: location.directory)
         urlLog = URLLog(namespaceDirectory: location.directory)
     }
@@ -155,8 +155,9 @@ public struct DiskCache: Sendable {
     /// fresher validators and stored time), and marks the entry used at `now`.
     /// Nil when the entry's file changed since it was looked up (another
     /// process stored the key meanwhile): that newer entry is left as it is.
-    public func replaceMetadata(of entry: CacheEntry, with metadata: EntryMetadata, key: CacheKey, now: Double) throws(SystemError) -> CacheEntry? {
-        try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) -> CacheEntry? in
+    public func replaceMetadata(of entry: CacheEntry, with metadata: EntryMetadata, key: CacheKey, now: Double,
+                                lockHandle: NamespaceLock.Handle? = nil) throws(SystemError) -> CacheEntry? {
+        try lock.withShard(key.shardIndex, .shared, using: lockHandle) { () throws(SystemError) -> CacheEntry? in
             guard let status = try FileSystem.status(entry.path), status.isRegularFile,
                   status.inode == entry.inode, status.size == entry.metadata.byteCount else { return nil }
             switch entry.placement {
@@ -188,7 +189,8 @@ public struct DiskCache: Sendable {
     /// and size and returns the metadata to store with it. `superseding`: files
     /// of the key under other names (a refresh that changed format), removed
     /// in the same shard lock.
-    public func commit(_ pending: PendingEntry, superseding: [String] = [],
+    /// `lockHandle` keeps the lock file open between stores of one thread.
+    public func commit(_ pending: PendingEntry, superseding: [String] = [], lockHandle: NamespaceLock.Handle? = nil,
                        describe: (_ inode: UInt64, _ size: Int64) -> EntryMetadata) throws(SystemError) -> CacheEntry {
         let status: FileStatus
         if pending.descriptor >= 0 {
@@ -208,7 +210,7 @@ public struct DiskCache: Sendable {
         let stale = superseding.filter { $0 != path }
 
         if metadataPlacement == .automatic, attachAttribute(metadata, to: pending.temporaryPath) {
-            try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) in
+            try lock.withShard(key.shardIndex, .shared, using: lockHandle) { () throws(SystemError) in
                 // The URL first: a crash between the two leaves a line without an entry, never the reverse.
                 urlLog.append(URLLog.line(digest: key.digest, key: metadata.key, url: metadata.url), shard: key.shardIndex)
                 try FileSystem.rename(pending.temporaryPath, to: path)
@@ -222,7 +224,7 @@ public struct DiskCache: Sendable {
 
         let sidecarTemporary = try writeSidecar(metadata, for: key)
         defer { try? FileSystem.remove(sidecarTemporary) }
-        try lock.withShard(key.shardIndex, .shared) { () throws(SystemError) in
+        try lock.withShard(key.shardIndex, .shared, using: lockHandle) { () throws(SystemError) in
             // The old sidecar goes first, so that it can never describe the new image.
             try FileSystem.remove(sidecarPath(for: key))
             for other in stale { try? FileSystem.remove(other) }

@@ -6,6 +6,14 @@ import Glibc
 /// shared by the writable cache and the read-only lookup paths.
 struct EntryReader: Sendable {
     let directory: String
+    /// Shards this process already found to be folders (not links), so that a
+    /// lookup checks its shard once per run, not once per URL; nil: every time.
+    let checkedShards: ShardSet?
+
+    init(directory: String, checkedShards: ShardSet? = nil) {
+        self.directory = directory
+        self.checkedShards = checkedShards
+    }
 
     /// The extended attribute holding an entry's metadata.
     static let attributeName = "user.imgcache"
@@ -70,7 +78,10 @@ struct EntryReader: Sendable {
     /// recorded format.
     func check(_ key: CacheKey) -> Verdict {
         // A link in a shard folder's place is never followed (nor anything healed through it).
-        guard let shard = try? FileSystem.status(shardDirectory(for: key)), shard.isDirectory else { return .absent }
+        if checkedShards?.contains(key.shardIndex) != true {
+            guard let shard = try? FileSystem.status(shardDirectory(for: key)), shard.isDirectory else { return .absent }
+            checkedShards?.insert(key.shardIndex)
+        }
         let folder = shardDirectory(for: key) + "/"
         for name in key.candidateFileNames {
             let path = folder + name

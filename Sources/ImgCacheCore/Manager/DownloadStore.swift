@@ -13,6 +13,8 @@ struct DownloadStore {
     let settings: FetchSettings
     /// A line of detail for `-v`; nil when nobody listens.
     let log: ((String) -> Void)?
+    /// The calling thread's open lock file.
+    let lockHandle: NamespaceLock.Handle
 
     /// Turns a finished download into a cache entry (or a freshened one after a 304).
     func store(_ result: Result<DownloadedFile, DownloadError>, for miss: PendingFetch) -> Result<FetchResult, FetchError> {
@@ -50,8 +52,8 @@ struct DownloadStore {
             if let etag = response.etag { metadata.etag = etag }
             if let lastModified = response.lastModified { metadata.lastModified = lastModified }
             do {
-                guard let entry = try cache.replaceMetadata(of: cached, with: metadata, key: miss.key, now: now)
-                    ?? cache.lookup(miss.key, now: now).entry else {
+                guard let entry = try cache.replaceMetadata(of: cached, with: metadata, key: miss.key, now: now, lockHandle: lockHandle)
+                    ?? cache.lookup(miss.key, now: now, lockHandle: lockHandle).entry else {
                     return .failure(.download(url: url, .other(code: 0, message: "the cached copy changed while it was revalidated")))
                 }
                 log?("\(RemoteURL.displayed(url)): not modified, kept \(entry.path)")
@@ -98,7 +100,7 @@ struct DownloadStore {
                 try FileSystem.writeAll(pending.descriptor, bytes, path: pending.temporaryPath)
             }
             defer { pending.discard() }
-            let entry = try cache.commit(pending, superseding: superseded(by: miss), describe: describe)
+            let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle, describe: describe)
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
                                         metadata: entry.metadata))
         } catch {
@@ -178,7 +180,7 @@ struct DownloadStore {
             let pending = try cache.beginStore(for: miss.key)
             defer { pending.discard() }
             try FileSystem.writeAll(pending.descriptor, result.bytes, path: pending.temporaryPath)
-            let entry = try cache.commit(pending, superseding: superseded(by: miss), describe: describe)
+            let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle, describe: describe)
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
                                         metadata: entry.metadata))
         } catch {

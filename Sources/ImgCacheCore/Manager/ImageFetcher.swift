@@ -47,6 +47,8 @@ public final class ImageFetcher {
     /// Messages of a run may outlive it (answers in flight when it threw), so
     /// one fetcher serves one run.
     private var hasRun = false
+    /// The lock file, kept open for the lookups and stores of this (the calling) thread.
+    private let lockHandle = NamespaceLock.Handle()
 
     /// `makeDownloader` gives the downloader the first miss needs: by default
     /// a `Downloader` on libcurl.
@@ -295,6 +297,10 @@ public final class ImageFetcher {
             try emit(FetchOutcome(index: run.nextIndex, url: url, result: nil))
             run.nextIndex += 1
             run.answered += 1
+        case .unlooked(let url, let key, let fingerprint):
+            try handle(.looked(url: url, key: key, fingerprint: fingerprint,
+                               outcome: lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)),
+                       &run, emit: emit, update: emitUpdate)
         case .looked(let url, let key, let fingerprint, let outcome):
             let index = run.nextIndex
             run.nextIndex += 1
@@ -311,7 +317,7 @@ public final class ImageFetcher {
             var outcome = outcome
             if case .download = outcome, run.recentlySettled.contains(fingerprint) {
                 // Looked up before the same key's answer was stored: looked up again, now.
-                outcome = lookup.run(url, key: key, ttl: failedTTL)
+                outcome = lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)
             }
             try proceed(outcome, PendingFetch(text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
                         slot: nil, &run, emit: emit)
@@ -375,7 +381,7 @@ public final class ImageFetcher {
             run.answered += 1
             return
         }
-        let outcome = lookup.run(url, key: key, ttl: failedTTL)
+        let outcome = lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)
         try proceed(outcome, PendingFetch(text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
                     slot: nil, &run, emit: emit)
     }
@@ -386,7 +392,7 @@ public final class ImageFetcher {
     }
 
     /// Checks and stores downloads.
-    private var downloadStore: DownloadStore { DownloadStore(cache: cache, settings: settings, log: log) }
+    private var downloadStore: DownloadStore { DownloadStore(cache: cache, settings: settings, log: log, lockHandle: lockHandle) }
 }
 
 extension ImageFetcher {

@@ -12,6 +12,8 @@ final class ListLookup: @unchecked Sendable {
     /// A list line as the manager receives it.
     enum Item: Sendable {
         case looked(url: String, key: CacheKey, fingerprint: KeyFingerprint, outcome: LookupOutcome)
+        /// Left for the manager's thread to look up, so that both threads share the lookups.
+        case unlooked(url: String, key: CacheKey, fingerprint: KeyFingerprint)
         /// A URL whose key came earlier in the list (prefetch only).
         case repeated(url: String)
         /// Everything but a URL, as the list gave it.
@@ -31,15 +33,19 @@ final class ListLookup: @unchecked Sendable {
         self.skipsRepeats = skipsRepeats
     }
 
-    /// `items` looked up, in their order.
+    /// `items` in their order, every other URL looked up (the rest are left
+    /// to the manager's thread: a warm run's lookups then use two cores).
     func look(_ items: [URLList.Item]) -> [Item] {
-        items.map { item in
+        var leaveNext = false
+        return items.map { item in
             guard case .url(let given, _) = item else { return .other(item) }
             // A fragment never reaches a server, so it is no part of the request or the key.
             let url = URLText.withoutFragment(given)
             let key = lookup.settings.cacheKey(for: url)
             let fingerprint = KeyFingerprint(key)
             if skipsRepeats, !seen.insert(fingerprint).inserted { return .repeated(url: url) }
+            leaveNext.toggle()
+            if !leaveNext { return .unlooked(url: url, key: key, fingerprint: fingerprint) }
             let ttl = self.ttl
             return .looked(url: url, key: key, fingerprint: fingerprint,
                            outcome: lookup.run(url, key: key, ttl: { ttl }, lockHandle: lockHandle))

@@ -24,6 +24,9 @@ public final class URLList: Sendable {
         case failed(SystemError)
     }
 
+    /// The most URLs handed over at once.
+    static let batchSize = 64
+
     /// The longest line taken as a URL; longer ones are rejected, not buffered.
     public static let maximumLineLength = 16 * 1024
 
@@ -88,6 +91,12 @@ public final class URLList: Sendable {
                 }
                 held -= 1
                 batch.append(item)
+                // Small batches keep the pipeline flowing: the next is read (and
+                // looked up) while the manager answers this one.
+                if batch.count == URLList.batchSize {
+                    emit(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
             }
             if !batch.isEmpty { emit(batch) }
             if count == 0 { break }
