@@ -6,7 +6,7 @@ import ImgCacheCore
 /// The CLI's entry point: parse, resolve the cache, run the command, print.
 public enum CommandRunner {
     /// Runs imgcache with `arguments` (without the program name) and returns the exit status.
-    public static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
+    public static func run(_ arguments: [String], environment: Environment = .process) -> Int32 {
         // Broken pipes surface as EPIPE from write(), handled where output is written.
         signal(SIGPIPE, SIG_IGN)
         // A parent may leave SIGINT or SIGTERM blocked; imgcache's commands must hear them.
@@ -33,7 +33,7 @@ public enum CommandRunner {
         let console = Console(globals: globals, environment: environment)
         var environment = environment
         // Without HOME (cron, some service managers), the home folder comes from the password database, as for a shell.
-        if (environment["HOME"] ?? "").isEmpty, let home = passwordDatabaseHome() { environment["HOME"] = home }
+        if (environment["HOME"] ?? "").isEmpty, let home = passwordDatabaseHome() { environment = environment.setting("HOME", to: home) }
         let location: CacheLocation
         let placement: DiskCache.MetadataPlacement
         do {
@@ -89,7 +89,7 @@ public enum CommandRunner {
 
     /// `IMGCACHE_METADATA`: `files` keeps metadata in sidecar files even where
     /// extended attributes work; `auto` (or unset) uses attributes where possible.
-    private static func metadataPlacement(_ environment: [String: String]) throws(UsageError) -> DiskCache.MetadataPlacement {
+    private static func metadataPlacement(_ environment: Environment) throws(UsageError) -> DiskCache.MetadataPlacement {
         switch environment["IMGCACHE_METADATA"] ?? "" {
         case "", "auto": return .automatic
         case "files": return .sidecarFiles

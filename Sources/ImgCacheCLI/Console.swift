@@ -38,14 +38,14 @@ final class Console {
     /// The progress line at the bottom of a terminal, redrawn after each message.
     private var status: String?
 
-    init(globals: GlobalOptions, environment: [String: String]) {
+    init(globals: GlobalOptions, environment: Environment) {
         useColor = Console.colorEnabled(globals.color, environment: environment, isTerminal: isatty(2) == 1)
         quiet = globals.quiet
         verbosity = globals.verbosity
     }
 
     /// Colour only when asked for, or on a terminal without NO_COLOR (https://no-color.org).
-    static func colorEnabled(_ choice: ColorChoice, environment: [String: String], isTerminal: Bool) -> Bool {
+    static func colorEnabled(_ choice: ColorChoice, environment: Environment, isTerminal: Bool) -> Bool {
         switch choice {
         case .always: return true
         case .never: return false

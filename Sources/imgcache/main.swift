@@ -4,20 +4,6 @@ import Glibc
 import ImgCacheCLI
 import ImgCacheCore
 
-/// The environment as a dictionary, read without Foundation (start-up cost matters).
-func currentEnvironment() -> [String: String] {
-    var result: [String: String] = [:]
-    var entry = environ
-    while let pointer = entry.pointee {
-        let text = String(cString: pointer)
-        if let equals = text.firstIndex(of: "=") {
-            result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-        }
-        entry += 1
-    }
-    return result
-}
-
 /// The words after the program name, each byte that is not UTF-8 kept as
 /// `%XX` (a URL with a Latin-1 byte is then asked for as it was typed).
 func commandLineWords() -> [String] {
@@ -30,7 +16,10 @@ func commandLineWords() -> [String] {
 /// Overwrites the values of secret options (`-u user:password`) in the
 /// process's argument memory, as curl does, so that `ps` and
 /// /proc/PID/cmdline no longer show them. The words already read keep them.
+/// The words are scanned only when one could be `-u` or `--user`.
 func hideSecrets(of words: [String]) {
+    guard words.contains(where: { $0.hasPrefix("--user") || ($0.utf8.first == UInt8(ascii: "-") && $0.utf8.contains(UInt8(ascii: "u"))) })
+    else { return }
     for (argument, offset) in CommandLineParser.secretLocations(in: words) {
         guard let word = CommandLine.unsafeArgv[argument + 1] else { continue }
         let length = strlen(word)
@@ -41,4 +30,4 @@ func hideSecrets(of words: [String]) {
 
 let words = commandLineWords()
 hideSecrets(of: words)
-exit(CommandRunner.run(words, environment: currentEnvironment()))
+exit(CommandRunner.run(words))

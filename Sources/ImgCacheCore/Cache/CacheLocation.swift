@@ -39,6 +39,17 @@ public struct CacheLocation: Equatable, Sendable {
         environment: [String: String],
         currentDirectory: String
     ) throws(ResolutionError) -> CacheLocation {
+        try resolve(cacheDirectory: cacheDirectory, namespace: namespace, environment: Environment(environment),
+                    currentDirectory: currentDirectory)
+    }
+
+    /// `resolve` with the variables read from `environment`.
+    public static func resolve(
+        cacheDirectory: String?,
+        namespace: String?,
+        environment: Environment,
+        currentDirectory: String
+    ) throws(ResolutionError) -> CacheLocation {
         func value(_ name: String) -> String? {
             guard let text = environment[name], !text.isEmpty else { return nil }
             return text

@@ -7,23 +7,35 @@
 /// server, so it is no part of a request or a key.
 public enum URLText {
     /// `bytes` as text: valid UTF-8 as it is, every other byte as `%XX`.
-    public static func decode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        if let valid = String(validating: bytes, as: UTF8.self) { return valid }
+    /// (Not generic: it runs at start-up, where a generic call costs a
+    /// runtime lookup of its conformances.)
+    public static func decode(_ bytes: UnsafeRawBufferPointer) -> String {
+        let buffer = bytes.bindMemory(to: UInt8.self)
+        if let valid = String(validating: buffer, as: UTF8.self) { return valid }
         var text = ""
         text.reserveCapacity(bytes.count + 8)
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
-            let length = validSequenceLength(bytes[index...])
+        var index = 0
+        while index < buffer.count {
+            let length = validSequenceLength(UnsafeBufferPointer(rebasing: buffer[index...]))
             if length == 0 {
-                text += percentEncoded(bytes[index])
-                index = bytes.index(after: index)
+                text += percentEncoded(buffer[index])
+                index += 1
             } else {
-                let end = bytes.index(index, offsetBy: length)
-                text += String(decoding: bytes[index..<end], as: UTF8.self)
-                index = end
+                text += String(decoding: UnsafeBufferPointer(rebasing: buffer[index..<index + length]), as: UTF8.self)
+                index += length
             }
         }
         return text
+    }
+
+    /// `decode` of an array's bytes.
+    public static func decode(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBytes { decode($0) }
+    }
+
+    /// `decode` of a slice's bytes.
+    public static func decode(_ bytes: ArraySlice<UInt8>) -> String {
+        bytes.withUnsafeBytes { decode($0) }
     }
 
     /// The URL without its fragment: what is requested and keyed.
@@ -33,7 +45,7 @@ public enum URLText {
     }
 
     /// The length of the valid UTF-8 sequence `bytes` starts with; 0 when its first byte starts none.
-    static func validSequenceLength<Bytes: Collection>(_ bytes: Bytes) -> Int where Bytes.Element == UInt8 {
+    static func validSequenceLength(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         guard let first = bytes.first else { return 0 }
         let length: Int
         switch first {
@@ -43,8 +55,8 @@ public enum URLText {
         case 0xF0...0xF4: length = 4
         default: return 0
         }
-        let sequence = Array(bytes.prefix(length))
-        guard sequence.count == length, String(validating: sequence, as: UTF8.self) != nil else { return 0 }
+        guard bytes.count >= length,
+              String(validating: UnsafeBufferPointer(rebasing: bytes[0..<length]), as: UTF8.self) != nil else { return 0 }
         return length
     }
 
