@@ -82,20 +82,37 @@ final class TransferSink {
         return false
     }
 
+    /// The response headers imgcache uses; the others are skipped without
+    /// being turned into text.
+    static let keptHeaders = ["content-length", "content-type", "etag", "last-modified", "retry-after"].map { Array($0.utf8) }
+
     /// One header line, CRLF included. A status line starts a new response.
+    /// Read as bytes: this runs for every header line of every response.
     func receiveHeader(_ line: UnsafeRawBufferPointer) {
-        var text = Substring(String(decoding: line, as: UTF8.self))
-        // "\r\n" is a single Character, so test for any newline.
-        while let last = text.last, last.isNewline { text = text.dropLast() }
-        if text.hasPrefix("HTTP/") {
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
+        if bytes.starts(with: "HTTP/".utf8) {
             headers = [:]
-            let parts = text.split(separator: " ", maxSplits: 2)
-            statusCode = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
-        } else if let colon = text.firstIndex(of: ":") {
-            let name = text[..<colon].lowercased()
-            let value = text[text.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" })
-            headers[name] = String(value)
+            // "HTTP/1.1 200 OK": the three digits after the first space.
+            guard let space = bytes.firstIndex(of: 0x20) else { statusCode = 0; return }
+            var code = 0, digits = 0
+            for byte in bytes[(space + 1)...] {
+                guard (0x30...0x39).contains(byte), digits < 3 else { break }
+                code = code * 10 + Int(byte - 0x30)
+                digits += 1
+            }
+            statusCode = digits == 3 ? code : 0
+            return
         }
+        guard let colon = bytes.firstIndex(of: 0x3A) else { return }
+        let name = bytes[0..<colon]
+        guard let kept = TransferSink.keptHeaders.first(where: { wanted in
+            wanted.count == name.count && zip(wanted, name).allSatisfy { $0 == ($1 | 0x20) }
+        }) else { return }
+        var start = colon + 1
+        while start < bytes.count, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        headers[String(decoding: kept, as: UTF8.self)] = String(decoding: bytes[start...], as: UTF8.self)
     }
 
     /// Body bytes. Returns false to make libcurl abort the transfer.
