@@ -10,10 +10,11 @@ DESTDIR ?=
 # C libraries (headers for the build, shared objects loaded at run time),
 # nginx (and openssl for a test certificate; zsh and fish to try the completions; jq, man-db, file and curl, which the
 # recipes in README.md and Docs/ use) for the tests and the demo; hyperfine,
-# wget, curl, aria2, GNU time, Pillow (the corpus, and the codec comparison) and vipsthumbnail for benchmarks.
+# wget, curl, aria2, GNU time, perf (system calls per URL), Pillow (the corpus, and the codec comparison) and
+# vipsthumbnail for benchmarks.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev pkgconf
 TEST_PACKAGES := nginx openssl zsh fish jq man-db file curl
-BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools
+BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools linux-perf
 
 RELEASE_BIN := .build/release/imgcache
 

@@ -2,14 +2,16 @@
 # Warming a cache: imgcache prefetch against curl, aria2c and wget, side by side.
 #   scripts/bench-downloads.sh BINARY OUTPUT.md [COUNT]
 # Serves COUNT (default 2000) generated images (10-200 KB, JPEG/PNG/WebP/GIF)
-# from nginx on loopback, then alternately runs, three times each on an empty
-# cache / folder:
+# from nginx on loopback, then alternately runs, five times each, each cold run
+# into a folder never used before:
 #   imgcache prefetch -j 6 LIST            (downloads, checks and stores each image)
 #   curl --parallel --parallel-max 6       (downloads each image to a file)
 #   aria2c -j 6 -i LIST                    (the same)
 #   wget -i LIST                           (the same, one at a time)
-# then a warm prefetch of the same list, and prefetch's peak RSS for lists of
-# growing length (the corpus repeated); appends a Markdown section to OUTPUT.md.
+# then a warm prefetch of the same list, the system calls and context switches
+# per URL of a cold and a warm prefetch and of curl (perf stat), and prefetch's
+# peak RSS for lists of growing length (the corpus repeated); appends a
+# Markdown section to OUTPUT.md.
 set -euo pipefail
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 output=$2
@@ -71,13 +73,25 @@ run_wget() {
 }
 
 run_imgcache > /dev/null   # warm the page cache and nginx's open-file cache
-for round in 1 2 3; do
+for round in 1 2 3 4 5; do
     run_imgcache >> "$work/imgcache.runs"
     run_warm >> "$work/warm.runs"
     run_curl >> "$work/curl.runs"
     run_aria2 >> "$work/aria2.runs"
     run_wget >> "$work/wget.runs"
 done
+
+# System calls and context switches per URL, counted by the kernel (perf stat):
+# prints "syscalls-per-URL switches-per-URL".
+per_url() {
+    perf stat -x, -e 'syscalls:sys_enter_*' -e context-switches -o "$work/perf" "$@" > /dev/null 2>&1 || true
+    awk -F, -v n="$count" '/sys_enter/ { s += $1 } /context-switches/ { c = $1 } END { printf "%.1f %.2f\n", s / n, c / n }' "$work/perf"
+}
+calls_cold=$(run=$((run + 1)); per_url "$bin" --cache-dir "$work/cache-perf" -q prefetch -j 6 "$work/urls.txt")
+calls_warm=$(per_url "$bin" --cache-dir "$work/cache-perf" -q prefetch -j 6 "$work/urls.txt")
+mkdir -p "$work/curl-perf"
+sed "s|$work/curl/|$work/curl-perf/|" "$work/curl.cfg" > "$work/curl-run.cfg"
+calls_curl=$(per_url curl --parallel --parallel-max 6 -sf -K "$work/curl-run.cfg")
 
 # Peak RSS as the list grows: the corpus repeated, on a warm cache (every line a
 # hit or a repeat), so that only the list's length changes.
@@ -86,13 +100,14 @@ for lines in "$count" 100000 1000000; do
     echo "$lines $(timed "$bin" --cache-dir "$last_cache" -q prefetch -j 6 "$work/list-$lines.txt")" >> "$work/growth.runs"
 done
 
-# Median of column $2 of file $1.
-median() { cut -d' ' -f"$2" "$1" | sort -n | sed -n 2p; }
+# Median, smallest and largest of column $2 of file $1.
+median() { cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+spread() { cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 } END { printf "%.2f-%.2f", v[1], v[NR] }'; }
 row() {
     local name=$1 runs=$2 wall cpu rss
     wall=$(median "$runs" 1); cpu=$(median "$runs" 2); rss=$(median "$runs" 3)
-    awk -v n="$name" -v w="$wall" -v c="$cpu" -v r="$rss" -v k="$count" \
-        'BEGIN { printf "| %s | %.2f | %.2f | %.0f | %.1f |\n", n, w, c, k / w, r / 1024 }'
+    awk -v n="$name" -v w="$wall" -v s="$(spread "$runs" 1)" -v c="$cpu" -v r="$rss" -v k="$count" \
+        'BEGIN { printf "| %s | %.2f | %s | %.2f | %.0f | %.1f |\n", n, w, s, c, k / w, r / 1024 }'
 }
 
 {
@@ -100,15 +115,17 @@ row() {
     echo "## Warming a cache: $count downloads at concurrency 6"
     echo
     echo "Corpus: $(cat "$corpus/summary.txt"), served by nginx on loopback (keep-alive)."
-    echo "\`imgcache -q prefetch -j 6 LIST\` downloads, checks (signature and header) and"
-    echo "stores every image atomically with its metadata; the others only write each body"
-    echo "to a file. Each cold run starts from an empty cache or folder; the warm run"
-    echo "prefetches the same list again into the cache just filled. Medians of 3"
-    echo "alternating rounds, measured with GNU time. Targets: cold imgcache at most 0.9x"
-    echo "curl's wall time; warm at most 0.05x curl's cold wall time."
+    echo "\`imgcache -q prefetch -j 6 LIST\` downloads, checks (signature, header, end of"
+    echo "the image, pixel limit) and stores every image atomically with its metadata;"
+    echo "the others only write each body to a file. Every cold run writes into a folder"
+    echo "never used before (on ext4, creating files right after deleting many is up to"
+    echo "10x slower); the warm run prefetches the same list again into the cache just"
+    echo "filled. Medians of 5 alternating rounds (and the spread, fastest-slowest),"
+    echo "measured with GNU time. Targets: cold imgcache at most 0.8x curl's wall time;"
+    echo "warm at most 0.05x curl's cold wall time."
     echo
-    echo "| Command | Wall [s] | CPU user+sys [s] | Requests/s | Peak RSS [MB] |"
-    echo "|:---|---:|---:|---:|---:|"
+    echo "| Command | Wall [s] | Spread [s] | CPU user+sys [s] | Requests/s | Peak RSS [MB] |"
+    echo "|:---|---:|---:|---:|---:|---:|"
     row "imgcache prefetch -j 6 (cold)" "$work/imgcache.runs"
     row "curl --parallel --parallel-max 6" "$work/curl.runs"
     row "aria2c -j 6 -i" "$work/aria2.runs"
@@ -118,22 +135,20 @@ row() {
     awk -v i="$(median "$work/imgcache.runs" 1)" -v w="$(median "$work/warm.runs" 1)" -v c="$(median "$work/curl.runs" 1)" \
         'BEGIN { printf "Cold imgcache / curl: %.2fx. Warm imgcache / cold curl: %.3fx.\n", i / c, w / c }'
     echo
+    echo "System calls and context switches per URL (perf stat; targets: at most 26"
+    echo "calls per cold URL, 6 per warm hit, 0.5 switches per URL):"
+    echo
+    echo "| Run | System calls per URL | Context switches per URL |"
+    echo "|:---|---:|---:|"
+    read -r c1 c2 <<< "$calls_cold"; echo "| imgcache prefetch, cold | $c1 | $c2 |"
+    read -r c1 c2 <<< "$calls_warm"; echo "| imgcache prefetch, warm | $c1 | $c2 |"
+    read -r c1 c2 <<< "$calls_curl"; echo "| curl --parallel | $c1 | $c2 |"
+    echo
     echo "Peak RSS of \`imgcache prefetch\` as the list grows (the $count URLs repeated, on"
     echo "the warm cache; repeats are skipped after a 16-byte key check):"
     echo
     echo "| Lines | Wall [s] | Peak RSS [MB] |"
     echo "|---:|---:|---:|"
     awk '{ printf "| %d | %.2f | %.1f |\n", $1, $2, $4 / 1024 }' "$work/growth.runs"
-    echo
-    echo "Reading the numbers: every command here creates one file per image, and on the"
-    echo "ext4 volume (mounted with \`discard\`) these were taken on, file creation and the"
-    echo "writes dominate, in the kernel, and move between runs with the volume's state:"
-    echo "compare the rows of one run. imgcache does more per image than curl: a"
-    echo "temporary file, an extended attribute (its own 4 KB block on ext4 with"
-    echo "256-byte inodes), a rename, reading the body back to check it, and a hand-over"
-    echo "between its download, lookup and storing threads. That costs it about half a"
-    echo "CPU-second more than curl for these 2000 images, which shows in the wall time"
-    echo "on 2 cores. A warm run only looks entries up (on a pool of threads), so it is"
-    echo "bound by system calls: about 10 per hit."
 } >> "$output"
 tail -n 12 "$output"
