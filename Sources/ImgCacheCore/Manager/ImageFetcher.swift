@@ -33,17 +33,17 @@ public final class ImageFetcher {
     /// watcher, which must see no other threads yet. A run of hits never calls it.
     public var beforeFirstThread: (() -> Void)?
 
-    private let failedURLs: FailedURLStore
+    let failedURLs: FailedURLStore
     /// Read from the namespace only when a failure record is found.
-    private var resolvedFailedTTL: AgeLimit?
+    var resolvedFailedTTL: AgeLimit?
     /// Created on the first miss, so a hit never loads libcurl.
-    private var downloader: (any DownloadScheduling)?
+    var downloader: (any DownloadScheduling)?
     /// Makes the downloader (a scripted one in tests).
-    private let makeDownloader: (DownloadConfiguration) throws(DownloadError) -> any DownloadScheduling
-    private var downloaderFailure: FetchError?
-    private let messages: BlockingQueue<FetchMessage>
+    let makeDownloader: (DownloadConfiguration) throws(DownloadError) -> any DownloadScheduling
+    var downloaderFailure: FetchError?
+    let messages: BlockingQueue<FetchMessage>
     /// The namespace folder and its lock file were made (or found) once.
-    private var storesPrepared = false
+    var storesPrepared = false
     /// Messages of a run may outlive it (answers in flight when it threw), so
     /// one fetcher serves one run.
     private var hasRun = false
@@ -207,7 +207,7 @@ public final class ImageFetcher {
         }
     }
 
-    private func submitQueued(_ run: inout FetchRun) {
+    func submitQueued(_ run: inout FetchRun) {
         guard !run.submissions.isEmpty else { return }
         let batch = run.submissions
         run.submissions.removeAll()
@@ -325,7 +325,7 @@ public final class ImageFetcher {
     }
 
     /// The failed-URL list follows each answer: lasting failures are remembered, successes forgotten.
-    private func remember(_ answer: Result<FetchResult, FetchError>, for miss: PendingFetch) {
+    func remember(_ answer: Result<FetchResult, FetchError>, for miss: PendingFetch) {
         switch answer {
         case .failure(let error):
             guard let scope = error.rememberedScope(plainRequest: settings.isPlainRequest) else { return }
@@ -342,7 +342,7 @@ public final class ImageFetcher {
     }
 
     /// Answers the first request for a key and its repeats.
-    private func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
+    func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
                                   repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
         if run.repeats != .lookedUpAgain { run.seen.insert(fingerprint) } else { run.recentlySettled.add(fingerprint) }
         if run.repeats == .answeredFromMemory { run.answers[fingerprint] = answer }
@@ -387,128 +387,16 @@ public final class ImageFetcher {
     }
 
     /// The cache, the read-only folders and the failed list, for one URL.
-    private var lookup: Lookup {
+    var lookup: Lookup {
         Lookup(wantsNotes: log != nil, settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs)
     }
 
     /// Checks and stores downloads.
-    private var downloadStore: DownloadStore { DownloadStore(cache: cache, settings: settings, log: log, lockHandle: lockHandle) }
+    var downloadStore: DownloadStore { DownloadStore(cache: cache, settings: settings, log: log, lockHandle: lockHandle) }
 }
 
 extension ImageFetcher {
-
-    /// Acts on a lookup's outcome for `request` (registered under `slot` when
-    /// the pool looked it up): answers it, or queues its download.
-    private func proceed<E: Error>(_ outcome: LookupOutcome, _ request: PendingFetch, slot existing: Int?, _ run: inout FetchRun,
-                                   emit: (FetchOutcome) throws(E) -> Void) throws(E) {
-        func answer(_ result: Result<FetchResult, FetchError>) throws(E) {
-            if let existing {
-                run.pending[existing] = nil
-                run.slotByKey[request.fingerprint] = nil
-            }
-            try settle(request.fingerprint, result, first: request.firstIndex, url: request.text, repeats: request.repeats, &run, emit: emit)
-        }
-        let remote: RemoteURL, cached: CacheEntry?, failedBefore: Bool
-        switch outcome {
-        case .answer(let result, let note):
-            if let note { log?(note) }
-            // A success under RetryFailed takes the URL off the list, a cached one too.
-            if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(request.text)) }
-            try answer(result)
-            return
-        case .refused(let failure):
-            try answer(.failure(failure))
-            return
-        case .download(let url, let entry, let note, let failed):
-            if let note { log?(note) }
-            (remote, cached, failedBefore) = (url, entry, failed)
-        }
-        if run.interrupted {
-            try answer(.failure(.interrupted(url: request.text)))
-            return
-        }
-        var miss = PendingFetch(text: request.text, key: request.key, fingerprint: request.fingerprint,
-                                cached: cached, firstIndex: request.firstIndex)
-        miss.repeats = request.repeats
-        miss.hadFailedRecord = failedBefore
-        do throws(FetchError) {
-            let downloader = try startDownloader()
-            let bodyDirectory = try bodyDirectory(for: request.key)
-            let slot = existing ?? run.nextSlot
-            if existing == nil { run.nextSlot += 1 }
-            log?("download: \(RemoteURL.displayed(request.text))" + (miss.validators != nil ? " (conditional)" : ""))
-            let downloadRequest = settings.request(for: remote, bodyDirectory: bodyDirectory, validators: miss.validators)
-            let messages = self.messages
-            let wantsProgress = progress != nil && settings.options.contains(.progressiveDownload)
-            let submission = DownloadSubmission(
-                request: downloadRequest, priority: settings.priority,
-                onEvent: { event in
-                    if case .progress = event, !wantsProgress { return }
-                    messages.push(.event(slot, event))
-                },
-                completion: { result in messages.push(.finished(slot, result)) })
-            _ = downloader
-            run.pending[slot] = miss
-            run.slotByKey[request.fingerprint] = slot
-            run.submissions.append(submission)
-        } catch {
-            try answer(.failure(error))
-        }
-    }
-
-    /// The folder a body too large for memory goes to: its entry's shard, so
-    /// that storing it is a rename within one folder (made when first needed);
-    /// with CacheMemoryOnly the system's temporary folder, so the cache is not
-    /// written. The namespace and its lock file are made once, before the first
-    /// download, so that a cache that cannot be written fails before any traffic.
-    private func bodyDirectory(for key: CacheKey) throws(FetchError) -> String {
-        if settings.options.contains(.cacheMemoryOnly) { return DownloadStore.memoryOnlyDirectory }
-        do {
-            if !storesPrepared {
-                try cache.prepareForStores()
-                storesPrepared = true
-            }
-            // Checked before a body may be written there: never through a link.
-            return try cache.prepareShard(for: key)
-        } catch {
-            throw .cacheUnwritable(error)
-        }
-    }
-
-    private func failedTTL() -> AgeLimit {
-        if let resolvedFailedTTL { return resolvedFailedTTL }
-        let ttl = settings.failedTTL ?? NamespaceSettings.load(from: cache.directory).failedTTL ?? FailedURLStore.defaultTTL
-        resolvedFailedTTL = ttl
-        return ttl
-    }
-
-    /// The downloader, started on the first miss; an unwritable cache or a
-    /// missing libcurl fails every miss before any traffic.
-    private func startDownloader() throws(FetchError) -> any DownloadScheduling {
-        if let downloader { return downloader }
-        if let downloaderFailure { throw downloaderFailure }
-        announceThreads()
-        do {
-            let started = try makeDownloader(downloaderConfiguration)
-            downloader = started
-            return started
-        } catch {
-            let failure: FetchError
-            switch error {
-            case .libraryMissing(let message): failure = .libraryMissing(message)
-            default: failure = .libraryMissing(error.reason)
-            }
-            downloaderFailure = failure
-            throw failure
-        }
-    }
-
-    private static func isCancellation(_ result: Result<DownloadedFile, DownloadError>) -> Bool {
-        if case .failure(.cancelled) = result { return true }
-        return false
-    }
-
-    private func announceThreads() {
+    func announceThreads() {
         let hook = beforeFirstThread
         beforeFirstThread = nil
         hook?()
