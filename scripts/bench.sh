@@ -44,5 +44,10 @@ startup_calls=$(count_calls "$bin" --version)
     echo
     echo "Hit / wget (medians): ${ratio}x. System calls: $hit_calls for the whole hit, $startup_calls of them"
     echo "for start-up and exit (\`--version\`)."
+    echo
+    echo "Start-up is most of a hit: the dynamic loader (libc, libm, libstdc++ that the"
+    echo "statically linked Swift runtime needs) and about 250 page faults of a 16 MB"
+    echo "binary. Linking the executable without position independence saves 0.5 ms but"
+    echo "gives up address-space randomisation for it, so it is not done."
 } > "$output"
 cat "$output"

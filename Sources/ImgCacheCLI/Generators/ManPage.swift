@@ -71,10 +71,12 @@ public enum ManPage {
             ".TP", ".I <root>/<namespace>/<xx>/<md5>.<ext>",
             "A cached image: the bytes the server sent. \\fIxx\\fR is the first two hex digits of the MD5 of the URL; "
                 + "the extension names the format of the bytes (jpg, png, gif, webp), whatever the URL says.",
-            "Its metadata (URL, ETag, Last-Modified, Content-Type, format, size, time stored) is the file's extended "
-                + "attribute \\fIuser.imgcache\\fR. The file's modification time is its last use.",
+            "Its metadata (ETag, Last-Modified, Content-Type, size, pixel size, time stored) is the file's extended "
+                + "attribute \\fIuser.imgcache\\fR, in a compact form that fits in the inode. The file's modification time is its last use.",
             ".TP", ".I <root>/<namespace>/<xx>/<md5>.meta",
             "The metadata, where the file system keeps no extended attributes.",
+            ".TP", ".I <root>/<namespace>/<xx>/urls",
+            "The URLs of the shard's entries, a line each (written with each store; clean drops those of removed entries).",
             ".TP", ".I <root>/<namespace>/<xx>/tmp.*",
             "Files being written, renamed into place when whole; clean removes those of processes that are gone.",
             ".TP", ".I <root>/<namespace>/lock",
