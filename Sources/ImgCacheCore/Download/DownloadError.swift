@@ -34,6 +34,8 @@ public enum DownloadError: Error, Equatable, Sendable {
     case localWrite(SystemError)
     /// libcurl could not be loaded.
     case libraryMissing(String)
+    /// The body's first bytes were refused as they arrived (`BodyCheck`).
+    case refused(BodyRefusal)
     /// Any other libcurl failure: its code and text.
     case other(code: Int, message: String)
 
@@ -57,6 +59,8 @@ public enum DownloadError: Error, Equatable, Sendable {
         case .cancelled: return "cancelled"
         case .localWrite(let error): return error.description
         case .libraryMissing(let message): return message
+        case .refused(.notAnImage(let contentType)): return "not an image" + (contentType.map { " (served as \($0))" } ?? "")
+        case .refused(.tooManyPixels(let width, let height)): return "\(width)×\(height) pixels, over the limit"
         case .other(let code, let message): return "\(message) (curl error \(code))"
         }
     }
@@ -70,7 +74,7 @@ public enum DownloadError: Error, Equatable, Sendable {
             return true
         case .httpStatus(let code):
             return code >= 500 || code == 408 || code == 429
-        case .invalidURL, .unsupportedScheme, .tlsCertificate, .tooLarge, .tooManyRedirects:
+        case .invalidURL, .unsupportedScheme, .tlsCertificate, .tooLarge, .tooManyRedirects, .refused:
             return false
         }
     }

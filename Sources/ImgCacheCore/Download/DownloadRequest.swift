@@ -17,6 +17,8 @@ public struct DownloadRequest: Equatable, Sendable {
     public var validators: Validators?
     /// How many times a transient failure is tried again.
     public var retries: Int = 0
+    /// What the body's first bytes must show (an image, within a pixel limit); nil: anything.
+    public var bodyCheck: BodyCheck?
 
     public static let defaultTimeout = 15.0
     public static let defaultMaximumRedirects = 10

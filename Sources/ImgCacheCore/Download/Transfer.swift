@@ -19,7 +19,8 @@ final class Transfer {
     init(request: DownloadRequest, easy: CurlEasy, configuration: DownloadConfiguration, share: CurlShare?) throws(DownloadError) {
         self.easy = easy
         sink = TransferSink(spillDirectory: request.bodyDirectory, maximumBytes: request.maximumBytes,
-                            memoryLimit: configuration.memoryBodyLimit, idleTimeout: request.timeout)
+                            memoryLimit: max(configuration.memoryBodyLimit, BodyCheck.probeLimit),
+                            idleTimeout: request.timeout, bodyCheck: request.bodyCheck)
         retainedSink = Unmanaged.passRetained(sink)
         do {
             try configure(request, configuration: configuration, share: share)
@@ -106,6 +107,7 @@ final class Transfer {
         let status = easy.info(CURLINFO_RESPONSE_CODE)
         let accepted = (200..<300).contains(status) || (status == 304 && request.validators != nil)
         guard accepted else { return .failure(.httpStatus(status)) }
+        if status != 304, let refusal = sink.finishBody() { return .failure(refusal) }
         return .success(DownloadResponse(
             statusCode: status,
             effectiveURL: easy.stringInfo(CURLINFO_EFFECTIVE_URL) ?? request.url.string,

@@ -39,11 +39,34 @@ final class TransferSink {
     private var lastActivity = WallClock.monotonic()
     private var bytesAtLastActivity: Int64 = 0
 
-    init(spillDirectory: String, maximumBytes: Int64?, memoryLimit: Int, idleTimeout: Double) {
+    /// What the first bytes must show; nil once they were found acceptable (or none asked).
+    private var bodyCheck: BodyCheck?
+
+    /// `memoryLimit` is at least `BodyCheck.probeLimit`, so that the bytes a check
+    /// looks at are still in memory.
+    init(spillDirectory: String, maximumBytes: Int64?, memoryLimit: Int, idleTimeout: Double, bodyCheck: BodyCheck? = nil) {
         self.spillDirectory = spillDirectory
         self.maximumBytes = maximumBytes
         self.memoryLimit = memoryLimit
         self.idleTimeout = idleTimeout
+        self.bodyCheck = bodyCheck
+    }
+
+    /// The body's first bytes, as they arrive: refused at once when they can
+    /// be no acceptable image. Returns false to abort the transfer.
+    private func examineFirstBytes(complete: Bool) -> Bool {
+        guard let check = bodyCheck, spill == nil else { return true }
+        let verdict = check.examine(memoryBody, contentType: headers["content-type"], complete: complete)
+        if verdict.settled { bodyCheck = nil }
+        guard let refusal = verdict.refusal else { return true }
+        abortReason = .refused(refusal)
+        return false
+    }
+
+    /// The body ended: a body too short to have been examined is examined now.
+    func finishBody() -> DownloadError? {
+        guard (200..<300).contains(statusCode), !examineFirstBytes(complete: true) else { return nil }
+        return abortReason
     }
 
     /// The body as the download's answer; the spill file (if any) is closed.
@@ -133,6 +156,7 @@ final class TransferSink {
             return false
         }
         receivedBytes += Int64(bytes.count)
+        guard examineFirstBytes(complete: false) else { return false }
         if let onProgress {
             let now = WallClock.monotonic()
             if now - lastProgress >= TransferSink.progressInterval || receivedBytes == expectedBytes {

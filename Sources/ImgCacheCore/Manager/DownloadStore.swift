@@ -24,6 +24,10 @@ struct DownloadStore {
         case .success(let downloaded): file = downloaded
         case .failure(.localWrite(let error)): return .failure(.cacheUnwritable(error))
         case .failure(.libraryMissing(let message)): return .failure(.libraryMissing(message))
+        // Refused while it arrived: the same answers as the checks of a whole body.
+        case .failure(.refused(.notAnImage(let contentType))): return .failure(.notAnImage(url: url, contentType: contentType))
+        case .failure(.refused(.tooManyPixels(let width, let height))):
+            return .failure(.tooManyPixels(url: url, width: width, height: height, limit: settings.maximumPixels))
         case .failure(let error):
             // A refresh told that the image is gone removes the entry, so that the
             // cache never holds what the failed list refuses; other failures keep it.

@@ -58,6 +58,7 @@ public struct FetchSettings: Equatable, Sendable {
         request.maximumBytes = maximumBytes
         request.retries = retries
         request.validators = validators
+        request.bodyCheck = BodyCheck(maximumPixels: maximumPixels)
         return request
     }
 }

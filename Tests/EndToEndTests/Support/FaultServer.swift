@@ -215,12 +215,11 @@ final class FaultServer: @unchecked Sendable {
         case .raw(let bytes):
             _ = sendAll(fd, bytes[...])
             return false
-        case .endless:
-            let head = FaultServer.head(200, [("Content-Type", "image/png"), ("Connection", "close")])
-            let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-            guard sendAll(fd, (head + signature)[...]) else { return false }
-            let zeros = [UInt8](repeating: 0, count: 65_536)
-            var sent = signature.count
+        case .endless(let start, let type):
+            let head = FaultServer.head(200, [("Content-Type", type), ("Connection", "close")])
+            guard sendAll(fd, (head + start)[...]) else { return false }
+            let zeros = [UInt8](repeating: 0x20, count: 65_536)
+            var sent = start.count
             while sent < 4 << 30, sendAll(fd, zeros[...]) { sent += zeros.count }
             return false
         }
@@ -237,7 +236,8 @@ final class FaultServer: @unchecked Sendable {
         /// No response at all.
         case stall
         /// A body without length that never ends.
-        case endless
+        /// `start`, then spaces without end.
+        case endless(start: [UInt8], type: String)
         /// These bytes exactly, then the connection closes (hostile responses).
         case raw([UInt8])
     }
@@ -262,7 +262,13 @@ final class FaultServer: @unchecked Sendable {
             let cut: Cut = parts[0] == "stall-body" ? .stall : parts[0] == "truncated" ? .close : .reset
             return .half(body: bytes, type: type, cut: cut)
         case ("endless", 1):
-            return .endless
+            return .endless(start: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], type: "image/png")
+        case ("endless-html", 1):
+            return .endless(start: Array("<!DOCTYPE html>\n<html><body>".utf8), type: "text/html")
+        case ("endless-bomb", 1):
+            // bomb.png's header (50000x50000 pixels), then an endless body.
+            guard let (bytes, _) = file("bomb.png") else { break }
+            return .endless(start: bytes, type: "image/png")
         case ("flaky", 4):
             guard let failures = Int(parts[1]), let code = Int(parts[2]), (200...599).contains(code) else { break }
             let hit = locked { () -> Int in
