@@ -12,8 +12,8 @@ DESTDIR ?=
 # recipes in README.md and Docs/ use) for the tests and the demo; hyperfine,
 # wget, curl, aria2, GNU time, perf (system calls per URL), Pillow (the corpus, and the codec comparison) and
 # vipsthumbnail for benchmarks.
-BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev pkgconf
-TEST_PACKAGES := nginx openssl zsh fish jq man-db file curl
+BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libhiredis-dev pkgconf
+TEST_PACKAGES := nginx openssl zsh fish jq man-db file curl redis-server
 BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools linux-perf
 
 RELEASE_BIN := .build/release/imgcache

@@ -13,6 +13,9 @@
 #   /to-file         302 to file:///etc/passwd
 #   /status/CODE     that status (400 401 403 404 408 410 429 500 502 503 504)
 #   /fake.png        page.html served as image/png
+#   /store/...       a WebDAV store (GET PUT DELETE) kept in WORKDIR/dav, for
+#                    imgcache's remote tier; /private-store/... the same store,
+#                    answering only requests with "Authorization: Bearer fleet-token"
 # The access log records "$request_uri $status $connection $server_protocol
 # $http_user_agent|$http_accept|$http_if_none_match": $connection is the TCP
 # connection's serial number, so reuse shows as repeated numbers.
@@ -21,7 +24,7 @@ docroot=$(cd "$1" && pwd)
 workdir=$2
 port=$3
 tls_port=${4:-}
-mkdir -p "$workdir/temp"
+mkdir -p "$workdir/temp" "$workdir/dav"
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 # As root, nginx would hand requests to a 'nobody' worker; master_process off keeps one process.
 cat > "$workdir/nginx.conf" <<CONF
@@ -66,6 +69,19 @@ fi)
         location = /to-file { return 302 file:///etc/passwd; }
 $(for code in 400 401 403 404 408 410 429 500 502 503 504; do echo "        location = /status/$code { return $code; }"; done)
         location = /fake.png { default_type image/png; alias $docroot/page.html; }
+        location /store/ {
+            root $workdir/dav;
+            dav_methods PUT DELETE;
+            create_full_put_path on;
+            client_max_body_size 64m;
+        }
+        location /private-store/ {
+            if (\$http_authorization != "Bearer fleet-token") { return 401; }
+            alias $workdir/dav/store/;
+            dav_methods PUT DELETE;
+            create_full_put_path on;
+            client_max_body_size 64m;
+        }
     }
 }
 CONF

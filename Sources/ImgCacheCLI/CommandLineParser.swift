@@ -185,6 +185,22 @@ public enum CommandLineParser {
             }
         }
 
+        /// Remote stores from `texts` (each `URL|attributes`, or `none` alone).
+        static func remotes(_ texts: [String], option: String) throws(UsageError) -> [RemoteSpec] {
+            if texts.contains("none") {
+                guard texts.count == 1 else { throw .invalidValue(option: option, value: "none", reason: "'none' stands alone") }
+                return []
+            }
+            var specs: [RemoteSpec] = []
+            for text in texts {
+                do { specs.append(try RemoteSpec(parsing: text)) } catch {
+                    let shown = (try? RemoteSpec(parsing: text))?.description ?? UsageError.visible(text)
+                    throw .invalidValue(option: option, value: shown.contains("@") ? "…" : shown, reason: error.description)
+                }
+            }
+            return specs
+        }
+
         func noOperands(_ command: String) throws(UsageError) {
             if let extra = operands.first { throw .unexpectedOperand(command: command, operand: extra) }
         }
@@ -351,6 +367,18 @@ public enum CommandLineParser {
             for path in values["read-only-path"] ?? [] {
                 guard !path.isEmpty else { throw .invalidValue(option: "--read-only-path", value: path, reason: "the path is empty") }
                 manager.readOnlyPaths.append(path)
+            }
+            if let texts = values["remote"] {
+                manager.remotes = try Self.remotes(texts, option: "--remote")
+            }
+            manager.settings.remoteReshare = has("remote-reshare")
+            manager.remember = has("remember")
+            if manager.remember {
+                guard let remotes = manager.remotes else { throw .requires("--remember", "--remote") }
+                if let secret = remotes.first(where: \.hasCredentialsInURL) {
+                    throw .invalidValue(option: "--remote", value: secret.description,
+                                        reason: "a remembered remote cannot hold a password; use password-env= or user-env=")
+                }
             }
             try readDownloadOptions(settings: &manager.settings, configuration: &manager.downloads)
             return manager

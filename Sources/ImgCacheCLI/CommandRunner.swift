@@ -50,9 +50,11 @@ public enum CommandRunner {
         let outcome = finish(console) { () throws(SystemError) in
             switch command {
             case .fetch(let arguments):
-                status = try FetchCommand(arguments: arguments, globals: globals, cache: cache, console: console).run()
+                status = try FetchCommand(arguments: arguments, globals: globals, cache: cache, console: console,
+                                          environment: environment).run()
             case .prefetch(let arguments):
-                status = try PrefetchCommand(arguments: arguments, globals: globals, cache: cache, console: console).run()
+                status = try PrefetchCommand(arguments: arguments, globals: globals, cache: cache, console: console,
+                                             environment: environment).run()
             case .cacheInfo(let arguments):
                 guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
                 status = try CacheInfoCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()

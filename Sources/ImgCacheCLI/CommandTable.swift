@@ -70,6 +70,14 @@ public enum CommandTable {
                help: "Cache key from the URL: strip-query, keep-query=NAME,..., drop-query=NAME,... or none (default)"),
         .value("read-only-path", metavar: "DIR", kind: .directory, repeatable: true,
                help: "Also look in this namespace-shaped folder, after the namespace; never written (repeatable)"),
+        .value("remote", metavar: "URL", kind: .text, repeatable: true,
+               help: "A remote store, the cache's second level, asked after a miss and written after a download "
+                   + "(repeatable, asked in order; 'none' for none): http(s)://HOST/PREFIX, redis://HOST[:PORT][/DB], "
+                   + "redis+unix:/SOCKET, s3://BUCKET/PREFIX?endpoint=URL&region=R; attributes after '|' "
+                   + "(read-only, connect-timeout=1s, timeout=5s, ttl=30d, bearer-env=VAR, bearer-file=PATH, user-env=VAR, password-env=VAR). "
+                   + "Default: $IMGCACHE_REMOTE, else the namespace's (--remember)"),
+        .flag("remote-reshare", help: "Write local hits to the remote stores too (else only new downloads)"),
+        .flag("remember", help: "Save the --remote list as the namespace's, for later runs"),
     ]
 
     public static let fetch = CommandSpec(

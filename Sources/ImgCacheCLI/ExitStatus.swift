@@ -39,3 +39,6 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     /// The statuses the documentation lists.
     public static var documented: [ExitStatus] { allCases }
 }
+
+/// A setup step that has already said why it failed gives up with the status to exit with.
+extension ExitStatus: Error {}

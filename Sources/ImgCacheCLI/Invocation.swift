@@ -71,6 +71,10 @@ public struct ManagerArguments: Equatable, Sendable {
     public var downloads = DownloadConfiguration()
     /// Folders consulted after the namespace, never written.
     public var readOnlyPaths: [String] = []
+    /// `--remote`: the remote stores given (empty for `--remote none`); nil: none given.
+    public var remotes: [RemoteSpec]?
+    /// `--remember`: save the remotes given as the namespace's.
+    public var remember = false
 
     public init() {}
 }

@@ -179,6 +179,41 @@ int ic_lock_byte(int descriptor, long index, int exclusive, int wait);
 /// Releases byte `index`.
 int ic_unlock_byte(int descriptor, long index);
 
+// MARK: - The remote tier: SHA-256 (libcrypto) and Redis (hiredis)
+
+/// Loads libcrypto. 0, or -1 with the reason in `error`.
+int ic_crypto_load(char *error, size_t error_size);
+
+/// SHA-256 of `length` bytes at `data` into `digest`: 0, or -1.
+int ic_sha256(const void *data, size_t length, uint8_t digest[32]);
+
+/// Loads hiredis. 0, or -1 with the reason in `error`.
+int ic_redis_load(char *error, size_t error_size);
+
+/// A Redis connection (a `redisContext`), or NULL with the reason in `error`.
+/// Replies wait at most `timeout_ms`.
+void *ic_redis_connect_tcp(const char *host, int port, long connect_timeout_ms, long timeout_ms,
+                           char *error, size_t error_size);
+void *ic_redis_connect_unix(const char *path, long connect_timeout_ms, long timeout_ms, char *error, size_t error_size);
+void ic_redis_free(void *context);
+
+/// Queues one command (its arguments as bytes); sent with the next reply read. 0, or -1.
+int ic_redis_append(void *context, int argc, const char **argv, const size_t *lengths);
+
+/// One reply as plain values: `type` is hiredis's (1 string, 2 array, 3
+/// integer, 4 nil, 5 status, 6 error); `bytes` points into the reply, valid
+/// until `ic_redis_free_reply`.
+typedef struct {
+    int type;
+    long long integer;
+    const char *bytes;
+    size_t length;
+} ic_redis_value;
+
+/// The next reply (to free with `ic_redis_free_reply`), or NULL with the reason in `error`.
+void *ic_redis_reply(void *context, ic_redis_value *value, char *error, size_t error_size);
+void ic_redis_free_reply(void *reply);
+
 #ifdef __cplusplus
 }
 #endif

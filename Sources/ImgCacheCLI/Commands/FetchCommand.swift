@@ -11,6 +11,7 @@ struct FetchCommand {
     let globals: GlobalOptions
     let cache: DiskCache
     let console: Console
+    let environment: Environment
 
     func run() throws(SystemError) -> ExitStatus {
         var list: URLList?
@@ -18,7 +19,11 @@ struct FetchCommand {
             guard let opened = ManagerSetup.openList(input, console: console, quiet: globals.quiet) else { return .noInput }
             list = opened
         }
-        let fetcher = ManagerSetup.fetcher(arguments.manager, cache: cache, console: console)
+        let fetcher: ImageFetcher
+        switch ManagerSetup.fetcher(arguments.manager, cache: cache, console: console, environment: environment) {
+        case .success(let made): fetcher = made
+        case .failure(let status): return status
+        }
         defer { fetcher.close() }
         ManagerSetup.watchSignals(fetcher, console: console)
         var progressLine: ProgressLine?
@@ -163,12 +168,24 @@ enum ManagerSetup {
         return URLList(descriptor: descriptor, name: path)
     }
 
-    static func fetcher(_ arguments: ManagerArguments, cache: DiskCache, console: Console) -> ImageFetcher {
+    /// The manager for a run, or the status to exit with after saying why
+    /// there is none (a bad IMGCACHE_REMOTE, remotes that cannot be remembered).
+    static func fetcher(_ arguments: ManagerArguments, cache: DiskCache, console: Console,
+                        environment: Environment) -> Result<ImageFetcher, ExitStatus> {
         let cwd = FileSystem.currentDirectory()
         let readOnly = arguments.readOnlyPaths.map { ReadOnlyCache(directory: $0.hasPrefix("/") ? $0 : cwd + "/" + $0) }
-        let fetcher = ImageFetcher(cache: cache, readOnlyCaches: readOnly, settings: arguments.settings,
-                                   downloaderConfiguration: arguments.downloads)
+        var settings = arguments.settings
+        switch remotes(arguments, cache: cache, console: console, environment: environment) {
+        case .success(let remotes): settings.remotes = remotes
+        case .failure(let status): return .failure(status)
+        }
+        let fetcher = ImageFetcher(cache: cache, readOnlyCaches: readOnly, settings: settings,
+                                   downloaderConfiguration: arguments.downloads, environment: environment)
         if console.verbosity > 0 { fetcher.log = { [console] line in console.detail(line) } }
+        fetcher.warn = { [console] line in console.warning(line) }
+        if console.verbosity > 0, !settings.remotes.isEmpty {
+            console.detail("remote stores: " + settings.remotes.map(\.description).joined(separator: ", "))
+        }
         if arguments.downloads.allowInvalidCertificates {
             console.warning("--insecure: TLS certificates and host names are not verified")
         }
@@ -176,7 +193,46 @@ enum ManagerSetup {
         if !ignored.isEmpty {
             console.detail("options without effect in a command-line tool: " + ignored.names.joined(separator: ", "))
         }
-        return fetcher
+        return .success(fetcher)
+    }
+
+    /// The remote stores for a run: `--remote` (saved with `--remember`), else
+    /// `IMGCACHE_REMOTE` (space-separated), else the namespace's remembered ones.
+    static func remotes(_ arguments: ManagerArguments, cache: DiskCache, console: Console,
+                        environment: Environment) -> Result<[RemoteSpec], ExitStatus> {
+        if let given = arguments.remotes {
+            guard arguments.remember else { return .success(given) }
+            var settings = NamespaceSettings.load(from: cache.directory)
+            settings.remotes = given.map(\.text)
+            do {
+                try cache.prepareForStores()
+                try settings.save(to: cache.directory)
+            } catch {
+                console.error("cannot remember the remote stores: \(error)")
+                return .failure(.cacheUnwritable)
+            }
+            console.note(given.isEmpty ? "remembered: no remote store for namespace '\(cache.location.namespace)'"
+                         : "remembered for namespace '\(cache.location.namespace)': " + given.map(\.description).joined(separator: " "))
+            return .success(given)
+        }
+        if let text = environment["IMGCACHE_REMOTE"] {
+            do {
+                return .success(try RemoteSpec.list(parsing: text))
+            } catch {
+                console.error("invalid IMGCACHE_REMOTE: \(error)")
+                console.plain("each remote is a URL with optional |attributes, separated by spaces; see 'imgcache help fetch'")
+                return .failure(.usage)
+            }
+        }
+        var remembered: [RemoteSpec] = []
+        for text in NamespaceSettings.load(from: cache.directory).remotes ?? [] {
+            do {
+                remembered.append(try RemoteSpec(parsing: text))
+            } catch {
+                console.warning("ignoring the remembered remote '\(text)': \(error)")
+            }
+        }
+        return .success(remembered)
     }
 
     /// Once the run starts threads (a run of hits never does), SIGINT and

@@ -10,12 +10,17 @@ struct PrefetchCommand {
     let globals: GlobalOptions
     let cache: DiskCache
     let console: Console
+    let environment: Environment
 
     func run() throws(SystemError) -> ExitStatus {
         // The list's descriptor stays open until the process ends: the reader
         // thread may still be in read() when the run is interrupted.
         guard let list = ManagerSetup.openList(arguments.input ?? "-", console: console, quiet: globals.quiet) else { return .noInput }
-        let fetcher = ManagerSetup.fetcher(arguments.manager, cache: cache, console: console)
+        let fetcher: ImageFetcher
+        switch ManagerSetup.fetcher(arguments.manager, cache: cache, console: console, environment: environment) {
+        case .success(let made): fetcher = made
+        case .failure(let status): return status
+        }
         defer { fetcher.close() }
         ManagerSetup.watchSignals(fetcher, console: console)
 

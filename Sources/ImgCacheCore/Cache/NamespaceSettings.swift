@@ -9,6 +9,9 @@ public struct NamespaceSettings: Equatable, Sendable {
     public var maxAge: AgeLimit?
     /// How long failed URLs are remembered (fetch and prefetch read it too).
     public var failedTTL: AgeLimit?
+    /// The remote stores fetch and prefetch use (`--remote ... --remember`);
+    /// empty: none, remembered so; nil: nothing remembered.
+    public var remotes: [String]?
 
     public init(maxSize: SizeLimit? = nil, maxAge: AgeLimit? = nil, failedTTL: AgeLimit? = nil) {
         self.maxSize = maxSize
@@ -23,7 +26,7 @@ public struct NamespaceSettings: Equatable, Sendable {
     /// The settings of the namespace in `directory`; empty when none were saved
     /// or the file is not one imgcache wrote.
     public static func load(from directory: String) -> NamespaceSettings {
-        guard let bytes = try? FileSystem.readFile(directory + "/" + fileName, limit: 4096),
+        guard let bytes = try? FileSystem.readFile(directory + "/" + fileName, limit: 64 * 1024),
               let settings = NamespaceSettings(parsing: String(decoding: bytes, as: UTF8.self)) else { return NamespaceSettings() }
         return settings
     }
@@ -44,6 +47,7 @@ public struct NamespaceSettings: Equatable, Sendable {
         if let maxSize { lines.append("max-size " + maxSize.stored) }
         if let maxAge { lines.append("max-age " + maxAge.stored) }
         if let failedTTL { lines.append("failed-ttl " + failedTTL.stored) }
+        if let remotes { lines += remotes.isEmpty ? ["remote none"] : remotes.map { "remote " + $0 } }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -57,6 +61,7 @@ public struct NamespaceSettings: Equatable, Sendable {
             case "max-size": maxSize = parts[1] == "none" ? .unlimited : Int64(parts[1]).map(SizeLimit.bytes)
             case "max-age": maxAge = parts[1] == "never" ? .never : Double(parts[1]).map(AgeLimit.seconds)
             case "failed-ttl": failedTTL = parts[1] == "never" ? .never : Double(parts[1]).map(AgeLimit.seconds)
+            case "remote": remotes = (remotes ?? []) + (parts[1] == "none" ? [] : [parts[1]])
             default: continue  // written by a later version: ignored, not fatal
             }
         }

@@ -28,6 +28,16 @@ final class CurlEasy {
         try check(ic_curl_easy_setopt_pointer(handle, option, pointer), option)
     }
 
+    /// The bytes a request sends, copied by libcurl (the size first: without
+    /// it libcurl would take them for a C string).
+    func setBody(_ bytes: [UInt8]) throws(DownloadError) {
+        try set(CURLOPT_POSTFIELDSIZE_LARGE, bytes.count)
+        let code = bytes.withUnsafeBytes { raw in
+            ic_curl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress))
+        }
+        try check(code, CURLOPT_COPYPOSTFIELDS)
+    }
+
     func set(_ option: CURLoption, callback: ic_curl_data_callback) throws(DownloadError) {
         try check(ic_curl_easy_setopt_data_callback(handle, option, callback), option)
     }

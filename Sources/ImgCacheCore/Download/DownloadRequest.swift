@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What to download and how: SDWebImageDownloader's per-request settings.
 public struct DownloadRequest: Equatable, Sendable {
     public var url: RemoteURL
@@ -10,6 +12,8 @@ public struct DownloadRequest: Equatable, Sendable {
     public var credentials: Credentials?
     /// Seconds allowed for connecting, and for any stretch without a byte received.
     public var timeout: Double = DownloadRequest.defaultTimeout
+    /// Seconds allowed for connecting, when not `timeout`.
+    public var connectTimeout: Double?
     public var maximumRedirects: Int = DownloadRequest.defaultMaximumRedirects
     /// Abort once the body grows past this many bytes.
     public var maximumBytes: Int64?
@@ -19,6 +23,18 @@ public struct DownloadRequest: Equatable, Sendable {
     public var retries: Int = 0
     /// What the body's first bytes must show (an image, within a pixel limit); nil: anything.
     public var bodyCheck: BodyCheck?
+    /// GET for images; a remote store is also written (PUT) and probed (DELETE).
+    public var method: Method = .get
+    /// The body a PUT sends.
+    public var uploadBody: [UInt8]?
+    /// Sign the request with AWS Signature Version 4 (`aws:amz:REGION:s3`),
+    /// `credentials` being the access key and secret.
+    public var awsSigV4: String?
+
+    /// An HTTP method imgcache sends.
+    public enum Method: String, Equatable, Sendable {
+        case get = "GET", put = "PUT", delete = "DELETE"
+    }
 
     public static let defaultTimeout = 15.0
     public static let defaultMaximumRedirects = 10
@@ -45,15 +61,22 @@ public struct DownloadRequest: Equatable, Sendable {
     }
 
     /// Requests with equal keys get the same answer, so one transfer serves them all.
+    /// Only GETs are coalesced: every write is a transfer of its own.
     var coalescingKey: CoalescingKey {
-        CoalescingKey(url: url.string, headers: headers, credentials: credentials, validators: validators)
+        CoalescingKey(url: url.string, headers: headers, credentials: credentials, validators: validators,
+                      write: method == .get ? 0 : DownloadRequest.writeSerial.add(1, ordering: .relaxed).newValue)
     }
+
+    /// Numbers each write, so that no two are coalesced.
+    private static let writeSerial = Atomic<UInt64>(0)
 
     struct CoalescingKey: Hashable {
         let url: String
         let headers: [HTTPHeader]
         let credentials: Credentials?
         let validators: Validators?
+        /// 0 for a GET; a number of its own for a write.
+        let write: UInt64
     }
 }
 

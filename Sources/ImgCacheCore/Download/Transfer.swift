@@ -47,7 +47,7 @@ final class Transfer {
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         try easy.set(CURLOPT_FOLLOWLOCATION, 1)
         try easy.set(CURLOPT_MAXREDIRS, request.maximumRedirects)
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.timeout * 1000))
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int((request.connectTimeout ?? request.timeout) * 1000))
         // An idle timeout, as NSURLRequest's timeoutInterval is: a large image on a
         // slow link is fine as long as bytes keep coming. The sink enforces it to
         // the second; libcurl's low-speed check stays as a backstop and makes
@@ -76,7 +76,19 @@ final class Transfer {
                 try easy.set(CURLOPT_COOKIEJAR, jar)
             }
         }
-        try easy.setHeaders(request.headerLines)
+        var headerLines = request.headerLines
+        switch request.method {
+        case .get: break
+        case .put:
+            try easy.set(CURLOPT_CUSTOMREQUEST, "PUT")
+            try easy.setBody(request.uploadBody ?? [])
+            // Not a form; and no "Expect: 100-continue" round trip before the body.
+            headerLines += ["Content-Type: application/octet-stream", "Expect:"]
+        case .delete:
+            try easy.set(CURLOPT_CUSTOMREQUEST, "DELETE")
+        }
+        if let signature = request.awsSigV4 { try easy.set(CURLOPT_AWS_SIGV4, signature) }
+        try easy.setHeaders(headerLines)
         let context = retainedSink.toOpaque()
         try easy.set(CURLOPT_WRITEDATA, pointer: context)
         try easy.set(CURLOPT_HEADERDATA, pointer: context)

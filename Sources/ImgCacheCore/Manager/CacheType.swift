@@ -8,4 +8,6 @@ public enum CacheType: String, Equatable, Sendable {
     case none
     /// Revalidated with the server and kept or replaced.
     case refreshed
+    /// Taken from a remote store (the second cache level), then stored here.
+    case remote
 }

@@ -2,7 +2,7 @@
 /// them all, close. `Downloader` is the real one; tests give the manager a
 /// scripted one, to check its own rules (coalescing, order, interruption,
 /// the failed-URL list) without a network.
-public protocol DownloadScheduling: AnyObject {
+public protocol DownloadScheduling: AnyObject, Sendable {
     /// Queues `submissions` together; each is answered through its completion.
     @discardableResult
     func submit(_ submissions: [DownloadSubmission]) -> [DownloadTicket]

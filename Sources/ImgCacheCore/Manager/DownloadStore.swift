@@ -16,8 +16,10 @@ struct DownloadStore {
     /// The calling thread's open lock file.
     let lockHandle: NamespaceLock.Handle
 
-    /// Turns a finished download into a cache entry (or a freshened one after a 304).
-    func store(_ result: Result<DownloadedFile, DownloadError>, for miss: PendingFetch) -> Result<FetchResult, FetchError> {
+    /// Turns a finished download into a cache entry (or a freshened one after
+    /// a 304). `storedBytes` receives the bytes of a new entry, for the remote stores.
+    func store(_ result: Result<DownloadedFile, DownloadError>, for miss: PendingFetch,
+               storedBytes: inout [UInt8]?) -> Result<FetchResult, FetchError> {
         let url = miss.text
         let file: DownloadedFile
         switch result {
@@ -81,7 +83,7 @@ struct DownloadStore {
         }
         if let transform = settings.transform,
            !transform.keepsAsServed(width: header.width, height: header.height, format: header.format, frameCount: header.frameCount ?? 1) {
-            return storeTransformed(file, bytes: bytes, transform: transform, for: miss, now: now)
+            return storeTransformed(file, bytes: bytes, transform: transform, for: miss, now: now, storedBytes: &storedBytes)
         }
         if settings.options.contains(.cacheMemoryOnly) {
             log?("\(RemoteURL.displayed(url)): not stored (CacheMemoryOnly)")
@@ -105,10 +107,51 @@ struct DownloadStore {
             }
             defer { pending.discard() }
             let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle, describe: describe)
+            storedBytes = bytes
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
                                         metadata: entry.metadata))
         } catch {
             return .failure(.cacheUnwritable(error))
+        }
+    }
+
+    /// What became of an object a remote store gave.
+    enum RemoteOutcome {
+        case stored(FetchResult)
+        /// Not taken (why): the origin is asked instead, and the object overwritten.
+        case defective(String)
+        case failed(FetchError)
+    }
+
+    /// Stores an object a remote store gave for `miss`, once it passed every
+    /// check a download passes (length and SHA-256, then the image's signature,
+    /// header, end and the pixel limit; every pixel with `--verify full`). It
+    /// holds the entry's final bytes (a transform's too): they are stored as they are.
+    func storeRemote(_ data: [UInt8], for miss: PendingFetch, from store: String) -> RemoteOutcome {
+        let object: RemoteObject
+        do { object = try RemoteObject(decoding: data) } catch { return .defective(error.description) }
+        let header: ImageHeader
+        do throws(FetchError) {
+            header = try verify(object.bytes, contentType: object.contentType, url: miss.text)
+        } catch {
+            if case .libraryMissing = error { return .failed(error) }
+            return .defective(error.message)
+        }
+        let now = WallClock.now()
+        do {
+            let pending = try cache.beginStore(for: miss.key)
+            defer { pending.discard() }
+            try FileSystem.writeAll(pending.descriptor, object.bytes, path: pending.temporaryPath)
+            let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle) { inode, size in
+                EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm,
+                              url: RemoteURL.redacted(miss.text), etag: object.etag, lastModified: object.lastModified,
+                              contentType: object.contentType, format: header.format, width: header.width, height: header.height,
+                              frameCount: header.frameCount, storedAt: now)
+            }
+            log?("\(RemoteURL.displayed(miss.text)): from remote \(store), \(object.bytes.count) bytes")
+            return .stored(FetchResult(url: miss.text, path: entry.path, cacheType: .remote, metadata: entry.metadata))
+        } catch {
+            return .failed(.cacheUnwritable(error))
         }
     }
 
@@ -144,7 +187,7 @@ struct DownloadStore {
     /// Decodes a download, transforms its first frame, encodes it and stores that
     /// (or with CacheMemoryOnly hands it over in a temporary file).
     private func storeTransformed(_ file: DownloadedFile, bytes: [UInt8], transform: ImageTransform, for miss: PendingFetch,
-                                  now: Double) -> Result<FetchResult, FetchError> {
+                                  now: Double, storedBytes: inout [UInt8]?) -> Result<FetchResult, FetchError> {
         let url = miss.text
         let result: ImageTransform.Output
         do throws(FetchError) {
@@ -185,6 +228,7 @@ struct DownloadStore {
             defer { pending.discard() }
             try FileSystem.writeAll(pending.descriptor, result.bytes, path: pending.temporaryPath)
             let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle, describe: describe)
+            storedBytes = result.bytes
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
                                         metadata: entry.metadata))
         } catch {
@@ -202,12 +246,17 @@ struct DownloadStore {
         } catch {
             throw .cacheUnwritable(error)
         }
+        return (try verify(bytes, contentType: file.response.contentType, url: url), bytes)
+    }
+
+    /// The checks of `verify(_:url:)` on bytes in memory; their header.
+    private func verify(_ bytes: [UInt8], contentType: String?, url: String) throws(FetchError) -> ImageHeader {
         let header: ImageHeader
         do {
             header = try ImageHeader.probe(bytes)
         } catch {
             switch error {
-            case .notAnImage: throw .notAnImage(url: url, contentType: file.response.contentType)
+            case .notAnImage: throw .notAnImage(url: url, contentType: contentType)
             case .unsupported(let format): throw .unsupportedFormat(url: url, format)
             case .corrupt(let format, let reason):
                 throw .corruptImage(url: url, reason: "corrupt \(format.displayName) image: \(reason)")
@@ -231,6 +280,6 @@ struct DownloadStore {
                 }
             }
         }
-        return (header, bytes)
+        return header
     }
 }

@@ -7,6 +7,10 @@ enum FetchMessage: Sendable {
     case finished(Int, Result<DownloadedFile, DownloadError>)
     /// URLs of a list, looked up on its reader thread.
     case looked([ListLookup.Item])
+    /// A remote store's answer for the request in a slot: the object, nil when it has none.
+    case remote(slot: Int, store: Int, Result<[UInt8]?, RemoteFailure>)
+    /// A remote store's answer to a write.
+    case remoteWritten(store: Int, Result<Void, RemoteFailure>)
     /// Something to look at (an interruption).
     case wake
 }

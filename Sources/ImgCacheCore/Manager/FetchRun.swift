@@ -30,6 +30,8 @@ struct FetchRun {
     var submissions: [DownloadSubmission] = []
     /// URLs answered this round; the list reader gets them back together.
     var answered = 0
+    /// Writes to remote stores not yet answered: the run waits for them.
+    var pendingWrites = 0
     /// With repeats looked up again: the keys settled lately, oldest first
     /// (a repeat looked up on the reader thread before its first answer was
     /// stored is looked up again rather than downloaded twice).
@@ -74,6 +76,10 @@ struct PendingFetch {
     var repeats: [(Int, String)] = []
     /// The failed list had a record for the key (expired, or ignored by RetryFailed).
     var hadFailedRecord = false
+    /// Where the origin has it (set once a download is decided).
+    var origin: RemoteURL?
+    /// The remote store being asked for it, if any.
+    var remoteStore: Int?
 
     init(text: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int) {
         self.text = text

@@ -35,6 +35,10 @@ public struct FetchSettings: Equatable, Sendable {
     }
     /// How a URL becomes its cache key (cacheKeyFilter).
     public var keyFilter: CacheKeyFilter = .none
+    /// Remote stores, the cache's second level, in the order they are asked.
+    public var remotes: [RemoteSpec] = []
+    /// Local hits are written to the remote stores too (`--remote-reshare`).
+    public var remoteReshare = false
     /// How long a failure is remembered; nil: the namespace's remembered
     /// `clean --failed-ttl`, else `FailedURLStore.defaultTTL`.
     public var failedTTL: AgeLimit?

@@ -23,6 +23,7 @@ extension ImageFetcher {
             if let note { log?(note) }
             // A success under RetryFailed takes the URL off the list, a cached one too.
             if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(request.text)) }
+            if settings.remoteReshare, case .success(let hit) = result, hit.cacheType == .disk { reshare(hit, key: request.key, &run) }
             try answer(result)
             return
         case .refused(let failure):
@@ -40,29 +41,133 @@ extension ImageFetcher {
                                 cached: cached, firstIndex: request.firstIndex)
         miss.repeats = request.repeats
         miss.hadFailedRecord = failedBefore
+        miss.origin = remote
         do throws(FetchError) {
-            let downloader = try startDownloader()
-            let bodyDirectory = try bodyDirectory(for: request.key)
+            _ = try startDownloader()
+            // Made (or found writable) before any traffic, remote or origin.
+            _ = try bodyDirectory(for: request.key)
             let slot = existing ?? run.nextSlot
             if existing == nil { run.nextSlot += 1 }
-            log?("download: \(RemoteURL.displayed(request.text))" + (miss.validators != nil ? " (conditional)" : ""))
-            let downloadRequest = settings.request(for: remote, bodyDirectory: bodyDirectory, validators: miss.validators)
-            let messages = self.messages
-            let wantsProgress = progress != nil && settings.options.contains(.progressiveDownload)
-            let submission = DownloadSubmission(
-                request: downloadRequest, priority: settings.priority,
-                onEvent: { event in
-                    if case .progress = event, !wantsProgress { return }
-                    messages.push(.event(slot, event))
-                },
-                completion: { result in messages.push(.finished(slot, result)) })
-            _ = downloader
             run.pending[slot] = miss
             run.slotByKey[request.fingerprint] = slot
-            run.submissions.append(submission)
+            // The remote stores answer misses; a refresh, FromLoaderOnly and CacheMemoryOnly go to the origin.
+            if cached == nil, settings.options.isDisjoint(with: [.fromLoaderOnly, .cacheMemoryOnly]),
+               let store = remoteTier?.readable(after: nil) {
+                askRemote(store, slot: slot, &run)
+            } else {
+                try submitOrigin(slot, &run)
+            }
         } catch {
-            try answer(.failure(error))
+            if let existing = existing ?? run.slotByKey[request.fingerprint] {
+                run.pending[existing] = nil
+                run.slotByKey[request.fingerprint] = nil
+            }
+            try settle(request.fingerprint, .failure(error), first: request.firstIndex, url: request.text, repeats: request.repeats, &run, emit: emit)
         }
+    }
+
+    /// Queues the origin download of the request in `slot`.
+    func submitOrigin(_ slot: Int, _ run: inout FetchRun) throws(FetchError) {
+        guard let miss = run.pending[slot], let origin = miss.origin else { return }
+        let bodyDirectory = try bodyDirectory(for: miss.key)
+        log?("download: \(RemoteURL.displayed(miss.text))" + (miss.validators != nil ? " (conditional)" : ""))
+        let downloadRequest = settings.request(for: origin, bodyDirectory: bodyDirectory, validators: miss.validators)
+        let messages = self.messages
+        let wantsProgress = progress != nil && settings.options.contains(.progressiveDownload)
+        run.submissions.append(DownloadSubmission(
+            request: downloadRequest, priority: settings.priority,
+            onEvent: { event in
+                if case .progress = event, !wantsProgress { return }
+                messages.push(.event(slot, event))
+            },
+            completion: { result in messages.push(.finished(slot, result)) }))
+    }
+
+    // MARK: - Remote stores
+
+    /// The entry's place in the remote stores.
+    func remoteKey(_ key: CacheKey) -> RemoteKey {
+        RemoteKey(namespace: cache.location.namespace.name, digest: key.digest)
+    }
+
+    /// Asks remote store `store` for the request in `slot`; the answer comes as a message.
+    func askRemote(_ store: Int, slot: Int, _ run: inout FetchRun) {
+        guard let tier = remoteTier, let miss = run.pending[slot] else { return }
+        run.pending[slot]?.remoteStore = store
+        let messages = self.messages
+        log?("\(RemoteURL.displayed(miss.text)): asking remote \(tier.stores[store].backend.spec.identity)")
+        tier.stores[store].backend.get(remoteKey(miss.key)) { result in messages.push(.remote(slot: slot, store: store, result)) }
+    }
+
+    /// A remote store answered for the request in `slot`: an object that passes
+    /// every check is stored and answers it; otherwise the next store, or the
+    /// origin, is asked. A store that failed is given up for the run.
+    func remoteAnswered<E: Error>(slot: Int, store: Int, _ result: Result<[UInt8]?, RemoteFailure>, _ run: inout FetchRun,
+                                  emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        guard let miss = run.pending[slot], let tier = remoteTier else { return }
+        func finish(_ answer: Result<FetchResult, FetchError>) throws(E) {
+            run.pending[slot] = nil
+            run.slotByKey[miss.fingerprint] = nil
+            remember(answer, for: miss)
+            try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.text, repeats: miss.repeats, &run, emit: emit)
+        }
+        if run.interrupted { return try finish(.failure(.interrupted(url: miss.text))) }
+        let identity = tier.stores[store].backend.spec.identity
+        switch result {
+        case .success(let data?):
+            switch downloadStore.storeRemote(data, for: miss, from: identity) {
+            case .stored(let fetched):
+                tier.statistics.hits += 1
+                return try finish(.success(fetched))
+            case .failed(let error):
+                return try finish(.failure(error))
+            case .defective(let reason):
+                // A bad object is a miss: the origin answers, and the object is written anew.
+                tier.statistics.errors += 1
+                warn?("remote \(identity): bad object for \(RemoteURL.displayed(miss.text)) (\(reason)); fetched from the origin")
+            }
+        case .success(nil):
+            log?("\(RemoteURL.displayed(miss.text)): not in remote \(identity)")
+        case .failure(let failure):
+            tier.giveUp(store, failure, now: WallClock.now())
+        }
+        if let next = tier.readable(after: store) {
+            askRemote(next, slot: slot, &run)
+            return
+        }
+        do throws(FetchError) {
+            try submitOrigin(slot, &run)
+        } catch {
+            try finish(.failure(error))
+        }
+    }
+
+    /// Writes a new entry's bytes to every remote store in use that takes writes.
+    func share(_ bytes: [UInt8], of key: CacheKey, as fetched: FetchResult, _ run: inout FetchRun) {
+        guard let tier = remoteTier, fetched.isStored else { return }
+        let stores = tier.writable
+        guard !stores.isEmpty else { return }
+        let metadata = fetched.metadata
+        let object: [UInt8]
+        do {
+            object = try RemoteObject(bytes: bytes, contentType: metadata.contentType, url: fetched.url, etag: metadata.etag,
+                                      lastModified: metadata.lastModified, storedAt: metadata.storedAt).encoded()
+        } catch {
+            tier.statistics.errors += 1
+            warn?("cannot write to the remote stores: \(error)")
+            return
+        }
+        let messages = self.messages
+        for store in stores {
+            run.pendingWrites += 1
+            tier.stores[store].backend.put(remoteKey(key), object) { result in messages.push(.remoteWritten(store: store, result)) }
+        }
+    }
+
+    /// With --remote-reshare, a local hit is written to the remote stores too.
+    func reshare(_ hit: FetchResult, key: CacheKey, _ run: inout FetchRun) {
+        guard (try? startDownloader()) != nil, let bytes = try? FileSystem.readFile(hit.path, limit: 256 << 20) else { return }
+        share(bytes, of: key, as: hit, &run)
     }
 
     /// The folder a body too large for memory goes to: its entry's shard, so
@@ -100,6 +205,12 @@ extension ImageFetcher {
         do {
             let started = try makeDownloader(downloaderConfiguration)
             downloader = started
+            if !settings.remotes.isEmpty {
+                let warn = self.warn
+                remoteTier = RemoteTier(specs: settings.remotes, namespace: cache.location.namespace.name, downloads: started,
+                                        environment: environment, health: RemoteHealth(cacheRoot: cache.location.root),
+                                        now: WallClock.now(), report: { warn?($0) })
+            }
             return started
         } catch {
             let failure: FetchError

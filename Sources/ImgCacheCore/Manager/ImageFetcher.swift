@@ -28,6 +28,11 @@ public final class ImageFetcher {
     public var progress: ((String, Int64, Int64?) -> Void)?
     /// Lets another thread (a signal watcher) stop the run.
     public let interruption: FetchInterruption
+    /// Called on the calling thread with a problem worth saying even without
+    /// -v (a remote store given up); nil when nobody listens.
+    public var warn: ((String) -> Void)?
+    /// What the remote stores did in the run.
+    public var remoteStatistics: RemoteStatistics { remoteTier?.statistics ?? RemoteStatistics() }
     /// Called once, on the calling thread, before the run starts a thread of
     /// its own (the first download, or a prefetch): where to start a signal
     /// watcher, which must see no other threads yet. A run of hits never calls it.
@@ -38,6 +43,10 @@ public final class ImageFetcher {
     var resolvedFailedTTL: AgeLimit?
     /// Created on the first miss, so a hit never loads libcurl.
     var downloader: (any DownloadScheduling)?
+    /// The remote stores, made with the downloader.
+    var remoteTier: RemoteTier?
+    /// Where credentials for remote stores are read.
+    let environment: Environment
     /// Makes the downloader (a scripted one in tests).
     let makeDownloader: (DownloadConfiguration) throws(DownloadError) -> any DownloadScheduling
     var downloaderFailure: FetchError?
@@ -54,9 +63,11 @@ public final class ImageFetcher {
     /// a `Downloader` on libcurl.
     public init(cache: DiskCache, readOnlyCaches: [ReadOnlyCache] = [], settings: FetchSettings = FetchSettings(),
                 downloaderConfiguration: DownloadConfiguration = DownloadConfiguration(),
+                environment: Environment = .process,
                 makeDownloader: @escaping (DownloadConfiguration) throws(DownloadError) -> any DownloadScheduling
                     = { (configuration) throws(DownloadError) in try Downloader(configuration: configuration) }) {
         self.makeDownloader = makeDownloader
+        self.environment = environment
         self.cache = cache
         self.readOnlyCaches = readOnlyCaches
         self.settings = settings
@@ -158,6 +169,7 @@ public final class ImageFetcher {
     /// threw) are removed.
     public func close() {
         downloader?.close()
+        remoteTier?.close()
         while let message = messages.tryPop() {
             if case .finished(_, .success(let file)) = message, let spilled = file.spilledPath { try? FileSystem.remove(spilled) }
         }
@@ -171,7 +183,7 @@ public final class ImageFetcher {
                                update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         do throws(E) {
             defer { hasRun = true }
-            while run.inputOpen || !run.pending.isEmpty {
+            while run.inputOpen || !run.pending.isEmpty || run.pendingWrites > 0 {
                 if interruption.signal != nil, !run.interrupted { stopAll(&run) }
                 if run.interrupted, run.pending.isEmpty, run.list != nil {
                     // URLs already read are answered `interrupted`, so the summary counts them.
@@ -250,10 +262,20 @@ public final class ImageFetcher {
         case .finished(let slot, let result):
             guard let miss = run.pending.removeValue(forKey: slot) else { return }
             run.slotByKey[miss.fingerprint] = nil
+            var stored: [UInt8]?
             let answer = run.interrupted && Self.isCancellation(result)
-                ? .failure(.interrupted(url: miss.text)) : downloadStore.store(result, for: miss)
+                ? .failure(.interrupted(url: miss.text)) : downloadStore.store(result, for: miss, storedBytes: &stored)
             remember(answer, for: miss)
+            if let stored, case .success(let fetched) = answer { share(stored, of: miss.key, as: fetched, &run) }
             try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.text, repeats: miss.repeats, &run, emit: emit)
+        case .remote(let slot, let store, let result):
+            try remoteAnswered(slot: slot, store: store, result, &run, emit: emit)
+        case .remoteWritten(let store, let result):
+            run.pendingWrites -= 1
+            switch result {
+            case .success: remoteTier?.statistics.writes += 1
+            case .failure(let failure): remoteTier?.giveUp(store, failure, now: WallClock.now())
+            }
         }
     }
 

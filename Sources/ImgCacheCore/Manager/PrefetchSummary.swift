@@ -8,6 +8,8 @@ public struct PrefetchSummary: Equatable, Sendable {
     public var refreshed = 0
     /// Already in the cache.
     public var cached = 0
+    /// Taken from a remote store.
+    public var fromRemotes = 0
     /// Tried and failed.
     public var failed = 0
     /// Not tried: on the failed-URL list.
@@ -35,6 +37,7 @@ public struct PrefetchSummary: Equatable, Sendable {
             case .none: downloaded += 1
             case .refreshed: refreshed += 1
             case .disk, .memory: cached += 1
+            case .remote: fromRemotes += 1
             }
         case .failure(.blacklisted): blacklisted += 1
         case .failure(.interrupted): interrupted += 1

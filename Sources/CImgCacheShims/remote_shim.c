@@ -1,0 +1,125 @@
+// The libraries of the remote tier, loaded on first use like the others, so
+// that a local hit never maps them: libcrypto for SHA-256, hiredis for Redis.
+#include "imgcache_shims.h"
+#include "loader.h"
+
+#include <hiredis/hiredis.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+
+// MARK: - libcrypto
+
+#define IC_CRYPTO_FUNCTIONS(X)                                                                   \
+    X(const EVP_MD *, EVP_sha256, (void))                                                        \
+    X(int, EVP_Digest, (const void *, size_t, unsigned char *, unsigned int *, const EVP_MD *, ENGINE *))
+
+#define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
+IC_CRYPTO_FUNCTIONS(IC_DECLARE)
+#undef IC_DECLARE
+
+IC_LIBRARY_STATE(crypto)
+
+static void crypto_load_once(void) {
+    static const char *const sonames[] = {"libcrypto.so.3", "libcrypto.so", NULL};
+    void *library = ic_open_library(sonames, "libssl-dev", crypto_load_error, sizeof crypto_load_error);
+    if (library == NULL) return;
+#define IC_RESOLVE(ret, name, params)                                                                  \
+    p_##name = (ret(*) params)ic_resolve(library, #name, crypto_load_error, sizeof crypto_load_error); \
+    if (p_##name == NULL) return;
+    IC_CRYPTO_FUNCTIONS(IC_RESOLVE)
+#undef IC_RESOLVE
+    crypto_loaded = 1;
+}
+
+IC_LIBRARY_LOADER(crypto)
+
+int ic_sha256(const void *data, size_t length, uint8_t digest[32]) {
+    unsigned int size = 0;
+    return p_EVP_Digest(data, length, digest, &size, p_EVP_sha256(), NULL) == 1 && size == 32 ? 0 : -1;
+}
+
+// MARK: - hiredis
+
+#define IC_REDIS_FUNCTIONS(X)                                                          \
+    X(redisContext *, redisConnectWithTimeout, (const char *, int, const struct timeval)) \
+    X(redisContext *, redisConnectUnixWithTimeout, (const char *, const struct timeval))  \
+    X(int, redisSetTimeout, (redisContext *, const struct timeval))                       \
+    X(int, redisAppendCommandArgv, (redisContext *, int, const char **, const size_t *))  \
+    X(int, redisGetReply, (redisContext *, void **))                                      \
+    X(void, freeReplyObject, (void *))                                                    \
+    X(void, redisFree, (redisContext *))
+
+#define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
+IC_REDIS_FUNCTIONS(IC_DECLARE)
+#undef IC_DECLARE
+
+IC_LIBRARY_STATE(redis)
+
+static void redis_load_once(void) {
+    static const char *const sonames[] = {"libhiredis.so.0.14", "libhiredis.so", NULL};
+    void *library = ic_open_library(sonames, "libhiredis-dev", redis_load_error, sizeof redis_load_error);
+    if (library == NULL) return;
+#define IC_RESOLVE(ret, name, params)                                                                \
+    p_##name = (ret(*) params)ic_resolve(library, #name, redis_load_error, sizeof redis_load_error); \
+    if (p_##name == NULL) return;
+    IC_REDIS_FUNCTIONS(IC_RESOLVE)
+#undef IC_RESOLVE
+    redis_loaded = 1;
+}
+
+IC_LIBRARY_LOADER(redis)
+
+static struct timeval ic_timeval(long milliseconds) {
+    struct timeval value = {milliseconds / 1000, (milliseconds % 1000) * 1000};
+    return value;
+}
+
+static void *ic_redis_checked(redisContext *context, long timeout_ms, char *error, size_t error_size) {
+    if (context == NULL) {
+        ic_set_error(error, error_size, "cannot allocate a Redis connection");
+        return NULL;
+    }
+    if (context->err != 0) {
+        ic_set_error(error, error_size, context->errstr);
+        p_redisFree(context);
+        return NULL;
+    }
+    p_redisSetTimeout(context, ic_timeval(timeout_ms));
+    return context;
+}
+
+void *ic_redis_connect_tcp(const char *host, int port, long connect_timeout_ms, long timeout_ms,
+                           char *error, size_t error_size) {
+    return ic_redis_checked(p_redisConnectWithTimeout(host, port, ic_timeval(connect_timeout_ms)), timeout_ms,
+                            error, error_size);
+}
+
+void *ic_redis_connect_unix(const char *path, long connect_timeout_ms, long timeout_ms, char *error, size_t error_size) {
+    return ic_redis_checked(p_redisConnectUnixWithTimeout(path, ic_timeval(connect_timeout_ms)), timeout_ms,
+                            error, error_size);
+}
+
+void ic_redis_free(void *context) { p_redisFree(context); }
+
+int ic_redis_append(void *context, int argc, const char **argv, const size_t *lengths) {
+    return p_redisAppendCommandArgv(context, argc, argv, lengths) == REDIS_OK ? 0 : -1;
+}
+
+void *ic_redis_reply(void *context, ic_redis_value *value, char *error, size_t error_size) {
+    void *reply = NULL;
+    if (p_redisGetReply(context, &reply) != REDIS_OK || reply == NULL) {
+        redisContext *connection = context;
+        ic_set_error(error, error_size, connection->err != 0 ? connection->errstr : "no reply");
+        return NULL;
+    }
+    const redisReply *parsed = reply;
+    value->type = parsed->type;
+    value->integer = parsed->integer;
+    value->bytes = parsed->str;
+    value->length = parsed->len;
+    return reply;
+}
+
+void ic_redis_free_reply(void *reply) { p_freeReplyObject(reply); }

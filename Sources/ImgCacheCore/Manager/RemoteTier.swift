@@ -1,0 +1,75 @@
+/// The remote stores of one run, the second level of the cache: read after
+/// a local miss and before the origin, written after an origin download.
+/// A store that fails is given up for the rest of the run and marked down
+/// for a minute (`RemoteHealth`), so it costs at most one timeout: a remote
+/// never fails a fetch. Owned by the manager's thread.
+final class RemoteTier {
+    /// A store and whether the run still uses it.
+    struct Store {
+        let backend: any RemoteBackend
+        var inUse = true
+    }
+
+    private(set) var stores: [Store] = []
+    let namespace: String
+    private let health: RemoteHealth
+    private let report: (String) -> Void
+    var statistics = RemoteStatistics()
+
+    /// Makes the backends of `specs`; one marked down lately, or that cannot be
+    /// set up (credentials missing), is left out, and said so through `report`.
+    init(specs: [RemoteSpec], namespace: String, downloads: any DownloadScheduling, environment: Environment,
+         health: RemoteHealth, now: Double, report: @escaping (String) -> Void) {
+        self.namespace = namespace
+        self.health = health
+        self.report = report
+        for spec in specs {
+            if let since = health.downSince(spec, now: now) {
+                report("remote \(spec.identity) failed \(Timestamp.age(since, now: now)); skipped for a minute")
+                continue
+            }
+            do {
+                stores.append(Store(backend: try RemoteBackends.make(spec, downloads: downloads, environment: environment)))
+            } catch {
+                report("remote \(spec.identity) not used: \(error.reason)")
+                statistics.errors += 1
+            }
+        }
+    }
+
+    /// The first store in use after `index` (from the first when nil).
+    func readable(after index: Int?) -> Int? {
+        stores.indices.first { $0 > (index ?? -1) && stores[$0].inUse }
+    }
+
+    /// The stores in use that take writes.
+    var writable: [Int] { stores.indices.filter { stores[$0].inUse && !stores[$0].backend.spec.readOnly } }
+
+    var isEmpty: Bool { stores.isEmpty }
+
+    /// Gives store `index` up for the run and marks it down, saying why once.
+    func giveUp(_ index: Int, _ failure: RemoteFailure, now: Double) {
+        statistics.errors += 1
+        guard stores[index].inUse else { return }
+        stores[index].inUse = false
+        let spec = stores[index].backend.spec
+        health.markDown(spec, now: now)
+        report("remote \(spec.identity) failed: \(failure.reason); not used for a minute, the origin answers")
+    }
+
+    func close() {
+        for store in stores { store.backend.close() }
+    }
+}
+
+/// What the remote stores did in a run.
+public struct RemoteStatistics: Equatable, Sendable {
+    /// Entries taken from a remote store.
+    public var hits = 0
+    /// Entries written to remote stores (one per store written).
+    public var writes = 0
+    /// Failures: of a store (then given up), or of an object (then fetched from the origin).
+    public var errors = 0
+
+    public init() {}
+}

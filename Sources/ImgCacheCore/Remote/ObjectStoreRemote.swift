@@ -1,0 +1,122 @@
+/// An HTTP object store (`GET`/`PUT`/`DELETE` of `<base>/v1/<namespace>/<xx>/<md5>`:
+/// nginx with WebDAV's PUT, bazel-remote, any plain store), or S3 through its
+/// path-style API with AWS Signature Version 4. Requests go through the run's
+/// libcurl engine, so connections are kept alive like the origin's.
+final class ObjectStoreRemote: RemoteBackend {
+    let spec: RemoteSpec
+    private let downloads: any DownloadScheduling
+    /// Headers every request carries (a bearer token, S3's session token).
+    private let headers: [HTTPHeader]
+    private let credentials: Credentials?
+    private let signature: String?
+
+    /// `@unchecked`-free: every stored property is a value or Sendable; the
+    /// scheduler is only asked to submit, which it allows from any thread.
+    init(spec: RemoteSpec, downloads: any DownloadScheduling, environment: Environment) throws(RemoteFailure) {
+        self.spec = spec
+        self.downloads = downloads
+        var headers: [HTTPHeader] = []
+        var credentials: Credentials?
+        var signature: String?
+        switch spec.kind {
+        case .s3(_, _, _, let region):
+            guard let key = environment["AWS_ACCESS_KEY_ID"], !key.isEmpty,
+                  let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else {
+                throw RemoteFailure("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set for \(spec.identity)")
+            }
+            credentials = Credentials(user: key, password: secret)
+            signature = "aws:amz:\(region):s3"
+            if let token = environment["AWS_SESSION_TOKEN"], !token.isEmpty {
+                headers.append(HTTPHeader(name: "x-amz-security-token", value: token))
+            }
+        default:
+            if let token = try RemoteBackends.secret(environment: spec.bearerEnvironment, file: spec.bearerFile, from: environment) {
+                headers.append(HTTPHeader(name: "Authorization", value: "Bearer " + token))
+            }
+            if let pair = try RemoteBackends.secret(environment: spec.userEnvironment, file: nil, from: environment) {
+                guard let parsed = Credentials(parsing: pair) else { throw RemoteFailure("\(spec.userEnvironment ?? "") is not user:password") }
+                credentials = parsed
+            }
+        }
+        self.headers = headers
+        self.credentials = credentials
+        self.signature = signature
+    }
+
+    /// The object's URL.
+    private func url(_ key: RemoteKey) -> String {
+        switch spec.kind {
+        case .http(let base): return base + "/" + key.path
+        case .s3(let bucket, let prefix, let endpoint, _):
+            return endpoint + "/" + bucket + (prefix.isEmpty ? "" : "/" + prefix) + "/" + key.path
+        default: return ""
+        }
+    }
+
+    private func request(_ method: DownloadRequest.Method, _ key: RemoteKey, body: [UInt8]? = nil) throws(RemoteFailure) -> DownloadRequest {
+        let remote: RemoteURL
+        do { remote = try RemoteURL(parsing: url(key)) } catch { throw RemoteFailure("bad object URL for \(spec.identity)") }
+        // Nothing is written to disk for a remote object: it stays in memory.
+        var request = DownloadRequest(url: remote, bodyDirectory: "/nonexistent")
+        request.method = method
+        request.uploadBody = body
+        request.timeout = spec.timeout
+        request.connectTimeout = spec.connectTimeout
+        request.maximumRedirects = 0
+        request.credentials = credentials
+        request.awsSigV4 = signature
+        request.headers = headers
+        if signature != nil {
+            // libcurl 7.88 would sign a PUT as if its body were empty: the hash is given.
+            let payload = method == .put ? ((try? SHA256.hex(body ?? [])) ?? "UNSIGNED-PAYLOAD") : "UNSIGNED-PAYLOAD"
+            request.headers.append(HTTPHeader(name: "x-amz-content-sha256", value: payload))
+        }
+        return request
+    }
+
+    private func failure(_ error: DownloadError) -> RemoteFailure {
+        switch error {
+        case .httpStatus(401), .httpStatus(403): return RemoteFailure("\(error.reason) (check the credentials)")
+        default: return RemoteFailure(error.reason)
+        }
+    }
+
+    func get(_ key: RemoteKey, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
+        let request: DownloadRequest
+        do { request = try self.request(.get, key) } catch { return completion(.failure(error)) }
+        let failure = self.failure
+        downloads.submit([DownloadSubmission(request: request, priority: .high) { result in
+            switch result {
+            case .success(let file):
+                do throws(SystemError) { completion(.success(try file.bytes())) } catch { completion(.failure(RemoteFailure(error.description))) }
+            case .failure(.httpStatus(404)): completion(.success(nil))
+            case .failure(let error): completion(.failure(failure(error)))
+            }
+        }])
+    }
+
+    func put(_ key: RemoteKey, _ object: [UInt8], completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
+        write(.put, key, body: object, completion: completion)
+    }
+
+    func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
+        write(.delete, key, body: nil, completion: completion)
+    }
+
+    private func write(_ method: DownloadRequest.Method, _ key: RemoteKey, body: [UInt8]?,
+                       completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
+        let request: DownloadRequest
+        do { request = try self.request(method, key, body: body) } catch { return completion(.failure(error)) }
+        let failure = self.failure
+        downloads.submit([DownloadSubmission(request: request, priority: .low) { result in
+            switch result {
+            case .success: completion(.success(()))
+            // Deleting what is not there is done.
+            case .failure(.httpStatus(404)) where method == .delete: completion(.success(()))
+            case .failure(let error): completion(.failure(failure(error)))
+            }
+        }])
+    }
+
+    func close() {}
+}

@@ -1,0 +1,221 @@
+import CImgCacheShims
+
+/// Redis as a remote store, through hiredis (loaded on first use): `GET`,
+/// `SET key value NX EX ttl` and `DEL` of `imgcache:v1:<namespace>:<md5>`.
+/// One connection, owned by a thread of its own; requests queued meanwhile go
+/// out together, pipelined, and their replies are read in order, so a
+/// prefetch's lookups cost one round trip per batch, not per URL.
+///
+/// `@unchecked Sendable`: its stored properties are immutable or the queue
+/// (thread-safe); the connection lives only on the worker thread.
+final class RedisRemote: RemoteBackend, @unchecked Sendable {
+    let spec: RemoteSpec
+    private enum Operation {
+        case get(RemoteKey, @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
+        case put(RemoteKey, [UInt8], @Sendable (Result<Void, RemoteFailure>) -> Void)
+        case delete(RemoteKey, @Sendable (Result<Void, RemoteFailure>) -> Void)
+        case stop
+    }
+
+    private let operations = BlockingQueue<Operation>()
+    private let thread = WorkerThread()
+    private let password: String?
+    private let user: String?
+
+    init(spec: RemoteSpec, environment: Environment) throws(RemoteFailure) {
+        self.spec = spec
+        var error = [CChar](repeating: 0, count: 256)
+        guard ic_redis_load(&error, error.count) == 0 else { throw RemoteFailure(RedisRemote.text(error)) }
+        let fromEnvironment = try RemoteBackends.secret(environment: spec.passwordEnvironment, file: nil, from: environment)
+        if case .redis(_, _, _, let user, let password) = spec.kind {
+            self.user = user
+            self.password = fromEnvironment ?? password
+        } else {
+            self.user = nil
+            self.password = fromEnvironment
+        }
+        let operations = self.operations
+        let worker = Worker(spec: spec, user: user, password: password)
+        do {
+            try thread.start { worker.run(operations) }
+        } catch {
+            throw RemoteFailure("cannot start a thread: \(error)")
+        }
+    }
+
+    func get(_ key: RemoteKey, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
+        operations.push(.get(key, completion))
+    }
+
+    func put(_ key: RemoteKey, _ object: [UInt8], completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
+        operations.push(.put(key, object, completion))
+    }
+
+    func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
+        operations.push(.delete(key, completion))
+    }
+
+    func close() {
+        operations.push(.stop)
+        thread.join()
+    }
+
+    fileprivate static func text(_ error: [CChar]) -> String {
+        String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The worker thread's side: the connection and the pipelined batches.
+    private final class Worker: @unchecked Sendable {
+        let spec: RemoteSpec
+        let user: String?
+        let password: String?
+        /// The hiredis context; only the worker thread touches it.
+        private var connection: UnsafeMutableRawPointer?
+        /// Once the connection failed, every later request fails at once with this.
+        private var broken: RemoteFailure?
+
+        init(spec: RemoteSpec, user: String?, password: String?) {
+            self.spec = spec
+            self.user = user
+            self.password = password
+        }
+
+        func run(_ operations: BlockingQueue<Operation>) {
+            defer { if let connection { ic_redis_free(connection) } }
+            while true {
+                var batch = [operations.pop()]
+                while batch.count < 512, let next = operations.tryPop() { batch.append(next) }
+                let stopping = batch.contains { if case .stop = $0 { return true } else { return false } }
+                serve(batch.filter { if case .stop = $0 { return false } else { return true } })
+                if stopping {
+                    broken = RemoteFailure("closed")
+                    while let left = operations.tryPop() { serve([left]) }
+                    return
+                }
+            }
+        }
+
+        private func serve(_ batch: [Operation]) {
+            guard !batch.isEmpty else { return }
+            if broken == nil, connection == nil { connect() }
+            guard let connection, broken == nil else {
+                for operation in batch { fail(operation, broken ?? RemoteFailure("not connected")) }
+                return
+            }
+            for operation in batch {
+                switch operation {
+                case .get(let key, _): append(connection, ["GET", key.redisKey].map { Array($0.utf8) })
+                case .put(let key, let object, _):
+                    append(connection, [Array("SET".utf8), Array(key.redisKey.utf8), object, Array("NX".utf8), Array("EX".utf8),
+                                        Array(String(max(1, Int(spec.timeToLive))).utf8)])
+                case .delete(let key, _): append(connection, ["DEL", key.redisKey].map { Array($0.utf8) })
+                case .stop: break
+                }
+            }
+            for (index, operation) in batch.enumerated() {
+                var value = ic_redis_value()
+                var error = [CChar](repeating: 0, count: 256)
+                guard let reply = ic_redis_reply(connection, &value, &error, error.count) else {
+                    let failure = RemoteFailure(RedisRemote.text(error))
+                    broken = failure
+                    for rest in batch[index...] { fail(rest, failure) }
+                    return
+                }
+                answer(operation, value)
+                ic_redis_free_reply(reply)
+            }
+        }
+
+        private func connect() {
+            var error = [CChar](repeating: 0, count: 256)
+            let connectMilliseconds = Int(spec.connectTimeout * 1000), replyMilliseconds = Int(spec.timeout * 1000)
+            let context: UnsafeMutableRawPointer?
+            var database = 0
+            switch spec.kind {
+            case .redis(let host, let port, let number, _, _):
+                context = ic_redis_connect_tcp(host, Int32(port), connectMilliseconds, replyMilliseconds, &error, error.count)
+                database = number
+            case .redisSocket(let path, let number):
+                context = ic_redis_connect_unix(path, connectMilliseconds, replyMilliseconds, &error, error.count)
+                database = number
+            default:
+                context = nil
+            }
+            guard let context else {
+                broken = RemoteFailure("cannot connect: " + RedisRemote.text(error))
+                return
+            }
+            connection = context
+            var setup: [[String]] = []
+            if let password { setup.append(user.map { ["AUTH", $0, password] } ?? ["AUTH", password]) }
+            if database != 0 { setup.append(["SELECT", String(database)]) }
+            for command in setup { append(context, command.map { Array($0.utf8) }) }
+            for command in setup {
+                var value = ic_redis_value()
+                guard let reply = ic_redis_reply(context, &value, &error, error.count) else {
+                    broken = RemoteFailure(RedisRemote.text(error))
+                    return
+                }
+                defer { ic_redis_free_reply(reply) }
+                if value.type == 6 {
+                    // The reply may repeat what was sent: it never names the password.
+                    broken = RemoteFailure(command[0] == "AUTH" ? "authentication refused (check the password)" : Worker.string(value))
+                    return
+                }
+            }
+        }
+
+        private func append(_ connection: UnsafeMutableRawPointer, _ arguments: [[UInt8]]) {
+            var pointers: [UnsafePointer<CChar>?] = []
+            var lengths: [Int] = []
+            let buffers = arguments.map { bytes -> UnsafeMutablePointer<CChar> in
+                let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, bytes.count))
+                bytes.withUnsafeBytes { raw in
+                    if let base = raw.baseAddress { buffer.withMemoryRebound(to: UInt8.self, capacity: bytes.count) { $0.update(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count) } }
+                }
+                return buffer
+            }
+            defer { for buffer in buffers { buffer.deallocate() } }
+            for (buffer, bytes) in zip(buffers, arguments) {
+                pointers.append(UnsafePointer(buffer))
+                lengths.append(bytes.count)
+            }
+            _ = pointers.withUnsafeMutableBufferPointer { argv in
+                lengths.withUnsafeBufferPointer { ic_redis_append(connection, Int32(arguments.count), argv.baseAddress, $0.baseAddress) }
+            }
+        }
+
+        private static func string(_ value: ic_redis_value) -> String {
+            guard let bytes = value.bytes else { return "" }
+            return String(decoding: UnsafeRawBufferPointer(start: bytes, count: value.length), as: UTF8.self)
+        }
+
+        /// Hands a reply to whoever asked (types: 1 string, 3 integer, 4 nil, 5 status, 6 error).
+        private func answer(_ operation: Operation, _ value: ic_redis_value) {
+            let error: RemoteFailure? = value.type == 6 ? RemoteFailure("Redis: " + Worker.string(value)) : nil
+            switch operation {
+            case .get(_, let completion):
+                if let error { return completion(.failure(error)) }
+                switch value.type {
+                case 1:
+                    let bytes = value.bytes.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: value.length)) } ?? []
+                    completion(.success(bytes))
+                case 4: completion(.success(nil))
+                default: completion(.failure(RemoteFailure("unexpected Redis reply")))
+                }
+            case .put(_, _, let completion), .delete(_, let completion):
+                // SET ... NX answers nil when the key is there already: written by someone else, which is as good.
+                completion(error.map { .failure($0) } ?? .success(()))
+            case .stop: break
+            }
+        }
+
+        private func fail(_ operation: Operation, _ failure: RemoteFailure) {
+            switch operation {
+            case .get(_, let completion): completion(.failure(failure))
+            case .put(_, _, let completion), .delete(_, let completion): completion(.failure(failure))
+            case .stop: break
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a remote store did not answer as asked: it is down, slow, full,
+/// refuses the credentials, or answers something that is no object.
+public struct RemoteFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    public let reason: String
+
+    public init(_ reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { reason }
+}
+
+/// A remote store of entries: read, written if absent, and probed by
+/// `remote check`. Answers come on a thread of the backend's; each backend
+/// is used by one run.
+public protocol RemoteBackend: AnyObject, Sendable {
+    var spec: RemoteSpec { get }
+    /// The object stored under `key`: its bytes, nil when there is none.
+    func get(_ key: RemoteKey, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
+    /// Stores `object` under `key`.
+    func put(_ key: RemoteKey, _ object: [UInt8], completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void)
+    /// Removes `key` (the probe of `remote check`).
+    func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void)
+    /// Ends the backend's work; answers still owed are failures.
+    func close()
+}
+
+/// Makes the backend a spec names. HTTP and S3 go through `downloads`, the
+/// run's libcurl engine (keep-alive, HTTP/2); Redis gets a connection of its own.
+public enum RemoteBackends {
+    public static func make(_ spec: RemoteSpec, downloads: any DownloadScheduling, environment: Environment) throws(RemoteFailure) -> any RemoteBackend {
+        switch spec.kind {
+        case .http, .s3:
+            return try ObjectStoreRemote(spec: spec, downloads: downloads, environment: environment)
+        case .redis, .redisSocket:
+            return try RedisRemote(spec: spec, environment: environment)
+        }
+    }
+
+    /// A secret from the environment variable `name`, or the first line of the file at `path`.
+    static func secret(environment name: String?, file path: String?, from environment: Environment) throws(RemoteFailure) -> String? {
+        if let name {
+            guard let value = environment[name], !value.isEmpty else { throw RemoteFailure("\(name) is not set") }
+            return value
+        }
+        if let path {
+            guard let bytes = try? FileSystem.readFile(path, limit: 64 * 1024) else { throw RemoteFailure("cannot read \(path)") }
+            let text = String(decoding: bytes, as: UTF8.self)
+            return String(text.prefix { $0 != "\n" && $0 != "\r" })
+        }
+        return nil
+    }
+}

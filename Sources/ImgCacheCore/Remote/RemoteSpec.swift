@@ -1,0 +1,200 @@
+/// One remote store as configured: its URL and the attributes after it,
+/// `URL|attribute|name=value…` (as ccache writes remote storage).
+///
+/// - `http://host[:port]/prefix`, `https://…`: objects at `<prefix>/v1/<namespace>/<xx>/<md5>`
+///   (nginx with `dav_methods PUT DELETE`, bazel-remote, any WebDAV or plain HTTP store).
+/// - `redis://[user:password@]host[:port][/db]`, `redis+unix:/path/to/socket[?db=N]`:
+///   keys `imgcache:v1:<namespace>:<md5>`.
+/// - `s3://bucket/prefix?endpoint=URL&region=REGION`: path-style requests signed
+///   with AWS Signature Version 4, credentials from `AWS_ACCESS_KEY_ID`,
+///   `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
+///
+/// Attributes: `read-only`; `connect-timeout=1s`; `timeout=5s` (each request
+/// as a whole); `ttl=30d` (Redis keys); `bearer-env=NAME` or `bearer-file=PATH`
+/// (an `Authorization: Bearer` token); `user-env=NAME` (`user:password` for
+/// basic authentication); `password-env=NAME` (Redis). Credentials never need
+/// to be in the URL, and are never printed.
+public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
+    /// What kind of store, and where.
+    public enum Kind: Equatable, Sendable {
+        /// An HTTP(S) base URL, without a trailing slash.
+        case http(base: String)
+        case redis(host: String, port: Int, database: Int, user: String?, password: String?)
+        case redisSocket(path: String, database: Int)
+        case s3(bucket: String, prefix: String, endpoint: String, region: String)
+    }
+
+    /// Why a remote's text is refused.
+    public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
+        case invalid(String)
+
+        public var description: String {
+            switch self {
+            case .invalid(let reason): return reason
+            }
+        }
+    }
+
+    /// The text as given (credentials in it are redacted in `description`).
+    public let text: String
+    public let kind: Kind
+    public var readOnly = false
+    public var connectTimeout = 1.0
+    public var timeout = 5.0
+    /// How long Redis keeps an object (seconds).
+    public var timeToLive = 30.0 * 86_400
+    public var bearerEnvironment: String?
+    public var bearerFile: String?
+    public var userEnvironment: String?
+    public var passwordEnvironment: String?
+
+    public init(parsing text: String) throws(ParseError) {
+        let parts = text.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        let url = parts[0]
+        guard !url.isEmpty else { throw .invalid("the remote's URL is empty") }
+        guard !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+            throw .invalid("the remote's URL contains a space or a control character")
+        }
+        self.text = text
+        kind = try RemoteSpec.kind(of: url)
+        for attribute in parts.dropFirst() {
+            let pair = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let name = pair[0], value = pair.count == 2 ? pair[1] : nil
+            func required() throws(ParseError) -> String {
+                guard let value, !value.isEmpty else { throw .invalid("attribute \(name) needs a value (\(name)=...)") }
+                return value
+            }
+            func seconds() throws(ParseError) -> Double {
+                let text = try required()
+                guard let span = try? TimeSpan(parsing: text), span.seconds > 0 else {
+                    throw .invalid("bad \(name) '\(text)' (expected a time such as 500ms, 2s, 1m)")
+                }
+                return span.seconds
+            }
+            switch name {
+            case "read-only":
+                guard value == nil else { throw .invalid("read-only takes no value") }
+                readOnly = true
+            case "connect-timeout": connectTimeout = try seconds()
+            case "timeout": timeout = try seconds()
+            case "ttl": timeToLive = try seconds()
+            case "bearer-env": bearerEnvironment = try required()
+            case "bearer-file": bearerFile = try required()
+            case "user-env": userEnvironment = try required()
+            case "password-env": passwordEnvironment = try required()
+            default:
+                let known = ["read-only", "connect-timeout", "timeout", "ttl", "bearer-env", "bearer-file", "user-env", "password-env"]
+                throw .invalid("unknown attribute '\(name)' (known: \(known.joined(separator: ", ")))")
+            }
+        }
+    }
+
+    /// Remotes separated by spaces (IMGCACHE_REMOTE); "none" or nothing: none.
+    public static func list(parsing text: String) throws(ParseError) -> [RemoteSpec] {
+        let items = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+        guard items != ["none"] else { return [] }
+        var remotes: [RemoteSpec] = []
+        for item in items {
+            guard item != "none" else { throw .invalid("'none' cannot be given with other remotes") }
+            remotes.append(try RemoteSpec(parsing: item))
+        }
+        return remotes
+    }
+
+    /// The URL and attributes, with any password in the URL hidden.
+    public var description: String {
+        guard let scheme = text.firstRange(of: "://") else { return text }
+        let rest = text[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "|" && $0 != "?" }
+        guard let at = authority.lastIndex(of: "@") else { return text }
+        return String(text[..<scheme.upperBound]) + "***" + String(text[at...])
+    }
+
+    /// Whether the URL itself carries a password (which is then never remembered).
+    public var hasCredentialsInURL: Bool { description != text }
+
+    /// Names the remote in the down markers and messages: the URL without attributes or credentials.
+    public var identity: String { String(description.split(separator: "|").first ?? "") }
+
+    private static func kind(of url: String) throws(ParseError) -> Kind {
+        guard let colon = url.firstIndex(of: ":") else { throw .invalid("'\(url)' is no URL (expected http://, https://, redis://, redis+unix: or s3://)") }
+        let scheme = url[..<colon].lowercased()
+        let rest = url[url.index(after: colon)...]
+        switch scheme {
+        case "http", "https":
+            guard (try? RemoteURL(parsing: url)) != nil else { throw .invalid("'\(url)' is not a valid \(scheme) URL") }
+            var base = url
+            while base.hasSuffix("/") { base.removeLast() }
+            return .http(base: base)
+        case "redis":
+            guard rest.hasPrefix("//") else { throw .invalid("expected redis://host[:port][/db]") }
+            let afterSlashes = rest.dropFirst(2)
+            let authority = afterSlashes.prefix { $0 != "/" }
+            var hostPort = Substring(authority), user: String?, password: String?
+            if let at = authority.lastIndex(of: "@") {
+                let credentials = authority[..<at]
+                hostPort = authority[authority.index(after: at)...]
+                if let separator = credentials.firstIndex(of: ":") {
+                    user = credentials[..<separator].isEmpty ? nil : String(credentials[..<separator])
+                    password = String(credentials[credentials.index(after: separator)...])
+                } else {
+                    password = String(credentials)
+                }
+            }
+            var host = String(hostPort), port = 6379
+            if let separator = hostPort.lastIndex(of: ":") {
+                host = String(hostPort[..<separator])
+                guard let number = Int(hostPort[hostPort.index(after: separator)...]), (1...65_535).contains(number) else {
+                    throw .invalid("bad port in '\(url)'")
+                }
+                port = number
+            }
+            guard !host.isEmpty else { throw .invalid("'\(url)' has no host") }
+            let path = afterSlashes.dropFirst(authority.count).drop { $0 == "/" }
+            guard path.isEmpty || Int(path) != nil else { throw .invalid("bad database number '\(path)' in '\(url)'") }
+            return .redis(host: host, port: port, database: Int(path) ?? 0, user: user, password: password)
+        case "redis+unix":
+            let parts = rest.split(separator: "?", maxSplits: 1)
+            guard let path = parts.first, path.hasPrefix("/") else { throw .invalid("expected redis+unix:/path/to/socket") }
+            var database = 0
+            if parts.count == 2 {
+                guard parts[1].hasPrefix("db="), let number = Int(parts[1].dropFirst(3)) else {
+                    throw .invalid("bad query in '\(url)' (expected ?db=N)")
+                }
+                database = number
+            }
+            return .redisSocket(path: String(path), database: database)
+        case "rediss":
+            throw .invalid("rediss:// (Redis over TLS) is not supported: the hiredis of this system (0.14) has no TLS; "
+                + "use redis:// on a trusted network, or an https:// store")
+        case "s3":
+            guard rest.hasPrefix("//") else { throw .invalid("expected s3://bucket/prefix?endpoint=URL&region=REGION") }
+            let parts = rest.dropFirst(2).split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+            let path = parts[0]
+            let bucket = path.prefix { $0 != "/" }
+            guard !bucket.isEmpty, bucket.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-" || $0 == ".") }) else {
+                throw .invalid("bad bucket name in '\(url)'")
+            }
+            var prefix = String(path.dropFirst(bucket.count))
+            while prefix.hasPrefix("/") { prefix.removeFirst() }
+            while prefix.hasSuffix("/") { prefix.removeLast() }
+            var endpoint = "https://s3.amazonaws.com", region = "us-east-1"
+            if parts.count == 2 {
+                for pair in parts[1].split(separator: "&") {
+                    let field = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                    guard field.count == 2 else { throw .invalid("bad query '\(pair)' in '\(url)'") }
+                    switch field[0] {
+                    case "endpoint": endpoint = field[1]
+                    case "region": region = field[1]
+                    default: throw .invalid("unknown s3 parameter '\(field[0])' (known: endpoint, region)")
+                    }
+                }
+            }
+            while endpoint.hasSuffix("/") { endpoint.removeLast() }
+            guard (try? RemoteURL(parsing: endpoint)) != nil else { throw .invalid("bad endpoint '\(endpoint)'") }
+            return .s3(bucket: String(bucket), prefix: prefix, endpoint: endpoint, region: region)
+        default:
+            throw .invalid("unsupported remote '\(scheme):' (expected http://, https://, redis://, redis+unix: or s3://)")
+        }
+    }
+}
