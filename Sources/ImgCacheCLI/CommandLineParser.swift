@@ -162,6 +162,14 @@ public enum CommandLineParser {
                     throw .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one")
                 }
                 return .run(globals, .clear(arguments))
+            case CommandTable.remote.name:
+                guard let action = operands.first else { throw .missingOperand(command: command.name, operand: "an action (check)") }
+                guard action == "check" else { throw .invalidValue(option: "ACTION", value: action, reason: "expected check") }
+                if operands.count > 1 { throw .unexpectedOperand(command: command.name, operand: operands[1]) }
+                var arguments = RemoteArguments()
+                if let texts = values["remote"] { arguments.remotes = try Self.remotes(texts, option: "--remote") }
+                arguments.allowInvalidCertificates = has("insecure")
+                return .run(globals, .remote(arguments))
             case CommandTable.completions.name:
                 guard let shell = operands.first else { throw .missingOperand(command: command.name, operand: "a shell name") }
                 if operands.count > 1 { throw .unexpectedOperand(command: command.name, operand: operands[1]) }

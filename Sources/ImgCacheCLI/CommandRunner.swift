@@ -57,10 +57,14 @@ public enum CommandRunner {
                                              environment: environment).run()
             case .cacheInfo(let arguments):
                 guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
-                status = try CacheInfoCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()
+                status = try CacheInfoCommand(arguments: arguments, globals: globals, caches: caches, console: console,
+                                              environment: environment).run()
             case .clean(let arguments):
                 guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
                 status = try CleanCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()
+            case .remote(let arguments):
+                status = try RemoteCommand(arguments: arguments, globals: globals, cache: cache, console: console,
+                                           environment: environment).run()
             case .clear(let arguments):
                 guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
                 status = try ClearCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()

@@ -212,6 +212,30 @@ public enum CommandTable {
         ]
     )
 
+    public static let remote = CommandSpec(
+        name: "remote", summary: "Check the remote stores: write, read back and remove a probe",
+        description: """
+            'remote check' checks each remote store fetch and prefetch would use (--remote, \
+            else $IMGCACHE_REMOTE, else the namespace's remembered ones): it writes a small \
+            probe object, reads it back, compares it and removes it; a read-only store is \
+            only read. Prints one line per store, OK with each request's time, or FAILED \
+            with what went wrong (connection, credentials, a full store, a damaged answer). \
+            A store that passes is no longer skipped as down. Exit 0 when every store \
+            passes, 1 when one fails, 64 when there is none to check.
+            """,
+        options: [
+            .value("remote", metavar: "URL", kind: .text, repeatable: true,
+                   help: "Check this store instead (repeatable; the same URL|attributes as fetch --remote)"),
+            .flag("insecure", "k", help: "Do not verify TLS certificates or host names (prints a warning)"),
+        ],
+        operands: [OperandSpec(name: "ACTION", kind: .choice(["check"]), help: "check: write, read and remove a probe object",
+                               minimum: 1, maximum: 1)],
+        examples: [
+            ("imgcache remote check", "the remotes fetch would use"),
+            ("imgcache remote check --remote 'redis://cache.lan|timeout=2s'", "one store, before remembering it"),
+        ]
+    )
+
     public static let completions = CommandSpec(
         name: "completions", summary: "Print a shell completion script",
         description: "Prints the completion script for bash, zsh or fish. `make install` installs all three.",
@@ -230,7 +254,7 @@ public enum CommandTable {
     )
 
     /// All commands, in the order help lists them.
-    public static let commands: [CommandSpec] = [fetch, prefetch, cacheInfo, clean, clear, completions, help]
+    public static let commands: [CommandSpec] = [fetch, prefetch, cacheInfo, clean, clear, remote, completions, help]
 
     /// The command called `name`, if there is one.
     public static func command(named name: String) -> CommandSpec? {

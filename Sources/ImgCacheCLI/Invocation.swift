@@ -19,6 +19,7 @@ public enum Command: Equatable, Sendable {
     case cacheInfo(CacheInfoArguments)
     case clean(CleanArguments)
     case clear(ClearArguments)
+    case remote(RemoteArguments)
 }
 
 /// Options that apply to every command.
@@ -94,6 +95,14 @@ public struct CleanArguments: Equatable, Sendable {
     public var remember = false
     public var dryRun = false
     public var allNamespaces = false
+    public init() {}
+}
+
+/// `imgcache remote check` arguments.
+public struct RemoteArguments: Equatable, Sendable {
+    /// `--remote`: the stores to check; nil: the ones fetch would use.
+    public var remotes: [RemoteSpec]?
+    public var allowInvalidCertificates = false
     public init() {}
 }
 

@@ -9,6 +9,7 @@ struct CacheInfoCommand {
     let globals: GlobalOptions
     let caches: [DiskCache]
     let console: Console
+    let environment: Environment
 
     func run() throws(SystemError) -> ExitStatus {
         let now = WallClock.now()
@@ -18,22 +19,36 @@ struct CacheInfoCommand {
                 console.error(MaintenanceMessages.describe(error))
                 return .cacheUnwritable
             }
+            let remotes: RemoteSelection
+            do {
+                remotes = try RemoteSelection.resolve(given: nil, environment: environment, namespaceDirectory: cache.directory)
+            } catch {
+                console.error("invalid IMGCACHE_REMOTE: \(error)")
+                return .usage
+            }
             if globals.json {
-                try console.output(json(summary).serialized)
+                var object = json(summary)
+                object.add("remotes", remotes.remotes.isEmpty ? nil : remotes.listed)
+                object.add("remotes_source", remotes.source.rawValue)
+                try console.output(object.serialized)
             } else {
                 // What the namespace holds is the data asked for: -q does not hide it.
                 if index > 0 { try console.output("") }
                 for line in text(summary, now: now) { try console.output(line) }
+                try console.output(CacheInfoCommand.row("remotes", "\(remotes.listed) (\(remotes.source.rawValue))"))
             }
         }
         return .success
     }
 
+    /// A label and its value, the values aligned.
+    private static func row(_ label: String, _ value: String) -> String {
+        let title = label + ":"
+        return title + String(repeating: " ", count: max(1, 14 - title.count)) + value
+    }
+
     private func text(_ summary: CacheSummary, now: Double) -> [String] {
-        func row(_ label: String, _ value: String) -> String {
-            let title = label + ":"
-            return title + String(repeating: " ", count: max(1, 14 - title.count)) + value
-        }
+        let row = CacheInfoCommand.row
         var lines = [row("namespace", summary.namespace.name), row("path", summary.path)]
         if summary.exists {
             let size = ByteSize.humanised(summary.entries.bytes) + ", " + ByteSize.humanised(summary.entries.allocatedBytes) + " on disk"

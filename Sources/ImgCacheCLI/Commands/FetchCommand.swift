@@ -215,24 +215,15 @@ enum ManagerSetup {
                          : "remembered for namespace '\(cache.location.namespace)': " + given.map(\.description).joined(separator: " "))
             return .success(given)
         }
-        if let text = environment["IMGCACHE_REMOTE"] {
-            do {
-                return .success(try RemoteSpec.list(parsing: text))
-            } catch {
-                console.error("invalid IMGCACHE_REMOTE: \(error)")
-                console.plain("each remote is a URL with optional |attributes, separated by spaces; see 'imgcache help fetch'")
-                return .failure(.usage)
-            }
+        do {
+            let selection = try RemoteSelection.resolve(given: nil, environment: environment, namespaceDirectory: cache.directory)
+            for (text, reason) in selection.unreadable { console.warning("ignoring the remembered remote '\(text)': \(reason)") }
+            return .success(selection.remotes)
+        } catch {
+            console.error("invalid IMGCACHE_REMOTE: \(error)")
+            console.plain("each remote is a URL with optional |attributes, separated by spaces; see 'imgcache help fetch'")
+            return .failure(.usage)
         }
-        var remembered: [RemoteSpec] = []
-        for text in NamespaceSettings.load(from: cache.directory).remotes ?? [] {
-            do {
-                remembered.append(try RemoteSpec(parsing: text))
-            } catch {
-                console.warning("ignoring the remembered remote '\(text)': \(error)")
-            }
-        }
-        return .success(remembered)
     }
 
     /// Once the run starts threads (a run of hits never does), SIGINT and

@@ -63,7 +63,8 @@ struct PrefetchCommand {
             }
         }
         bar?.finish()
-        try report(summary, seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil)
+        try report(summary, remotes: fetcher.settings.remotes.isEmpty ? nil : fetcher.remoteStatistics,
+                   seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil)
         if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
         if summary.unwritable > 0 { return .cacheUnwritable }
         if summary.unavailable > 0 { return .unavailable }
@@ -71,7 +72,9 @@ struct PrefetchCommand {
         return summary.allCached ? .success : .someFailed
     }
 
-    private func report(_ summary: PrefetchSummary, seconds: Double, interrupted: Bool) throws(SystemError) {
+    /// The summary line (or JSON object); `remotes` is nil when the run had no remote store.
+    private func report(_ summary: PrefetchSummary, remotes: RemoteStatistics?, seconds: Double,
+                        interrupted: Bool) throws(SystemError) {
         if globals.json {
             var object = JSONObject()
             object.add("summary", true)
@@ -79,6 +82,9 @@ struct PrefetchCommand {
             object.add("downloaded", summary.downloaded)
             object.add("refreshed", summary.refreshed)
             object.add("cached", summary.cached)
+            object.add("remote", summary.fromRemotes)
+            object.add("remote_writes", remotes?.writes ?? 0)
+            object.add("remote_errors", remotes?.errors ?? 0)
             object.add("failed", summary.failed)
             object.add("blacklisted", summary.blacklisted)
             object.add("interrupted", summary.interrupted)
@@ -91,12 +97,17 @@ struct PrefetchCommand {
         guard !globals.quiet else { return }
         var parts = ["\(summary.downloaded) downloaded"]
         if summary.refreshed > 0 { parts.append("\(summary.refreshed) refreshed") }
+        if remotes != nil || summary.fromRemotes > 0 { parts.append("\(summary.fromRemotes) from remote") }
         parts.append("\(summary.cached) already cached")
         parts.append("\(summary.failed) failed")
         parts.append("\(summary.blacklisted) blacklisted")
         if summary.interrupted > 0 || interrupted { parts.append("\(summary.interrupted) interrupted") }
         var line = "\(Plural.count(summary.urls, "URL")): " + parts.joined(separator: ", ")
         if summary.repeats > 0 { line += "; \(Plural.count(summary.repeats, "repeated line")) skipped" }
+        if let remotes {
+            line += "; \(Plural.count(remotes.writes, "remote write"))"
+            if remotes.errors > 0 { line += ", \(Plural.count(remotes.errors, "remote error"))" }
+        }
         let tenths = Int((seconds * 10).rounded())
         line += " (\(tenths / 10).\(tenths % 10) s)"
         try console.output(line)

@@ -273,7 +273,9 @@ public final class ImageFetcher {
         case .remoteWritten(let store, let result):
             run.pendingWrites -= 1
             switch result {
-            case .success: remoteTier?.statistics.writes += 1
+            case .success:
+                remoteTier?.statistics.writes += 1
+                if let spec = remoteTier?.stores[store].backend.spec { log?("remote \(spec.identity): object written") }
             case .failure(let failure): remoteTier?.giveUp(store, failure, now: WallClock.now())
             }
         }
