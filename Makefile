@@ -7,9 +7,10 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-# C libraries (headers for the build, shared objects loaded at run time),
-# nginx (and openssl for a test certificate; zsh and fish to try the completions; jq, man-db, file and curl, which the
-# recipes in README.md and Docs/ use) for the tests and the demo; hyperfine,
+# C libraries (headers for the build, shared objects loaded at run time, hiredis
+# for Redis remote stores), nginx (and openssl for a test certificate; zsh and fish to try the completions; jq, man-db,
+# file and curl, which the recipes in README.md and Docs/ use) and redis-server for the tests and the demo; moto's S3
+# server (Python, scripts/pip-install.sh) for the S3 tests; hyperfine,
 # wget, curl, aria2, GNU time, perf (system calls per URL), Pillow (the corpus, and the codec comparison) and
 # vipsthumbnail for benchmarks.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libhiredis-dev pkgconf
@@ -18,13 +19,16 @@ BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools linux
 
 RELEASE_BIN := .build/release/imgcache
 
-.PHONY: all deps bench-deps build test run install generate bench fuzz soak clean
+.PHONY: all deps test-deps bench-deps build test run install generate bench fuzz soak clean
 
 all: build
 
 # Installs only what is missing, so it is a fast no-op on a ready machine.
 deps:
 	@scripts/apt-install.sh $(BUILD_PACKAGES) $(TEST_PACKAGES)
+
+test-deps: deps
+	@scripts/pip-install.sh
 
 bench-deps: deps
 	@scripts/apt-install.sh $(BENCH_PACKAGES)
@@ -36,7 +40,7 @@ bench-deps: deps
 build: deps
 	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --product imgcache
 
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

@@ -6,7 +6,7 @@ _imgcache() {
     command=
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            fetch|prefetch|cache-info|clean|clear|completions|help) command=${COMP_WORDS[i]}; break ;;
+            fetch|prefetch|cache-info|clean|clear|remote|completions|help) command=${COMP_WORDS[i]}; break ;;
         esac
     done
     case $prev in
@@ -24,6 +24,7 @@ _imgcache() {
         --max-pixels) return ;;
         --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
         --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --remote) return ;;
         --concurrency|-j) return ;;
         --timeout) return ;;
         --retries) return ;;
@@ -43,6 +44,7 @@ _imgcache() {
         --max-pixels) return ;;
         --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
         --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --remote) return ;;
         --concurrency|-j) return ;;
         --timeout) return ;;
         --retries) return ;;
@@ -56,13 +58,14 @@ _imgcache() {
         --max-size) return ;;
         --max-age) return ;;
         --failed-ttl) return ;;
+        --remote) return ;;
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         cache-info)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
@@ -73,15 +76,18 @@ _imgcache() {
         clear)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--failed --all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
+        remote)
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--remote --insecure -k --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            else COMPREPLY=($(compgen -W "check" -- "$cur")); fi ;;
         completions)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W " --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); fi ;;
         help)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--man --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
-            else COMPREPLY=($(compgen -W "fetch prefetch cache-info clean clear completions help" -- "$cur")); fi ;;
+            else COMPREPLY=($(compgen -W "fetch prefetch cache-info clean clear remote completions help" -- "$cur")); fi ;;
         *)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
-            else COMPREPLY=($(compgen -W "fetch prefetch cache-info clean clear completions help" -- "$cur")); fi ;;
+            else COMPREPLY=($(compgen -W "fetch prefetch cache-info clean clear remote completions help" -- "$cur")); fi ;;
     esac
 }
 # A single match ending in '=' takes its value next: no space after it.

@@ -188,9 +188,11 @@ import Testing
         let samples = ["concurrency": "4", "timeout": "2.5", "retries": "2", "order": "lifo", "priority": "high",
                        "header": "X-A: b", "user": "me:pw", "max-redirects": "3", "max-size": "20M",
                        "key-filter": "strip-query", "failed-ttl": "2h", "options": "retry-failed,0x10",
-                       "max-pixels": "2.5M", "verify": "full", "thumbnail": "64x64", "format": "webp", "quality": "80"]
+                       "max-pixels": "2.5M", "verify": "full", "thumbnail": "64x64", "format": "webp", "quality": "80",
+                       "remote": "redis://127.0.0.1|timeout=2s"]
         // Some options need another: --memory-only an output, --format and --quality a transform.
-        let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"]]
+        let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"],
+                          "remember": ["--remote", "http://127.0.0.1/store"]]
         for spec in CommandTable.fetch.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
             // --input brings the URLs itself.
@@ -202,6 +204,11 @@ import Testing
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
             _ = try CommandLineParser.parse(["prefetch", "--" + spec.long] + value + ["list.txt"])
             if let short = spec.short { _ = try CommandLineParser.parse(["prefetch", "-\(short)"] + value) }
+        }
+        for spec in CommandTable.remote.options {
+            let value = spec.takesValue ? [samples[spec.long] ?? "v1"] : []
+            _ = try CommandLineParser.parse(["remote", "check", "--" + spec.long] + value)
+            if let short = spec.short { _ = try CommandLineParser.parse(["remote", "check", "-\(short)"] + value) }
         }
     }
 

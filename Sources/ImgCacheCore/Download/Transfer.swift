@@ -77,17 +77,25 @@ final class Transfer {
             }
         }
         var headerLines = request.headerLines
+        if let signature = request.awsSigV4 {
+            try easy.set(CURLOPT_AWS_SIGV4, signature)
+            // libcurl 7.88 signs every header of the list, even one it then does
+            // not send ("Expect:"), and stores (and botocore-based servers)
+            // recompute signatures without User-Agent and Expect: a signed
+            // request lists only what must be signed, its agent set apart.
+            headerLines = request.headers.map(\.line)
+            try easy.set(CURLOPT_USERAGENT, DownloadRequest.defaultUserAgent)
+        }
         switch request.method {
         case .get: break
         case .put:
             try easy.set(CURLOPT_CUSTOMREQUEST, "PUT")
             try easy.setBody(request.uploadBody ?? [])
-            // Not a form; and no "Expect: 100-continue" round trip before the body.
-            headerLines += ["Content-Type: application/octet-stream", "Expect:"]
+            // Not a form; and, unsigned, no "Expect: 100-continue" round trip before the body.
+            headerLines += ["Content-Type: application/octet-stream"] + (request.awsSigV4 == nil ? ["Expect:"] : [])
         case .delete:
             try easy.set(CURLOPT_CUSTOMREQUEST, "DELETE")
         }
-        if let signature = request.awsSigV4 { try easy.set(CURLOPT_AWS_SIGV4, signature) }
         try easy.setHeaders(headerLines)
         let context = retainedSink.toOpaque()
         try easy.set(CURLOPT_WRITEDATA, pointer: context)

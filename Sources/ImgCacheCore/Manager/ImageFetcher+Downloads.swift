@@ -124,6 +124,7 @@ extension ImageFetcher {
             case .defective(let reason):
                 // A bad object is a miss: the origin answers, and the object is written anew.
                 tier.statistics.errors += 1
+                tier.damaged.insert(RemoteTier.Damaged(store: store, key: remoteKey(miss.key)))
                 warn?("remote \(identity): bad object for \(RemoteURL.displayed(miss.text)) (\(reason)); fetched from the origin")
             }
         case .success(nil):
@@ -144,7 +145,8 @@ extension ImageFetcher {
 
     /// Writes a new entry's bytes to every remote store in use that takes writes.
     func share(_ bytes: [UInt8], of key: CacheKey, as fetched: FetchResult, _ run: inout FetchRun) {
-        guard let tier = remoteTier, fetched.isStored else { return }
+        // An image too large for an object is only kept locally.
+        guard let tier = remoteTier, fetched.isStored, bytes.count < RemoteObject.maximumLength - 4096 else { return }
         let stores = tier.writable
         guard !stores.isEmpty else { return }
         let metadata = fetched.metadata
@@ -160,13 +162,17 @@ extension ImageFetcher {
         let messages = self.messages
         for store in stores {
             run.pendingWrites += 1
-            tier.stores[store].backend.put(remoteKey(key), object) { result in messages.push(.remoteWritten(store: store, result)) }
+            let place = remoteKey(key)
+            let replacing = tier.damaged.remove(RemoteTier.Damaged(store: store, key: place)) != nil
+            tier.stores[store].backend.put(place, object, replacing: replacing) { result in
+                messages.push(.remoteWritten(store: store, result))
+            }
         }
     }
 
     /// With --remote-reshare, a local hit is written to the remote stores too.
     func reshare(_ hit: FetchResult, key: CacheKey, _ run: inout FetchRun) {
-        guard (try? startDownloader()) != nil, let bytes = try? FileSystem.readFile(hit.path, limit: 256 << 20) else { return }
+        guard (try? startDownloader()) != nil, let bytes = try? FileSystem.readFile(hit.path, limit: RemoteObject.maximumLength) else { return }
         share(bytes, of: key, as: hit, &run)
     }
 

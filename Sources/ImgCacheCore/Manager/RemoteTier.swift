@@ -15,6 +15,13 @@ final class RemoteTier {
     private let health: RemoteHealth
     private let report: (String) -> Void
     var statistics = RemoteStatistics()
+    /// Objects found damaged, by store and key: written anew, not "if absent".
+    var damaged: Set<Damaged> = []
+
+    struct Damaged: Hashable {
+        let store: Int
+        let key: RemoteKey
+    }
 
     /// Makes the backends of `specs`; one marked down lately, or that cannot be
     /// set up (credentials missing), is left out, and said so through `report`.

@@ -56,8 +56,10 @@ final class ObjectStoreRemote: RemoteBackend {
     private func request(_ method: DownloadRequest.Method, _ key: RemoteKey, body: [UInt8]? = nil) throws(RemoteFailure) -> DownloadRequest {
         let remote: RemoteURL
         do { remote = try RemoteURL(parsing: url(key)) } catch { throw RemoteFailure("bad object URL for \(spec.identity)") }
-        // Nothing is written to disk for a remote object: it stays in memory.
-        var request = DownloadRequest(url: remote, bodyDirectory: "/nonexistent")
+        // An object stays in memory unless it is larger than a transfer keeps
+        // there; then it waits in the system's temporary folder until it is read.
+        var request = DownloadRequest(url: remote, bodyDirectory: DownloadStore.memoryOnlyDirectory)
+        request.maximumBytes = Int64(RemoteObject.maximumLength)
         request.method = method
         request.uploadBody = body
         request.timeout = spec.timeout
@@ -74,28 +76,37 @@ final class ObjectStoreRemote: RemoteBackend {
         return request
     }
 
-    private func failure(_ error: DownloadError) -> RemoteFailure {
+    /// The failure, with what usually causes it when the status tells.
+    private static func failure(_ error: DownloadError, writing: Bool, s3: Bool) -> RemoteFailure {
+        let hint: String?
         switch error {
-        case .httpStatus(401), .httpStatus(403): return RemoteFailure("\(error.reason) (check the credentials)")
-        default: return RemoteFailure(error.reason)
+        case .httpStatus(401), .httpStatus(403): hint = "check the credentials"
+        case .httpStatus(404) where writing:
+            hint = s3 ? "no such bucket" : "the store does not make folders: nginx needs create_full_put_path on"
+        case .httpStatus(405), .httpStatus(501): hint = "the server does not take PUT there: nginx needs dav_methods PUT DELETE"
+        case .httpStatus(413): hint = "the store refuses objects this large: nginx client_max_body_size"
+        case .httpStatus(507): hint = "the store is full"
+        default: hint = nil
         }
+        return RemoteFailure(error.reason + (hint.map { " (\($0))" } ?? ""))
     }
 
     func get(_ key: RemoteKey, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
         let request: DownloadRequest
         do { request = try self.request(.get, key) } catch { return completion(.failure(error)) }
-        let failure = self.failure
+        let s3 = isS3
         downloads.submit([DownloadSubmission(request: request, priority: .high) { result in
             switch result {
             case .success(let file):
                 do throws(SystemError) { completion(.success(try file.bytes())) } catch { completion(.failure(RemoteFailure(error.description))) }
             case .failure(.httpStatus(404)): completion(.success(nil))
-            case .failure(let error): completion(.failure(failure(error)))
+            case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: false, s3: s3)))
             }
         }])
     }
 
-    func put(_ key: RemoteKey, _ object: [UInt8], completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
+    func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
+             completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
         write(.put, key, body: object, completion: completion)
     }
 
@@ -107,15 +118,21 @@ final class ObjectStoreRemote: RemoteBackend {
                        completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
         let request: DownloadRequest
         do { request = try self.request(method, key, body: body) } catch { return completion(.failure(error)) }
-        let failure = self.failure
+        let s3 = isS3
         downloads.submit([DownloadSubmission(request: request, priority: .low) { result in
             switch result {
             case .success: completion(.success(()))
             // Deleting what is not there is done.
             case .failure(.httpStatus(404)) where method == .delete: completion(.success(()))
-            case .failure(let error): completion(.failure(failure(error)))
+            case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: true, s3: s3)))
             }
         }])
+    }
+
+    /// Whether the store is an S3 bucket (for the hints of failures).
+    private var isS3: Bool {
+        if case .s3 = spec.kind { return true }
+        return false
     }
 
     func close() {}

@@ -12,7 +12,7 @@ final class RedisRemote: RemoteBackend, @unchecked Sendable {
     let spec: RemoteSpec
     private enum Operation {
         case get(RemoteKey, @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
-        case put(RemoteKey, [UInt8], @Sendable (Result<Void, RemoteFailure>) -> Void)
+        case put(RemoteKey, [UInt8], replacing: Bool, @Sendable (Result<Void, RemoteFailure>) -> Void)
         case delete(RemoteKey, @Sendable (Result<Void, RemoteFailure>) -> Void)
         case stop
     }
@@ -47,8 +47,9 @@ final class RedisRemote: RemoteBackend, @unchecked Sendable {
         operations.push(.get(key, completion))
     }
 
-    func put(_ key: RemoteKey, _ object: [UInt8], completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
-        operations.push(.put(key, object, completion))
+    func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
+             completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
+        operations.push(.put(key, object, replacing: replacing, completion))
     }
 
     func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
@@ -105,9 +106,10 @@ final class RedisRemote: RemoteBackend, @unchecked Sendable {
             for operation in batch {
                 switch operation {
                 case .get(let key, _): append(connection, ["GET", key.redisKey].map { Array($0.utf8) })
-                case .put(let key, let object, _):
-                    append(connection, [Array("SET".utf8), Array(key.redisKey.utf8), object, Array("NX".utf8), Array("EX".utf8),
-                                        Array(String(max(1, Int(spec.timeToLive))).utf8)])
+                case .put(let key, let object, let replacing, _):
+                    // NX: an object another machine wrote first is as good; a damaged one is replaced.
+                    append(connection, [Array("SET".utf8), Array(key.redisKey.utf8), object] + (replacing ? [] : [Array("NX".utf8)])
+                                        + [Array("EX".utf8), Array(String(max(1, Int(spec.timeToLive))).utf8)])
                 case .delete(let key, _): append(connection, ["DEL", key.redisKey].map { Array($0.utf8) })
                 case .stop: break
                 }
@@ -203,7 +205,7 @@ final class RedisRemote: RemoteBackend, @unchecked Sendable {
                 case 4: completion(.success(nil))
                 default: completion(.failure(RemoteFailure("unexpected Redis reply")))
                 }
-            case .put(_, _, let completion), .delete(_, let completion):
+            case .put(_, _, _, let completion), .delete(_, let completion):
                 // SET ... NX answers nil when the key is there already: written by someone else, which is as good.
                 completion(error.map { .failure($0) } ?? .success(()))
             case .stop: break
@@ -213,7 +215,7 @@ final class RedisRemote: RemoteBackend, @unchecked Sendable {
         private func fail(_ operation: Operation, _ failure: RemoteFailure) {
             switch operation {
             case .get(_, let completion): completion(.failure(failure))
-            case .put(_, _, let completion), .delete(_, let completion): completion(.failure(failure))
+            case .put(_, _, _, let completion), .delete(_, let completion): completion(.failure(failure))
             case .stop: break
             }
         }

@@ -21,8 +21,10 @@ public protocol RemoteBackend: AnyObject, Sendable {
     var spec: RemoteSpec { get }
     /// The object stored under `key`: its bytes, nil when there is none.
     func get(_ key: RemoteKey, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
-    /// Stores `object` under `key`.
-    func put(_ key: RemoteKey, _ object: [UInt8], completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void)
+    /// Stores `object` under `key`; an object already there is kept unless
+    /// `replacing` (it was found damaged). HTTP and S3 stores always replace.
+    func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
+             completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void)
     /// Removes `key` (the probe of `remote check`).
     func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void)
     /// Ends the backend's work; answers still owed are failures.

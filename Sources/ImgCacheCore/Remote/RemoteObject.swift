@@ -20,6 +20,8 @@ public struct RemoteObject: Equatable, Sendable {
     public let storedAt: Double
 
     static let magic = "imgcache-object 1"
+    /// The largest object read or written: Redis's largest value, 512 MiB.
+    public static let maximumLength = 512 << 20
 
     public init(bytes: [UInt8], contentType: String?, url: String, etag: String?, lastModified: String?, storedAt: Double) {
         self.bytes = bytes

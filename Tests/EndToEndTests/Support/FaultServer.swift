@@ -257,6 +257,9 @@ final class FaultServer: @unchecked Sendable {
             return serve(parts[2])
         case ("stall", 1):
             return .stall
+        case ("stall-store", _):
+            // A remote store that accepts connections and never answers.
+            return .stall
         case ("stall-body", 2), ("truncated", 2), ("reset", 2):
             guard let (bytes, type) = file(parts[1]) else { break }
             let cut: Cut = parts[0] == "stall-body" ? .stall : parts[0] == "truncated" ? .close : .reset

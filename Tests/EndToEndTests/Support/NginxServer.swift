@@ -47,6 +47,9 @@ final class NginxServer {
     /// `https://127.0.0.1:TLSPORT/PATH`.
     func tlsURL(_ path: String) -> String { "https://127.0.0.1:\(tlsPort ?? 0)/\(path)" }
 
+    /// Where the WebDAV store at `/store/` keeps its files.
+    var storeDirectory: String { work.appending("nginx/dav/store") }
+
     /// The certificate that signs the HTTPS port.
     var certificatePath: String { work.appending("nginx/tls.crt") }
 

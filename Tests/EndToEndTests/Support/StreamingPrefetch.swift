@@ -12,13 +12,20 @@ final class StreamingPrefetch {
     /// Everything read from stdout so far.
     private(set) var received = Data()
 
-    init(cacheRoot: String, home: String, arguments: [String] = ["--json", "prefetch", "-"]) throws {
+    /// `errorFile`: where standard error goes (discarded when nil).
+    init(cacheRoot: String, home: String, arguments: [String] = ["--json", "prefetch", "-"],
+         environment: [String: String] = [:], errorFile: String? = nil) throws {
         process.executableURL = URL(fileURLWithPath: Paths.binary)
         process.arguments = ["--cache-dir", cacheRoot] + arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": home]
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": home].merging(environment) { $1 }
         process.standardInput = input
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        if let errorFile {
+            FileManager.default.createFile(atPath: errorFile, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: errorFile)
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         let running = process
         watchdog = DispatchWorkItem { if running.isRunning { kill(running.processIdentifier, SIGKILL) } }

@@ -1,0 +1,364 @@
+import Foundation
+import Testing
+
+/// The remote tier against real stores on 127.0.0.1: nginx's WebDAV module,
+/// Debian's redis-server (TCP, unix socket, requirepass, maxmemory) and moto's
+/// S3 server with signatures checked. Each "machine" is a cache root of its
+/// own; the origin is nginx, whose access log counts what reached it.
+@Suite final class RemoteStoreTests: FaultServerSuite {
+    let work: TemporaryDirectory
+    static let images = ["photo.jpg", "logo.png", "anim.gif", "alpha.webp", "palette.png", "gray.jpg", "lossless.webp",
+                         "progressive.jpg", "sticker.webp", "moving.webp", "apng.png", "clear.gif"]
+
+    override init() throws {
+        work = try TemporaryDirectory("imgcache-remote")
+        try super.init()
+    }
+
+    var urls: [String] { RemoteStoreTests.images.map { server.url($0) } }
+
+    /// The list of every image, as a file.
+    func list() throws -> String {
+        let path = work.appending("urls.txt")
+        try (urls.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Runs imgcache on the cache root of machine `name`.
+    func on(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
+        try ImgCacheProcess.run(["--cache-dir", work.appending(name)] + arguments, environment: environment, home: home.path)
+    }
+
+    func summary(_ result: RunResult) throws -> [String: Any] {
+        try #require(try result.jsonLines().last { $0["summary"] as? Bool == true })
+    }
+
+    func count(_ summary: [String: Any], _ field: String) -> Int { summary[field] as? Int ?? -1 }
+
+    /// A field of a prefetch's JSON summary line; -1 when there is none.
+    func count(_ result: RunResult, _ field: String) -> Int {
+        let summary = (try? result.jsonLines())?.last { $0["summary"] as? Bool == true }
+        return summary?[field] as? Int ?? -1
+    }
+
+    /// Requests for images that reached the origin (not the store's).
+    var originRequests: Int { server.requests.filter { !$0.uri.contains("store/") }.count }
+
+    /// Each stored file of machine `name`'s default namespace, by relative path.
+    func entries(_ name: String) -> [String: Data] {
+        let root = work.appending(name) + "/default"
+        var found: [String: Data] = [:]
+        for relative in CacheInspection.storedFiles(under: root) {
+            found[relative] = FileManager.default.contents(atPath: root + "/" + relative)
+        }
+        return found
+    }
+
+    /// Entries whose bytes, metadata or size are not the origin's.
+    func problems(_ name: String) -> [String] {
+        CacheInspection.problems(inNamespace: work.appending(name) + "/default") { key in
+            (try? Paths.fixture(String(key.split(separator: "/").last ?? "")))
+        }
+    }
+
+    /// Standard error lines that speak of a remote store.
+    func remoteMessages(_ result: RunResult) -> [String] { result.errorLines.filter { $0.contains("remote") } }
+
+    // MARK: Sharing
+
+    @Test func aSecondMachineGetsEveryImageFromAWebDAVStoreAndNothingFromTheOrigin() throws {
+        let remote = server.url("store")
+        let first = try on("a", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(first.status == 0, "\(first.standardError)")
+        let warmed = try summary(first)
+        #expect(count(warmed, "downloaded") == 12 && count(warmed, "remote") == 0)
+        #expect(count(warmed, "remote_writes") == 12 && count(warmed, "remote_errors") == 0)
+        #expect(originRequests == 12)
+        let objects = CacheInspection.files(under: server.storeDirectory)
+        #expect(objects.count == 12)
+        #expect(objects.allSatisfy { $0.hasPrefix("v1/default/") && $0.split(separator: "/").count == 4 })
+
+        let second = try on("b", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(second.status == 0, "\(second.standardError)")
+        let shared = try summary(second)
+        #expect(count(shared, "remote") == 12 && count(shared, "downloaded") == 0 && count(shared, "remote_writes") == 0)
+        #expect(try second.jsonLines().filter { $0["summary"] == nil }.allSatisfy { $0["cache"] as? String == "remote" })
+        #expect(originRequests == 12, "the second machine asked the origin")
+        let a = entries("a"), b = entries("b")
+        #expect(a.count == 12 && Set(a.keys) == Set(b.keys))
+        #expect(a == b, "the entries differ between the machines")
+        #expect(problems("b").isEmpty, "\(problems("b"))")
+
+        // A hit on the second machine is now local: the store is not asked again.
+        let storeRequests = server.requests.count
+        let again = try on("b", ["fetch", "--remote", remote, urls[0]])
+        #expect(again.status == 0 && server.requests.count == storeRequests)
+    }
+
+    @Test func machinesShareThroughRedisOverItsSocketAndTCPWithAPassword() throws {
+        let redis = try RedisServer(password: "redis-secret")
+        let secret = ["REDIS_PASSWORD": "redis-secret"]
+        // Machine a remembers the store (no password in it: it comes from the environment).
+        let first = try on("a", ["--json", "prefetch", "--remote", "redis+unix:\(redis.socketPath)|password-env=REDIS_PASSWORD",
+                                 "--remember", try list()], environment: secret)
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(count(first, "remote_writes") == 12)
+        let keys = try redis.keys()
+        #expect(keys.count == 12 && keys.allSatisfy { $0.hasPrefix("imgcache:v1:default:") })
+        let ttl = Int(try redis.command(["ttl", keys[0]])) ?? 0
+        #expect(ttl > 29 * 86_400, "keys expire after ttl= (30 days by default)")
+        let settings = try String(contentsOfFile: work.appending("a/default/settings"), encoding: .utf8)
+        #expect(settings.contains("redis+unix:") && !settings.contains("redis-secret"))
+
+        // Machine b names it through IMGCACHE_REMOTE, over TCP.
+        let second = try on("b", ["--json", "prefetch", try list()],
+                            environment: secret.merging(["IMGCACHE_REMOTE": "\(redis.url)|password-env=REDIS_PASSWORD"]) { $1 })
+        #expect(second.status == 0, "\(second.standardError)")
+        #expect(count(second, "remote") == 12)
+        #expect(originRequests == 12)
+        #expect(entries("a") == entries("b") && problems("b").isEmpty)
+
+        // The remembered store is used by a later run of machine a without flags.
+        let info = try on("a", ["--json", "cache-info"])
+        let object = try #require(try info.jsonLines().first)
+        #expect(object["remotes_source"] as? String == "remembered")
+        #expect((object["remotes"] as? String)?.hasPrefix("redis+unix:") == true)
+        #expect(!info.output.contains("redis-secret"))
+    }
+
+    @Test func machinesShareThroughS3WithSignedRequestsAndWrongKeysCostNothing() throws {
+        let s3 = try S3Server()
+        let first = try on("a", ["--json", "prefetch", "--remote", s3.remote(), try list()], environment: s3.credentials)
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(count(first, "remote_writes") == 12, "\(first.standardError)")
+        let objects = try s3.objects()
+        #expect(objects.count == 12 && objects.keys.allSatisfy { $0.hasPrefix("images/v1/default/") })
+        #expect(objects.values.allSatisfy { $0.starts(with: Data("imgcache-object 1\n".utf8)) })
+
+        let second = try on("b", ["--json", "prefetch", "--remote", s3.remote(), try list()], environment: s3.credentials)
+        #expect(count(second, "remote") == 12, "\(second.standardError)")
+        #expect(originRequests == 12 && entries("a") == entries("b"))
+
+        // A wrong secret: every image from the origin, the store's refusal said once.
+        var wrong = s3.credentials
+        wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+        let third = try on("c", ["--json", "prefetch", "--remote", s3.remote(), try list()], environment: wrong)
+        #expect(third.status == 0)
+        #expect(count(third, "downloaded") == 12 && count(third, "remote_errors") >= 1)
+        let said = remoteMessages(third)
+        #expect(said.count == 1 && said[0].contains("403") && said[0].contains("credentials"), "\(third.standardError)")
+        #expect(!third.standardError.contains("not-the-secret") && problems("c").isEmpty)
+    }
+
+    @Test func thumbnailsAreSharedUnderTheirTransformKey() throws {
+        let remote = server.url("store")
+        let arguments = ["--json", "prefetch", "--thumbnail", "16x16", "--remote", remote, try list()]
+        #expect(try on("a", arguments).status == 0)
+        let second = try on("b", arguments)
+        #expect(count(second, "remote") == 12, "\(second.standardError)")
+        #expect(originRequests == 12 && entries("a") == entries("b"))
+        // The full-size images are other entries: not in the store.
+        let full = try on("c", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(count(full, "remote") == 0 && count(full, "downloaded") == 12)
+    }
+
+    @Test func localHitsAreWrittenOnlyWithRemoteReshareAndReadOnlyStoresAreNeverWritten() throws {
+        let remote = server.url("store")
+        #expect(try on("a", ["prefetch", try list()]).status == 0)
+        let plain = try on("a", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(count(plain, "cached") == 12 && count(plain, "remote_writes") == 0)
+        #expect(CacheInspection.files(under: server.storeDirectory).isEmpty)
+
+        let readOnly = try on("a", ["--json", "prefetch", "--remote", remote + "|read-only", "--remote-reshare", try list()])
+        #expect(count(readOnly, "remote_writes") == 0)
+        #expect(CacheInspection.files(under: server.storeDirectory).isEmpty)
+
+        let reshared = try on("a", ["--json", "prefetch", "--remote", remote, "--remote-reshare", try list()])
+        #expect(count(reshared, "remote_writes") == 12)
+        let writes = server.requests.filter { $0.uri.contains("store/") && $0.status == 201 }.count
+        #expect(writes == 12)
+        let second = try on("b", ["--json", "prefetch", "--remote", remote + "|read-only", try list()])
+        #expect(count(second, "remote") == 12 && entries("a") == entries("b"))
+        #expect(server.requests.filter { $0.uri.contains("store/") && $0.status == 201 }.count == writes)
+    }
+
+    @Test func noCredentialGoesIntoAnObjectOrOntoTheScreen() throws {
+        let remote = server.url("private-store") + "|bearer-env=STORE_TOKEN"
+        let url = faults.baseURL + "/need-auth/photo.jpg"
+        let result = try on("a", ["-v", "--json", "fetch", "-u", "user:secret", "--remote", remote, url],
+                            environment: ["STORE_TOKEN": "fleet-token"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let objects = CacheInspection.files(under: server.storeDirectory)
+        #expect(objects.count == 1)
+        let object = try #require(FileManager.default.contents(atPath: server.storeDirectory + "/" + objects[0]))
+        let text = String(decoding: object.prefix(512), as: UTF8.self)
+        #expect(!text.contains("secret") && !text.contains("fleet-token") && !text.contains("user:"))
+        #expect(!result.standardError.contains("fleet-token") && !result.output.contains("fleet-token"))
+        // The password in a redis URL is shown as *** wherever the store is named.
+        let redis = try on("a", ["-v", "fetch", "--remote", "redis://:hunter2@127.0.0.1:1", server.url("logo.png")])
+        #expect(redis.status == 0 && !redis.standardError.contains("hunter2") && redis.standardError.contains("***"))
+    }
+
+    // MARK: Faults: every fetch still succeeds, nothing bad is stored, the fault is said once
+
+    @Test func aClosedPortCostsOneMessageAndIsSkippedByTheNextRun() throws {
+        let port = try NginxServer.freePort()
+        let remote = "http://127.0.0.1:\(port)/store"
+        let first = try on("a", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(first.status == 0)
+        #expect(count(first, "downloaded") == 12 && count(first, "remote_errors") >= 1)
+        let said = remoteMessages(first)
+        #expect(said.count == 1 && said[0].contains("connection refused"), "\(first.standardError)")
+        #expect(problems("a").isEmpty)
+
+        // Marked down for a minute under the cache root: the next process does not try it.
+        let second = try on("a", ["--json", "-n", "other", "prefetch", "--remote", remote, try list()])
+        #expect(second.status == 0 && count(second, "downloaded") == 12)
+        let skipped = remoteMessages(second)
+        #expect(skipped.count == 1 && skipped[0].contains("skipped"), "\(second.standardError)")
+        #expect(FileManager.default.fileExists(atPath: work.appending("a/.remote-down")))
+        // Another machine (cache root) keeps marks of its own.
+        let elsewhere = try on("b", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(remoteMessages(elsewhere).first?.contains("connection refused") == true)
+    }
+
+    @Test func aStoreKilledInTheMiddleOfAPrefetchLeavesTheRestToTheOrigin() throws {
+        let redis = try RedisServer()
+        #expect(try on("a", ["prefetch", "--remote", redis.url, try list()]).status == 0)
+        let errors = work.appending("stderr")
+        let run = try StreamingPrefetch(cacheRoot: work.appending("b"), home: home.path,
+                                        arguments: ["--json", "prefetch", "--remote", redis.url, "-"], errorFile: errors)
+        run.send([urls[0]])
+        let first = try #require(run.firstLine())
+        #expect(first.contains("\"cache\":\"remote\""))
+        redis.kill()
+        run.send(Array(urls.dropFirst()))
+        let (status, lines) = try run.finish()
+        #expect(status == 0)
+        let summary = try #require(lines.last.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        #expect(count(summary, "remote") == 1 && count(summary, "downloaded") == 11 && count(summary, "failed") == 0)
+        let said = try String(contentsOfFile: errors, encoding: .utf8).split(separator: "\n").filter { $0.contains("remote") }
+        #expect(said.count == 1, "\(said)")
+        #expect(problems("b").isEmpty)
+    }
+
+    @Test func aFullRedisRefusesWritesOnceAndFetchesGoOn() throws {
+        let redis = try RedisServer(extra: ["--maxmemory", "100kb", "--maxmemory-policy", "noeviction"])
+        let result = try on("a", ["--json", "prefetch", "--remote", redis.url, try list()])
+        #expect(result.status == 0)
+        #expect(count(result, "downloaded") == 12 && count(result, "remote_writes") == 0)
+        let said = remoteMessages(result)
+        #expect(said.count == 1 && said[0].contains("maxmemory"), "\(result.standardError)")
+        let keys = try redis.keys()
+        #expect(keys.isEmpty && problems("a").isEmpty)
+    }
+
+    @Test func aDamagedObjectIsAMissFetchedFromTheOriginAndWrittenAnew() throws {
+        let remote = server.url("store")
+        #expect(try on("a", ["prefetch", "--remote", remote, try list()]).status == 0)
+        let objects = CacheInspection.files(under: server.storeDirectory)
+        let damaged = server.storeDirectory + "/" + objects[3]
+        var bytes = try #require(FileManager.default.contents(atPath: damaged))
+        bytes[bytes.count - 10] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: damaged))
+
+        let second = try on("b", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(second.status == 0)
+        let counts = try summary(second)
+        #expect(count(counts, "remote") == 11 && count(counts, "downloaded") == 1 && count(counts, "remote_errors") == 1)
+        let said = remoteMessages(second)
+        #expect(said.count == 1 && said[0].contains("SHA-256"), "\(second.standardError)")
+        #expect(problems("b").isEmpty && originRequests == 13)
+
+        // Written anew: a third machine finds every object whole.
+        let third = try on("c", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(count(third, "remote") == 12 && count(third, "remote_errors") == 0)
+    }
+
+    @Test func aDamagedRedisObjectIsReplacedDespiteSetIfAbsent() throws {
+        let redis = try RedisServer()
+        #expect(try on("a", ["fetch", "--remote", redis.url, urls[0]]).status == 0)
+        let key = try #require(try redis.keys().first)
+        try redis.command(["set", key, "imgcache-object 1\nnot really"])
+        let second = try on("b", ["--json", "fetch", "--remote", redis.url, urls[0]])
+        #expect(second.status == 0 && remoteMessages(second).count == 1)
+        #expect(try redis.value(key).starts(with: Data("imgcache-object 1\nsha256 ".utf8)))
+        let third = try on("c", ["--json", "fetch", "--remote", redis.url, urls[0]])
+        #expect(try third.jsonLines().first?["cache"] as? String == "remote")
+    }
+
+    @Test func aSilentStoreCostsItsTimeoutOnce() throws {
+        let remote = faults.baseURL + "/stall-store|timeout=300ms|connect-timeout=300ms"
+        let result = try on("a", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(result.status == 0)
+        #expect(count(result, "downloaded") == 12 && count(result, "remote_errors") >= 1)
+        let said = remoteMessages(result)
+        #expect(said.count == 1 && said[0].contains("timed out"), "\(result.standardError)")
+        #expect(problems("a").isEmpty)
+    }
+
+    @Test func wrongCredentialsAreSaidOnceAndNeverPrinted() throws {
+        let webdav = try on("a", ["--json", "prefetch", "--remote", server.url("private-store") + "|bearer-env=STORE_TOKEN", try list()],
+                            environment: ["STORE_TOKEN": "a-wrong-token"])
+        #expect(webdav.status == 0 && count(webdav, "downloaded") == 12)
+        let said = remoteMessages(webdav)
+        #expect(said.count == 1 && said[0].contains("401") && said[0].contains("credentials"), "\(webdav.standardError)")
+        #expect(!webdav.standardError.contains("a-wrong-token"))
+
+        let redis = try RedisServer(password: "right")
+        let refused = try on("b", ["--json", "prefetch", "--remote", redis.url + "|password-env=P", try list()], environment: ["P": "not-this-one"])
+        #expect(refused.status == 0 && count(refused, "downloaded") == 12)
+        let redisSaid = remoteMessages(refused)
+        #expect(redisSaid.count == 1 && redisSaid[0].contains("password"), "\(refused.standardError)")
+        #expect(!refused.standardError.contains("not-this-one"))
+        #expect(problems("a").isEmpty && problems("b").isEmpty)
+    }
+
+    // MARK: remote check, configuration
+
+    @Test func remoteCheckSaysWhichStoresWorkAndWhy() throws {
+        let redis = try RedisServer()
+        let closed = try NginxServer.freePort()
+        let result = try on("a", ["remote", "check", "--remote", server.url("store"), "--remote", redis.url,
+                                  "--remote", "http://127.0.0.1:\(closed)/store", "--remote", server.url("private-store")])
+        #expect(result.status == 1)
+        #expect(result.lines.count == 4)
+        #expect(result.lines[0].hasPrefix(server.url("store") + ": OK"))
+        #expect(result.lines[1].hasPrefix(redis.url + ": OK"))
+        #expect(result.lines[2].contains("FAILED") && result.lines[2].contains("connection refused"))
+        #expect(result.lines[3].contains("FAILED") && result.lines[3].contains("401"))
+        // The probe leaves nothing behind.
+        let emptied = try redis.keys().isEmpty
+        #expect(CacheInspection.files(under: server.storeDirectory).isEmpty && emptied)
+
+        let json = try on("a", ["--json", "remote", "check", "--remote", server.url("store")])
+        #expect(json.status == 0)
+        JSONContract.expect(try json.jsonLines().first, matches: "remote check")
+
+        let none = try on("a", ["remote", "check"])
+        #expect(none.status == 64 && none.standardError.contains("no remote store"))
+    }
+
+    @Test func theRemotesComeFromTheCommandLineTheEnvironmentOrTheNamespace() throws {
+        let remote = server.url("store")
+        #expect(try on("a", ["fetch", "--remote", remote, "--remember", urls[0]]).status == 0)
+        let info = try on("a", ["cache-info"])
+        #expect(info.output.contains("remotes:") && info.output.contains(remote + " (remembered)"))
+
+        // IMGCACHE_REMOTE outranks the remembered list, --remote both, and none turns them off.
+        let environment = ["IMGCACHE_REMOTE": "http://127.0.0.1:1/elsewhere"]
+        let fromEnvironment = try on("a", ["--json", "cache-info"], environment: environment)
+        #expect(try fromEnvironment.jsonLines().first?["remotes_source"] as? String == "IMGCACHE_REMOTE")
+        let off = try on("a", ["--json", "prefetch", "--remote", "none", try list()], environment: environment)
+        #expect(off.status == 0 && remoteMessages(off).isEmpty && count(off, "remote_writes") == 0)
+
+        let bad = try on("a", ["fetch", urls[0]], environment: ["IMGCACHE_REMOTE": "ftp://nowhere"])
+        #expect(bad.status == 64 && bad.standardError.contains("IMGCACHE_REMOTE"))
+        let attribute = try on("a", ["fetch", "--remote", remote + "|timeout=soon", urls[0]])
+        #expect(attribute.status == 64 && attribute.standardError.contains("timeout"))
+        let rediss = try on("a", ["fetch", "--remote", "rediss://127.0.0.1", urls[0]])
+        #expect(rediss.status == 64 && rediss.standardError.contains("TLS"))
+        let password = try on("a", ["fetch", "--remote", "redis://:pw@127.0.0.1", "--remember", urls[0]])
+        #expect(password.status == 64 && !password.standardError.contains(":pw@"))
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// An S3-compatible server on a free 127.0.0.1 port: moto's (`moto_server`,
+/// the Python package moto[server], which `make test` installs), with
+/// signature checking on: a user with an access key and a bucket are made
+/// first (moto lets the first few requests through unsigned), and from then
+/// on every request must be signed with that key (AWS Signature Version 4).
+final class S3Server {
+    let port: Int
+    let bucket = "fleet"
+    private(set) var accessKey = ""
+    private(set) var secretKey = ""
+    private let work: TemporaryDirectory
+    private var process: Process?
+
+    var endpoint: String { "http://127.0.0.1:\(port)" }
+    /// The remote's URL for `prefix`.
+    func remote(_ prefix: String = "images") -> String { "s3://\(bucket)/\(prefix)?endpoint=\(endpoint)&region=us-east-1" }
+    /// The environment imgcache reads the credentials from.
+    var credentials: [String: String] { ["AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey] }
+
+    init() throws {
+        work = try TemporaryDirectory("imgcache-s3")
+        let lastError = "moto_server did not start"
+        for _ in 0..<3 {
+            let candidate = try NginxServer.freePort()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(candidate)]
+            var environment = ProcessInfo.processInfo.environment
+            // The requests that set the server up (user, key, policy); every later one is checked.
+            environment["INITIAL_NO_AUTH_ACTION_COUNT"] = "3"
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try process.run()
+            var listening = false
+            for _ in 0..<3000 where process.isRunning {
+                if NginxServer.canConnect(port: candidate) { listening = true; break }
+                usleep(10_000)
+            }
+            if listening {
+                port = candidate
+                self.process = process
+                try setUp()
+                return
+            }
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        throw NginxServer.ServerError.didNotStart(lastError)
+    }
+
+    /// Makes the user, its key and policy (the unsigned requests), then the bucket, signed.
+    private func setUp() throws {
+        let script = """
+            import boto3, json, sys
+            endpoint = sys.argv[1]
+            plain = dict(endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="setup", aws_secret_access_key="setup")
+            iam = boto3.client("iam", **plain)
+            iam.create_user(UserName="fleet")
+            key = iam.create_access_key(UserName="fleet")["AccessKey"]
+            policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+            iam.put_user_policy(UserName="fleet", PolicyName="s3", PolicyDocument=json.dumps(policy))
+            s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                              aws_access_key_id=key["AccessKeyId"], aws_secret_access_key=key["SecretAccessKey"])
+            s3.create_bucket(Bucket=sys.argv[2])
+            print(key["AccessKeyId"], key["SecretAccessKey"])
+            """
+        let output = try python(script, [endpoint, bucket])
+        let parts = output.split(separator: " ").map(String.init)
+        guard parts.count == 2 else { throw NginxServer.ServerError.didNotStart("moto set-up failed: \(output)") }
+        (accessKey, secretKey) = (parts[0], parts[1])
+    }
+
+    /// The names of the objects under the bucket, and their bytes, read with boto3.
+    func objects() throws -> [String: Data] {
+        let script = """
+            import boto3, sys, base64
+            s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1",
+                              aws_access_key_id=sys.argv[3], aws_secret_access_key=sys.argv[4])
+            for item in s3.list_objects_v2(Bucket=sys.argv[2]).get("Contents", []):
+                body = s3.get_object(Bucket=sys.argv[2], Key=item["Key"])["Body"].read()
+                print(item["Key"], base64.b64encode(body).decode())
+            """
+        var objects: [String: Data] = [:]
+        for line in try python(script, [endpoint, bucket, accessKey, secretKey]).split(separator: "\n") {
+            let parts = line.split(separator: " ").map(String.init)
+            if parts.count == 2, let data = Data(base64Encoded: parts[1]) { objects[parts[0]] = data }
+        }
+        return objects
+    }
+
+    private func python(_ script: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: work.appending("python.log")) ?? FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func stop() {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    deinit { stop() }
+}

@@ -1,0 +1,87 @@
+@testable import ImgCacheCore
+import Testing
+
+/// How remote stores are written down, and the objects they keep.
+@Suite struct RemoteSpecTests {
+    @Test func eachKindOfStoreIsReadWithItsAttributes() throws {
+        let http = try RemoteSpec(parsing: "https://cache.lan/images/|read-only|timeout=2s|connect-timeout=500ms|bearer-env=TOKEN")
+        #expect(http.kind == .http(base: "https://cache.lan/images"))
+        #expect(http.readOnly && http.timeout == 2 && http.connectTimeout == 0.5 && http.bearerEnvironment == "TOKEN")
+        let redis = try RemoteSpec(parsing: "redis://fleet:pw@10.0.0.5:6380/3|ttl=7d")
+        #expect(redis.kind == .redis(host: "10.0.0.5", port: 6380, database: 3, user: "fleet", password: "pw"))
+        #expect(redis.timeToLive == 7 * 86_400)
+        #expect(try RemoteSpec(parsing: "redis://localhost").kind == .redis(host: "localhost", port: 6379, database: 0, user: nil, password: nil))
+        #expect(try RemoteSpec(parsing: "redis+unix:/run/redis.sock?db=2").kind == .redisSocket(path: "/run/redis.sock", database: 2))
+        let s3 = try RemoteSpec(parsing: "s3://my-bucket/img?endpoint=http://127.0.0.1:9000&region=eu-west-1")
+        #expect(s3.kind == .s3(bucket: "my-bucket", prefix: "img", endpoint: "http://127.0.0.1:9000", region: "eu-west-1"))
+    }
+
+    @Test func badStoresAreRefusedWithTheReason() {
+        func reason(_ text: String) -> String {
+            do { _ = try RemoteSpec(parsing: text); return "" } catch { return error.description }
+        }
+        #expect(reason("rediss://host").contains("TLS"))
+        #expect(reason("ftp://host/x").contains("no URL") || reason("ftp://host/x").contains("expected"))
+        #expect(reason("redis://host:99999").contains("port"))
+        #expect(reason("redis://host/db").contains("database"))
+        #expect(reason("http://h/x|timeout=soon").contains("timeout"))
+        #expect(reason("http://h/x|colour=blue").contains("unknown attribute"))
+        #expect(reason("http://h/x|read-only=yes").contains("no value"))
+        #expect(reason("").contains("empty"))
+        #expect(reason("http://h/a b").contains("space"))
+    }
+
+    @Test func passwordsAreNeverShown() throws {
+        let spec = try RemoteSpec(parsing: "redis://fleet:hunter2@host:6379|ttl=1d")
+        #expect(spec.description == "redis://***@host:6379|ttl=1d" && spec.identity == "redis://***@host:6379")
+        #expect(spec.hasCredentialsInURL)
+        #expect(!(try RemoteSpec(parsing: "redis://host|password-env=P")).hasCredentialsInURL)
+    }
+
+    @Test func theEnvironmentListsStoresSeparatedBySpaces() throws {
+        #expect(try RemoteSpec.list(parsing: " http://a/x   redis://b ").map(\.identity) == ["http://a/x", "redis://b"])
+        #expect(try RemoteSpec.list(parsing: "none").isEmpty && (try RemoteSpec.list(parsing: "")).isEmpty)
+        #expect(throws: RemoteSpec.ParseError.self) { try RemoteSpec.list(parsing: "none http://a/x") }
+    }
+}
+
+@Suite struct RemoteObjectTests {
+    let object = RemoteObject(bytes: Array("GIF89a image bytes".utf8), contentType: "image/gif",
+                              url: "https://user:secret@example.com/a.gif?x=1", etag: "\"v1\"",
+                              lastModified: "Mon, 23 Nov 2026 10:00:00 GMT", storedAt: 1_795_000_000.5)
+
+    @Test func anObjectReadsBackAsItWasWrittenWithoutCredentials() throws {
+        let encoded = try object.encoded()
+        let text = String(decoding: encoded, as: UTF8.self)
+        #expect(text.hasPrefix("imgcache-object 1\nsha256 ") && text.hasSuffix("\n\nGIF89a image bytes"))
+        #expect(!text.contains("secret") && !text.contains("user:"))
+        let decoded = try RemoteObject(decoding: encoded)
+        #expect(decoded.bytes == object.bytes && decoded.etag == "\"v1\"" && decoded.contentType == "image/gif")
+        #expect(decoded.storedAt == object.storedAt && decoded.url == object.url)
+    }
+
+    @Test func damageIsFound() throws {
+        let encoded = try object.encoded()
+        func defect(_ data: [UInt8]) -> RemoteObject.Defect? {
+            do { _ = try RemoteObject(decoding: data); return nil } catch { return error }
+        }
+        var flipped = encoded
+        flipped[flipped.count - 1] ^= 1
+        #expect(defect(flipped) == .wrongDigest)
+        #expect(defect(Array(encoded.dropLast())) == .wrongLength(expected: 18, found: 17))
+        #expect(defect(Array("GIF89a".utf8)) == .noHeader)
+        #expect(defect(Array("imgcache-object 1\nsha256 00\n".utf8)) == .badHeader("no end of header"))
+        #expect(defect(Array("imgcache-object 1\nlength 1\n\nx".utf8)) == .badHeader("missing length, sha256 or stored"))
+    }
+
+    @Test func keysArePlainHexUnderTheNamespace() {
+        let key = RemoteKey(namespace: "thumbs", digest: "0123456789abcdef0123456789abcdef")
+        #expect(key.path == "v1/thumbs/01/0123456789abcdef0123456789abcdef")
+        #expect(key.redisKey == "imgcache:v1:thumbs:0123456789abcdef0123456789abcdef")
+    }
+
+    @Test func sha256MatchesTheStandardVectors() throws {
+        #expect(try SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(try SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+}
