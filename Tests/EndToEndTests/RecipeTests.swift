@@ -5,8 +5,10 @@ import Testing
 /// Every recipe in README.md and Docs/ is a promise: each ```sh block (and
 /// each command of a ```cron block) runs here, in the document's order, under
 /// `bash -euo pipefail`, against nginx on loopback standing in for
-/// example.com and cdn.example. A block whose fence says `no-test` (README's
-/// `make test`, which is this suite) is the only kind left out.
+/// example.com and cdn.example, its WebDAV store standing in for cache.lan,
+/// and for Docs/FLEET.md a redis-server and moto's S3 server standing in for
+/// the fleet's stores. A block whose fence says `no-test` (README's `make
+/// test`, which is this suite) is the only kind left out.
 @Suite final class RecipeTests {
     /// One fenced block of a document.
     struct Recipe: CustomStringConvertible {
@@ -19,7 +21,7 @@ import Testing
     }
 
     /// The documents whose recipes run; `everyDocumentWithRecipesIsCovered` keeps the list whole.
-    static let documents = ["README.md", "Docs/USAGE.md", "Docs/OPTIONS.md"]
+    static let documents = ["README.md", "Docs/USAGE.md", "Docs/OPTIONS.md", "Docs/FLEET.md"]
 
     /// The runnable blocks of `document`: fenced `sh` or `cron`, not `no-test`.
     static func recipes(in document: String) throws -> [Recipe] {
@@ -51,6 +53,9 @@ import Testing
     let work: TemporaryDirectory
     let home: TemporaryDirectory
     var cacheRoot: String { home.appending("cache") }
+    /// The fleet's stores, started for the document that names them.
+    var redis: RedisServer?
+    var s3: S3Server?
 
     init() throws {
         docroot = try TemporaryDirectory("imgcache-recipe-site")
@@ -89,6 +94,13 @@ import Testing
     func runnable(_ recipe: Recipe) -> String {
         let base = String(origin.url("").dropLast())
         var text = recipe.text
+            .replacing("http://cache.lan/imgcache", with: origin.url("store"))
+        if let redis { text = text.replacing("redis://cache.lan:6379", with: redis.url) }
+        if let s3 {
+            text = text.replacing("https://s3.eu-west-1.amazonaws.com", with: s3.endpoint)
+                .replacing("AKIAEXAMPLEKEY", with: s3.accessKey).replacing("EXAMPLESECRET", with: s3.secretKey)
+        }
+        text = text
             .replacing("https://example.com", with: base)
             .replacing("https://cdn.example", with: base)
             .replacing("/usr/share/app/images", with: work.appending("shipped"))
@@ -114,6 +126,10 @@ import Testing
     func everyRecipeRuns(document: String) throws {
         let recipes = try Self.recipes(in: document)
         #expect(!recipes.isEmpty)
+        if document == "Docs/FLEET.md" {
+            redis = try RedisServer(password: "change-me")
+            s3 = try S3Server(bucket: "imgcache-fleet")
+        }
         for recipe in recipes {
             let result = try run(recipe)
             #expect(result.status == 0, "\(recipe) exited \(result.status):\n\(recipe.text)\n\(result.standardError)")
@@ -132,6 +148,12 @@ import Testing
             #expect(rows.count == 4 && rows.allSatisfy { $0.count == 2 && FileManager.default.fileExists(atPath: $0[1]) }, "\(pairs)")
             let log = (try? String(contentsOfFile: home.appending("imgcache-clean.jsonl"), encoding: .utf8)) ?? ""
             #expect(log.contains("\"namespace\":\"blog\""), "\(log)")
+        case "Docs/FLEET.md":
+            #expect(format(work.appending("logo-from-store.png")) == .png)
+            let keys = (try? redis?.keys()) ?? []
+            #expect(keys.count == 4, "\(keys)")
+            let objects = (try? s3?.objects()) ?? [:]
+            #expect(objects.count == 4 && objects.keys.allSatisfy { $0.hasPrefix("images/v1/default/") }, "\(objects.keys)")
         default:
             break
         }

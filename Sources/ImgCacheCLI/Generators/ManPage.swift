@@ -55,6 +55,16 @@ public enum ManPage {
                 + "options), an interruption. The record is kept per URL as requested, without its fragment and whatever "
                 + "--key-filter does. A --refresh answered 404 or 410 removes the cached entry; other failures of a refresh "
                 + "keep it. A success removes the URL from the list; clean removes expired ones; clear --failed empties it."),
+            ".SH REMOTE STORES",
+            escape("With --remote (or IMGCACHE_REMOTE, or a list remembered with --remote ... --remember), a miss in the "
+                + "local cache asks each remote store in turn before the origin: an HTTP server that takes PUT (nginx WebDAV), "
+                + "Redis (redis://, redis+unix:) or an S3 bucket (s3://BUCKET/PREFIX?endpoint=URL&region=R, credentials from "
+                + "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY). An object found is checked (length, SHA-256, then as a download) "
+                + "before it is stored locally; an image downloaded from the origin is written to every store without the "
+                + "read-only attribute. A store that is down, slow, full, refuses the credentials or answers garbage is said once "
+                + "on standard error, left alone for the run and skipped by other processes for 60 s; the origin answers, and "
+                + "the exit status depends only on it. remote check probes each store. Attributes, recipes and the object "
+                + "format: Docs/FLEET.md in the source tree."),
         ]
         out += [
             ".SH ENVIRONMENT",
@@ -64,6 +74,9 @@ public enum ManPage {
             ".TP", ".B IMGCACHE_NAMESPACE", "Namespace, when \\fB\\-n\\fR is not given (default: \\fIdefault\\fR).",
             ".TP", ".B NO_COLOR", "When set and not empty, no colour (unless \\fB\\-\\-color always\\fR).",
             ".TP", ".B http_proxy, https_proxy, no_proxy", "Proxies, as libcurl reads them.",
+            ".TP", ".B IMGCACHE_REMOTE",
+            "Remote stores, separated by spaces, when \\fB\\-\\-remote\\fR is not given; outranks the namespace's remembered list.",
+            ".TP", ".B AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN", "Credentials for s3:// remote stores.",
             ".TP", ".B IMGCACHE_METADATA",
             "\\fIfiles\\fR keeps each entry's metadata in a sidecar \\fI.meta\\fR file even where extended attributes work "
                 + "(for caches copied by tools that drop them); \\fIauto\\fR (the default) uses the attribute where it can.",
@@ -82,7 +95,10 @@ public enum ManPage {
             ".TP", ".I <root>/<namespace>/lock",
             "Coordinates processes sharing the namespace (byte-range locks).",
             ".TP", ".I <root>/<namespace>/settings",
-            "Limits saved by \\fBclean \\-\\-remember\\fR (max size, max age, failed TTL).",
+            "Limits saved by \\fBclean \\-\\-remember\\fR (max size, max age, failed TTL) and remote stores saved by "
+                + "\\fB\\-\\-remote ... \\-\\-remember\\fR.",
+            ".TP", ".I <root>/.remote-down/",
+            "A file per remote store that failed lately; its modification time is when. Runs skip the store for 60 s after.",
             ".TP", ".I <root>/<namespace>/failed/",
             "One file per failed URL: its URL and the reason; its modification time is when it failed.",
             ".SH EXIT STATUS",

@@ -7,7 +7,7 @@ import Foundation
 /// on every request must be signed with that key (AWS Signature Version 4).
 final class S3Server {
     let port: Int
-    let bucket = "fleet"
+    let bucket: String
     private(set) var accessKey = ""
     private(set) var secretKey = ""
     private let work: TemporaryDirectory
@@ -19,7 +19,8 @@ final class S3Server {
     /// The environment imgcache reads the credentials from.
     var credentials: [String: String] { ["AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey] }
 
-    init() throws {
+    init(bucket: String = "fleet") throws {
+        self.bucket = bucket
         work = try TemporaryDirectory("imgcache-s3")
         let lastError = "moto_server did not start"
         for _ in 0..<3 {
