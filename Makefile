@@ -66,10 +66,11 @@ generate: build
 	$(RELEASE_BIN) completions zsh > completions/_imgcache
 	$(RELEASE_BIN) completions fish > completions/imgcache.fish
 
-bench: build bench-deps
+bench: build bench-deps test-deps
 	$(SWIFT) build -c release --static-swift-stdlib --product imgcache-codec-bench
 	scripts/bench.sh $(RELEASE_BIN) Docs/PERFORMANCE.md
 	scripts/bench-downloads.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
+	scripts/bench-remote.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
 	scripts/bench-cache.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 100000
 	scripts/bench-codecs.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 2000
 

@@ -58,7 +58,13 @@ IC_REDIS_FUNCTIONS(IC_DECLARE)
 IC_LIBRARY_STATE(redis)
 
 static void redis_load_once(void) {
-    static const char *const sonames[] = {"libhiredis.so.0.14", "libhiredis.so", NULL};
+    // Only the version the shim was compiled against: the layouts of
+    // redisContext and redisReply it reads changed between hiredis 0.14 and 1.x.
+#define IC_STRING(value) #value
+#define IC_SONAME(version) "libhiredis.so." IC_STRING(version)
+    static const char *const sonames[] = {IC_SONAME(HIREDIS_SONAME), NULL};
+#undef IC_SONAME
+#undef IC_STRING
     void *library = ic_open_library(sonames, "libhiredis-dev", redis_load_error, sizeof redis_load_error);
     if (library == NULL) return;
 #define IC_RESOLVE(ret, name, params)                                                                \

@@ -216,7 +216,8 @@ public enum CommandTable {
         name: "remote", summary: "Check the remote stores: write, read back and remove a probe",
         description: """
             'remote check' checks each remote store fetch and prefetch would use (--remote, \
-            else $IMGCACHE_REMOTE, else the namespace's remembered ones): it writes a small \
+            else $IMGCACHE_REMOTE, else the namespace's remembered ones): it reads an object \
+            that is not there (a miss must not look like a failure), then writes a small \
             probe object, reads it back, compares it and removes it; a read-only store is \
             only read. Prints one line per store, OK with each request's time, or FAILED \
             with what went wrong (connection, credentials, a full store, a damaged answer). \

@@ -1,3 +1,4 @@
+import Foundation
 @testable import ImgCacheCore
 import Testing
 
@@ -29,6 +30,11 @@ import Testing
         #expect(reason("http://h/x|read-only=yes").contains("no value"))
         #expect(reason("").contains("empty"))
         #expect(reason("http://h/a b").contains("space"))
+        #expect(reason("redis://h|ttl=99999999999999999999w").contains("10 years"))
+        #expect(reason("redis://h|timeout=0.0001s").contains("1ms"))
+        // A password never shows in a reason, whatever is wrong with the URL.
+        #expect(reason("redis://fleet:hunter2@h:99999") == "bad port in 'redis://***@h:99999'")
+        #expect(!reason("redis://:hunter2@h/x").contains("hunter2"))
     }
 
     @Test func passwordsAreNeverShown() throws {
@@ -72,6 +78,10 @@ import Testing
         #expect(defect(Array("GIF89a".utf8)) == .noHeader)
         #expect(defect(Array("imgcache-object 1\nsha256 00\n".utf8)) == .badHeader("no end of header"))
         #expect(defect(Array("imgcache-object 1\nlength 1\n\nx".utf8)) == .badHeader("missing length, sha256 or stored"))
+        // Fields become request headers (If-None-Match): a CR or LF in one is refused, not unescaped into a header.
+        let text = String(decoding: encoded, as: UTF8.self)
+        let injected = text.replacingOccurrences(of: "etag \"v1\"", with: "etag \"v1\"%0D%0ACookie: a=b")
+        #expect(injected != text && defect(Array(injected.utf8)) == .badHeader("control character in etag"))
     }
 
     @Test func keysArePlainHexUnderTheNamespace() {

@@ -28,8 +28,9 @@ final class DownloadJob {
     /// When the first attempt started (monotonic seconds).
     var firstStart: Double?
 
-    init(request: DownloadRequest, priority: DownloadPriority) {
-        self.key = request.coalescingKey
+    /// `key` is the one the job is filed under: a write's key is new each time it is asked for.
+    init(request: DownloadRequest, key: DownloadRequest.CoalescingKey, priority: DownloadPriority) {
+        self.key = key
         self.request = request
         self.priority = priority
     }

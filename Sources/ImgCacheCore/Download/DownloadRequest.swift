@@ -61,7 +61,8 @@ public struct DownloadRequest: Equatable, Sendable {
     }
 
     /// Requests with equal keys get the same answer, so one transfer serves them all.
-    /// Only GETs are coalesced: every write is a transfer of its own.
+    /// Only GETs are coalesced: every write is a transfer of its own, its key
+    /// new each time it is computed (so it must be computed once per submission).
     var coalescingKey: CoalescingKey {
         CoalescingKey(url: url.string, headers: headers, credentials: credentials, validators: validators,
                       write: method == .get ? 0 : DownloadRequest.writeSerial.add(1, ordering: .relaxed).newValue)

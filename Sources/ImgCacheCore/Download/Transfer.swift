@@ -107,8 +107,8 @@ final class Transfer {
         })
         try easy.set(CURLOPT_NOPROGRESS, 0)
         try easy.set(CURLOPT_XFERINFODATA, pointer: context)
-        try easy.setProgressCallback { user, _, _, _, _ in
-            Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue().checkIdle() ? 0 : 1
+        try easy.setProgressCallback { user, _, _, _, uploaded in
+            Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue().checkIdle(uploaded: Int64(uploaded)) ? 0 : 1
         }
         try easy.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, user in
             let sink = Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue()

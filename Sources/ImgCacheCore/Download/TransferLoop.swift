@@ -73,7 +73,7 @@ final class TransferLoop {
             }
             return
         }
-        let job = DownloadJob(request: submission.request, priority: submission.priority)
+        let job = DownloadJob(request: submission.request, key: key, priority: submission.priority)
         job.requesters.append(requester)
         jobsByKey[key] = job
         jobsByTicket[ticket] = job

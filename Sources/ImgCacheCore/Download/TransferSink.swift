@@ -89,14 +89,15 @@ final class TransferSink {
         self.spill = nil
     }
 
-    /// Called by libcurl about once a second and whenever bytes arrive. Returns
-    /// false to abort: nothing has arrived for `idleTimeout`. (libcurl's own
-    /// low-speed check averages over several seconds, so a burst followed by
-    /// silence would outlive the timeout by that much.)
-    func checkIdle() -> Bool {
+    /// Called by libcurl about once a second and whenever bytes arrive or
+    /// leave (`uploaded`: a PUT's body sent so far). Returns false to abort:
+    /// nothing has moved for `idleTimeout`. (libcurl's own low-speed check
+    /// averages over several seconds, so a burst followed by silence would
+    /// outlive the timeout by that much.)
+    func checkIdle(uploaded: Int64 = 0) -> Bool {
         let now = WallClock.monotonic()
-        if receivedBytes != bytesAtLastActivity {
-            bytesAtLastActivity = receivedBytes
+        if receivedBytes + uploaded != bytesAtLastActivity {
+            bytesAtLastActivity = receivedBytes + uploaded
             lastActivity = now
             return true
         }

@@ -130,6 +130,9 @@ struct DownloadStore {
     func storeRemote(_ data: [UInt8], for miss: PendingFetch, from store: String) -> RemoteOutcome {
         let object: RemoteObject
         do { object = try RemoteObject(decoding: data) } catch { return .defective(error.description) }
+        if let limit = settings.maximumBytes, object.bytes.count > limit {
+            return .defective("\(object.bytes.count) bytes, over --max-size")
+        }
         let header: ImageHeader
         do throws(FetchError) {
             header = try verify(object.bytes, contentType: object.contentType, url: miss.text)

@@ -163,7 +163,9 @@ extension ImageFetcher {
         for store in stores {
             run.pendingWrites += 1
             let place = remoteKey(key)
+            // A damaged object, or one a refresh found outdated, is replaced; otherwise the first writer's stays.
             let replacing = tier.damaged.remove(RemoteTier.Damaged(store: store, key: place)) != nil
+                || fetched.cacheType == .refreshed
             tier.stores[store].backend.put(place, object, replacing: replacing) { result in
                 messages.push(.remoteWritten(store: store, result))
             }

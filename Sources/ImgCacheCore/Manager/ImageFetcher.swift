@@ -276,7 +276,9 @@ public final class ImageFetcher {
             case .success:
                 remoteTier?.statistics.writes += 1
                 if let spec = remoteTier?.stores[store].backend.spec { log?("remote \(spec.identity): object written") }
-            case .failure(let failure): remoteTier?.giveUp(store, failure, now: WallClock.now())
+            case .failure(let failure):
+                // Writes cut short by an interruption are no fault of the store.
+                if !run.interrupted { remoteTier?.giveUp(store, failure, now: WallClock.now()) }
             }
         }
     }

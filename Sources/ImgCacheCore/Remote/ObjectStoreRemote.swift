@@ -80,6 +80,8 @@ final class ObjectStoreRemote: RemoteBackend {
     private static func failure(_ error: DownloadError, writing: Bool, s3: Bool) -> RemoteFailure {
         let hint: String?
         switch error {
+        case .httpStatus(403) where s3 && !writing:
+            hint = "check the credentials; a bucket also answers 403 for a missing object unless s3:ListBucket is granted"
         case .httpStatus(401), .httpStatus(403): hint = "check the credentials"
         case .httpStatus(404) where writing:
             hint = s3 ? "no such bucket" : "the store does not make folders: nginx needs create_full_put_path on"

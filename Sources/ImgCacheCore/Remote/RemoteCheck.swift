@@ -50,12 +50,13 @@ public enum RemoteCheck {
             Report(spec: spec, steps: steps, failure: "\(what): \(failure.reason)")
         }
 
+        // First a miss, as most reads of a run are: it must be told from a failure.
+        switch step("miss", { backend.get(key, completion: $0) }) {
+        case .failure(let failure): return failed("reading a missing object", failure)
+        case .success(nil): break
+        case .success(.some): return Report(spec: spec, steps: steps, failure: "read: an object where none was written")
+        }
         if spec.readOnly {
-            switch step("read", { backend.get(key, completion: $0) }) {
-            case .failure(let failure): return failed("read", failure)
-            case .success(nil): break
-            case .success(.some): return Report(spec: spec, steps: steps, failure: "read: an object where none was written")
-            }
             health.markUp(spec)
             return Report(spec: spec, steps: steps, failure: nil)
         }

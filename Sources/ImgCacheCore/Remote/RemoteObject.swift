@@ -77,7 +77,12 @@ public struct RemoteObject: Equatable, Sendable {
         var fields: [Substring: String] = [:]
         for line in String(decoding: data[..<end], as: UTF8.self).split(separator: "\n").dropFirst() {
             guard let space = line.firstIndex(of: " ") else { throw .badHeader("line without a value") }
-            fields[line[..<space]] = EntryMetadata.unescape(line[line.index(after: space)...])
+            let value = EntryMetadata.unescape(line[line.index(after: space)...])
+            // A value becomes a stored field and, for the validators, a request header: no control characters.
+            guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw .badHeader("control character in \(line[..<space])")
+            }
+            fields[line[..<space]] = value
         }
         guard let length = fields["length"].flatMap({ Int($0) }), let digest = fields["sha256"],
               let stored = fields["stored"].flatMap({ Double($0) }) else { throw .badHeader("missing length, sha256 or stored") }

@@ -66,8 +66,9 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             }
             func seconds() throws(ParseError) -> Double {
                 let text = try required()
-                guard let span = try? TimeSpan(parsing: text), span.seconds > 0 else {
-                    throw .invalid("bad \(name) '\(text)' (expected a time such as 500ms, 2s, 1m)")
+                // Bounded: a timeout under a millisecond would mean none to hiredis, and a huge one cannot be counted.
+                guard let span = try? TimeSpan(parsing: text), span.seconds >= 0.001, span.seconds <= 10 * 366 * 86_400 else {
+                    throw .invalid("bad \(name) '\(text)' (expected a time from 1ms to 10 years, such as 500ms, 2s, 1m, 30d)")
                 }
                 return span.seconds
             }
@@ -102,7 +103,10 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The URL and attributes, with any password in the URL hidden.
-    public var description: String {
+    public var description: String { RemoteSpec.redacted(text) }
+
+    /// `text` with the user information of its URL, if any, shown as `***`.
+    static func redacted(_ text: String) -> String {
         guard let scheme = text.firstRange(of: "://") else { return text }
         let rest = text[scheme.upperBound...]
         let authority = rest.prefix { $0 != "/" && $0 != "|" && $0 != "?" }
@@ -117,12 +121,14 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     public var identity: String { String(description.split(separator: "|").first ?? "") }
 
     private static func kind(of url: String) throws(ParseError) -> Kind {
-        guard let colon = url.firstIndex(of: ":") else { throw .invalid("'\(url)' is no URL (expected http://, https://, redis://, redis+unix: or s3://)") }
+        // Messages name the URL without its password.
+        let shown = redacted(url)
+        guard let colon = url.firstIndex(of: ":") else { throw .invalid("'\(shown)' is no URL (expected http://, https://, redis://, redis+unix: or s3://)") }
         let scheme = url[..<colon].lowercased()
         let rest = url[url.index(after: colon)...]
         switch scheme {
         case "http", "https":
-            guard (try? RemoteURL(parsing: url)) != nil else { throw .invalid("'\(url)' is not a valid \(scheme) URL") }
+            guard (try? RemoteURL(parsing: url)) != nil else { throw .invalid("'\(shown)' is not a valid \(scheme) URL") }
             var base = url
             while base.hasSuffix("/") { base.removeLast() }
             return .http(base: base)
@@ -145,13 +151,13 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             if let separator = hostPort.lastIndex(of: ":") {
                 host = String(hostPort[..<separator])
                 guard let number = Int(hostPort[hostPort.index(after: separator)...]), (1...65_535).contains(number) else {
-                    throw .invalid("bad port in '\(url)'")
+                    throw .invalid("bad port in '\(shown)'")
                 }
                 port = number
             }
-            guard !host.isEmpty else { throw .invalid("'\(url)' has no host") }
+            guard !host.isEmpty else { throw .invalid("'\(shown)' has no host") }
             let path = afterSlashes.dropFirst(authority.count).drop { $0 == "/" }
-            guard path.isEmpty || Int(path) != nil else { throw .invalid("bad database number '\(path)' in '\(url)'") }
+            guard path.isEmpty || Int(path) != nil else { throw .invalid("bad database number '\(path)' in '\(shown)'") }
             return .redis(host: host, port: port, database: Int(path) ?? 0, user: user, password: password)
         case "redis+unix":
             let parts = rest.split(separator: "?", maxSplits: 1)
@@ -159,7 +165,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             var database = 0
             if parts.count == 2 {
                 guard parts[1].hasPrefix("db="), let number = Int(parts[1].dropFirst(3)) else {
-                    throw .invalid("bad query in '\(url)' (expected ?db=N)")
+                    throw .invalid("bad query in '\(shown)' (expected ?db=N)")
                 }
                 database = number
             }
@@ -173,7 +179,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             let path = parts[0]
             let bucket = path.prefix { $0 != "/" }
             guard !bucket.isEmpty, bucket.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-" || $0 == ".") }) else {
-                throw .invalid("bad bucket name in '\(url)'")
+                throw .invalid("bad bucket name in '\(shown)'")
             }
             var prefix = String(path.dropFirst(bucket.count))
             while prefix.hasPrefix("/") { prefix.removeFirst() }
@@ -182,7 +188,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             if parts.count == 2 {
                 for pair in parts[1].split(separator: "&") {
                     let field = pair.split(separator: "=", maxSplits: 1).map(String.init)
-                    guard field.count == 2 else { throw .invalid("bad query '\(pair)' in '\(url)'") }
+                    guard field.count == 2 else { throw .invalid("bad query '\(pair)' in '\(shown)'") }
                     switch field[0] {
                     case "endpoint": endpoint = field[1]
                     case "region": region = field[1]
