@@ -154,14 +154,49 @@ public enum CommandLineParser {
                 try noOperands(command.name)
                 return .run(globals, .clean(try cleanArguments(globals: globals)))
             case CommandTable.clear.name:
-                try noOperands(command.name)
                 var arguments = ClearArguments()
                 arguments.failedOnly = has("failed")
+                if !operands.isEmpty {
+                    guard arguments.failedOnly else { throw .requires("URL operands", "--failed") }
+                    if has("all-namespaces") { throw .conflictingOptions("URL operands", "--all-namespaces", reason: "a URL's failure is one namespace's") }
+                    arguments.failedURLs = operands
+                }
                 arguments.allNamespaces = has("all-namespaces")
                 if arguments.allNamespaces, globals.namespace != nil {
                     throw .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one")
                 }
                 return .run(globals, .clear(arguments))
+            case CommandTable.list.name:
+                var arguments = ListArguments()
+                if operands.count > 1 { throw .unexpectedOperand(command: command.name, operand: operands[1]) }
+                arguments.pattern = operands.first
+                if let text = last("sort") {
+                    guard let order = ListArguments.Order(rawValue: text) else {
+                        throw .invalidValue(option: "--sort", value: text, reason: "expected recent, size or url")
+                    }
+                    arguments.order = order
+                }
+                arguments.failed = has("failed")
+                return .run(globals, .list(arguments))
+            case CommandTable.remove.name:
+                var arguments = RemoveArguments()
+                arguments.urls = operands
+                arguments.globs = values["match"] ?? []
+                arguments.dryRun = has("dry-run")
+                if arguments.urls.isEmpty && arguments.globs.isEmpty { throw .missingOperand(command: command.name, operand: "a URL (or --match GLOB)") }
+                if let empty = arguments.globs.first(where: \.isEmpty) { throw .invalidValue(option: "--match", value: empty, reason: "the pattern is empty") }
+                return .run(globals, .remove(arguments))
+            case CommandTable.config.name:
+                try noOperands(command.name)
+                var arguments = ConfigArguments()
+                arguments.maxSize = try sizeLimit()
+                arguments.maxAge = try ageLimit()
+                arguments.failedTTL = try failedTTL()
+                arguments.reset = has("reset")
+                if arguments.reset, arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil {
+                    throw .conflictingOptions("--reset", "new limits", reason: "--reset forgets them")
+                }
+                return .run(globals, .config(arguments))
             case CommandTable.remote.name:
                 guard let action = operands.first else { throw .missingOperand(command: command.name, operand: "an action (check)") }
                 guard action == "check" else { throw .invalidValue(option: "ACTION", value: action, reason: "expected check") }
@@ -215,16 +250,8 @@ public enum CommandLineParser {
 
         func cleanArguments(globals: GlobalOptions) throws(UsageError) -> CleanArguments {
             var arguments = CleanArguments()
-            if let text = last("max-size") {
-                do { arguments.maxSize = try SizeLimit(parsing: text) } catch {
-                    switch error { case .invalid(let reason): throw .invalidValue(option: "--max-size", value: text, reason: reason) }
-                }
-            }
-            if let text = last("max-age") {
-                do { arguments.maxAge = try AgeLimit(parsing: text) } catch {
-                    switch error { case .invalid(let reason): throw .invalidValue(option: "--max-age", value: text, reason: reason) }
-                }
-            }
+            arguments.maxSize = try sizeLimit()
+            arguments.maxAge = try ageLimit()
             arguments.failedTTL = try failedTTL()
             arguments.remember = has("remember")
             arguments.dryRun = has("dry-run")
@@ -490,6 +517,22 @@ public enum CommandLineParser {
         }
 
         /// `--failed-ttl AGE|never`.
+        /// `--max-size` of clean and config, checked.
+        func sizeLimit() throws(UsageError) -> SizeLimit? {
+            guard let text = last("max-size") else { return nil }
+            do { return try SizeLimit(parsing: text) } catch {
+                switch error { case .invalid(let reason): throw .invalidValue(option: "--max-size", value: text, reason: reason) }
+            }
+        }
+
+        /// `--max-age` of clean and config, checked.
+        func ageLimit() throws(UsageError) -> AgeLimit? {
+            guard let text = last("max-age") else { return nil }
+            do { return try AgeLimit(parsing: text) } catch {
+                switch error { case .invalid(let reason): throw .invalidValue(option: "--max-age", value: text, reason: reason) }
+            }
+        }
+
         func failedTTL() throws(UsageError) -> AgeLimit? {
             guard let text = last("failed-ttl") else { return nil }
             do { return try AgeLimit(parsing: text) } catch {

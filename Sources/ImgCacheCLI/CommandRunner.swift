@@ -62,6 +62,13 @@ public enum CommandRunner {
             case .clean(let arguments):
                 guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
                 status = try CleanCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()
+            case .list(let arguments):
+                status = try ListCommand(arguments: arguments, globals: globals, cache: cache, console: console).run()
+            case .remove(let arguments):
+                status = try RemoveCommand(arguments: arguments, globals: globals, cache: cache, console: console).run()
+            case .config(let arguments):
+                status = try ConfigCommand(arguments: arguments, globals: globals, cache: cache, console: console,
+                                           environment: environment).run()
             case .remote(let arguments):
                 status = try RemoteCommand(arguments: arguments, globals: globals, cache: cache, console: console,
                                            environment: environment).run()

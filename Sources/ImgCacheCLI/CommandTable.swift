@@ -203,12 +203,86 @@ public enum CommandTable {
             are removed, never followed.
             """,
         options: [
-            .flag("failed", help: "Forget the failed URLs only; keep the entries"),
+            .flag("failed", help: "Forget the failed URLs only (or only the URLs given); keep the entries"),
             allNamespaces,
         ],
+        operands: [OperandSpec(name: "URL", kind: .url, help: "with --failed: forget only this URL's failure",
+                               minimum: 0, maximum: nil)],
         examples: [
             ("imgcache clear -n thumbnails", "empty the 'thumbnails' namespace"),
             ("imgcache clear --failed", "try every failed URL again next time"),
+            ("imgcache clear --failed https://example.com/logo.png", "try that one again next time"),
+        ]
+    )
+
+    public static let list = CommandSpec(
+        name: "list", summary: "List the cached images (or the failed URLs) of a namespace",
+        description: """
+            Prints a line per entry: its last use, size, format, pixel size and URL (a \
+            thumbnail's transform after the URL, in brackets), a shard at a time, so that \
+            the first lines come at once and memory stays flat however large the namespace. \
+            PATTERN keeps the URLs it matches: a glob (*, ?, [...]) matched against the whole \
+            URL, or, without those characters, any URL that contains it. --sort orders \
+            the lines, after reading them all. --failed lists the failed URLs instead: when \
+            each failed, why, and whether it has expired. Reads only: safe beside every \
+            other command.
+            """,
+        options: [
+            .value("sort", metavar: "ORDER", kind: .choice(["recent", "size", "url"]),
+                   help: "recent (most recently used first), size (largest first) or url (alphabetical); default: cache order"),
+            .flag("failed", help: "List the failed URLs instead, with their causes and ages"),
+        ],
+        operands: [OperandSpec(name: "PATTERN", kind: .text, help: "keep URLs matching this glob, or containing this text",
+                               minimum: 0, maximum: 1)],
+        examples: [
+            ("imgcache list", "every entry"),
+            ("imgcache list 'https://cdn.example/*.png' --sort size", "the PNGs from one host, largest first"),
+            ("imgcache --json list | jq -r 'select(.bytes > 1000000) | .url'", "the URLs of the entries over 1 MB"),
+            ("imgcache list --failed", "what failed, and why"),
+        ]
+    )
+
+    public static let remove = CommandSpec(
+        name: "remove", summary: "Remove the entries of some URLs",
+        description: """
+            Removes each URL's entries: the image as served and its thumbnails and shrunk \
+            copies (the URL as given to fetch; its fragment is ignored). --match removes \
+            the entries whose URL matches a glob instead. Each entry is removed under its \
+            shard's lock, and only if it has not been stored anew since it was found, so \
+            fetches, cleans and clears may run meanwhile. Prints what was removed. Exit 1 \
+            when a URL given has no entry (the others are still removed).
+            """,
+        options: [
+            .value("match", metavar: "GLOB", kind: .text, repeatable: true,
+                   help: "Remove the entries whose URL matches GLOB (repeatable)"),
+            .flag("dry-run", help: "Print what would be removed; remove nothing"),
+        ],
+        operands: [OperandSpec(name: "URL", kind: .url, help: "a URL whose entries to remove", minimum: 0, maximum: nil)],
+        examples: [
+            ("imgcache remove https://example.com/logo.png", "that image, and its thumbnails"),
+            ("imgcache remove --match 'https://old-cdn.example/*'", "everything from one host"),
+        ]
+    )
+
+    public static let config = CommandSpec(
+        name: "config", summary: "Show or set a namespace's remembered limits",
+        description: """
+            Without options, shows the limits clean applies and the failed TTL fetch uses, \
+            each with where it comes from (remembered, or the default), and the remote \
+            stores. --max-size, --max-age and --failed-ttl remember new values, as clean \
+            --remember does, without cleaning; --reset forgets every remembered value \
+            (limits and remote stores).
+            """,
+        options: [
+            .value("max-size", metavar: "SIZE", kind: .text,
+                   help: "Remember this size limit for clean (500M, 2G, 1.5GiB, bytes; 'none')"),
+            .value("max-age", metavar: "AGE", kind: .text, help: "Remember this age limit for clean (30m, 12h, 7d, 2w, 1mo; 'never')"),
+            .value("failed-ttl", metavar: "AGE", kind: .text, help: "Remember how long failed URLs are kept (default 24h; 'never')"),
+            .flag("reset", help: "Forget every remembered limit and remote store of the namespace"),
+        ],
+        examples: [
+            ("imgcache config", "the limits in force, and where each comes from"),
+            ("imgcache -n thumbs config --max-size 500M --max-age 30d", "set them once, for later cleans"),
         ]
     )
 
@@ -255,7 +329,8 @@ public enum CommandTable {
     )
 
     /// All commands, in the order help lists them.
-    public static let commands: [CommandSpec] = [fetch, prefetch, cacheInfo, clean, clear, remote, completions, help]
+    public static let commands: [CommandSpec] = [fetch, prefetch, list, cacheInfo, clean, clear, remove, config, remote,
+                                                 completions, help]
 
     /// The command called `name`, if there is one.
     public static func command(named name: String) -> CommandSpec? {

@@ -20,6 +20,9 @@ public enum Command: Equatable, Sendable {
     case clean(CleanArguments)
     case clear(ClearArguments)
     case remote(RemoteArguments)
+    case list(ListArguments)
+    case remove(RemoveArguments)
+    case config(ConfigArguments)
 }
 
 /// Options that apply to every command.
@@ -98,6 +101,33 @@ public struct CleanArguments: Equatable, Sendable {
     public init() {}
 }
 
+/// `imgcache list` arguments.
+public struct ListArguments: Equatable, Sendable {
+    /// How `list` orders its lines.
+    public enum Order: String, Equatable, Sendable { case recent, size, url }
+    public var pattern: String?
+    public var order: Order?
+    public var failed = false
+    public init() {}
+}
+
+/// `imgcache remove` arguments.
+public struct RemoveArguments: Equatable, Sendable {
+    public var urls: [String] = []
+    public var globs: [String] = []
+    public var dryRun = false
+    public init() {}
+}
+
+/// `imgcache config` arguments.
+public struct ConfigArguments: Equatable, Sendable {
+    public var maxSize: SizeLimit?
+    public var maxAge: AgeLimit?
+    public var failedTTL: AgeLimit?
+    public var reset = false
+    public init() {}
+}
+
 /// `imgcache remote check` arguments.
 public struct RemoteArguments: Equatable, Sendable {
     /// `--remote`: the stores to check; nil: the ones fetch would use.
@@ -110,6 +140,8 @@ public struct RemoteArguments: Equatable, Sendable {
 public struct ClearArguments: Equatable, Sendable {
     /// Forget the failed URLs instead of removing entries.
     public var failedOnly = false
+    /// With `failedOnly`: forget only these URLs' failures.
+    public var failedURLs: [String] = []
     public var allNamespaces = false
     public init() {}
 }

@@ -23,7 +23,19 @@ struct ClearCommand {
                 console.note("namespace '\(namespace)' does not exist under \(cache.location.root)")
             }
             do throws(SystemError) {
-                if arguments.failedOnly {
+                if !arguments.failedURLs.isEmpty {
+                    var forgotten = 0
+                    for url in arguments.failedURLs {
+                        if failed.forget(url: url) {
+                            forgotten += 1
+                        } else {
+                            console.error("not on the failed-URL list: \(UsageError.visible(RemoteURL.redacted(url)))")
+                            status = .someFailed
+                        }
+                    }
+                    object.add("removed_failed_urls", forgotten)
+                    lines.append("namespace '\(namespace)': forgot \(Plural.count(forgotten, "failed URL"))")
+                } else if arguments.failedOnly {
                     let forgotten = try failed.clear()
                     object.add("removed_failed_urls", forgotten)
                     lines.append("namespace '\(namespace)': forgot \(Plural.count(forgotten, "failed URL"))")

@@ -184,6 +184,20 @@ public struct DiskCache: Sendable {
         }
     }
 
+    /// Removes an entry `list` found (`imgcache remove`), under its shard's
+    /// exclusive lock, unless it was stored anew since (another inode);
+    /// whether it was removed.
+    public func remove(_ listed: ListedEntry) throws(SystemError) -> Bool {
+        let name = String(listed.path.split(separator: "/").last ?? "")
+        guard name.utf8.count > 32, let shard = Int(name.prefix(2), radix: 16) else { return false }
+        return try lock.withShard(shard, .exclusive) { () throws(SystemError) -> Bool in
+            guard let status = try FileSystem.status(listed.path), status.isRegularFile, status.inode == listed.inode else { return false }
+            try FileSystem.remove(listed.path)
+            try FileSystem.remove(FileSystem.parentDirectory(of: listed.path) + "/" + EntryNames.digest(of: name) + ".meta")
+            return true
+        }
+    }
+
     /// Makes `pending` the entry for its key, named for its format (the
     /// extension of its bytes). `describe` receives the finished image's inode
     /// and size and returns the metadata to store with it. `superseding`: files

@@ -71,8 +71,31 @@ public struct FailedURLStore: Sendable {
     public func lookup(_ key: CacheKey, ttl: AgeLimit, now: Double) -> Record? {
         let path = directory + "/" + key.digest
         guard let status = try? FileSystem.status(path), status.isRegularFile,
-              !ttl.isExpired(status.modified, now: now),
-              let bytes = try? FileSystem.readFile(path, limit: 64 * 1024) else { return nil }
+              !ttl.isExpired(status.modified, now: now) else { return nil }
+        return FailedURLStore.read(path, failedAt: status.modified)
+    }
+
+    /// Every failure remembered (expired ones too: the caller tells them
+    /// apart by `failedAt`), in no particular order.
+    public func records() throws(SystemError) -> [Record] {
+        var found: [Record] = []
+        try forEachRecord(removingAbandoned: false) { name, status in
+            if let record = FailedURLStore.read(directory + "/" + name, failedAt: status.modified) { found.append(record) }
+            return false
+        }
+        return found
+    }
+
+    /// Forgets the failure remembered for the URL `url` (as given, without
+    /// its fragment); whether there was one.
+    public func forget(url: String) -> Bool {
+        let path = directory + "/" + Lookup.failureKey(URLText.withoutFragment(url)).digest
+        return unlink(path) == 0
+    }
+
+    /// The record in the file at `path`; nil when it is not one this version understands.
+    private static func read(_ path: String, failedAt: Double) -> Record? {
+        guard let bytes = try? FileSystem.readFile(path, limit: 64 * 1024) else { return nil }
         var fields: [Substring: String] = [:]
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         guard lines.first == Substring(FailedURLStore.signature) else { return nil }
@@ -88,7 +111,7 @@ public struct FailedURLStore: Sendable {
             scope = .sizeLimitUpTo(Int64(parts[1])!)
         default: return nil  // written by a later version: not understood, so not obeyed
         }
-        return Record(url: fields["url"] ?? "", reason: fields["reason"] ?? "", failedAt: status.modified, scope: scope)
+        return Record(url: fields["url"] ?? "", reason: fields["reason"] ?? "", failedAt: failedAt, scope: scope)
     }
 
     /// Forgets `key`'s failure (it succeeded).

@@ -67,7 +67,11 @@ final class URLLog: @unchecked Sendable {
 
     /// The URL (and transformer key, for a transform) `digest`'s last line gives, if any.
     static func entry(_ digest: String, shardPath: String) -> (url: String, key: String)? {
-        guard let rest = read(shardPath: shardPath)[digest] else { return nil }
+        read(shardPath: shardPath)[digest].map(split)
+    }
+
+    /// A line's text after its digest as the URL and the entry's key.
+    static func split(_ rest: String) -> (url: String, key: String) {
         guard let space = rest.firstIndex(of: " ") else { return (rest, rest) }
         let url = String(rest[..<space])
         return (url, url + "\n" + rest[rest.index(after: space)...])

@@ -1,5 +1,5 @@
 /// A length of time as people write it: `45s`, `30m`, `12h`, `7d`, `2w`,
-/// `500ms`, or a plain number of seconds (`2.5`).
+/// `1mo` (30 days), `1y` (365 days), `500ms`, or a plain number of seconds (`2.5`).
 public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
     public let seconds: Double
 
@@ -17,13 +17,14 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
             throw .invalid("expected a duration such as 45s, 30m, 12h, 7d or 2w")
         }
         guard let multiplier = TimeSpan.multipliers[String(quantity.unit)] else {
-            throw .invalid("unknown unit '\(quantity.unit)' (use ms, s, m, h, d or w)")
+            throw .invalid("unknown unit '\(quantity.unit)' (use ms, s, m, h, d, w, mo or y)")
         }
         seconds = quantity.value * multiplier
     }
 
     private static let multipliers: [String: Double] = [
         "": 1, "ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400, "w": 604_800,
+        "mo": 2_592_000, "y": 31_536_000,
     ]
 
     /// The largest whole unit that fits: `7d`, `90m`, `1.5s`.

@@ -1,0 +1,52 @@
+import ImgCacheCore
+
+/// `imgcache config`: a namespace's remembered limits, shown or set without cleaning.
+struct ConfigCommand {
+    let arguments: ConfigArguments
+    let globals: GlobalOptions
+    let cache: DiskCache
+    let console: Console
+    let environment: Environment
+
+    func run() throws(SystemError) -> ExitStatus {
+        var settings = NamespaceSettings.load(from: cache.directory)
+        let changing = arguments.reset || arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil
+        if changing {
+            if arguments.reset { settings = NamespaceSettings() }
+            if let maxSize = arguments.maxSize { settings.maxSize = maxSize }
+            if let maxAge = arguments.maxAge { settings.maxAge = maxAge }
+            if let failedTTL = arguments.failedTTL { settings.failedTTL = failedTTL }
+            do {
+                try cache.prepareForStores()
+                try settings.save(to: cache.directory)
+            } catch {
+                console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))
+                return .cacheUnwritable
+            }
+        }
+        let limits = CacheLimits.resolve(maxSize: nil, maxAge: nil, failedTTL: nil, remembered: settings)
+        let remotes: RemoteSelection
+        do {
+            remotes = try RemoteSelection.resolve(given: nil, environment: environment, namespaceDirectory: cache.directory)
+        } catch {
+            console.error("invalid IMGCACHE_REMOTE: \(error)")
+            return .usage
+        }
+        if globals.json {
+            var object = JSONObject()
+            object.add("namespace", cache.location.namespace.name)
+            MaintenanceMessages.addLimits(limits, to: &object)
+            object.add("remotes", remotes.remotes.isEmpty ? nil : remotes.listed)
+            object.add("remotes_source", remotes.source.rawValue)
+            try console.output(object.serialized)
+            return .success
+        }
+        // The settings asked for are the data: -q does not hide them.
+        try console.output("namespace:    \(cache.location.namespace)")
+        try console.output("max size:     \(limits.maxSize) (\(limits.maxSizeSource.rawValue))")
+        try console.output("max age:      \(limits.maxAge) (\(limits.maxAgeSource.rawValue))")
+        try console.output("failed TTL:   \(limits.failedTTL) (\(limits.failedTTLSource.rawValue))")
+        try console.output("remotes:      \(remotes.listed) (\(remotes.source.rawValue))")
+        return .success
+    }
+}

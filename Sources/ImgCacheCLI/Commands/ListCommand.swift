@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ImgCacheCore
+
+/// `imgcache list [PATTERN]`: the entries of a namespace (or its failed URLs).
+struct ListCommand {
+    let arguments: ListArguments
+    let globals: GlobalOptions
+    let cache: DiskCache
+    let console: Console
+
+    func run() throws(SystemError) -> ExitStatus {
+        if arguments.failed { return try listFailed() }
+        let now = WallClock.now()
+        var count = 0, bytes: Int64 = 0
+        var kept: [ListedEntry] = []
+        do {
+            try CacheListing.forEach(in: cache.directory) { (entry) throws(SystemError) in
+                guard ListCommand.matches(arguments.pattern, entry.url) else { return }
+                count += 1
+                bytes += entry.bytes
+                // Unsorted, each line as it is found: the first come at once, and memory stays flat.
+                if arguments.order == nil { try show(entry, now: now) } else { kept.append(entry) }
+            }
+        } catch where error.code == EPIPE {
+            throw error
+        } catch where error.path?.hasPrefix(cache.directory) == true {
+            console.error(MaintenanceMessages.describe(error))
+            return .cacheUnwritable
+        }
+        switch arguments.order {
+        case .recent?: kept.sort { $0.lastUse > $1.lastUse }
+        case .size?: kept.sort { $0.bytes > $1.bytes }
+        case .url?: kept.sort { ($0.url ?? "") < ($1.url ?? "") }
+        case nil: break
+        }
+        for entry in kept { try show(entry, now: now) }
+        if !globals.json {
+            console.note("\(Plural.count(count, "entry", "entries")), \(ByteSize.humanised(bytes))"
+                + (arguments.pattern.map { " matching '\(UsageError.visible($0))'" } ?? "") + " in namespace '\(cache.location.namespace)'")
+        }
+        return .success
+    }
+
+    /// Whether `url` is kept by `pattern`: a glob when it has glob characters, else a substring.
+    static func matches(_ pattern: String?, _ url: String?) -> Bool {
+        guard let pattern else { return true }
+        guard let url else { return false }
+        if pattern.contains(where: { "*?[".contains($0) }) { return fnmatch(pattern, url, 0) == 0 }
+        return url.contains(pattern)
+    }
+
+    private func show(_ entry: ListedEntry, now: Double) throws(SystemError) {
+        if globals.json {
+            var object = JSONObject()
+            object.add("url", entry.url)
+            object.add("transform", entry.transform)
+            object.add("path", entry.path)
+            object.add("bytes", entry.bytes)
+            object.add("format", entry.format?.rawValue)
+            object.add("width", entry.width.map(Int64.init))
+            object.add("height", entry.height.map(Int64.init))
+            object.add("frames", entry.frames.map(Int64.init))
+            object.add("last_use", Timestamp.iso8601(entry.lastUse))
+            object.add("stored", entry.storedAt.map(Timestamp.iso8601))
+            try console.output(object.serialized)
+            return
+        }
+        let size = ByteSize.humanised(entry.bytes)
+        let pixels = entry.width.flatMap { width in entry.height.map { "\(width)x\($0)" } } ?? "-"
+        let url = entry.url.map(UsageError.visible) ?? "(URL unknown) " + entry.path
+        let transform = entry.transform.map { " [\(UsageError.visible($0))]" } ?? ""
+        try console.output(Timestamp.local(entry.lastUse) + "  " + ListCommand.padded(size, 9) + "  "
+            + ListCommand.padded(entry.format?.rawValue ?? "-", 4) + "  " + ListCommand.padded(pixels, 11) + "  " + url + transform)
+    }
+
+    private func listFailed() throws(SystemError) -> ExitStatus {
+        let now = WallClock.now()
+        let ttl = NamespaceSettings.load(from: cache.directory).failedTTL ?? FailedURLStore.defaultTTL
+        var records: [FailedURLStore.Record]
+        do { records = try FailedURLStore(namespaceDirectory: cache.directory).records() } catch {
+            console.error(MaintenanceMessages.describe(error))
+            return .cacheUnwritable
+        }
+        records = records.filter { ListCommand.matches(arguments.pattern, $0.url) }
+        switch arguments.order {
+        case .url?: records.sort { $0.url < $1.url }
+        default: records.sort { $0.failedAt > $1.failedAt }  // the latest failure first
+        }
+        for record in records {
+            let expired = ttl.isExpired(record.failedAt, now: now)
+            if globals.json {
+                var object = JSONObject()
+                object.add("url", record.url)
+                object.add("reason", record.reason)
+                object.add("failed_at", Timestamp.iso8601(record.failedAt))
+                object.add("expired", expired)
+                object.add("scope", ListCommand.scopeName(record.scope))
+                try console.output(object.serialized)
+            } else {
+                let age = Timestamp.age(record.failedAt, now: now) + (expired ? " (expired)" : "")
+                try console.output(Timestamp.local(record.failedAt) + "  " + ListCommand.padded(age, 22) + "  "
+                    + UsageError.visible(record.url) + "  " + UsageError.visible(record.reason))
+            }
+        }
+        if !globals.json {
+            console.note("\(Plural.count(records.count, "failed URL")) in namespace '\(cache.location.namespace)' (failed TTL \(ttl))")
+        }
+        return .success
+    }
+
+    /// Which requests a failure answers, as JSON says it.
+    static func scopeName(_ scope: FailedURLStore.Scope) -> String {
+        switch scope {
+        case .everyRequest: return "every request"
+        case .plainRequests: return "plain requests"
+        case .sizeLimitUpTo(let limit): return "size limit up to \(limit)"
+        }
+    }
+
+    static func padded(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}
