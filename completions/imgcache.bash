@@ -6,7 +6,7 @@ _imgcache() {
     command=
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            fetch|prefetch|cache-info|clean|clear|remote|completions|help) command=${COMP_WORDS[i]}; break ;;
+            fetch|prefetch|list|cache-info|clean|clear|remove|config|remote|completions|help) command=${COMP_WORDS[i]}; break ;;
         esac
     done
     case $prev in
@@ -55,6 +55,11 @@ _imgcache() {
         --cookies) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-redirects) return ;;
         --max-size) return ;;
+        --sort) COMPREPLY=($(compgen -W "recent size url" -- "$cur")); _imgcache_nospace; return ;;
+        --max-size) return ;;
+        --max-age) return ;;
+        --failed-ttl) return ;;
+        --match) return ;;
         --max-size) return ;;
         --max-age) return ;;
         --failed-ttl) return ;;
@@ -67,6 +72,9 @@ _imgcache() {
         prefetch)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+        list)
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         cache-info)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
@@ -76,6 +84,12 @@ _imgcache() {
         clear)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--failed --all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
+        remove)
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--match --dry-run --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
+        config)
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--max-size --max-age --failed-ttl --reset --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         remote)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--remote --insecure -k --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "check" -- "$cur")); fi ;;
@@ -84,10 +98,10 @@ _imgcache() {
             else COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); fi ;;
         help)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--man --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
-            else COMPREPLY=($(compgen -W "fetch prefetch cache-info clean clear remote completions help" -- "$cur")); fi ;;
+            else COMPREPLY=($(compgen -W "fetch prefetch list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
         *)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
-            else COMPREPLY=($(compgen -W "fetch prefetch cache-info clean clear remote completions help" -- "$cur")); fi ;;
+            else COMPREPLY=($(compgen -W "fetch prefetch list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
     esac
 }
 # A single match ending in '=' takes its value next: no space after it.

@@ -203,7 +203,7 @@ public enum CommandTable {
             are removed, never followed.
             """,
         options: [
-            .flag("failed", help: "Forget the failed URLs only (or only the URLs given); keep the entries"),
+            .flag("failed", help: "Forget the failed URLs only (or only the URLs given, each if remembered); keep the entries"),
             allNamespaces,
         ],
         operands: [OperandSpec(name: "URL", kind: .url, help: "with --failed: forget only this URL's failure",

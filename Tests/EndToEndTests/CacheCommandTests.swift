@@ -83,7 +83,7 @@ import Testing
         #expect(try fetch(["--json", "clean", "--max-age", "1d"]).jsonLines().first?["removed_entries"] as? Int == 0)
     }
 
-    @Test(arguments: [["--max-size", "0"], ["--max-size", "12X"], ["--max-age", "7y"], ["--max-age", ""], ["--remember"]])
+    @Test(arguments: [["--max-size", "0"], ["--max-size", "12X"], ["--max-age", "7q"], ["--max-age", ""], ["--remember"]])
     func badLimitsAreUsageErrorsThatChangeNothing(arguments: [String]) throws {
         let path = try #require(try fetch(["fetch", server.url("logo.png")]).lines.first)
         let result = try fetch(["clean"] + arguments)

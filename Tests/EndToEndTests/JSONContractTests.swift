@@ -6,7 +6,8 @@ import Testing
 @Suite final class JSONContractTests: LoopbackCacheSuite {
     @Test func theDocumentHasEveryShape() {
         for section in ["fetch and prefetch: an image", "fetch and prefetch: a failure", "prefetch: the summary", "cache-info",
-                        "clean", "clean: skipped", "clear", "clear --failed"] {
+                        "clean", "clean: skipped", "clear", "clear --failed",
+                        "list", "list --failed", "remove", "config", "remote check"] {
             #expect(JSONContract.sections[section]?.isEmpty == false, "\(section)")
         }
     }

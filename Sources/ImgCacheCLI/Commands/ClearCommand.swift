@@ -29,8 +29,8 @@ struct ClearCommand {
                         if failed.forget(url: url) {
                             forgotten += 1
                         } else {
-                            console.error("not on the failed-URL list: \(UsageError.visible(RemoteURL.redacted(url)))")
-                            status = .someFailed
+                            // Forgetting is idempotent, as rm -f is: what was asked for holds.
+                            console.note("not on the failed-URL list: \(UsageError.visible(RemoteURL.redacted(url)))")
                         }
                     }
                     object.add("removed_failed_urls", forgotten)
