@@ -23,7 +23,7 @@ complete -c imgcache -s q -l quiet -d 'Print no warnings, notes, progress or sum
 complete -c imgcache -s v -l verbose -d 'Print details of what happens on stderr'
 complete -c imgcache -l color -x -a 'auto always never' -d 'Colour in messages: auto (a terminal without NO_COLOR), always or never'
 complete -c imgcache -s h -l help -d 'Show help (for a command: imgcache COMMAND --help)'
-complete -c imgcache -l version -d 'Show the version'
+complete -c imgcache -l version -d 'Show the version, the C libraries found and their versions, and the features they allow (-v: their files)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -s o -l output -r -F -d 'Also write the image to FILE (\'-\' for standard output); one URL only. A name ending in .png, .jpg, .gif or .webp must match the image\'s format'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -s i -l input -r -F -d 'Read URLs from FILE, one per line (\'-\': standard input); blank lines and \'#\' comments skipped'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l with-url -d 'Print URL<TAB>PATH lines (an empty PATH for a URL that failed)'

@@ -134,7 +134,7 @@ public enum CommandLineParser {
 
         func invocation() throws(UsageError) -> Invocation {
             if has("help") { return .help(command: command?.name) }
-            if has("version") { return .version }
+            if has("version") { return .version(verbose: has("verbose")) }
             guard let command else { throw .missingCommand }
             let globals = try globalOptions()
             switch command.name {

@@ -118,10 +118,29 @@ public enum CommandRunner {
             return name.flatMap(CommandTable.command(named:)).map(HelpFormatter.command) ?? HelpFormatter.overview()
         case .manual: return ManPage.render()
         case .completions(let shell): return CompletionScript.script(for: shell) ?? ""
-        case .version: return "imgcache \(ImgCache.version)\n"
+        case .version(let verbose): return versionText(verbose: verbose)
         case .run: return ""
         }
     }
+    /// `--version`: imgcache's, then each C library as loaded here (as `curl -V`
+    /// lists its libraries), and the features they allow; with -v, their files.
+    static func versionText(verbose: Bool) -> String {
+        let reports = SystemLibraries.all()
+        var lines = ["imgcache \(ImgCache.version)"]
+        let width = (reports.map(\.name.count).max() ?? 0) + 2
+        for report in reports {
+            let name = report.name + String(repeating: " ", count: width - report.name.count)
+            if let version = report.version {
+                lines.append(name + version + ", for " + report.purpose)
+                if verbose, let path = report.path { lines.append(String(repeating: " ", count: width) + "from " + path) }
+            } else {
+                lines.append(name + "not available: " + (report.problem ?? "") + "; without it, no " + report.purpose)
+            }
+        }
+        lines.append("Features: " + SystemLibraries.features(reports).joined(separator: " "))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     private static func usageFailure(_ error: UsageError, console: Console, command: String? = nil) -> Int32 {
         console.error(error.message)
         console.plain(error.hint(command: command))

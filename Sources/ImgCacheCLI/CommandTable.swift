@@ -15,7 +15,7 @@ public enum CommandTable {
         .value("color", metavar: "WHEN", kind: .choice(ColorChoice.allCases.map(\.rawValue)),
                help: "Colour in messages: auto (a terminal without NO_COLOR), always or never"),
         .flag("help", "h", help: "Show help (for a command: imgcache COMMAND --help)"),
-        .flag("version", help: "Show the version"),
+        .flag("version", help: "Show the version, the C libraries found and their versions, and the features they allow (-v: their files)"),
     ]
 
     /// How downloads are made; shared by the commands that download.

@@ -4,7 +4,8 @@ import ImgCacheCore
 public enum Invocation: Equatable, Sendable {
     /// Show help: the overview, or one command's.
     case help(command: String?)
-    case version
+    /// Show the version and the C libraries found; `verbose`: where each came from.
+    case version(verbose: Bool)
     /// Print the manual page source.
     case manual
     /// Print the completion script for a shell.

@@ -11,10 +11,23 @@ import Testing
         try ImgCacheProcess.run(arguments, environment: environment, home: home.path)
     }
 
-    @Test func versionPrintsTheVersion() throws {
+    @Test func versionNamesEachLibraryFoundAndWhatItAllows() throws {
         let result = try run(["--version"])
         #expect(result.status == 0)
-        #expect(result.output == "imgcache 0.1.0\n")
+        #expect(result.lines.first == "imgcache 0.1.0")
+        // Each library with a version that begins with a digit (or names its maker), found on this system.
+        for name in ["libcurl", "libcrypto", "libpng", "libjpeg", "libwebp", "giflib", "hiredis"] {
+            let line = result.lines.first { $0.hasPrefix(name + " ") }
+            #expect(line != nil && line?.contains("not available") == false, "\(name): \(line ?? "missing")")
+        }
+        #expect(result.output.contains("libpng     1.6."), "\(result.output)")
+        let features = Set(result.lines.last?.split(separator: " ").dropFirst().map(String.init) ?? [])
+        #expect(features.isSuperset(of: ["https", "png", "jpeg", "gif", "webp", "redis", "s3"]), "\(features)")
+        // -v says where each came from: files that exist.
+        let verbose = try run(["-v", "--version"])
+        let paths = verbose.lines.filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("from /") }
+            .map { String($0.trimmingCharacters(in: .whitespaces).dropFirst(5)) }
+        #expect(paths.count == 7 && paths.allSatisfy { FileManager.default.fileExists(atPath: $0) }, "\(paths)")
     }
 
     @Test func helpListsEveryCommandAndExitStatus() throws {

@@ -91,8 +91,9 @@ import Testing
         #expect(try parse("help") == .help(command: nil))
         #expect(try parse("help fetch") == .help(command: "fetch"))
         #expect(try parse("clean --help") == .help(command: "clean"))
-        #expect(try parse("--version") == .version)
-        #expect(try parse("fetch --version") == .version)
+        #expect(try parse("--version") == .version(verbose: false))
+        #expect(try parse("fetch --version") == .version(verbose: false))
+        #expect(try parse("-v --version") == .version(verbose: true))
     }
 
     @Test func noCommand() {

@@ -218,4 +218,24 @@ void ic_redis_free_reply(void *reply);
 }
 #endif
 
+
+// MARK: - Versions (version_shim.c)
+
+/// The C libraries `imgcache --version` describes.
+enum {
+    IC_LIBRARY_CURL = 0,
+    IC_LIBRARY_CRYPTO = 1,
+    IC_LIBRARY_PNG = 2,
+    IC_LIBRARY_JPEG = 3,
+    IC_LIBRARY_WEBP = 4,
+    IC_LIBRARY_GIF = 5,
+    IC_LIBRARY_HIREDIS = 6,
+    IC_LIBRARY_COUNT = 7
+};
+
+/// Loads library `library` (an IC_LIBRARY_ value) as imgcache uses it: 0 with
+/// its version in `version` and the file it came from in `path`; -1 with why
+/// it cannot be loaded in `version`.
+int ic_library_describe(int library, char *version, size_t version_size, char *path, size_t path_size);
+
 #endif

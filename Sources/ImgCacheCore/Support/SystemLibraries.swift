@@ -1,0 +1,60 @@
+import CImgCacheShims
+
+/// The C libraries imgcache loads when it needs them, as `--version` reports
+/// them: each loaded, its version and file, or why it cannot be.
+public enum SystemLibraries {
+    /// One library as found on this system.
+    public struct Report: Sendable {
+        public let name: String
+        /// What imgcache uses it for.
+        public let purpose: String
+        /// Its version; nil when it cannot be loaded.
+        public let version: String?
+        /// The file it was loaded from.
+        public let path: String?
+        /// Why it cannot be loaded.
+        public let problem: String?
+    }
+
+    static let described: [(code: Int32, name: String, purpose: String)] = [
+        (Int32(IC_LIBRARY_CURL), "libcurl", "downloads, HTTP and S3 remote stores"),
+        (Int32(IC_LIBRARY_CRYPTO), "libcrypto", "SHA-256 of remote objects"),
+        (Int32(IC_LIBRARY_PNG), "libpng", "PNG and APNG"),
+        (Int32(IC_LIBRARY_JPEG), "libjpeg", "JPEG"),
+        (Int32(IC_LIBRARY_WEBP), "libwebp", "WebP, animated WebP"),
+        (Int32(IC_LIBRARY_GIF), "giflib", "GIF"),
+        (Int32(IC_LIBRARY_HIREDIS), "hiredis", "Redis remote stores"),
+    ]
+
+    /// Loads and describes every library (this loads them all: a few milliseconds).
+    public static func all() -> [Report] {
+        described.map { library in
+            var version = [CChar](repeating: 0, count: 256), path = [CChar](repeating: 0, count: 1024)
+            let loaded = ic_library_describe(library.code, &version, version.count, &path, path.count) == 0
+            let versionText = String(cString: version), pathText = String(cString: path)
+            return Report(name: library.name, purpose: library.purpose, version: loaded ? versionText : nil,
+                          path: loaded && !pathText.isEmpty ? pathText : nil, problem: loaded ? nil : versionText)
+        }
+    }
+
+    /// What this build can do with the libraries found: `https`, `http2`,
+    /// the formats, `redis`, `s3`.
+    public static func features(_ reports: [Report]) -> [String] {
+        func has(_ name: String) -> Bool { reports.contains { $0.name == name && $0.version != nil } }
+        var features: [String] = []
+        if let curl = reports.first(where: { $0.name == "libcurl" })?.version {
+            features.append("http")
+            if !curl.contains("no TLS") { features.append("https") }
+            if curl.contains("HTTP/2") { features.append("http2") }
+            features += ["webdav", "s3"]
+        }
+        if has("libpng") { features.append("png") }
+        if has("libjpeg") { features.append("jpeg") }
+        if has("giflib") { features.append("gif") }
+        if has("libwebp") { features.append("webp") }
+        if has("libpng"), has("libjpeg"), has("libwebp") { features.append("thumbnails") }
+        if has("hiredis"), has("libcrypto") { features.append("redis") }
+        if !has("libcrypto") { features.removeAll { $0 == "webdav" || $0 == "s3" } }
+        return features
+    }
+}
