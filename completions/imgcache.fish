@@ -92,6 +92,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -F
 complete -c imgcache -n '__fish_seen_subcommand_from list' -l sort -x -a 'recent size url' -d 'recent (most recently used first), size (largest first) or url (alphabetical); default: cache order'
 complete -c imgcache -n '__fish_seen_subcommand_from list' -l failed -d 'List the failed URLs instead, with their causes and ages'
 complete -c imgcache -n '__fish_seen_subcommand_from cache-info' -l all-namespaces -d 'Every namespace under the cache root, one after another'
+complete -c imgcache -n '__fish_seen_subcommand_from cache-info' -l zero -d 'Zero the statistics (hits, misses, downloads, failures) first, as ccache -z does'
 complete -c imgcache -n '__fish_seen_subcommand_from clean' -l max-size -x -d 'Most disk space the entries may take (500M, 2G, 1.5GiB, bytes; \'none\' for no limit)'
 complete -c imgcache -n '__fish_seen_subcommand_from clean' -l max-age -x -d 'Remove entries not used for this long (45s, 30m, 12h, 7d, 2w; \'never\')'
 complete -c imgcache -n '__fish_seen_subcommand_from clean' -l failed-ttl -x -d 'Remove failed URLs remembered for longer than AGE (default 24h; \'never\'); fetch honours a remembered one'

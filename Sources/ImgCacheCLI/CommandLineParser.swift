@@ -146,6 +146,7 @@ public enum CommandLineParser {
                 try noOperands(command.name)
                 var arguments = CacheInfoArguments()
                 arguments.allNamespaces = has("all-namespaces")
+                arguments.zero = has("zero")
                 if arguments.allNamespaces, globals.namespace != nil {
                     throw .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one")
                 }

@@ -152,13 +152,18 @@ public enum CommandTable {
             Prints the namespace's folder, its entries with their size (the bytes of the \
             images, and the space they take on disk), the oldest and newest last use, the \
             failed URLs remembered, temporary files of stores in progress (or abandoned), \
-            and the limits clean applies (remembered with clean --remember, or the \
-            defaults). Reads only directory listings and file sizes: no file is opened.
+            the limits clean applies (remembered with clean --remember, or the \
+            defaults), the remote stores, and the statistics of fetch and prefetch since \
+            they were last zeroed: hits, misses (from remote stores, downloaded, failed) \
+            and the bytes downloaded, each process adding its counts once as it ends. \
+            Reads directory listings, file sizes and the statistics file.
             """,
-        options: [allNamespaces],
+        options: [allNamespaces,
+                  .flag("zero", help: "Zero the statistics (hits, misses, downloads, failures) first, as ccache -z does")],
         examples: [
             ("imgcache cache-info", "the default namespace"),
             ("imgcache --json cache-info --all-namespaces", "one JSON object per namespace"),
+            ("imgcache cache-info --zero", "start counting hits and misses afresh"),
         ]
     )
 

@@ -87,6 +87,8 @@ public struct ManagerArguments: Equatable, Sendable {
 /// `imgcache cache-info` arguments.
 public struct CacheInfoArguments: Equatable, Sendable {
     public var allNamespaces = false
+    /// Zero the statistics before showing them.
+    public var zero = false
     public init() {}
 }
 

@@ -100,7 +100,7 @@ import Testing
             #expect(result.status == 64, "\(command)")
             #expect(result.errorLines.first?.contains("namespace") == true)
         }
-        #expect(try CacheInspection.files(under: home.path).count == 3)  // the entry, its shard's URL log and the lock
+        #expect(try CacheInspection.files(under: home.path).count == 4)  // the entry, its shard's URL log, the lock, the statistics
     }
 
     @Test func clearDoesNotFollowANamespaceThatIsALink() throws {

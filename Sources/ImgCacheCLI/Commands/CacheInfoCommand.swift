@@ -14,6 +14,15 @@ struct CacheInfoCommand {
     func run() throws(SystemError) -> ExitStatus {
         let now = WallClock.now()
         for (index, cache) in caches.enumerated() {
+            let statistics = StatisticsLog(namespaceDirectory: cache.directory)
+            if arguments.zero, (try? FileSystem.status(cache.directory)) != nil {
+                do { try statistics.zero(now: now) } catch {
+                    console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))
+                    return .cacheUnwritable
+                }
+                console.note("statistics of namespace '\(cache.location.namespace)' zeroed")
+            }
+            let counts = statistics.read()
             let summary: CacheSummary
             do { summary = try CacheSummary.summarize(cache, now: now) } catch {
                 console.error(MaintenanceMessages.describe(error))
@@ -30,15 +39,43 @@ struct CacheInfoCommand {
                 var object = json(summary)
                 object.add("remotes", remotes.remotes.isEmpty ? nil : remotes.listed)
                 object.add("remotes_source", remotes.source.rawValue)
+                CacheInfoCommand.addStatistics(counts.statistics, since: counts.since, to: &object)
                 try console.output(object.serialized)
             } else {
                 // What the namespace holds is the data asked for: -q does not hide it.
                 if index > 0 { try console.output("") }
                 for line in text(summary, now: now) { try console.output(line) }
                 try console.output(CacheInfoCommand.row("remotes", "\(remotes.listed) (\(remotes.source.rawValue))"))
+                for line in CacheInfoCommand.statisticsText(counts.statistics, since: counts.since, now: now) { try console.output(line) }
             }
         }
         return .success
+    }
+
+    /// The statistics rows: hits and misses with their share, downloads and their bytes.
+    static func statisticsText(_ counts: UsageStatistics, since: Double?, now: Double) -> [String] {
+        let total = counts.hits + counts.misses
+        func share(_ part: Int) -> String {
+            let tenths = total == 0 ? 0 : Int((Double(part) * 1000 / Double(total)).rounded())
+            return total == 0 ? "" : " (\(tenths / 10).\(tenths % 10) %)"
+        }
+        return [
+            row("hits", "\(counts.hits)" + share(counts.hits)),
+            row("misses", "\(counts.misses)" + share(counts.misses) + ": \(counts.remoteHits) from remote stores, "
+                + "\(counts.downloads) downloaded (\(ByteSize.humanised(counts.downloadedBytes))), \(counts.failures) failed"),
+            row("counted", since.map { "since " + Timestamp.local($0) + " (" + Timestamp.age($0, now: now) + "; cache-info --zero)" }
+                ?? "since the namespace was made (cache-info --zero restarts)"),
+        ]
+    }
+
+    static func addStatistics(_ counts: UsageStatistics, since: Double?, to object: inout JSONObject) {
+        object.add("hits", counts.hits)
+        object.add("misses", counts.misses)
+        object.add("remote_hits", counts.remoteHits)
+        object.add("downloads", counts.downloads)
+        object.add("downloaded_bytes", counts.downloadedBytes)
+        object.add("failures", counts.failures)
+        object.add("statistics_since", since.map(Timestamp.iso8601))
     }
 
     /// A label and its value, the values aligned.

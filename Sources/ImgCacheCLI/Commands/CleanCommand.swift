@@ -26,6 +26,8 @@ struct CleanCommand {
                 limits = CacheLimits.resolve(maxSize: arguments.maxSize, maxAge: arguments.maxAge,
                                              failedTTL: arguments.failedTTL, remembered: remembered)
                 outcome = try CacheCleaner(cache: cache).clean(limits: limits, now: now, dryRun: arguments.dryRun)
+                // The statistics file grows a line per run: its lines become one sum.
+                if !arguments.dryRun { try? StatisticsLog(namespaceDirectory: cache.directory).compact() }
             } catch {
                 console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))
                 status = .cacheUnwritable

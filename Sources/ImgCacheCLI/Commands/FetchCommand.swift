@@ -33,6 +33,8 @@ struct FetchCommand {
             fetcher.progress = { url, received, expected in line.show(url: url, received: received, expected: expected) }
         }
         var answers = AnswerPrinter(command: self)
+        // Added to the namespace's statistics once, however the run ends.
+        defer { fetcher.appendStatistics(answers.statistics) }
         if let list {
             let window = ManagerSetup.readAhead(arguments.manager)
             try fetcher.fetch(list, window: window, deliver: { (outcome) throws(SystemError) in
@@ -63,6 +65,7 @@ struct FetchCommand {
         let command: FetchCommand
         var status = ExitStatus.success
         var interrupted = false
+        var statistics = UsageStatistics()
         /// A cache that cannot be written fails every URL for one reason: said once.
         private var saidUnwritable = false
 
@@ -71,6 +74,7 @@ struct FetchCommand {
         }
 
         mutating func print(url: String, _ answer: Result<FetchResult, FetchError>) throws(SystemError) {
+            statistics.count(answer)
             let console = command.console, globals = command.globals, arguments = command.arguments
             switch answer {
             case .success(let result):

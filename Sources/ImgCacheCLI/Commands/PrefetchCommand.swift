@@ -28,6 +28,9 @@ struct PrefetchCommand {
         let bar = showsProgress ? ProgressBar(console: console) : nil
         defer { bar?.finish() }
         var summary = PrefetchSummary()
+        var statistics = UsageStatistics()
+        // Added to the namespace's statistics once, however the run ends.
+        defer { fetcher.appendStatistics(statistics) }
         var inputError: SystemError?
         let started = WallClock.monotonic()
         let window = ManagerSetup.readAhead(arguments.manager)
@@ -35,6 +38,7 @@ struct PrefetchCommand {
             switch update {
             case .answered(let outcome):
                 summary.count(outcome)
+                if let result = outcome.result { statistics.count(result) }
                 var failed = false
                 if case .failure(let error)? = outcome.result {
                     failed = true

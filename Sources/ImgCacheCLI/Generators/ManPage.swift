@@ -99,6 +99,9 @@ public enum ManPage {
                 + "\\fB\\-\\-remote ... \\-\\-remember\\fR.",
             ".TP", ".I <root>/.remote-down/",
             "A file per remote store that failed lately; its modification time is when. Runs skip the store for 60 s after.",
+            ".TP", ".I <root>/<namespace>/stats",
+            "The statistics cache-info shows: a line added by each fetch or prefetch as it ends (under a shared lock), "
+                + "summed when read; cache-info \\-\\-zero restarts them, clean merges the lines.",
             ".TP", ".I <root>/<namespace>/failed/",
             "One file per failed URL: its URL and the reason; its modification time is when it failed.",
             ".SH EXIT STATUS",

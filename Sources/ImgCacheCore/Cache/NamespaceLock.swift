@@ -18,6 +18,8 @@ public struct NamespaceLock: Sendable {
     public static let fileName = "lock"
     /// The byte a running `clean` holds.
     static let cleanerByte = 256
+    /// Appends to the statistics file hold it shared; zeroing and compacting, exclusive.
+    static let statisticsByte = 257
 
     public let path: String
 

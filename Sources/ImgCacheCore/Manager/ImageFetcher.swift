@@ -167,6 +167,12 @@ public final class ImageFetcher {
     /// Stops transfers still running, writes the cookie jar and ends the download
     /// thread. Bodies that finished after a run stopped early (its delivery
     /// threw) are removed.
+    /// Adds a run's counts to the namespace's statistics (once, as the run
+    /// ends), through the lock file the run's lookups kept open.
+    public func appendStatistics(_ statistics: UsageStatistics) {
+        StatisticsLog(namespaceDirectory: cache.directory).append(statistics, using: lockHandle)
+    }
+
     public func close() {
         downloader?.close()
         remoteTier?.close()

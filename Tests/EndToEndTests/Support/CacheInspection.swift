@@ -21,7 +21,7 @@ enum CacheInspection {
     static func storedFiles(under root: String) -> [String] {
         files(under: root).filter { relative in
             let parts = relative.split(separator: "/").map(String.init)
-            return !["lock", "settings", "urls"].contains(parts.last ?? "") && !parts.dropLast().contains("failed")
+            return !["lock", "settings", "urls", "stats"].contains(parts.last ?? "") && !parts.dropLast().contains("failed")
         }
     }
 
