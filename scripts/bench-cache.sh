@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Maintenance on a big namespace, appended to a Markdown file (Docs/PERFORMANCE.md).
 #   scripts/bench-cache.sh BINARY OUTPUT.md ENTRIES
-# `imgcache cache-info` against `du -sb` on the same namespace (hyperfine, warm),
+# `imgcache cache-info` against `du -sb` and `imgcache list` against `find -printf`
+# on the same namespace (hyperfine, warm),
 # and `imgcache clean` removing half of the entries (those unused for 30 days)
 # against `find -mtime +7 -delete` removing the same files, each on a fresh copy.
 set -euo pipefail
@@ -18,6 +19,9 @@ make_namespace "$work/info"
 hyperfine -N --warmup 2 --runs 10 --export-markdown "$work/info.md" \
     -n "imgcache cache-info" "$bin --cache-dir $work/info cache-info" \
     -n "du -sb" "du -sb $work/info/default" >/dev/null
+hyperfine -N --warmup 2 --runs 10 --export-markdown "$work/list.md" \
+    -n "imgcache list" "$bin --cache-dir $work/info -q list" \
+    -n "find -printf" "find $work/info/default -type f -name *.jpg -printf '%T@ %s %p\\n'" >/dev/null
 rm -rf "$work/info"
 
 # Alternate the two, each on a namespace made just before it.
@@ -46,6 +50,12 @@ mean() { awk '{ s += $1 } END { printf "%.2f", s / NR }' "$1"; }
     echo "same folder, page cache warm. Target: faster than du. hyperfine, 10 runs:"
     echo
     cat "$work/info.md"
+    echo
+    echo "\`imgcache list\` (a line per entry: last use, size, format, pixels and URL, read"
+    echo "from each entry's attribute, a shard at a time) against \`find -printf\` printing"
+    echo "each file's time, size and path, page cache warm. hyperfine, 10 runs:"
+    echo
+    cat "$work/list.md"
     echo
     echo "\`imgcache clean --max-age 7d\` (scan, plan, then per shard: lock, re-check each"
     echo "victim, unlink) against \`find -type f -mtime +7 -delete\` removing the same"

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// One entry as `imgcache list` shows it.
 public struct ListedEntry: Sendable {
@@ -25,10 +26,12 @@ public struct ListedEntry: Sendable {
     public let contentType: String?
 }
 
-/// The entries of a namespace, read a shard at a time: memory stays that of
-/// one shard however large the namespace. Per entry, an `lstat` (from the
-/// shard's listing) and its metadata attribute (or sidecar); per shard, its
-/// URL log. Read without locks: an entry removed meanwhile is left out.
+/// The entries of a namespace, read a few shards at a time on a few threads
+/// (the kernel's lookups dominate) and handed over in shard order: memory
+/// stays that of a few shards however large the namespace. Per entry, an
+/// `lstat` (from the shard's listing) and its metadata attribute (or
+/// sidecar); per shard, its URL log. Read without locks: an entry removed
+/// meanwhile is left out.
 public enum CacheListing {
     /// Calls `body` with each entry of the namespace in `directory`, shard by
     /// shard in order; an absent namespace has none.
@@ -42,24 +45,61 @@ public enum CacheListing {
         let shards = try namespace.list()
             .filter { EntryNames.isShard($0.name) && ($0.type == UInt8(DT_DIR) || $0.type == UInt8(DT_UNKNOWN)) }
             .map(\.name).sorted()
-        for shard in shards {
-            let listing = try ShardListing.read(namespace: directory, shard: shard)
-            guard !listing.images.isEmpty else { continue }
-            let shardPath = directory + "/" + shard
-            let logged = URLLog.read(shardPath: shardPath)
-            for image in listing.images.sorted(by: { $0.name < $1.name }) where attributes || image.hasSidecar {
-                let path = shardPath + "/" + image.name
-                let metadata = CacheListing.metadata(of: path, name: image.name, logged: logged)
-                let key = metadata?.key ?? ""
-                let transform = key.firstIndex(of: "\n").map { String(key[key.index(after: $0)...]) }
-                let format = metadata?.format ?? image.name.split(separator: ".").dropFirst().last.flatMap { ImageFormat(fileExtension: $0) }
-                try body(ListedEntry(
-                    path: path, inode: image.inode, url: metadata.flatMap { $0.url.isEmpty ? nil : $0.url }, transform: transform,
-                    bytes: image.size, allocatedBytes: image.allocatedSize, format: format,
-                    width: metadata?.width, height: metadata?.height, frames: metadata?.frameCount,
-                    lastUse: image.modified, storedAt: metadata?.storedAt, contentType: metadata?.contentType))
+        let batch = 16
+        for start in stride(from: 0, to: shards.count, by: batch) {
+            let group = Array(shards[start..<min(shards.count, start + batch)])
+            for entries in try read(group, in: directory, attributes: attributes) {
+                for entry in entries { try body(entry) }
             }
         }
+    }
+
+    /// The entries of `shards`, each shard's in name order, read on up to
+    /// `NamespaceScan.threadCount` threads.
+    private static func read(_ shards: [String], in directory: String, attributes: Bool) throws(SystemError) -> [[ListedEntry]] {
+        let results = Mutex([[ListedEntry]](repeating: [], count: shards.count))
+        let failure = Mutex<SystemError?>(nil)
+        let next = Atomic<Int>(0)
+        let work: @Sendable () -> Void = {
+            while true {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < shards.count, failure.withLock({ $0 == nil }) else { return }
+                do throws(SystemError) {
+                    let entries = try entriesOf(shard: shards[index], in: directory, attributes: attributes)
+                    results.withLock { $0[index] = entries }
+                } catch {
+                    failure.withLock { $0 = $0 ?? error }
+                }
+            }
+        }
+        let helpers = (0..<max(0, NamespaceScan.threadCount - 1)).map { _ in WorkerThread() }
+        var started: [WorkerThread] = []
+        for helper in helpers where (try? helper.start(work)) != nil { started.append(helper) }
+        work()
+        for helper in started { helper.join() }
+        if let error = failure.withLock({ $0 }) { throw error }
+        return results.withLock { $0 }
+    }
+
+    private static func entriesOf(shard: String, in directory: String, attributes: Bool) throws(SystemError) -> [ListedEntry] {
+        let listing = try ShardListing.read(namespace: directory, shard: shard)
+        guard !listing.images.isEmpty else { return [] }
+        let shardPath = directory + "/" + shard
+        let logged = URLLog.read(shardPath: shardPath)
+        var entries: [ListedEntry] = []
+        for image in listing.images.sorted(by: { $0.name < $1.name }) where attributes || image.hasSidecar {
+            let path = shardPath + "/" + image.name
+            let metadata = CacheListing.metadata(of: path, name: image.name, logged: logged)
+            let key = metadata?.key ?? ""
+            let transform = key.firstIndex(of: "\n").map { String(key[key.index(after: $0)...]) }
+            let format = metadata?.format ?? image.name.split(separator: ".").dropFirst().last.flatMap { ImageFormat(fileExtension: $0) }
+            entries.append(ListedEntry(
+                path: path, inode: image.inode, url: metadata.flatMap { $0.url.isEmpty ? nil : $0.url }, transform: transform,
+                bytes: image.size, allocatedBytes: image.allocatedSize, format: format,
+                width: metadata?.width, height: metadata?.height, frames: metadata?.frameCount,
+                lastUse: image.modified, storedAt: metadata?.storedAt, contentType: metadata?.contentType))
+        }
+        return entries
     }
 
     /// The metadata of the image at `path`: its attribute with the URL from
