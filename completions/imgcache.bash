@@ -15,6 +15,7 @@ _imgcache() {
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); _imgcache_nospace; return ;;
         --output|-o) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --input|-i) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --output-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --failed-ttl) return ;;
         --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
         --thumbnail) return ;;
@@ -27,11 +28,15 @@ _imgcache() {
         --remote) return ;;
         --concurrency|-j) return ;;
         --timeout) return ;;
+        --connect-timeout) return ;;
+        --max-time) return ;;
         --retries) return ;;
         --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); _imgcache_nospace; return ;;
         --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); _imgcache_nospace; return ;;
         --header|-H) return ;;
         --user|-u) return ;;
+        --netrc-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --proxy|-x) return ;;
         --cookies) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-redirects) return ;;
         --max-size) return ;;
@@ -47,11 +52,15 @@ _imgcache() {
         --remote) return ;;
         --concurrency|-j) return ;;
         --timeout) return ;;
+        --connect-timeout) return ;;
+        --max-time) return ;;
         --retries) return ;;
         --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); _imgcache_nospace; return ;;
         --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); _imgcache_nospace; return ;;
         --header|-H) return ;;
         --user|-u) return ;;
+        --netrc-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --proxy|-x) return ;;
         --cookies) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-redirects) return ;;
         --max-size) return ;;
@@ -67,10 +76,10 @@ _imgcache() {
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --output-dir --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time --retries --order --priority --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --retries --order --priority --header -H --user -u --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time --retries --order --priority --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         list)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

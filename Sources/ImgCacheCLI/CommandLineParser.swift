@@ -326,6 +326,11 @@ public enum CommandLineParser {
             var arguments = FetchArguments(urls: input == nil ? operands : [], output: output)
             arguments.input = input
             arguments.withURL = has("with-url")
+            if let directory = last("output-dir") {
+                guard !directory.isEmpty else { throw .invalidValue(option: "--output-dir", value: directory, reason: "the path is empty") }
+                if let output { throw .conflictingOptions("--output-dir", "--output \(output)", reason: "--output names the file itself") }
+                arguments.outputDirectory = directory
+            }
             if arguments.withURL, let output { throw .conflictingOptions("--with-url", "--output \(output)", reason: "--output prints no paths") }
             if arguments.withURL, globals.json { throw .conflictingOptions("--with-url", "--json", reason: "JSON lines carry the URL already") }
             arguments.manager = try managerArguments(defaultPriority: .normal)
@@ -417,6 +422,7 @@ public enum CommandLineParser {
                 }
             }
             try readDownloadOptions(settings: &manager.settings, configuration: &manager.downloads)
+            manager.asksPassword = last("user").map { !$0.isEmpty && !$0.contains(":") } ?? false
             return manager
         }
 
@@ -526,6 +532,18 @@ public enum CommandLineParser {
             }
         }
 
+        /// A duration option of the downloads, 1 ms to a day.
+        func seconds(_ text: String, option: String) throws(UsageError) -> Double {
+            let span: TimeSpan
+            do { span = try TimeSpan(parsing: text) } catch {
+                switch error { case .invalid(let reason): throw .invalidValue(option: option, value: text, reason: reason) }
+            }
+            guard span.seconds >= 0.001, span.seconds <= 86_400 else {
+                throw .invalidValue(option: option, value: text, reason: "expected between 1ms and 1d")
+            }
+            return span.seconds
+        }
+
         /// `--max-age` of clean and config, checked.
         func ageLimit() throws(UsageError) -> AgeLimit? {
             guard let text = last("max-age") else { return nil }
@@ -556,6 +574,24 @@ public enum CommandLineParser {
                 }
                 settings.timeout = span.seconds
             }
+            if let text = last("connect-timeout") { settings.connectTimeout = try seconds(text, option: "--connect-timeout") }
+            if let text = last("max-time") { settings.maximumTime = try seconds(text, option: "--max-time") }
+            if has("netrc") { configuration.netrc = .home }
+            if let path = last("netrc-file") {
+                guard !path.isEmpty else { throw .invalidValue(option: "--netrc-file", value: path, reason: "the path is empty") }
+                configuration.netrc = .file(path)
+            }
+            settings.usesNetrc = configuration.netrc != nil
+            if let proxy = last("proxy") {
+                let schemes = ["http://", "https://", "socks4://", "socks4a://", "socks5://", "socks5h://"]
+                guard schemes.contains(where: { proxy.lowercased().hasPrefix($0) }) || !proxy.contains("://") else {
+                    throw .invalidValue(option: "--proxy", value: proxy, reason: "expected http://, https://, socks4://, socks5:// or socks5h://")
+                }
+                guard !proxy.isEmpty, !proxy.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+                    throw .invalidValue(option: "--proxy", value: UsageError.visible(proxy), reason: "expected a proxy URL without spaces")
+                }
+                configuration.proxy = proxy
+            }
             if let text = last("retries") { settings.retries = try integer(text, option: "--retries", in: 0...100) }
             if let text = last("max-redirects") { settings.maximumRedirects = try integer(text, option: "--max-redirects", in: 0...100) }
             if let text = last("order") {
@@ -573,8 +609,8 @@ public enum CommandLineParser {
             }
             if let text = last("user") {
                 // The value is a secret: the message never repeats it.
-                guard let credentials = Credentials(parsing: text) else {
-                    throw .invalidValue(option: "--user", value: "…", reason: "expected USER:PASSWORD")
+                guard let credentials = Credentials(parsing: text) ?? (text.isEmpty ? nil : Credentials(user: text, password: "")) else {
+                    throw .invalidValue(option: "--user", value: "…", reason: "expected USER:PASSWORD, or USER to be asked the password")
                 }
                 guard !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) else {
                     throw .invalidValue(option: "--user", value: "…", reason: "control characters are not allowed")

@@ -48,6 +48,8 @@ public struct FetchArguments: Equatable, Sendable {
     public var output: String?
     /// Print `URL<TAB>PATH` lines rather than paths.
     public var withURL = false
+    /// Copy each image into this folder under its URL's file name.
+    public var outputDirectory: String?
     public var manager = ManagerArguments()
 
     public init(urls: [String], output: String? = nil) {
@@ -80,6 +82,8 @@ public struct ManagerArguments: Equatable, Sendable {
     public var remotes: [RemoteSpec]?
     /// `--remember`: save the remotes given as the namespace's.
     public var remember = false
+    /// `-u USER` without a password: ask it on the terminal.
+    public var asksPassword = false
 
     public init() {}
 }

@@ -51,7 +51,7 @@ import Testing
     @Test func bashCompletesCommandsOptionsAndValues() throws {
         #expect(try bash(["fe"]).words == ["fetch"])
         #expect(try bash(["c"]).words.sorted() == ["cache-info", "clean", "clear", "completions", "config"])
-        #expect(try bash(["fetch", "--out"]).words == ["--output"])
+        #expect(try bash(["fetch", "--out"]).words == ["--output", "--output-dir"])
         #expect(try bash(["--color", ""]).words == ["auto", "always", "never"])
         #expect(try bash(["completions", ""]).words == ["bash", "zsh", "fish"])
         #expect(try bash(["--js"]).words == ["--json"])

@@ -190,7 +190,8 @@ import Testing
                        "header": "X-A: b", "user": "me:pw", "max-redirects": "3", "max-size": "20M",
                        "key-filter": "strip-query", "failed-ttl": "2h", "options": "retry-failed,0x10",
                        "max-pixels": "2.5M", "verify": "full", "thumbnail": "64x64", "format": "webp", "quality": "80",
-                       "remote": "redis://127.0.0.1|timeout=2s"]
+                       "remote": "redis://127.0.0.1|timeout=2s", "connect-timeout": "2s", "max-time": "30",
+                       "proxy": "http://127.0.0.1:3128", "netrc-file": "netrc", "output-dir": "out"]
         // Some options need another: --memory-only an output, --format and --quality a transform.
         let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"],
                           "remember": ["--remote", "http://127.0.0.1/store"]]
@@ -261,9 +262,21 @@ import Testing
     }
 
     @Test func aBadUserValueIsNeverRepeated() {
-        let refused = error(["fetch", "-u", "password-only", "u"])
-        #expect(refused == .invalidValue(option: "--user", value: "…", reason: "expected USER:PASSWORD"))
-        #expect(refused?.message.contains("password-only") == false)
+        let refused = error(["fetch", "-u", "me:p\u{7}w", "u"])
+        #expect(refused == .invalidValue(option: "--user", value: "…", reason: "control characters are not allowed"))
+        #expect(refused?.message.contains("me:") == false)
+        #expect(error(["fetch", "-u", "", "u"]) == .invalidValue(option: "--user", value: "…",
+                                                                 reason: "expected USER:PASSWORD, or USER to be asked the password"))
+    }
+
+    @Test func userWithoutPasswordIsToBeAsked() throws {
+        guard case .run(_, .fetch(let arguments)) = try CommandLineParser.parse(["fetch", "-u", "alice", "u"]) else {
+            Issue.record("not a fetch")
+            return
+        }
+        #expect(arguments.manager.asksPassword && arguments.manager.settings.credentials?.user == "alice")
+        guard case .run(_, .fetch(let given)) = try CommandLineParser.parse(["fetch", "-u", "alice:pw", "u"]) else { return }
+        #expect(!given.manager.asksPassword)
     }
 }
 

@@ -78,6 +78,16 @@ struct FetchCommand {
             let console = command.console, globals = command.globals, arguments = command.arguments
             switch answer {
             case .success(let result):
+                if let directory = arguments.outputDirectory {
+                    let target = directory + "/" + FetchCommand.remoteName(url: url, cachedPath: result.path)
+                    do throws(SystemError) {
+                        try FileSystem.makeDirectories(directory)
+                        try FileSystem.copyAtomically(result.path, to: target)
+                    } catch {
+                        console.error("cannot write \(ControlCharacters.escaped(target)): \(error.reason)")
+                        status = ManagerSetup.worse(status, .outputFailed)
+                    }
+                }
                 if let output = arguments.output {
                     do throws(SystemError) {
                         if let mismatch = FetchCommand.formatMismatch(result, output: output) {
@@ -116,6 +126,20 @@ struct FetchCommand {
             let line = command.arguments.withURL ? RemoteURL.redacted(url) + "\t" + path : path
             try command.console.output(line)
         }
+    }
+
+    /// The file name `--output-dir` gives an image, as curl -O does: the
+    /// last segment of the URL's path (without query or fragment); the cached
+    /// file's name when that is empty or a dot name.
+    static func remoteName(url: String, cachedPath: String) -> String {
+        let path = url.prefix { $0 != "?" && $0 != "#" }
+        let afterScheme = path.firstRange(of: "://").map { path[$0.upperBound...] } ?? path[...]
+        let segments = afterScheme.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let name = String(segments.last ?? "")
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("\0") else {
+            return String(cachedPath.split(separator: "/").last ?? "image")
+        }
+        return name
     }
 
     /// Why the image cannot go to `output` as it is: the file's name asks for
@@ -179,6 +203,15 @@ enum ManagerSetup {
         let cwd = FileSystem.currentDirectory()
         let readOnly = arguments.readOnlyPaths.map { ReadOnlyCache(directory: $0.hasPrefix("/") ? $0 : cwd + "/" + $0) }
         var settings = arguments.settings
+        if arguments.asksPassword, let user = settings.credentials?.user {
+            guard let password = PasswordPrompt.ask(user: user) else {
+                // The value is not repeated: it may be a password typed without its user.
+                console.error("-u was given a user without a password, and there is no terminal to ask it on")
+                console.plain("give -u USER:PASSWORD, or --netrc-file FILE")
+                return .failure(.usage)
+            }
+            settings.credentials = Credentials(user: user, password: password)
+        }
         switch remotes(arguments, cache: cache, console: console, environment: environment) {
         case .success(let remotes): settings.remotes = remotes
         case .failure(let status): return .failure(status)

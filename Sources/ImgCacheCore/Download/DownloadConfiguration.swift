@@ -13,6 +13,16 @@ public struct DownloadConfiguration: Equatable, Sendable {
     var usesCookies: Bool { handleCookies || cookieJar != nil }
     /// Skip TLS certificate and host name checks (AllowInvalidSSLCertificates).
     public var allowInvalidCertificates = false
+    /// `-x`: the proxy every transfer goes through (else libcurl reads http_proxy and the like).
+    public var proxy: String?
+    /// `--netrc`: credentials for hosts without `-u` from ~/.netrc; `--netrc-file`: from this file.
+    public var netrc: Netrc?
+
+    /// Where netrc credentials come from.
+    public enum Netrc: Equatable, Sendable {
+        case home
+        case file(String)
+    }
 
     public static let defaultConcurrency = 6
 

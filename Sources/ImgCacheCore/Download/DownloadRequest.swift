@@ -14,6 +14,8 @@ public struct DownloadRequest: Equatable, Sendable {
     public var timeout: Double = DownloadRequest.defaultTimeout
     /// Seconds allowed for connecting, when not `timeout`.
     public var connectTimeout: Double?
+    /// Seconds allowed for the whole transfer (`--max-time`); nil: no bound but the idle timeout.
+    public var maximumTime: Double?
     public var maximumRedirects: Int = DownloadRequest.defaultMaximumRedirects
     /// Abort once the body grows past this many bytes.
     public var maximumBytes: Int64?

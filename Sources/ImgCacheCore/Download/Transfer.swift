@@ -66,6 +66,15 @@ final class Transfer {
             try easy.set(CURLOPT_USERNAME, credentials.user)
             try easy.set(CURLOPT_PASSWORD, credentials.password)
         }
+        if let maximumTime = request.maximumTime { try easy.set(CURLOPT_TIMEOUT_MS, Int(maximumTime * 1000)) }
+        if let proxy = configuration.proxy { try easy.set(CURLOPT_PROXY, proxy) }
+        switch configuration.netrc {
+        case nil: break
+        case .home?: try easy.set(CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
+        case .file(let path)?:
+            try easy.set(CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
+            try easy.set(CURLOPT_NETRC_FILE, path)
+        }
         if configuration.allowInvalidCertificates {
             try easy.set(CURLOPT_SSL_VERIFYPEER, 0)
             try easy.set(CURLOPT_SSL_VERIFYHOST, 0)

@@ -6,6 +6,12 @@ public struct FetchSettings: Equatable, Sendable {
     public var headers: [HTTPHeader] = []
     public var credentials: Credentials?
     public var timeout = DownloadRequest.defaultTimeout
+    /// `--connect-timeout`: seconds allowed for connecting (else `timeout`).
+    public var connectTimeout: Double?
+    /// `--max-time`: seconds allowed for a whole transfer, however busy.
+    public var maximumTime: Double?
+    /// `--netrc`, `--netrc-file`: credentials may come from a netrc file.
+    public var usesNetrc = false
     public var maximumRedirects = DownloadRequest.defaultMaximumRedirects
     public var maximumBytes: Int64?
     public var retries = 0
@@ -20,7 +26,7 @@ public struct FetchSettings: Equatable, Sendable {
     /// credentials, headers or cookies. An authorisation refusal of a plain
     /// request says nothing about one that carries them.
     public var isPlainRequest: Bool {
-        credentials == nil && headers.isEmpty && !options.contains(.handleCookies)
+        credentials == nil && headers.isEmpty && !options.contains(.handleCookies) && !usesNetrc
     }
 
     /// The cache key for `url`: after the key filter, and with the transformer key when transforming.
@@ -58,6 +64,8 @@ public struct FetchSettings: Equatable, Sendable {
         request.headers = headers
         request.credentials = credentials
         request.timeout = timeout
+        request.connectTimeout = connectTimeout
+        request.maximumTime = maximumTime
         request.maximumRedirects = maximumRedirects
         request.maximumBytes = maximumBytes
         request.retries = retries

@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ImgCacheCore
+
+/// `-u USER` without a password: asked on the terminal, without echo, as curl does.
+enum PasswordPrompt {
+    /// The password typed for `user`; nil when there is no terminal to ask on.
+    static func ask(user: String) -> String? {
+        let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+        guard terminal >= 0 else { return nil }
+        defer { close(terminal) }
+        let prompt = Array("Enter host password for user '\(ControlCharacters.escaped(user))':".utf8)
+        _ = prompt.withUnsafeBytes { write(terminal, $0.baseAddress, $0.count) }
+        var saved = termios()
+        let canHide = tcgetattr(terminal, &saved) == 0
+        if canHide {
+            var hidden = saved
+            hidden.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(terminal, TCSAFLUSH, &hidden)
+        }
+        defer {
+            if canHide { tcsetattr(terminal, TCSAFLUSH, &saved) }
+            _ = write(terminal, "\n", 1)
+        }
+        var typed: [UInt8] = []
+        var byte: UInt8 = 0
+        while typed.count < 4096, read(terminal, &byte, 1) == 1, byte != 0x0A, byte != 0x0D {
+            typed.append(byte)
+        }
+        return String(decoding: typed, as: UTF8.self)
+    }
+}
