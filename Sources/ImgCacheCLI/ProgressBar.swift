@@ -1,7 +1,8 @@
 import ImgCacheCore
 
 /// prefetch's progress on a terminal: a bar when the list's length is known,
-/// the count done, the rate and the time left, redrawn at most ten times a
+/// the count done, the bytes received and their rate (so that a list of large
+/// files does not seem stuck), the time left, redrawn at most ten times a
 /// second on the console's status line.
 final class ProgressBar {
     private let console: Console
@@ -10,6 +11,10 @@ final class ProgressBar {
     private(set) var done = 0
     private var total: Int?
     private var failed = 0
+    /// Bytes received so far, downloads in flight included.
+    private(set) var bytes: Int64 = 0
+    /// What each download in flight has reported.
+    private var inFlight: [String: Int64] = [:]
 
     init(console: Console) {
         self.console = console
@@ -22,6 +27,19 @@ final class ProgressBar {
         draw()
     }
 
+    /// A download in flight reported `received` bytes.
+    func received(_ received: Int64, url: String) {
+        bytes += max(0, received - (inFlight[url] ?? 0))
+        inFlight[url] = received
+        draw()
+    }
+
+    /// A URL's answer: a download's bytes count in full, whether or not its progress was seen.
+    func answered(url: String, downloadedBytes: Int64?) {
+        let seen = inFlight.removeValue(forKey: url) ?? 0
+        if let downloadedBytes { bytes += max(0, downloadedBytes - seen) }
+    }
+
     /// The list has `count` URL lines.
     func setTotal(_ count: Int) {
         total = count
@@ -32,7 +50,7 @@ final class ProgressBar {
         let now = WallClock.monotonic()
         guard force || now - lastDrawn >= 0.1 else { return }
         lastDrawn = now
-        console.showStatus(ProgressBar.line(done: done, total: total, failed: failed, elapsed: now - started,
+        console.showStatus(ProgressBar.line(done: done, total: total, failed: failed, bytes: bytes, elapsed: now - started,
                                             width: console.terminalWidth))
     }
 
@@ -40,8 +58,8 @@ final class ProgressBar {
         console.clearStatus()
     }
 
-    /// `[#######.......]  1234/2000  61%  850/s  0:01 left  3 failed`, fitted to `width`.
-    static func line(done: Int, total: Int?, failed: Int, elapsed: Double, width: Int) -> String {
+    /// `[#######.......]  1234/2000  61%  850/s  120.4 MB  38.2 MB/s  0:01 left  3 failed`, fitted to `width`.
+    static func line(done: Int, total: Int?, failed: Int, bytes: Int64 = 0, elapsed: Double, width: Int) -> String {
         let rate = elapsed > 0.2 ? Double(done) / elapsed : 0
         var parts: [String] = []
         if let total, total > 0 {
@@ -51,6 +69,10 @@ final class ProgressBar {
             parts.append("\(done) done")
         }
         if rate > 0 { parts.append(rate >= 10 ? "\(Int(rate))/s" : "\(Double(Int(rate * 10)) / 10)/s") }
+        if bytes > 0 {
+            parts.append(ByteSize.humanised(bytes))
+            if elapsed > 0.2 { parts.append(ByteSize.humanised(Int64(Double(bytes) / elapsed)) + "/s") }
+        }
         if let total, rate > 0, total > done { parts.append(clock(Double(total - done) / rate) + " left") }
         if failed > 0 { parts.append("\(failed) failed") }
         let text = parts.joined(separator: "  ")

@@ -59,33 +59,31 @@ import Testing
         let alone = try fetch(["fetch", "-u", "hunter2", url])
         #expect(alone.status == 64 && alone.standardError.contains("no terminal") && !alone.standardError.contains("hunter2"))
         // On a terminal (a pty): the prompt, the password typed, not echoed.
-        let script = """
-            import os, pty, sys, select
-            pid, fd = pty.fork()
-            if pid == 0:
-                os.execv(sys.argv[1], sys.argv[1:])
-            seen = b""
-            typed = False
-            while True:
-                ready, _, _ = select.select([fd], [], [], 20)
-                if not ready: break
-                try: chunk = os.read(fd, 1024)
-                except OSError: break
-                if not chunk: break
-                seen += chunk
-                if not typed and b"password" in seen:
-                    os.write(fd, b"secret\\n")
-                    typed = True
-            _, status = os.waitpid(pid, 0)
-            sys.stdout.write(seen.decode("utf-8", "replace"))
-            sys.exit(os.waitstatus_to_exitcode(status))
-            """
-        let result = try ImgCacheProcess.runShell(
-            "python3 -c '\(script.replacingOccurrences(of: "'", with: "'\\''"))' \(Paths.binary) --cache-dir \(cacheRoot) fetch -u user \(url)",
-            environment: ["PATH": "/usr/bin:/bin:/usr/local/bin"], home: home.path, workingDirectory: home.path)
+        let result = try TerminalRun.run(["--cache-dir", cacheRoot, "fetch", "-u", "user", url], home: home.path,
+                                         prompt: "password", typed: "secret\n")
         #expect(result.status == 0, "\(result.output) \(result.standardError)")
         #expect(result.output.contains("Enter host password for user 'user':"))
         #expect(!result.output.contains("secret"), "the password was echoed")
         #expect(result.output.contains(cacheRoot + "/default/"))
+    }
+
+    @Test func aDownloadOnATerminalShowsItsProgressAndPrefetchItsBytes() throws {
+        let fetched = try TerminalRun.run(["--cache-dir", cacheRoot, "fetch", faults.baseURL + "/drip/photo.jpg"], home: home.path)
+        #expect(fetched.status == 0)
+        // The status line: bytes of the total, the percentage, then the rate; cleared before the path is printed.
+        #expect(fetched.output.contains(" of 2.2 kB ("), "\(fetched.output)")
+        #expect(fetched.output.contains("B/s"), "\(fetched.output)")
+        #expect(fetched.output.contains(cacheRoot + "/default/"))
+        // -q: nothing but the path.
+        let quiet = try TerminalRun.run(["--cache-dir", cacheRoot + "-q", "-q", "fetch", faults.baseURL + "/drip/logo.png"], home: home.path)
+        #expect(!quiet.output.contains(" of ") && quiet.output.contains("/default/"))
+
+        let list = home.appending("urls.txt")
+        try ["sticker.webp", "anim.gif", "gray.jpg"].map { faults.baseURL + "/drip/" + $0 }.joined(separator: "\n")
+            .write(toFile: list, atomically: true, encoding: .utf8)
+        let prefetched = try TerminalRun.run(["--cache-dir", cacheRoot, "prefetch", "-j", "1", list], home: home.path)
+        #expect(prefetched.status == 0)
+        #expect(prefetched.output.contains("/3") && prefetched.output.contains("kB/s"), "\(prefetched.output)")
+        #expect(prefetched.output.contains("3 URLs: 3 downloaded"))
     }
 }

@@ -26,6 +26,7 @@ struct PrefetchCommand {
 
         let showsProgress = arguments.showProgress && !globals.quiet && console.standardError.isTerminal
         let bar = showsProgress ? ProgressBar(console: console) : nil
+        if let bar { fetcher.progress = { url, received, _ in bar.received(received, url: url) } }
         defer { bar?.finish() }
         var summary = PrefetchSummary()
         var statistics = UsageStatistics()
@@ -48,6 +49,13 @@ struct PrefetchCommand {
                     case .cacheUnwritable where summary.unwritable > 1: break  // said once
                     default: console.error(error.message)
                     }
+                }
+                if let bar, let result = outcome.result {
+                    var downloaded: Int64?
+                    if case .success(let fetched) = result, fetched.cacheType == .none || fetched.cacheType == .refreshed {
+                        downloaded = fetched.metadata.byteCount
+                    }
+                    bar.answered(url: URLText.withoutFragment(outcome.url), downloadedBytes: downloaded)
                 }
                 bar?.advance(failed: failed)
                 guard globals.json, let result = outcome.result else { return }

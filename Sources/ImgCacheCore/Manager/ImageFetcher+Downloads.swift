@@ -73,7 +73,8 @@ extension ImageFetcher {
         log?("download: \(RemoteURL.displayed(miss.text))" + (miss.validators != nil ? " (conditional)" : ""))
         let downloadRequest = settings.request(for: origin, bodyDirectory: bodyDirectory, validators: miss.validators)
         let messages = self.messages
-        let wantsProgress = progress != nil && settings.options.contains(.progressiveDownload)
+        // Progress costs a message ten times a second per transfer: only for a listener.
+        let wantsProgress = progress != nil
         run.submissions.append(DownloadSubmission(
             request: downloadRequest, priority: settings.priority,
             onEvent: { event in

@@ -24,7 +24,7 @@ public final class ImageFetcher {
     /// no detail text is even built.
     public var log: ((String) -> Void)?
     /// Called on the calling thread with a URL's bytes received so far and the
-    /// announced length (ProgressiveDownload only).
+    /// announced length, at most ten times a second per download; nil: none sent.
     public var progress: ((String, Int64, Int64?) -> Void)?
     /// Lets another thread (a signal watcher) stop the run.
     public let interruption: FetchInterruption

@@ -215,6 +215,17 @@ final class FaultServer: @unchecked Sendable {
         case .raw(let bytes):
             _ = sendAll(fd, bytes[...])
             return false
+        case let .drip(body, type):
+            // A slow link: the body in 30 pieces, 30 ms apart (for progress displays).
+            guard sendAll(fd, FaultServer.head(200, FaultServer.fields(type, body.count, "close"))[...]) else { return false }
+            let piece = max(1, (body.count + 29) / 30)
+            var offset = 0
+            while offset < body.count {
+                guard sendAll(fd, body[offset..<min(body.count, offset + piece)]) else { return false }
+                offset += piece
+                usleep(30_000)
+            }
+            return false
         case .endless(let start, let type):
             let head = FaultServer.head(200, [("Content-Type", type), ("Connection", "close")])
             guard sendAll(fd, (head + start)[...]) else { return false }
@@ -240,6 +251,8 @@ final class FaultServer: @unchecked Sendable {
         case endless(start: [UInt8], type: String)
         /// These bytes exactly, then the connection closes (hostile responses).
         case raw([UInt8])
+        /// A complete response whose body arrives slowly, then the connection closes.
+        case drip(body: [UInt8], type: String)
     }
 
     /// How a half-sent response ends.
@@ -257,6 +270,9 @@ final class FaultServer: @unchecked Sendable {
             return serve(parts[2])
         case ("stall", 1):
             return .stall
+        case ("drip", 2):
+            guard let (bytes, type) = file(parts[1]) else { break }
+            return .drip(body: bytes, type: type)
         case ("stall-store", _):
             // A remote store that accepts connections and never answers.
             return .stall
