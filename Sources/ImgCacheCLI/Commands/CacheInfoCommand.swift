@@ -28,13 +28,7 @@ struct CacheInfoCommand {
                 console.error(MaintenanceMessages.describe(error))
                 return .cacheUnwritable
             }
-            let remotes: RemoteSelection
-            do {
-                remotes = try RemoteSelection.resolve(given: nil, environment: environment, namespaceDirectory: cache.directory)
-            } catch {
-                console.error("invalid IMGCACHE_REMOTE: \(error)")
-                return .usage
-            }
+            guard let remotes = MaintenanceMessages.remotes(cache, environment: environment, console: console) else { return .usage }
             if globals.json {
                 var object = json(summary)
                 object.add("remotes", remotes.remotes.isEmpty ? nil : remotes.listed)
@@ -135,6 +129,22 @@ enum MaintenanceMessages {
             return "\(path) is a symbolic link; imgcache does not follow links inside the cache"
         }
         return error.description
+    }
+
+    /// The remote stores of `cache`'s namespace (`given`, else IMGCACHE_REMOTE,
+    /// else remembered); nil after saying that IMGCACHE_REMOTE is invalid.
+    static func remotes(_ cache: DiskCache, given: [RemoteSpec]? = nil, environment: Environment, console: Console,
+                        warnUnreadable: Bool = false) -> RemoteSelection? {
+        do {
+            let selection = try RemoteSelection.resolve(given: given, environment: environment, namespaceDirectory: cache.directory)
+            if warnUnreadable {
+                for (text, reason) in selection.unreadable { console.warning("ignoring the remembered remote '\(text)': \(reason)") }
+            }
+            return selection
+        } catch {
+            console.error("invalid IMGCACHE_REMOTE: \(error)")
+            return nil
+        }
     }
 
     /// An age in seconds for JSON; null for never.

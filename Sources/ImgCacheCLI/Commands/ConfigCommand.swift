@@ -25,13 +25,7 @@ struct ConfigCommand {
             }
         }
         let limits = CacheLimits.resolve(maxSize: nil, maxAge: nil, failedTTL: nil, remembered: settings)
-        let remotes: RemoteSelection
-        do {
-            remotes = try RemoteSelection.resolve(given: nil, environment: environment, namespaceDirectory: cache.directory)
-        } catch {
-            console.error("invalid IMGCACHE_REMOTE: \(error)")
-            return .usage
-        }
+        guard let remotes = MaintenanceMessages.remotes(cache, environment: environment, console: console) else { return .usage }
         if globals.json {
             var object = JSONObject()
             object.add("namespace", cache.location.namespace.name)

@@ -9,15 +9,8 @@ struct RemoteCommand {
     let environment: Environment
 
     func run() throws(SystemError) -> ExitStatus {
-        let selection: RemoteSelection
-        do {
-            selection = try RemoteSelection.resolve(given: arguments.remotes, environment: environment,
-                                                    namespaceDirectory: cache.directory)
-        } catch {
-            console.error("invalid IMGCACHE_REMOTE: \(error)")
-            return .usage
-        }
-        for (text, reason) in selection.unreadable { console.warning("ignoring the remembered remote '\(text)': \(reason)") }
+        guard let selection = MaintenanceMessages.remotes(cache, given: arguments.remotes, environment: environment,
+                                                          console: console, warnUnreadable: true) else { return .usage }
         guard !selection.remotes.isEmpty else {
             console.error("no remote store to check in namespace '\(cache.location.namespace)'")
             console.plain("give --remote URL, set IMGCACHE_REMOTE, or remember one with fetch --remote URL --remember")

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// One entry as `imgcache list` shows it.
 public struct ListedEntry: Sendable {
@@ -54,31 +53,11 @@ public enum CacheListing {
         }
     }
 
-    /// The entries of `shards`, each shard's in name order, read on up to
-    /// `NamespaceScan.threadCount` threads.
+    /// The entries of `shards`, each shard's in name order, read on a few threads.
     private static func read(_ shards: [String], in directory: String, attributes: Bool) throws(SystemError) -> [[ListedEntry]] {
-        let results = Mutex([[ListedEntry]](repeating: [], count: shards.count))
-        let failure = Mutex<SystemError?>(nil)
-        let next = Atomic<Int>(0)
-        let work: @Sendable () -> Void = {
-            while true {
-                let index = next.add(1, ordering: .relaxed).oldValue
-                guard index < shards.count, failure.withLock({ $0 == nil }) else { return }
-                do throws(SystemError) {
-                    let entries = try entriesOf(shard: shards[index], in: directory, attributes: attributes)
-                    results.withLock { $0[index] = entries }
-                } catch {
-                    failure.withLock { $0 = $0 ?? error }
-                }
-            }
-        }
-        let helpers = (0..<max(0, NamespaceScan.threadCount - 1)).map { _ in WorkerThread() }
-        var started: [WorkerThread] = []
-        for helper in helpers where (try? helper.start(work)) != nil { started.append(helper) }
-        work()
-        for helper in started { helper.join() }
-        if let error = failure.withLock({ $0 }) { throw error }
-        return results.withLock { $0 }
+        try ShardWorkers.map(shards.count) { (index) throws(SystemError) in
+            try entriesOf(shard: shards[index], in: directory, attributes: attributes)
+        }.map { $0 ?? [] }
     }
 
     private static func entriesOf(shard: String, in directory: String, attributes: Bool) throws(SystemError) -> [ListedEntry] {

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// Everything in a namespace's shard folders, read without opening any file:
 /// a directory listing and an `lstat` per name, shards spread over a few
@@ -74,30 +73,12 @@ public struct NamespaceScan: Sendable {
             if item.type == UInt8(DT_DIR) || item.type == UInt8(DT_UNKNOWN) { shardNames.append(item.name) }
         }
         let shards = shardNames.sorted()
-        let results = Mutex([ShardListing?](repeating: nil, count: shards.count))
-        let failure = Mutex<SystemError?>(nil)
-        let next = Atomic<Int>(0)
-        let work: @Sendable () -> Void = {
-            while true {
-                let index = next.add(1, ordering: .relaxed).oldValue
-                guard index < shards.count, failure.withLock({ $0 == nil }) else { return }
-                do throws(SystemError) {
-                    let listing = try ShardListing.read(namespace: directory, shard: shards[index])
-                    results.withLock { $0[index] = listing }
-                } catch {
-                    failure.withLock { $0 = $0 ?? error }
-                }
-            }
+        let listings = try ShardWorkers.map(shards.count) { (index) throws(SystemError) in
+            try ShardListing.read(namespace: directory, shard: shards[index])
         }
-        let helpers = (0..<max(0, NamespaceScan.threadCount - 1)).map { _ in WorkerThread() }
-        var started: [WorkerThread] = []
-        for helper in helpers where (try? helper.start(work)) != nil { started.append(helper) }
-        work()
-        for helper in started { helper.join() }
-        if let error = failure.withLock({ $0 }) { throw error }
 
         var images: [ScannedFile] = [], sidecars: [ScannedFile] = [], temporaries: [ScannedFile] = []
-        for listing in results.withLock({ $0 }) {
+        for listing in listings {
             guard let listing else { continue }
             images += listing.images
             sidecars += listing.sidecars
