@@ -395,7 +395,7 @@ public enum CommandLineParser {
             }
             if let text = last("max-pixels") {
                 do { manager.settings.maximumPixels = try PixelLimit(parsing: text) } catch {
-                    switch error { case .invalid(let reason): throw .invalidValue(option: "--max-pixels", value: text, reason: reason) }
+                    throw .invalidValue(option: "--max-pixels", value: text, reason: error.reason)
                 }
             }
             if let text = last("key-filter") {
@@ -460,7 +460,7 @@ public enum CommandLineParser {
                 options.insert(.scaleDownLargeImages)
                 if !text.isEmpty {
                     do { transform.scaleDownLimit = try PixelLimit(parsing: text) } catch {
-                        switch error { case .invalid(let reason): throw .invalidValue(option: "--scale-down", value: text, reason: reason) }
+                        throw .invalidValue(option: "--scale-down", value: text, reason: error.reason)
                     }
                 }
             }
@@ -528,7 +528,7 @@ public enum CommandLineParser {
         func sizeLimit() throws(UsageError) -> SizeLimit? {
             guard let text = last("max-size") else { return nil }
             do { return try SizeLimit(parsing: text) } catch {
-                switch error { case .invalid(let reason): throw .invalidValue(option: "--max-size", value: text, reason: reason) }
+                throw .invalidValue(option: "--max-size", value: text, reason: error.reason)
             }
         }
 
@@ -536,7 +536,7 @@ public enum CommandLineParser {
         func seconds(_ text: String, option: String) throws(UsageError) -> Double {
             let span: TimeSpan
             do { span = try TimeSpan(parsing: text) } catch {
-                switch error { case .invalid(let reason): throw .invalidValue(option: option, value: text, reason: reason) }
+                throw .invalidValue(option: option, value: text, reason: error.reason)
             }
             guard span.seconds >= 0.001, span.seconds <= 86_400 else {
                 throw .invalidValue(option: option, value: text, reason: "expected between 1ms and 1d")
@@ -548,14 +548,14 @@ public enum CommandLineParser {
         func ageLimit() throws(UsageError) -> AgeLimit? {
             guard let text = last("max-age") else { return nil }
             do { return try AgeLimit(parsing: text) } catch {
-                switch error { case .invalid(let reason): throw .invalidValue(option: "--max-age", value: text, reason: reason) }
+                throw .invalidValue(option: "--max-age", value: text, reason: error.reason)
             }
         }
 
         func failedTTL() throws(UsageError) -> AgeLimit? {
             guard let text = last("failed-ttl") else { return nil }
             do { return try AgeLimit(parsing: text) } catch {
-                switch error { case .invalid(let reason): throw .invalidValue(option: "--failed-ttl", value: text, reason: reason) }
+                throw .invalidValue(option: "--failed-ttl", value: text, reason: error.reason)
             }
         }
 
@@ -567,7 +567,7 @@ public enum CommandLineParser {
             if let text = last("timeout") {
                 let span: TimeSpan
                 do { span = try TimeSpan(parsing: text) } catch {
-                    switch error { case .invalid(let reason): throw .invalidValue(option: "--timeout", value: text, reason: reason) }
+                    throw .invalidValue(option: "--timeout", value: text, reason: error.reason)
                 }
                 guard span.seconds >= 0.001, span.seconds <= 86_400 else {
                     throw .invalidValue(option: "--timeout", value: text, reason: "expected between 1ms and 1d")
@@ -604,7 +604,7 @@ public enum CommandLineParser {
                 do {
                     settings.headers.append(try HTTPHeader(parsing: line))
                 } catch {
-                    switch error { case .invalid(let reason): throw .invalidValue(option: "--header", value: line, reason: reason) }
+                    throw .invalidValue(option: "--header", value: line, reason: error.reason)
                 }
             }
             if let text = last("user") {
@@ -624,7 +624,7 @@ public enum CommandLineParser {
             if let text = last("max-size") {
                 let size: ByteSize
                 do { size = try ByteSize(parsing: text) } catch {
-                    switch error { case .invalid(let reason): throw .invalidValue(option: "--max-size", value: text, reason: reason) }
+                    throw .invalidValue(option: "--max-size", value: text, reason: error.reason)
                 }
                 guard size.bytes > 0 else { throw .invalidValue(option: "--max-size", value: text, reason: "must be more than 0") }
                 settings.maximumBytes = size.bytes

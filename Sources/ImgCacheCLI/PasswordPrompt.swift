@@ -10,17 +10,19 @@ enum PasswordPrompt {
         let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
         guard terminal >= 0 else { return nil }
         defer { close(terminal) }
-        let prompt = Array("Enter host password for user '\(ControlCharacters.escaped(user))':".utf8)
-        _ = prompt.withUnsafeBytes { write(terminal, $0.baseAddress, $0.count) }
         var saved = termios()
         let canHide = tcgetattr(terminal, &saved) == 0
         if canHide {
             var hidden = saved
             hidden.c_lflag &= ~tcflag_t(ECHO)
-            tcsetattr(terminal, TCSAFLUSH, &hidden)
+            // TCSANOW, not TCSAFLUSH: a password typed ahead of the prompt is kept, not discarded.
+            tcsetattr(terminal, TCSANOW, &hidden)
         }
+        // Echo is off before the prompt shows, so nothing typed after it is ever echoed.
+        let prompt = Array("Enter host password for user '\(ControlCharacters.escaped(user))':".utf8)
+        _ = prompt.withUnsafeBytes { write(terminal, $0.baseAddress, $0.count) }
         defer {
-            if canHide { tcsetattr(terminal, TCSAFLUSH, &saved) }
+            if canHide { tcsetattr(terminal, TCSANOW, &saved) }
             _ = write(terminal, "\n", 1)
         }
         var typed: [UInt8] = []

@@ -233,7 +233,7 @@ import Testing
         #expect(try AgeLimit(parsing: "2w") == .seconds(1_209_600))
         #expect(try AgeLimit(parsing: "1mo") == .seconds(2_592_000) && (try AgeLimit(parsing: "1y")) == .seconds(31_536_000))
         #expect(try AgeLimit(parsing: "never") == .never)
-        for bad in ["0", "-1", "12X", "", "lots"] { #expect(throws: QuantityError.self) { try SizeLimit(parsing: bad) } }
-        for bad in ["0", "7q", "", "soon"] { #expect(throws: QuantityError.self) { try AgeLimit(parsing: bad) } }
+        for bad in ["0", "-1", "12X", "", "lots"] { #expect(throws: ValueError.self) { try SizeLimit(parsing: bad) } }
+        for bad in ["0", "7q", "", "soon"] { #expect(throws: ValueError.self) { try AgeLimit(parsing: bad) } }
     }
 }

@@ -47,7 +47,7 @@ import Testing
     @Test func theEnvironmentListsStoresSeparatedBySpaces() throws {
         #expect(try RemoteSpec.list(parsing: " http://a/x   redis://b ").map(\.identity) == ["http://a/x", "redis://b"])
         #expect(try RemoteSpec.list(parsing: "none").isEmpty && (try RemoteSpec.list(parsing: "")).isEmpty)
-        #expect(throws: RemoteSpec.ParseError.self) { try RemoteSpec.list(parsing: "none http://a/x") }
+        #expect(throws: ValueError.self) { try RemoteSpec.list(parsing: "none http://a/x") }
     }
 }
 

@@ -5,11 +5,11 @@ public enum SizeLimit: Equatable, Sendable, CustomStringConvertible {
 
     /// Reads `none`, `500M`, `2G`, `1.5GiB` or plain bytes; zero is refused
     /// (it would mean "remove everything", which is `clear`).
-    public init(parsing text: String) throws(QuantityError) {
+    public init(parsing text: String) throws(ValueError) {
         if text == "none" { self = .unlimited; return }
         let size: ByteSize
         do { size = try ByteSize(parsing: text) } catch {
-            switch error { case .invalid(let reason): throw .invalid(reason + ", or 'none'") }
+            throw .invalid(error.reason + ", or 'none'")
         }
         guard size.bytes > 0 else { throw .invalid("must be more than 0 (use 'none' for no limit, or 'imgcache clear')") }
         self = .bytes(size.bytes)
@@ -37,11 +37,11 @@ public enum AgeLimit: Equatable, Sendable, CustomStringConvertible {
     case seconds(Double)
 
     /// Reads `never`, `45s`, `30m`, `12h`, `7d`, `2w` or plain seconds (more than 0).
-    public init(parsing text: String) throws(QuantityError) {
+    public init(parsing text: String) throws(ValueError) {
         if text == "never" { self = .never; return }
         let span: TimeSpan
         do { span = try TimeSpan(parsing: text) } catch {
-            switch error { case .invalid(let reason): throw .invalid(reason + ", or 'never'") }
+            throw .invalid(error.reason + ", or 'never'")
         }
         guard span.seconds > 0 else { throw .invalid("must be more than 0 (use 'never' for no limit)") }
         self = .seconds(span.seconds)
@@ -70,10 +70,6 @@ public enum AgeLimit: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Why a size or age was not understood.
-public enum QuantityError: Error, Equatable, Sendable {
-    case invalid(String)
-}
 
 /// The limits `clean` applies to a namespace, and where each came from.
 public struct CacheLimits: Equatable, Sendable {

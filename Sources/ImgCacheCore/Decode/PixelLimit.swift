@@ -12,7 +12,7 @@ public struct PixelLimit: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Reads `100M`, `2.5M`, `40k`, `1G`, a plain count, or a size `WxH`.
-    public init(parsing text: String) throws(QuantityError) {
+    public init(parsing text: String) throws(ValueError) {
         let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
         if parts.count == 2 {
             guard let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0,

@@ -6,17 +6,12 @@ public struct HTTPHeader: Equatable, Hashable, Sendable {
     public let name: String
     public let value: String
 
-    /// Why a header line was refused.
-    public enum ParseError: Error, Equatable, Sendable {
-        case invalid(String)
-    }
-
     public init(name: String, value: String) {
         self.name = name
         self.value = value
     }
 
-    public init(parsing line: String) throws(ParseError) {
+    public init(parsing line: String) throws(ValueError) {
         guard let colon = line.firstIndex(of: ":") else { throw .invalid("expected 'Name: value'") }
         let name = line[..<colon]
         guard !name.isEmpty else { throw .invalid("the header name is empty") }

@@ -24,17 +24,6 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
         case s3(bucket: String, prefix: String, endpoint: String, region: String)
     }
 
-    /// Why a remote's text is refused.
-    public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
-        case invalid(String)
-
-        public var description: String {
-            switch self {
-            case .invalid(let reason): return reason
-            }
-        }
-    }
-
     /// The text as given (credentials in it are redacted in `description`).
     public let text: String
     public let kind: Kind
@@ -48,7 +37,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     public var userEnvironment: String?
     public var passwordEnvironment: String?
 
-    public init(parsing text: String) throws(ParseError) {
+    public init(parsing text: String) throws(ValueError) {
         let parts = text.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
         let url = parts[0]
         guard !url.isEmpty else { throw .invalid("the remote's URL is empty") }
@@ -60,11 +49,11 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
         for attribute in parts.dropFirst() {
             let pair = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             let name = pair[0], value = pair.count == 2 ? pair[1] : nil
-            func required() throws(ParseError) -> String {
+            func required() throws(ValueError) -> String {
                 guard let value, !value.isEmpty else { throw .invalid("attribute \(name) needs a value (\(name)=...)") }
                 return value
             }
-            func seconds() throws(ParseError) -> Double {
+            func seconds() throws(ValueError) -> Double {
                 let text = try required()
                 // Bounded: a timeout under a millisecond would mean none to hiredis, and a huge one cannot be counted.
                 guard let span = try? TimeSpan(parsing: text), span.seconds >= 0.001, span.seconds <= 10 * 366 * 86_400 else {
@@ -91,7 +80,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Remotes separated by spaces (IMGCACHE_REMOTE); "none" or nothing: none.
-    public static func list(parsing text: String) throws(ParseError) -> [RemoteSpec] {
+    public static func list(parsing text: String) throws(ValueError) -> [RemoteSpec] {
         let items = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
         guard items != ["none"] else { return [] }
         var remotes: [RemoteSpec] = []
@@ -120,7 +109,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     /// Names the remote in the down markers and messages: the URL without attributes or credentials.
     public var identity: String { String(description.split(separator: "|").first ?? "") }
 
-    private static func kind(of url: String) throws(ParseError) -> Kind {
+    private static func kind(of url: String) throws(ValueError) -> Kind {
         // Messages name the URL without its password.
         let shown = redacted(url)
         guard let colon = url.firstIndex(of: ":") else { throw .invalid("'\(shown)' is no URL (expected http://, https://, redis://, redis+unix: or s3://)") }

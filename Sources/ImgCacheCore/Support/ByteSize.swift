@@ -10,12 +10,7 @@ public struct ByteSize: Equatable, Hashable, Sendable, CustomStringConvertible {
         self.bytes = bytes
     }
 
-    /// Why a size did not parse.
-    public enum ParseError: Error, Equatable, Sendable {
-        case invalid(String)
-    }
-
-    public init(parsing text: String) throws(ParseError) {
+    public init(parsing text: String) throws(ValueError) {
         guard let quantity = QuantityText(text) else {
             throw .invalid("expected a size such as 4096, 500M, 2G or 1.5GiB")
         }

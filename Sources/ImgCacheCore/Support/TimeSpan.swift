@@ -7,12 +7,7 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
         self.seconds = seconds
     }
 
-    /// Why a duration did not parse.
-    public enum ParseError: Error, Equatable, Sendable {
-        case invalid(String)
-    }
-
-    public init(parsing text: String) throws(ParseError) {
+    public init(parsing text: String) throws(ValueError) {
         guard let quantity = QuantityText(text) else {
             throw .invalid("expected a duration such as 45s, 30m, 12h, 7d or 2w")
         }
