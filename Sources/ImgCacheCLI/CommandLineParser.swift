@@ -102,7 +102,7 @@ public enum CommandLineParser {
     /// Everything gathered while reading the words.
     private struct State {
         var command: CommandSpec?
-        var values: [String: [String]] = [:]
+        var values: [OptionName: [String]] = [:]
         var operands: [String] = []
         var endOfOptions = false
 
@@ -123,18 +123,18 @@ public enum CommandLineParser {
         var secretLocations: [(argument: Int, offset: Int)] = []
 
         mutating func record(_ spec: OptionSpec, value: String?, at location: (argument: Int, offset: Int)?) {
-            values[spec.long, default: []].append(value ?? "")
-            if spec.long == "user", let location { secretLocations.append(location) }
+            values[spec.name, default: []].append(value ?? "")
+            if spec.name == .user, let location { secretLocations.append(location) }
         }
 
-        func has(_ long: String) -> Bool { values[long] != nil }
+        func has(_ name: OptionName) -> Bool { values[name] != nil }
 
         /// The last value given (a later one overrides an earlier one, as in curl).
-        func last(_ long: String) -> String? { values[long]?.last }
+        func last(_ name: OptionName) -> String? { values[name]?.last }
 
         func invocation() throws(UsageError) -> Invocation {
-            if has("help") { return .help(command: command?.name) }
-            if has("version") { return .version(verbose: has("verbose")) }
+            if has(.help) { return .help(command: command?.name) }
+            if has(.version) { return .version(verbose: has(.verbose)) }
             guard let command else { throw .missingCommand }
             let globals = try globalOptions()
             switch command.name {
@@ -145,8 +145,8 @@ public enum CommandLineParser {
             case CommandTable.cacheInfo.name:
                 try noOperands(command.name)
                 var arguments = CacheInfoArguments()
-                arguments.allNamespaces = has("all-namespaces")
-                arguments.zero = has("zero")
+                arguments.allNamespaces = has(.allNamespaces)
+                arguments.zero = has(.zero)
                 if arguments.allNamespaces, globals.namespace != nil {
                     throw .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one")
                 }
@@ -156,13 +156,13 @@ public enum CommandLineParser {
                 return .run(globals, .clean(try cleanArguments(globals: globals)))
             case CommandTable.clear.name:
                 var arguments = ClearArguments()
-                arguments.failedOnly = has("failed")
+                arguments.failedOnly = has(.failed)
                 if !operands.isEmpty {
                     guard arguments.failedOnly else { throw .requires("URL operands", "--failed") }
-                    if has("all-namespaces") { throw .conflictingOptions("URL operands", "--all-namespaces", reason: "a URL's failure is one namespace's") }
+                    if has(.allNamespaces) { throw .conflictingOptions("URL operands", "--all-namespaces", reason: "a URL's failure is one namespace's") }
                     arguments.failedURLs = operands
                 }
-                arguments.allNamespaces = has("all-namespaces")
+                arguments.allNamespaces = has(.allNamespaces)
                 if arguments.allNamespaces, globals.namespace != nil {
                     throw .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one")
                 }
@@ -171,19 +171,19 @@ public enum CommandLineParser {
                 var arguments = ListArguments()
                 if operands.count > 1 { throw .unexpectedOperand(command: command.name, operand: operands[1]) }
                 arguments.pattern = operands.first
-                if let text = last("sort") {
+                if let text = last(.sort) {
                     guard let order = ListArguments.Order(rawValue: text) else {
                         throw .invalidValue(option: "--sort", value: text, reason: "expected recent, size or url")
                     }
                     arguments.order = order
                 }
-                arguments.failed = has("failed")
+                arguments.failed = has(.failed)
                 return .run(globals, .list(arguments))
             case CommandTable.remove.name:
                 var arguments = RemoveArguments()
                 arguments.urls = operands
-                arguments.globs = values["match"] ?? []
-                arguments.dryRun = has("dry-run")
+                arguments.globs = values[.match] ?? []
+                arguments.dryRun = has(.dryRun)
                 if arguments.urls.isEmpty && arguments.globs.isEmpty { throw .missingOperand(command: command.name, operand: "a URL (or --match GLOB)") }
                 if let empty = arguments.globs.first(where: \.isEmpty) { throw .invalidValue(option: "--match", value: empty, reason: "the pattern is empty") }
                 return .run(globals, .remove(arguments))
@@ -193,7 +193,7 @@ public enum CommandLineParser {
                 arguments.maxSize = try sizeLimit()
                 arguments.maxAge = try ageLimit()
                 arguments.failedTTL = try failedTTL()
-                arguments.reset = has("reset")
+                arguments.reset = has(.reset)
                 if arguments.reset, arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil {
                     throw .conflictingOptions("--reset", "new limits", reason: "--reset forgets them")
                 }
@@ -203,8 +203,8 @@ public enum CommandLineParser {
                 guard action == "check" else { throw .invalidValue(option: "ACTION", value: action, reason: "expected check") }
                 if operands.count > 1 { throw .unexpectedOperand(command: command.name, operand: operands[1]) }
                 var arguments = RemoteArguments()
-                if let texts = values["remote"] { arguments.remotes = try Self.remotes(texts, option: "--remote") }
-                arguments.allowInvalidCertificates = has("insecure")
+                if let texts = values[.remote] { arguments.remotes = try Self.remotes(texts, option: "--remote") }
+                arguments.allowInvalidCertificates = has(.insecure)
                 return .run(globals, .remote(arguments))
             case CommandTable.completions.name:
                 guard let shell = operands.first else { throw .missingOperand(command: command.name, operand: "a shell name") }
@@ -214,7 +214,7 @@ public enum CommandLineParser {
                 }
                 return .completions(shell: shell)
             case CommandTable.help.name:
-                if has("man") {
+                if has(.man) {
                     if let extra = operands.first { throw .unexpectedOperand(command: command.name, operand: extra) }
                     return .manual
                 }
@@ -254,9 +254,9 @@ public enum CommandLineParser {
             arguments.maxSize = try sizeLimit()
             arguments.maxAge = try ageLimit()
             arguments.failedTTL = try failedTTL()
-            arguments.remember = has("remember")
-            arguments.dryRun = has("dry-run")
-            arguments.allNamespaces = has("all-namespaces")
+            arguments.remember = has(.remember)
+            arguments.dryRun = has(.dryRun)
+            arguments.allNamespaces = has(.allNamespaces)
             if arguments.remember {
                 if arguments.maxSize == nil && arguments.maxAge == nil && arguments.failedTTL == nil {
                     throw .requires("--remember", "--max-size, --max-age or --failed-ttl")
@@ -274,11 +274,11 @@ public enum CommandLineParser {
 
         func globalOptions() throws(UsageError) -> GlobalOptions {
             var globals = GlobalOptions()
-            if let directory = last("cache-dir") {
+            if let directory = last(.cacheDir) {
                 guard !directory.isEmpty else { throw .invalidValue(option: "--cache-dir", value: directory, reason: "the path is empty") }
                 globals.cacheDirectory = directory
             }
-            if let name = last("namespace") {
+            if let name = last(.namespace) {
                 do {
                     _ = try Namespace(validating: name)
                 } catch {
@@ -286,15 +286,15 @@ public enum CommandLineParser {
                 }
                 globals.namespace = name
             }
-            if let color = last("color") {
+            if let color = last(.color) {
                 guard let choice = ColorChoice(rawValue: color) else {
                     throw .invalidValue(option: "--color", value: color, reason: "expected auto, always or never")
                 }
                 globals.color = choice
             }
-            globals.json = has("json")
-            globals.quiet = has("quiet")
-            globals.verbosity = values["verbose"]?.count ?? 0
+            globals.json = has(.json)
+            globals.quiet = has(.quiet)
+            globals.verbosity = values[.verbose]?.count ?? 0
             if globals.quiet && globals.verbosity > 0 {
                 throw .conflictingOptions("--quiet", "--verbose", reason: "choose one")
             }
@@ -302,7 +302,7 @@ public enum CommandLineParser {
         }
 
         func fetchArguments(globals: GlobalOptions) throws(UsageError) -> FetchArguments {
-            var input = last("input")
+            var input = last(.input)
             if let input {
                 guard !input.isEmpty else { throw .invalidValue(option: "--input", value: input, reason: "the path is empty") }
                 if !operands.isEmpty { throw .conflictingOptions("--input", "URL operands", reason: "the URLs come from the list") }
@@ -313,7 +313,7 @@ public enum CommandLineParser {
             } else if operands.isEmpty {
                 throw .missingOperand(command: "fetch", operand: "a URL (or --input FILE)")
             }
-            let output = last("output")
+            let output = last(.output)
             if let output {
                 guard !output.isEmpty else { throw .invalidValue(option: "--output", value: output, reason: "the path is empty") }
                 if operands.count > 1 || input != nil {
@@ -325,8 +325,8 @@ public enum CommandLineParser {
             }
             var arguments = FetchArguments(urls: input == nil ? operands : [], output: output)
             arguments.input = input
-            arguments.withURL = has("with-url")
-            if let directory = last("output-dir") {
+            arguments.withURL = has(.withUrl)
+            if let directory = last(.outputDir) {
                 guard !directory.isEmpty else { throw .invalidValue(option: "--output-dir", value: directory, reason: "the path is empty") }
                 if let output { throw .conflictingOptions("--output-dir", "--output \(output)", reason: "--output names the file itself") }
                 arguments.outputDirectory = directory
@@ -349,7 +349,7 @@ public enum CommandLineParser {
             if operands.count > 1 { throw .unexpectedOperand(command: "prefetch", operand: operands[1]) }
             var arguments = PrefetchArguments(input: operands.first)
             if arguments.input == "" { throw .invalidValue(option: "FILE", value: "", reason: "the path is empty") }
-            arguments.showProgress = !has("no-progress")
+            arguments.showProgress = !has(.noProgress)
             arguments.manager = try managerArguments(defaultPriority: .low)
             if arguments.manager.settings.options.contains(.cacheMemoryOnly) {
                 throw .conflictingOptions("CacheMemoryOnly", "prefetch", reason: "prefetch only stores images")
@@ -362,13 +362,13 @@ public enum CommandLineParser {
         func managerArguments(defaultPriority: DownloadPriority) throws(UsageError) -> ManagerArguments {
             var manager = ManagerArguments()
             var options = try imageOptions()
-            let flags: [(String, ImageOptions)] = [
-                ("refresh", .refreshCached), ("cache-only", .fromCacheOnly), ("no-cache-read", .fromLoaderOnly),
-                ("retry-failed", .retryFailed), ("memory-only", .cacheMemoryOnly), ("progressive", .progressiveDownload),
-                ("insecure", .allowInvalidSSLCertificates), ("cookies", .handleCookies),
+            let flags: [(OptionName, ImageOptions)] = [
+                (.refresh, .refreshCached), (.cacheOnly, .fromCacheOnly), (.noCacheRead, .fromLoaderOnly),
+                (.retryFailed, .retryFailed), (.memoryOnly, .cacheMemoryOnly), (.progressive, .progressiveDownload),
+                (.insecure, .allowInvalidSSLCertificates), (.cookies, .handleCookies),
             ]
             for (flag, option) in flags where has(flag) { options.insert(option) }
-            if let text = last("priority") {
+            if let text = last(.priority) {
                 guard let priority = DownloadPriority(name: text) else {
                     throw .invalidValue(option: "--priority", value: text, reason: "expected high, normal or low")
                 }
@@ -386,34 +386,34 @@ public enum CommandLineParser {
             manager.settings.options = options
             manager.downloads.allowInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
             manager.downloads.handleCookies = options.contains(.handleCookies)
-            if has("failed-ttl") { manager.settings.failedTTL = try failedTTL() }
-            if let text = last("verify") {
+            if has(.failedTtl) { manager.settings.failedTTL = try failedTTL() }
+            if let text = last(.verify) {
                 guard let verification = FetchSettings.Verification(rawValue: text) else {
                     throw .invalidValue(option: "--verify", value: text, reason: "expected header or full")
                 }
                 manager.settings.verification = verification
             }
-            if let text = last("max-pixels") {
+            if let text = last(.maxPixels) {
                 do { manager.settings.maximumPixels = try PixelLimit(parsing: text) } catch {
                     throw .invalidValue(option: "--max-pixels", value: text, reason: error.reason)
                 }
             }
-            if let text = last("key-filter") {
+            if let text = last(.keyFilter) {
                 guard let filter = CacheKeyFilter(parsing: text) else {
                     throw .invalidValue(option: "--key-filter", value: text,
                                         reason: "expected strip-query, keep-query=NAME[,NAME...], drop-query=NAME[,NAME...] or none")
                 }
                 manager.settings.keyFilter = filter
             }
-            for path in values["read-only-path"] ?? [] {
+            for path in values[.readOnlyPath] ?? [] {
                 guard !path.isEmpty else { throw .invalidValue(option: "--read-only-path", value: path, reason: "the path is empty") }
                 manager.readOnlyPaths.append(path)
             }
-            if let texts = values["remote"] {
+            if let texts = values[.remote] {
                 manager.remotes = try Self.remotes(texts, option: "--remote")
             }
-            manager.settings.remoteReshare = has("remote-reshare")
-            manager.remember = has("remember")
+            manager.settings.remoteReshare = has(.remoteReshare)
+            manager.remember = has(.remember)
             if manager.remember {
                 guard let remotes = manager.remotes else { throw .requires("--remember", "--remote") }
                 if let secret = remotes.first(where: \.hasCredentialsInURL) {
@@ -422,13 +422,13 @@ public enum CommandLineParser {
                 }
             }
             try readDownloadOptions(settings: &manager.settings, configuration: &manager.downloads)
-            manager.asksPassword = last("user").map { !$0.isEmpty && !$0.contains(":") } ?? false
+            manager.asksPassword = last(.user).map { !$0.isEmpty && !$0.contains(":") } ?? false
             return manager
         }
 
         /// `--options`: names or masks, checked.
         func imageOptions() throws(UsageError) -> ImageOptions {
-            guard let text = last("options") else { return [] }
+            guard let text = last(.options) else { return [] }
             do {
                 return try ImageOptions(parsing: text)
             } catch {
@@ -450,13 +450,13 @@ public enum CommandLineParser {
         /// `--thumbnail`, `--scale-down[=PIXELS]` (or the ScaleDownLargeImages bit), `--format`, `--quality`.
         func transform(_ options: inout ImageOptions) throws(UsageError) -> ImageTransform? {
             var transform = ImageTransform()
-            if let text = last("thumbnail") {
+            if let text = last(.thumbnail) {
                 guard let box = ImageTransform.BoxSize(parsing: text) else {
                     throw .invalidValue(option: "--thumbnail", value: text, reason: "expected WIDTHxHEIGHT, each from 1 to 65535")
                 }
                 transform.thumbnail = box
             }
-            if let text = last("scale-down") {
+            if let text = last(.scaleDown) {
                 options.insert(.scaleDownLargeImages)
                 if !text.isEmpty {
                     do { transform.scaleDownLimit = try PixelLimit(parsing: text) } catch {
@@ -467,9 +467,9 @@ public enum CommandLineParser {
             if options.contains(.scaleDownLargeImages), transform.scaleDownLimit == nil {
                 transform.scaleDownLimit = ImageTransform.defaultScaleDownLimit
             }
-            if has("transform-animated") { options.insert(.transformAnimatedImage) }
+            if has(.transformAnimated) { options.insert(.transformAnimatedImage) }
             transform.transformsAnimations = options.contains(.transformAnimatedImage)
-            if let text = last("format") {
+            if let text = last(.format) {
                 guard let format = ImageFormat(rawValue: text), ImageEncoder.writableFormats.contains(format) else {
                     throw .invalidValue(option: "--format", value: text, reason: "expected png, jpeg or webp")
                 }
@@ -480,7 +480,7 @@ public enum CommandLineParser {
             }
             // --format alone converts: the image is stored in that format, at its size.
             let transforms = transform.thumbnail != nil || transform.scaleDownLimit != nil || transform.format != nil
-            if let text = last("quality") {
+            if let text = last(.quality) {
                 transform.quality = try integer(text, option: "--quality", in: 1...100)
                 guard transforms else { throw .requires("--quality", "--thumbnail, --scale-down or --format") }
             }
@@ -526,7 +526,7 @@ public enum CommandLineParser {
         /// `--failed-ttl AGE|never`.
         /// `--max-size` of clean and config, checked.
         func sizeLimit() throws(UsageError) -> SizeLimit? {
-            guard let text = last("max-size") else { return nil }
+            guard let text = last(.maxSize) else { return nil }
             do { return try SizeLimit(parsing: text) } catch {
                 throw .invalidValue(option: "--max-size", value: text, reason: error.reason)
             }
@@ -546,14 +546,14 @@ public enum CommandLineParser {
 
         /// `--max-age` of clean and config, checked.
         func ageLimit() throws(UsageError) -> AgeLimit? {
-            guard let text = last("max-age") else { return nil }
+            guard let text = last(.maxAge) else { return nil }
             do { return try AgeLimit(parsing: text) } catch {
                 throw .invalidValue(option: "--max-age", value: text, reason: error.reason)
             }
         }
 
         func failedTTL() throws(UsageError) -> AgeLimit? {
-            guard let text = last("failed-ttl") else { return nil }
+            guard let text = last(.failedTtl) else { return nil }
             do { return try AgeLimit(parsing: text) } catch {
                 throw .invalidValue(option: "--failed-ttl", value: text, reason: error.reason)
             }
@@ -561,10 +561,10 @@ public enum CommandLineParser {
 
         /// The options of `CommandTable.downloadOptions`, checked.
         func readDownloadOptions(settings: inout FetchSettings, configuration: inout DownloadConfiguration) throws(UsageError) {
-            if let text = last("concurrency") {
+            if let text = last(.concurrency) {
                 configuration.maximumConcurrentDownloads = try integer(text, option: "--concurrency", in: 1...CommandLineParser.maximumConcurrency)
             }
-            if let text = last("timeout") {
+            if let text = last(.timeout) {
                 let span: TimeSpan
                 do { span = try TimeSpan(parsing: text) } catch {
                     throw .invalidValue(option: "--timeout", value: text, reason: error.reason)
@@ -574,15 +574,15 @@ public enum CommandLineParser {
                 }
                 settings.timeout = span.seconds
             }
-            if let text = last("connect-timeout") { settings.connectTimeout = try seconds(text, option: "--connect-timeout") }
-            if let text = last("max-time") { settings.maximumTime = try seconds(text, option: "--max-time") }
-            if has("netrc") { configuration.netrc = .home }
-            if let path = last("netrc-file") {
+            if let text = last(.connectTimeout) { settings.connectTimeout = try seconds(text, option: "--connect-timeout") }
+            if let text = last(.maxTime) { settings.maximumTime = try seconds(text, option: "--max-time") }
+            if has(.netrc) { configuration.netrc = .home }
+            if let path = last(.netrcFile) {
                 guard !path.isEmpty else { throw .invalidValue(option: "--netrc-file", value: path, reason: "the path is empty") }
                 configuration.netrc = .file(path)
             }
             settings.usesNetrc = configuration.netrc != nil
-            if let proxy = last("proxy") {
+            if let proxy = last(.proxy) {
                 let schemes = ["http://", "https://", "socks4://", "socks4a://", "socks5://", "socks5h://"]
                 guard schemes.contains(where: { proxy.lowercased().hasPrefix($0) }) || !proxy.contains("://") else {
                     throw .invalidValue(option: "--proxy", value: proxy, reason: "expected http://, https://, socks4://, socks5:// or socks5h://")
@@ -592,22 +592,22 @@ public enum CommandLineParser {
                 }
                 configuration.proxy = proxy
             }
-            if let text = last("retries") { settings.retries = try integer(text, option: "--retries", in: 0...100) }
-            if let text = last("max-redirects") { settings.maximumRedirects = try integer(text, option: "--max-redirects", in: 0...100) }
-            if let text = last("order") {
+            if let text = last(.retries) { settings.retries = try integer(text, option: "--retries", in: 0...100) }
+            if let text = last(.maxRedirects) { settings.maximumRedirects = try integer(text, option: "--max-redirects", in: 0...100) }
+            if let text = last(.order) {
                 guard let order = DownloadOrder(rawValue: text) else {
                     throw .invalidValue(option: "--order", value: text, reason: "expected fifo or lifo")
                 }
                 configuration.order = order
             }
-            for line in values["header"] ?? [] {
+            for line in values[.header] ?? [] {
                 do {
                     settings.headers.append(try HTTPHeader(parsing: line))
                 } catch {
                     throw .invalidValue(option: "--header", value: line, reason: error.reason)
                 }
             }
-            if let text = last("user") {
+            if let text = last(.user) {
                 // The value is a secret: the message never repeats it.
                 guard let credentials = Credentials(parsing: text) ?? (text.isEmpty ? nil : Credentials(user: text, password: "")) else {
                     throw .invalidValue(option: "--user", value: "…", reason: "expected USER:PASSWORD, or USER to be asked the password")
@@ -617,11 +617,11 @@ public enum CommandLineParser {
                 }
                 settings.credentials = credentials
             }
-            if let path = last("cookies") {
+            if let path = last(.cookies) {
                 guard !path.isEmpty else { throw .invalidValue(option: "--cookies", value: path, reason: "the path is empty") }
                 configuration.cookieJar = path
             }
-            if let text = last("max-size") {
+            if let text = last(.maxSize) {
                 let size: ByteSize
                 do { size = try ByteSize(parsing: text) } catch {
                     throw .invalidValue(option: "--max-size", value: text, reason: error.reason)

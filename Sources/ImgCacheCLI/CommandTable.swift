@@ -5,87 +5,87 @@ import ImgCacheCore
 public enum CommandTable {
     /// Options accepted before or after any command.
     public static let globalOptions: [OptionSpec] = [
-        .value("cache-dir", metavar: "DIR", kind: .directory,
+        .value(.cacheDir, metavar: "DIR", kind: .directory,
                help: "Cache root (default: $IMGCACHE_DIR, else $XDG_CACHE_HOME/imgcache, else ~/.cache/imgcache)"),
-        .value("namespace", "n", metavar: "NAME", kind: .namespace,
+        .value(.namespace, "n", metavar: "NAME", kind: .namespace,
                help: "Namespace inside the cache (default: $IMGCACHE_NAMESPACE, else 'default')"),
-        .flag("json", help: "Write results as JSON, one object per line"),
-        .flag("quiet", "q", help: "Print no warnings, notes, progress or summaries; results and errors are still printed"),
-        .flag("verbose", "v", repeatable: true, help: "Print details of what happens on stderr"),
-        .value("color", metavar: "WHEN", kind: .choice(ColorChoice.allCases.map(\.rawValue)),
+        .flag(.json, help: "Write results as JSON, one object per line"),
+        .flag(.quiet, "q", help: "Print no warnings, notes, progress or summaries; results and errors are still printed"),
+        .flag(.verbose, "v", repeatable: true, help: "Print details of what happens on stderr"),
+        .value(.color, metavar: "WHEN", kind: .choice(ColorChoice.allCases.map(\.rawValue)),
                help: "Colour in messages: auto (a terminal without NO_COLOR), always or never"),
-        .flag("help", "h", help: "Show help (for a command: imgcache COMMAND --help)"),
-        .flag("version", help: "Show the version, the C libraries found and their versions, and the features they allow (-v: their files)"),
+        .flag(.help, "h", help: "Show help (for a command: imgcache COMMAND --help)"),
+        .flag(.version, help: "Show the version, the C libraries found and their versions, and the features they allow (-v: their files)"),
     ]
 
     /// How downloads are made; shared by the commands that download.
     public static let downloadOptions: [OptionSpec] = [
-        .value("concurrency", "j", metavar: "N", kind: .text,
+        .value(.concurrency, "j", metavar: "N", kind: .text,
                help: "Downloads running at once, 1 to \(CommandLineParser.maximumConcurrency) (default \(DownloadConfiguration.defaultConcurrency))"),
-        .value("timeout", metavar: "SECONDS", kind: .text,
+        .value(.timeout, metavar: "SECONDS", kind: .text,
                help: "Give up connecting, or waiting for the next byte, after this long (default 15; also 2.5, 500ms, 1m)"),
-        .value("connect-timeout", metavar: "SECONDS", kind: .text,
+        .value(.connectTimeout, metavar: "SECONDS", kind: .text,
                help: "Give up connecting after this long (default: --timeout), as curl's --connect-timeout"),
-        .value("max-time", metavar: "SECONDS", kind: .text,
+        .value(.maxTime, metavar: "SECONDS", kind: .text,
                help: "Give up a transfer that takes longer than this in all, however busy (default: no limit), as curl's -m"),
-        .value("retries", metavar: "N", kind: .text,
+        .value(.retries, metavar: "N", kind: .text,
                help: "Try a transient failure (timeout, connection trouble, 5xx, 408, 429) again up to N times, with backoff (default 0)"),
-        .value("order", metavar: "ORDER", kind: .choice(DownloadOrder.allCases.map(\.rawValue)),
+        .value(.order, metavar: "ORDER", kind: .choice(DownloadOrder.allCases.map(\.rawValue)),
                help: "Which queued download starts first: fifo (oldest, default) or lifo (newest)"),
-        .value("priority", metavar: "LEVEL", kind: .choice(DownloadPriority.allCases.reversed().map(\.name)),
+        .value(.priority, metavar: "LEVEL", kind: .choice(DownloadPriority.allCases.reversed().map(\.name)),
                help: "Queue priority of these downloads: high, normal or low (fetch: normal; prefetch: low)"),
-        .value("header", "H", metavar: "'NAME: VALUE'", kind: .text, repeatable: true,
+        .value(.header, "H", metavar: "'NAME: VALUE'", kind: .text, repeatable: true,
                help: "Send this request header (repeatable); replaces a default of the same name, 'NAME:' removes it"),
-        .value("user", "u", metavar: "USER:PASSWORD", kind: .text,
+        .value(.user, "u", metavar: "USER:PASSWORD", kind: .text,
                help: "HTTP basic authentication; never printed, logged or stored (USER alone: the password is asked on the terminal)"),
-        .flag("netrc", help: "Take credentials for hosts without -u from ~/.netrc, as curl -n"),
-        .value("netrc-file", metavar: "FILE", kind: .path, help: "Take credentials from this netrc file instead"),
-        .value("proxy", "x", metavar: "URL", kind: .text,
+        .flag(.netrc, help: "Take credentials for hosts without -u from ~/.netrc, as curl -n"),
+        .value(.netrcFile, metavar: "FILE", kind: .path, help: "Take credentials from this netrc file instead"),
+        .value(.proxy, "x", metavar: "URL", kind: .text,
                help: "Send every request through this proxy (http://, https://, socks5h://; default: $https_proxy and the like)"),
-        .value("cookies", metavar: "FILE", kind: .path,
+        .value(.cookies, metavar: "FILE", kind: .path,
                help: "Cookie jar (Netscape format): read before, written after; created if missing"),
-        .flag("insecure", "k", help: "Do not verify TLS certificates or host names (prints a warning)"),
-        .value("max-redirects", metavar: "N", kind: .text,
+        .flag(.insecure, "k", help: "Do not verify TLS certificates or host names (prints a warning)"),
+        .value(.maxRedirects, metavar: "N", kind: .text,
                help: "Follow at most N redirects, to http or https only (default 10)"),
-        .value("max-size", metavar: "SIZE", kind: .text,
+        .value(.maxSize, metavar: "SIZE", kind: .text,
                help: "Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB)"),
     ]
 
     /// How the manager answers each URL; shared by fetch and prefetch.
     public static let managerOptions: [OptionSpec] = [
-        .flag("refresh", help: "Revalidate cached copies with the server (ETag / Last-Modified); a 304 keeps the file (RefreshCached)"),
-        .flag("cache-only", help: "Never download: a URL that is not cached is an error (FromCacheOnly)"),
-        .flag("no-cache-read", help: "Skip the cache lookup and download again; the image is still stored (FromLoaderOnly)"),
-        .flag("retry-failed", help: "Try URLs on the failed list again; a success takes them off it (RetryFailed)"),
-        .value("failed-ttl", metavar: "AGE", kind: .text,
+        .flag(.refresh, help: "Revalidate cached copies with the server (ETag / Last-Modified); a 304 keeps the file (RefreshCached)"),
+        .flag(.cacheOnly, help: "Never download: a URL that is not cached is an error (FromCacheOnly)"),
+        .flag(.noCacheRead, help: "Skip the cache lookup and download again; the image is still stored (FromLoaderOnly)"),
+        .flag(.retryFailed, help: "Try URLs on the failed list again; a success takes them off it (RetryFailed)"),
+        .value(.failedTtl, metavar: "AGE", kind: .text,
                help: "Fail fast on a URL that failed for a lasting reason less than AGE ago (default: the namespace's, else 24h; 'never')"),
-        .value("options", metavar: "LIST", kind: .choice(ImageOptions.named.map { ImageOptions.spelled($0.name) }),
+        .value(.options, metavar: "LIST", kind: .choice(ImageOptions.named.map { ImageOptions.spelled($0.name) }),
                help: "SDWebImage options by name or mask: 'retry-failed,refresh-cached', '0x11', '17' (see OPTION BITS in imgcache(1))"),
-        .value("thumbnail", metavar: "WxH", kind: .text,
+        .value(.thumbnail, metavar: "WxH", kind: .text,
                help: "Store a thumbnail that fits inside WxH instead (aspect kept, never upscaled, area-averaged; an animation's first frame)"),
-        .flag("scale-down", optionalValue: "PIXELS",
+        .flag(.scaleDown, optionalValue: "PIXELS",
               help: "Store images over PIXELS (default 15.7M) shrunk to fit it (ScaleDownLargeImages)"),
-        .flag("transform-animated",
+        .flag(.transformAnimated,
               help: "Transform every frame of an animation and store an animated WebP (TransformAnimatedImage); else the first frame"),
-        .value("format", metavar: "FORMAT", kind: .choice(ImageEncoder.writableFormats.map(\.rawValue)),
+        .value(.format, metavar: "FORMAT", kind: .choice(ImageEncoder.writableFormats.map(\.rawValue)),
                help: "Format of a thumbnail or shrunk image: png, jpeg or webp (default: the input's; PNG for GIF)"),
-        .value("quality", metavar: "N", kind: .text, help: "JPEG and WebP quality of a thumbnail or shrunk image, 1 to 100 (default 85)"),
-        .value("verify", metavar: "LEVEL", kind: .choice(FetchSettings.Verification.allCases.map(\.rawValue)),
+        .value(.quality, metavar: "N", kind: .text, help: "JPEG and WebP quality of a thumbnail or shrunk image, 1 to 100 (default 85)"),
+        .value(.verify, metavar: "LEVEL", kind: .choice(FetchSettings.Verification.allCases.map(\.rawValue)),
                help: "Check a download before storing it: header (signature and header decode; default) or full (every pixel of every frame)"),
-        .value("max-pixels", metavar: "PIXELS", kind: .text,
+        .value(.maxPixels, metavar: "PIXELS", kind: .text,
                help: "Refuse images with more pixels, from the header, before decoding (default 100M; also 2.5M, 8000x8000)"),
-        .value("key-filter", metavar: "FILTER", kind: .choice(["strip-query", "keep-query=", "drop-query=", "none"]),
+        .value(.keyFilter, metavar: "FILTER", kind: .choice(["strip-query", "keep-query=", "drop-query=", "none"]),
                help: "Cache key from the URL: strip-query, keep-query=NAME,..., drop-query=NAME,... or none (default)"),
-        .value("read-only-path", metavar: "DIR", kind: .directory, repeatable: true,
+        .value(.readOnlyPath, metavar: "DIR", kind: .directory, repeatable: true,
                help: "Also look in this namespace-shaped folder, after the namespace; never written (repeatable)"),
-        .value("remote", metavar: "URL", kind: .text, repeatable: true,
+        .value(.remote, metavar: "URL", kind: .text, repeatable: true,
                help: "A remote store, the cache's second level, asked after a miss and written after a download "
                    + "(repeatable, asked in order; 'none' for none): http(s)://HOST/PREFIX, redis://HOST[:PORT][/DB], "
                    + "redis+unix:/SOCKET, s3://BUCKET/PREFIX?endpoint=URL&region=R; attributes after '|' "
                    + "(read-only, connect-timeout=1s, timeout=5s, ttl=30d, bearer-env=VAR, bearer-file=PATH, user-env=VAR, password-env=VAR). "
                    + "Default: $IMGCACHE_REMOTE, else the namespace's (--remember)"),
-        .flag("remote-reshare", help: "Write local hits to the remote stores too (else only new downloads)"),
-        .flag("remember", help: "Save the --remote list as the namespace's, for later runs"),
+        .flag(.remoteReshare, help: "Write local hits to the remote stores too (else only new downloads)"),
+        .flag(.remember, help: "Save the --remote list as the namespace's, for later runs"),
     ]
 
     public static let fetch = CommandSpec(
@@ -103,15 +103,15 @@ public enum CommandTable {
             they finish, in the same memory however long the list.
             """,
         options: [
-            .value("output", "o", metavar: "FILE", kind: .path,
+            .value(.output, "o", metavar: "FILE", kind: .path,
                    help: "Also write the image to FILE ('-' for standard output); one URL only. A name ending in .png, .jpg, .gif or .webp must match the image's format"),
-            .value("input", "i", metavar: "FILE", kind: .path,
+            .value(.input, "i", metavar: "FILE", kind: .path,
                    help: "Read URLs from FILE, one per line ('-': standard input); blank lines and '#' comments skipped"),
-            .flag("with-url", help: "Print URL<TAB>PATH lines (an empty PATH for a URL that failed)"),
-            .value("output-dir", metavar: "DIR", kind: .directory,
+            .flag(.withUrl, help: "Print URL<TAB>PATH lines (an empty PATH for a URL that failed)"),
+            .value(.outputDir, metavar: "DIR", kind: .directory,
                    help: "Also copy each image into DIR under the URL's file name (made if missing), as curl -O --output-dir"),
-            .flag("memory-only", help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
-            .flag("progressive", help: "Show the download's progress on a terminal, or in -v lines (ProgressiveDownload)"),
+            .flag(.memoryOnly, help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
+            .flag(.progressive, help: "Show the download's progress on a terminal, or in -v lines (ProgressiveDownload)"),
         ] + managerOptions + downloadOptions,
         operands: [OperandSpec(name: "URL", kind: .url, help: "http or https URL of an image ('-': read URLs from standard input)",
                                minimum: 0, maximum: nil)],
@@ -141,7 +141,7 @@ public enum CommandTable {
             their temporary files removed, and the summary so far is printed.
             """,
         options: [
-            .flag("no-progress", help: "No progress bar, even on a terminal"),
+            .flag(.noProgress, help: "No progress bar, even on a terminal"),
         ] + managerOptions + downloadOptions,
         operands: [OperandSpec(name: "FILE", kind: .path, help: "list of URLs, one per line ('-': standard input)",
                                minimum: 0, maximum: 1)],
@@ -154,7 +154,7 @@ public enum CommandTable {
     )
 
     /// `--all-namespaces`, shared by the maintenance commands.
-    static let allNamespaces = OptionSpec.flag("all-namespaces", help: "Every namespace under the cache root, one after another")
+    static let allNamespaces = OptionSpec.flag(.allNamespaces, help: "Every namespace under the cache root, one after another")
 
     public static let cacheInfo = CommandSpec(
         name: "cache-info", summary: "Show what a namespace holds and its limits",
@@ -169,7 +169,7 @@ public enum CommandTable {
             Reads directory listings, file sizes and the statistics file.
             """,
         options: [allNamespaces,
-                  .flag("zero", help: "Zero the statistics (hits, misses, downloads, failures) first, as ccache -z does")],
+                  .flag(.zero, help: "Zero the statistics (hits, misses, downloads, failures) first, as ccache -z does")],
         examples: [
             ("imgcache cache-info", "the default namespace"),
             ("imgcache --json cache-info --all-namespaces", "one JSON object per namespace"),
@@ -191,14 +191,14 @@ public enum CommandTable {
             --max-size \(CacheLimits.defaultMaxSize).
             """,
         options: [
-            .value("max-size", metavar: "SIZE", kind: .text,
+            .value(.maxSize, metavar: "SIZE", kind: .text,
                    help: "Most disk space the entries may take (500M, 2G, 1.5GiB, bytes; 'none' for no limit)"),
-            .value("max-age", metavar: "AGE", kind: .text,
+            .value(.maxAge, metavar: "AGE", kind: .text,
                    help: "Remove entries not used for this long (45s, 30m, 12h, 7d, 2w; 'never')"),
-            .value("failed-ttl", metavar: "AGE", kind: .text,
+            .value(.failedTtl, metavar: "AGE", kind: .text,
                    help: "Remove failed URLs remembered for longer than AGE (default 24h; 'never'); fetch honours a remembered one"),
-            .flag("remember", help: "Save the --max-size, --max-age and --failed-ttl given as the namespace's, for later runs"),
-            .flag("dry-run", help: "Report what would be removed; remove nothing"),
+            .flag(.remember, help: "Save the --max-size, --max-age and --failed-ttl given as the namespace's, for later runs"),
+            .flag(.dryRun, help: "Report what would be removed; remove nothing"),
             allNamespaces,
         ],
         examples: [
@@ -218,7 +218,7 @@ public enum CommandTable {
             are removed, never followed.
             """,
         options: [
-            .flag("failed", help: "Forget the failed URLs only (or only the URLs given, each if remembered); keep the entries"),
+            .flag(.failed, help: "Forget the failed URLs only (or only the URLs given, each if remembered); keep the entries"),
             allNamespaces,
         ],
         operands: [OperandSpec(name: "URL", kind: .url, help: "with --failed: forget only this URL's failure",
@@ -243,9 +243,9 @@ public enum CommandTable {
             other command.
             """,
         options: [
-            .value("sort", metavar: "ORDER", kind: .choice(["recent", "size", "url"]),
+            .value(.sort, metavar: "ORDER", kind: .choice(["recent", "size", "url"]),
                    help: "recent (most recently used first), size (largest first) or url (alphabetical); default: cache order"),
-            .flag("failed", help: "List the failed URLs instead, with their causes and ages"),
+            .flag(.failed, help: "List the failed URLs instead, with their causes and ages"),
         ],
         operands: [OperandSpec(name: "PATTERN", kind: .text, help: "keep URLs matching this glob, or containing this text",
                                minimum: 0, maximum: 1)],
@@ -268,9 +268,9 @@ public enum CommandTable {
             when a URL given has no entry (the others are still removed).
             """,
         options: [
-            .value("match", metavar: "GLOB", kind: .text, repeatable: true,
+            .value(.match, metavar: "GLOB", kind: .text, repeatable: true,
                    help: "Remove the entries whose URL matches GLOB (repeatable)"),
-            .flag("dry-run", help: "Print what would be removed; remove nothing"),
+            .flag(.dryRun, help: "Print what would be removed; remove nothing"),
         ],
         operands: [OperandSpec(name: "URL", kind: .url, help: "a URL whose entries to remove", minimum: 0, maximum: nil)],
         examples: [
@@ -289,11 +289,11 @@ public enum CommandTable {
             (limits and remote stores).
             """,
         options: [
-            .value("max-size", metavar: "SIZE", kind: .text,
+            .value(.maxSize, metavar: "SIZE", kind: .text,
                    help: "Remember this size limit for clean (500M, 2G, 1.5GiB, bytes; 'none')"),
-            .value("max-age", metavar: "AGE", kind: .text, help: "Remember this age limit for clean (30m, 12h, 7d, 2w, 1mo; 'never')"),
-            .value("failed-ttl", metavar: "AGE", kind: .text, help: "Remember how long failed URLs are kept (default 24h; 'never')"),
-            .flag("reset", help: "Forget every remembered limit and remote store of the namespace"),
+            .value(.maxAge, metavar: "AGE", kind: .text, help: "Remember this age limit for clean (30m, 12h, 7d, 2w, 1mo; 'never')"),
+            .value(.failedTtl, metavar: "AGE", kind: .text, help: "Remember how long failed URLs are kept (default 24h; 'never')"),
+            .flag(.reset, help: "Forget every remembered limit and remote store of the namespace"),
         ],
         examples: [
             ("imgcache config", "the limits in force, and where each comes from"),
@@ -314,9 +314,9 @@ public enum CommandTable {
             passes, 1 when one fails, 64 when there is none to check.
             """,
         options: [
-            .value("remote", metavar: "URL", kind: .text, repeatable: true,
+            .value(.remote, metavar: "URL", kind: .text, repeatable: true,
                    help: "Check this store instead (repeatable; the same URL|attributes as fetch --remote)"),
-            .flag("insecure", "k", help: "Do not verify TLS certificates or host names (prints a warning)"),
+            .flag(.insecure, "k", help: "Do not verify TLS certificates or host names (prints a warning)"),
         ],
         operands: [OperandSpec(name: "ACTION", kind: .choice(["check"]), help: "check: write, read and remove a probe object",
                                minimum: 1, maximum: 1)],
@@ -337,7 +337,7 @@ public enum CommandTable {
     public static let help = CommandSpec(
         name: "help", summary: "Show help for imgcache or one of its commands",
         description: "Shows the overview, or with a command name that command's help.",
-        options: [.flag("man", help: "Print the manual page instead (man(7) source; read it with man -l -)")],
+        options: [.flag(.man, help: "Print the manual page instead (man(7) source; read it with man -l -)")],
         operands: [OperandSpec(name: "COMMAND", kind: .command, help: "the command to explain", minimum: 0, maximum: 1)],
         examples: [("imgcache help fetch", "the fetch command's options"),
                    ("imgcache help --man | man -l -", "the manual page")]

@@ -14,8 +14,9 @@ public enum ValueKind: Equatable, Sendable {
 
 /// One option as the user types it, declared once in `CommandTable`.
 public struct OptionSpec: Equatable, Sendable {
+    public let name: OptionName
     /// The long spelling without dashes ("cache-dir").
-    public let long: String
+    public var long: String { name.rawValue }
     /// The one-letter spelling, if any.
     public let short: Character?
     /// The placeholder shown in help ("DIR"); nil for a flag.
@@ -28,15 +29,15 @@ public struct OptionSpec: Equatable, Sendable {
     public let optionalValue: String?
 
     /// A switch that takes no value, or with `optionalValue` one only after `=`.
-    public static func flag(_ long: String, _ short: Character? = nil, repeatable: Bool = false, optionalValue: String? = nil,
+    public static func flag(_ name: OptionName, _ short: Character? = nil, repeatable: Bool = false, optionalValue: String? = nil,
                             help: String) -> OptionSpec {
-        OptionSpec(long: long, short: short, metavar: nil, kind: nil, help: help, repeatable: repeatable, optionalValue: optionalValue)
+        OptionSpec(name: name, short: short, metavar: nil, kind: nil, help: help, repeatable: repeatable, optionalValue: optionalValue)
     }
 
     /// An option that takes a value.
-    public static func value(_ long: String, _ short: Character? = nil, metavar: String, kind: ValueKind,
+    public static func value(_ name: OptionName, _ short: Character? = nil, metavar: String, kind: ValueKind,
                              repeatable: Bool = false, help: String) -> OptionSpec {
-        OptionSpec(long: long, short: short, metavar: metavar, kind: kind, help: help, repeatable: repeatable, optionalValue: nil)
+        OptionSpec(name: name, short: short, metavar: metavar, kind: kind, help: help, repeatable: repeatable, optionalValue: nil)
     }
 
     public var takesValue: Bool { metavar != nil }
