@@ -8,8 +8,10 @@ public enum ValueKind: Equatable, Sendable {
     case namespace
     /// The name of one of imgcache's commands.
     case command
-    /// One of a fixed set of words.
+    /// One of a fixed set of words: the parser refuses any other.
     case choice([String])
+    /// Words completions offer, where others are valid too (masks, `keep-query=NAME`).
+    case suggestions([String])
 }
 
 /// One option as the user types it, declared once in `CommandTable`.

@@ -63,6 +63,12 @@ public enum UsageError: Error, Equatable, Sendable {
         return "Run 'imgcache --help' for usage."
     }
 
+    /// "a, b or c".
+    static func either(_ words: [String]) -> String {
+        guard words.count > 1 else { return words.first ?? "" }
+        return words.dropLast().joined(separator: ", ") + " or " + words.last!
+    }
+
     /// `text` with control characters written as escapes, so that a value
     /// holding a line break cannot forge a line of output.
     static func visible(_ text: String) -> String {

@@ -22,7 +22,7 @@ public enum CompletionScript {
     /// The fixed words a value of this kind can be (nil when it is open-ended).
     private static func choices(_ kind: ValueKind?) -> [String]? {
         switch kind {
-        case .choice(let words)?: return words
+        case .choice(let words)?, .suggestions(let words)?: return words
         case .command?: return commandNames
         default: return nil
         }
@@ -47,7 +47,7 @@ public enum CompletionScript {
         for option in allOptions where option.takesValue {
             let words = spellings([option]).joined(separator: "|")
             switch option.kind {
-            case .choice(let values)?:
+            case .choice(let values)?, .suggestions(let values)?:
                 // A choice that is a prefix (keep-query=) waits for the rest: no space after it.
                 lines.append("        \(words)) COMPREPLY=($(compgen -W \"\(values.joined(separator: " "))\" -- \"$cur\")); _imgcache_nospace; return ;;")
             case .directory?:
@@ -106,7 +106,7 @@ public enum CompletionScript {
             let message = (option.metavar ?? option.optionalValue ?? "").replacing("'", with: "").replacing(":", with: "\\:")
             let action: String
             switch option.kind {
-            case .choice(let values)?: action = ":\(message):(\(values.joined(separator: " ")))"
+            case .choice(let values)?, .suggestions(let values)?: action = ":\(message):(\(values.joined(separator: " ")))"
             case .directory?: action = ":\(message):_files -/"
             case .namespace?: action = ":\(message):_imgcache_namespaces"
             case .path?: action = ":\(message):_files"
@@ -178,7 +178,7 @@ public enum CompletionScript {
             if let short = option.short { text += " -s \(short)" }
             text += " -l \(option.long)"
             switch option.kind {
-            case .choice(let values)?: text += " -x -a '\(values.joined(separator: " "))'"
+            case .choice(let values)?, .suggestions(let values)?: text += " -x -a '\(values.joined(separator: " "))'"
             case .namespace?: text += " -x -a '(__imgcache_namespaces)'"
             case .directory?: text += " -x -a '(__fish_complete_directories)'"
             case .path?: text += " -r -F"

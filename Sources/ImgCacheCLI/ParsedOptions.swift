@@ -1,0 +1,125 @@
+import ImgCacheCore
+
+/// The words of a command line, read against the command table: the command,
+/// each option's values by name, the operands. The typed readers below, and
+/// each command's `Parsing/` file, turn them into arguments.
+struct ParsedOptions {
+        var command: CommandSpec?
+        var values: [OptionName: [String]] = [:]
+        var operands: [String] = []
+        var endOfOptions = false
+
+        private var visibleOptions: [OptionSpec] { (command?.options ?? []) + CommandTable.globalOptions }
+
+        func option(long: String, spelled: String) throws(UsageError) -> OptionSpec {
+            if let spec = visibleOptions.first(where: { $0.long == long }) { return spec }
+            let suggestion = Suggestion.closest(to: long, among: visibleOptions.map(\.long))
+            throw .unknownOption(spelled, command: command?.name, suggestion: suggestion.map { "--" + $0 })
+        }
+
+        func option(short: Character) throws(UsageError) -> OptionSpec {
+            if let spec = visibleOptions.first(where: { $0.short == short }) { return spec }
+            throw .unknownOption("-\(short)", command: command?.name, suggestion: nil)
+        }
+
+        /// Where the values of secret options were found (see `secretLocations`).
+        var secretLocations: [(argument: Int, offset: Int)] = []
+
+        mutating func record(_ spec: OptionSpec, value: String?, at location: (argument: Int, offset: Int)?) {
+            values[spec.name, default: []].append(value ?? "")
+            if spec.name == .user, let location { secretLocations.append(location) }
+        }
+
+        func has(_ name: OptionName) -> Bool { values[name] != nil }
+
+        /// The last value given (a later one overrides an earlier one, as in curl).
+        func last(_ name: OptionName) -> String? { values[name]?.last }
+
+}
+
+extension ParsedOptions {
+    /// Remote stores from `texts` (each `URL|attributes`, or `none` alone).
+    static func remotes(_ texts: [String], option: String) throws(UsageError) -> [RemoteSpec] {
+        if texts.contains("none") {
+            guard texts.count == 1 else { throw .invalidValue(option: option, value: "none", reason: "'none' stands alone") }
+            return []
+        }
+        var specs: [RemoteSpec] = []
+        for text in texts {
+            do { specs.append(try RemoteSpec(parsing: text)) } catch {
+                let shown = (try? RemoteSpec(parsing: text))?.description ?? UsageError.visible(text)
+                throw .invalidValue(option: option, value: shown.contains("@") ? "…" : shown, reason: error.description)
+            }
+        }
+        return specs
+    }
+
+
+    func globalOptions() throws(UsageError) -> GlobalOptions {
+        var globals = GlobalOptions()
+        if let directory = last(.cacheDir) {
+            guard !directory.isEmpty else { throw .invalidValue(option: "--cache-dir", value: directory, reason: "the path is empty") }
+            globals.cacheDirectory = directory
+        }
+        if let name = last(.namespace) {
+            do {
+                _ = try Namespace(validating: name)
+            } catch {
+                throw .invalidValue(option: "--namespace", value: name, reason: error.description)
+            }
+            globals.namespace = name
+        }
+        // Choices were checked against the table (`checkAgainstTable`).
+        if let choice = last(.color).flatMap(ColorChoice.init(rawValue:)) { globals.color = choice }
+        globals.json = has(.json)
+        globals.quiet = has(.quiet)
+        globals.verbosity = values[.verbose]?.count ?? 0
+        if globals.quiet && globals.verbosity > 0 {
+            throw .conflictingOptions("--quiet", "--verbose", reason: "choose one")
+        }
+        return globals
+    }
+
+    func sizeLimit() throws(UsageError) -> SizeLimit? {
+        guard let text = last(.maxSize) else { return nil }
+        do { return try SizeLimit(parsing: text) } catch {
+            throw .invalidValue(option: "--max-size", value: text, reason: error.reason)
+        }
+    }
+
+    /// A duration option of the downloads, 1 ms to a day.
+    func seconds(_ text: String, option: String) throws(UsageError) -> Double {
+        let span: TimeSpan
+        do { span = try TimeSpan(parsing: text) } catch {
+            throw .invalidValue(option: option, value: text, reason: error.reason)
+        }
+        guard span.seconds >= 0.001, span.seconds <= 86_400 else {
+            throw .invalidValue(option: option, value: text, reason: "expected between 1ms and 1d")
+        }
+        return span.seconds
+    }
+
+    /// `--max-age` of clean and config, checked.
+    func ageLimit() throws(UsageError) -> AgeLimit? {
+        guard let text = last(.maxAge) else { return nil }
+        do { return try AgeLimit(parsing: text) } catch {
+            throw .invalidValue(option: "--max-age", value: text, reason: error.reason)
+        }
+    }
+
+    func failedTTL() throws(UsageError) -> AgeLimit? {
+        guard let text = last(.failedTtl) else { return nil }
+        do { return try AgeLimit(parsing: text) } catch {
+            throw .invalidValue(option: "--failed-ttl", value: text, reason: error.reason)
+        }
+    }
+
+    /// The options of `CommandTable.downloadOptions`, checked.
+    func integer(_ text: String, option: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw .invalidValue(option: option, value: text,
+                                reason: "expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+}

@@ -1,0 +1,231 @@
+import ImgCacheCore
+
+/// What fetch and prefetch share: the manager's options (option bits, transforms,
+/// remote stores) and the downloads' options.
+extension ParsedOptions {
+    func managerArguments(defaultPriority: DownloadPriority) throws(UsageError) -> ManagerArguments {
+        var manager = ManagerArguments()
+        var options = try imageOptions()
+        let flags: [(OptionName, ImageOptions)] = [
+            (.refresh, .refreshCached), (.cacheOnly, .fromCacheOnly), (.noCacheRead, .fromLoaderOnly),
+            (.retryFailed, .retryFailed), (.memoryOnly, .cacheMemoryOnly), (.progressive, .progressiveDownload),
+            (.insecure, .allowInvalidSSLCertificates), (.cookies, .handleCookies),
+        ]
+        for (flag, option) in flags where has(flag) { options.insert(option) }
+        // Choices were checked against the table (`checkAgainstTable`).
+        if let priority = last(.priority).flatMap(DownloadPriority.init(name:)) {
+            options.subtract([.lowPriority, .highPriority])
+            switch priority {
+            case .high: options.insert(.highPriority)
+            case .low: options.insert(.lowPriority)
+            case .normal: break
+            }
+        } else if defaultPriority == .low, options.isDisjoint(with: [.lowPriority, .highPriority]) {
+            options.insert(.lowPriority)
+        }
+        try checkCombination(options)
+        manager.settings.transform = try transform(&options)
+        manager.settings.options = options
+        manager.downloads.allowInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
+        manager.downloads.handleCookies = options.contains(.handleCookies)
+        if has(.failedTtl) { manager.settings.failedTTL = try failedTTL() }
+        if let verification = last(.verify).flatMap(FetchSettings.Verification.init(rawValue:)) {
+            manager.settings.verification = verification
+        }
+        if let text = last(.maxPixels) {
+            do { manager.settings.maximumPixels = try PixelLimit(parsing: text) } catch {
+                throw .invalidValue(option: "--max-pixels", value: text, reason: error.reason)
+            }
+        }
+        if let text = last(.keyFilter) {
+            guard let filter = CacheKeyFilter(parsing: text) else {
+                throw .invalidValue(option: "--key-filter", value: text,
+                                    reason: "expected strip-query, keep-query=NAME[,NAME...], drop-query=NAME[,NAME...] or none")
+            }
+            manager.settings.keyFilter = filter
+        }
+        for path in values[.readOnlyPath] ?? [] {
+            guard !path.isEmpty else { throw .invalidValue(option: "--read-only-path", value: path, reason: "the path is empty") }
+            manager.readOnlyPaths.append(path)
+        }
+        if let texts = values[.remote] {
+            manager.remotes = try Self.remotes(texts, option: "--remote")
+        }
+        manager.settings.remoteReshare = has(.remoteReshare)
+        manager.remember = has(.remember)
+        if manager.remember {
+            guard let remotes = manager.remotes else { throw .requires("--remember", "--remote") }
+            if let secret = remotes.first(where: \.hasCredentialsInURL) {
+                throw .invalidValue(option: "--remote", value: secret.description,
+                                    reason: "a remembered remote cannot hold a password; use password-env= or user-env=")
+            }
+        }
+        try readDownloadOptions(settings: &manager.settings, configuration: &manager.downloads)
+        manager.asksPassword = last(.user).map { !$0.isEmpty && !$0.contains(":") } ?? false
+        return manager
+    }
+
+    /// `--options`: names or masks, checked.
+    func imageOptions() throws(UsageError) -> ImageOptions {
+        guard let text = last(.options) else { return [] }
+        do {
+            return try ImageOptions(parsing: text)
+        } catch {
+            switch error {
+            case .empty:
+                throw .invalidValue(option: "--options", value: text, reason: "expected option names or a mask")
+            case .unknownName(let name):
+                let typed = name.contains(where: \.isUppercase) ? ImageOptions.spelled(name) : name.lowercased()
+                let hint = Suggestion.closest(to: typed, among: ImageOptions.named.map { ImageOptions.spelled($0.name) })
+                throw .invalidValue(option: "--options", value: text,
+                                    reason: "unknown option '\(name)'" + (hint.map { " (did you mean '\($0)'?)" } ?? ""))
+            case .unknownBits(let bits):
+                throw .invalidValue(option: "--options", value: text,
+                                    reason: "no option has bits 0x\(String(bits, radix: 16)); the highest is FromLoaderOnly, 0x10000")
+            }
+        }
+    }
+
+    /// `--thumbnail`, `--scale-down[=PIXELS]` (or the ScaleDownLargeImages bit), `--format`, `--quality`.
+    func transform(_ options: inout ImageOptions) throws(UsageError) -> ImageTransform? {
+        var transform = ImageTransform()
+        if let text = last(.thumbnail) {
+            guard let box = ImageTransform.BoxSize(parsing: text) else {
+                throw .invalidValue(option: "--thumbnail", value: text, reason: "expected WIDTHxHEIGHT, each from 1 to 65535")
+            }
+            transform.thumbnail = box
+        }
+        if let text = last(.scaleDown) {
+            options.insert(.scaleDownLargeImages)
+            if !text.isEmpty {
+                do { transform.scaleDownLimit = try PixelLimit(parsing: text) } catch {
+                    throw .invalidValue(option: "--scale-down", value: text, reason: error.reason)
+                }
+            }
+        }
+        if options.contains(.scaleDownLargeImages), transform.scaleDownLimit == nil {
+            transform.scaleDownLimit = ImageTransform.defaultScaleDownLimit
+        }
+        if has(.transformAnimated) { options.insert(.transformAnimatedImage) }
+        transform.transformsAnimations = options.contains(.transformAnimatedImage)
+        // The format's name was checked against the table (`checkAgainstTable`).
+        if let text = last(.format), let format = ImageFormat(rawValue: text) {
+            if transform.transformsAnimations, format != .webp {
+                throw .conflictingOptions("--format \(text)", "--transform-animated", reason: "animations are written as WebP")
+            }
+            transform.format = format
+        }
+        // --format alone converts: the image is stored in that format, at its size.
+        let transforms = transform.thumbnail != nil || transform.scaleDownLimit != nil || transform.format != nil
+        if let text = last(.quality) {
+            transform.quality = try integer(text, option: "--quality", in: 1...100)
+            guard transforms else { throw .requires("--quality", "--thumbnail, --scale-down or --format") }
+        }
+        return transforms ? transform : nil
+    }
+
+    /// A transform writes the format `--output`'s name asks for when no
+    /// --format says otherwise; a name that asks for another format than
+    /// --format's, or one imgcache cannot write, is refused.
+    func fitTransform(_ transform: inout ImageTransform, toOutput output: String) throws(UsageError) {
+        guard output != "-", let named = ImageFormat(namedBy: output) else { return }
+        if let format = transform.format {
+            guard format == named else {
+                throw .conflictingOptions("--output \(output)", "--format \(format.rawValue)",
+                                          reason: "the name asks for \(named.displayName)")
+            }
+            return
+        }
+        guard ImageEncoder.writableFormats.contains(named) else {
+            throw .invalidValue(option: "--output", value: output,
+                                reason: "a transformed image is written as PNG, JPEG or WebP; name it .png, .jpg or .webp")
+        }
+        if transform.transformsAnimations, named != .webp {
+            throw .conflictingOptions("--output \(output)", "--transform-animated", reason: "animations are written as WebP; name it .webp")
+        }
+        transform.format = named
+    }
+
+    /// Refuses options that contradict each other, or need what this version does not have.
+    func checkCombination(_ options: ImageOptions) throws(UsageError) {
+        if options.contains(.fromCacheOnly) && options.contains(.fromLoaderOnly) {
+            throw .conflictingOptions("--cache-only", "--no-cache-read", reason: "one never downloads, the other always does")
+        }
+        if options.contains(.fromCacheOnly) && options.contains(.refreshCached) {
+            throw .conflictingOptions("--cache-only", "--refresh", reason: "a refresh asks the server")
+        }
+        if options.contains(.fromLoaderOnly) && options.contains(.refreshCached) {
+            throw .conflictingOptions("--no-cache-read", "--refresh", reason: "a refresh revalidates the cached copy that --no-cache-read ignores")
+        }
+
+    }
+
+    /// `--failed-ttl AGE|never`.
+    /// `--max-size` of clean and config, checked.
+    func readDownloadOptions(settings: inout FetchSettings, configuration: inout DownloadConfiguration) throws(UsageError) {
+        if let text = last(.concurrency) {
+            configuration.maximumConcurrentDownloads = try integer(text, option: "--concurrency", in: 1...CommandLineParser.maximumConcurrency)
+        }
+        if let text = last(.timeout) {
+            let span: TimeSpan
+            do { span = try TimeSpan(parsing: text) } catch {
+                throw .invalidValue(option: "--timeout", value: text, reason: error.reason)
+            }
+            guard span.seconds >= 0.001, span.seconds <= 86_400 else {
+                throw .invalidValue(option: "--timeout", value: text, reason: "expected between 1ms and 1d")
+            }
+            settings.timeout = span.seconds
+        }
+        if let text = last(.connectTimeout) { settings.connectTimeout = try seconds(text, option: "--connect-timeout") }
+        if let text = last(.maxTime) { settings.maximumTime = try seconds(text, option: "--max-time") }
+        if has(.netrc) { configuration.netrc = .home }
+        if let path = last(.netrcFile) {
+            guard !path.isEmpty else { throw .invalidValue(option: "--netrc-file", value: path, reason: "the path is empty") }
+            configuration.netrc = .file(path)
+        }
+        settings.usesNetrc = configuration.netrc != nil
+        if let proxy = last(.proxy) {
+            let schemes = ["http://", "https://", "socks4://", "socks4a://", "socks5://", "socks5h://"]
+            guard schemes.contains(where: { proxy.lowercased().hasPrefix($0) }) || !proxy.contains("://") else {
+                throw .invalidValue(option: "--proxy", value: proxy, reason: "expected http://, https://, socks4://, socks5:// or socks5h://")
+            }
+            guard !proxy.isEmpty, !proxy.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+                throw .invalidValue(option: "--proxy", value: UsageError.visible(proxy), reason: "expected a proxy URL without spaces")
+            }
+            configuration.proxy = proxy
+        }
+        if let text = last(.retries) { settings.retries = try integer(text, option: "--retries", in: 0...100) }
+        if let text = last(.maxRedirects) { settings.maximumRedirects = try integer(text, option: "--max-redirects", in: 0...100) }
+        if let order = last(.order).flatMap(DownloadOrder.init(rawValue:)) { configuration.order = order }
+        for line in values[.header] ?? [] {
+            do {
+                settings.headers.append(try HTTPHeader(parsing: line))
+            } catch {
+                throw .invalidValue(option: "--header", value: line, reason: error.reason)
+            }
+        }
+        if let text = last(.user) {
+            // The value is a secret: the message never repeats it.
+            guard let credentials = Credentials(parsing: text) ?? (text.isEmpty ? nil : Credentials(user: text, password: "")) else {
+                throw .invalidValue(option: "--user", value: "…", reason: "expected USER:PASSWORD, or USER to be asked the password")
+            }
+            guard !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) else {
+                throw .invalidValue(option: "--user", value: "…", reason: "control characters are not allowed")
+            }
+            settings.credentials = credentials
+        }
+        if let path = last(.cookies) {
+            guard !path.isEmpty else { throw .invalidValue(option: "--cookies", value: path, reason: "the path is empty") }
+            configuration.cookieJar = path
+        }
+        if let text = last(.maxSize) {
+            let size: ByteSize
+            do { size = try ByteSize(parsing: text) } catch {
+                throw .invalidValue(option: "--max-size", value: text, reason: error.reason)
+            }
+            guard size.bytes > 0 else { throw .invalidValue(option: "--max-size", value: text, reason: "must be more than 0") }
+            settings.maximumBytes = size.bytes
+        }
+    }
+
+}
