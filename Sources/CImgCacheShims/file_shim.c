@@ -28,11 +28,8 @@ static int set_lock(int descriptor, long index, short type, int command) {
     lock.l_whence = SEEK_SET;
     lock.l_start = index;
     lock.l_len = 1;
-    int result;
-    do {
-        result = fcntl(descriptor, command, &lock);
-    } while (result == -1 && errno == EINTR && command == F_OFD_SETLKW);
-    return result;
+    // One attempt: a wait a signal interrupts is taken up again by the caller.
+    return fcntl(descriptor, command, &lock);
 }
 
 int ic_lock_byte(int descriptor, long index, int exclusive, int wait) {

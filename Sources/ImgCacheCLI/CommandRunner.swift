@@ -153,7 +153,7 @@ public enum CommandRunner {
             try body()
             try console.standardOutput.flush()
             return ExitStatus.success.rawValue
-        } catch where error.code == EPIPE_CODE {
+        } catch where error.errno == .brokenPipe {
             return ExitStatus.brokenPipe.rawValue
         } catch {
             console.error(error.description)
@@ -163,4 +163,3 @@ public enum CommandRunner {
 }
 
 /// EPIPE as a constant pattern for `catch where`.
-let EPIPE_CODE = EPIPE

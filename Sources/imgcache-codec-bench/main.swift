@@ -30,7 +30,7 @@ for name in names {
     if mode == "probe" {
         // As a header reader does: the first 64 KB, the whole file only when the
         // header needs more (a GIF's frames are counted by walking its blocks).
-        if let prefix = FileSystem.readPrefix(path, count: 64 << 10), ImageFormat.sniff(prefix) != .gif,
+        if let prefix = try? FileSystem.readPrefix(path, count: 64 << 10), ImageFormat.sniff(prefix) != .gif,
            (try? ImageHeader.probe(prefix)) != nil {
             handled += 1
             continue

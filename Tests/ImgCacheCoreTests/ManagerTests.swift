@@ -90,7 +90,7 @@ import Testing
             .download(url: url, .tlsCertificate("x")), .download(url: url, .tooManyRedirects(limit: 2)),
             .interrupted(url: url), .notCached(url: url), .libraryMissing("x"),
             .tooManyPixels(url: url, width: 50_000, height: 50_000, limit: .standard), .notUsable(url: url, reason: "x"),
-            .cacheUnwritable(SystemError("write", code: 28)),
+            .cacheUnwritable(SystemError("write", errno: .noSpace)),
         ]
         for error in forgotten { #expect(!error.isRemembered, "\(error)") }
     }

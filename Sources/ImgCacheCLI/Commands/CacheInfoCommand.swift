@@ -125,7 +125,7 @@ struct CacheInfoCommand {
 enum MaintenanceMessages {
     /// A failure while reading or changing the cache, said plainly.
     static func describe(_ error: SystemError) -> String {
-        if error.code == ELOOP, let path = error.path {
+        if error.errno == .tooManySymbolicLinks, let path = error.path {
             return "\(path) is a symbolic link; imgcache does not follow links inside the cache"
         }
         return error.description

@@ -99,7 +99,7 @@ struct FetchCommand {
                         } else {
                             try command.write(result.path, to: output)
                         }
-                    } catch where output == "-" && error.code == EPIPE_CODE {
+                    } catch where output == "-" && error.errno == .brokenPipe {
                         throw error
                     } catch {
                         console.error("cannot write \(output == "-" ? "standard output" : output): \(error.reason)")
@@ -185,18 +185,12 @@ enum ManagerSetup {
             }
             return URLList(descriptor: 0, name: "standard input")
         }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            console.error("cannot read the list of URLs: \(SystemError("open", path: path))")
+        do {
+            return try URLList.open(path: path)
+        } catch {
+            console.error("cannot read the list of URLs: \(error.errno == .isDirectory ? path + " is a directory" : error.description)")
             return nil
         }
-        var status = stat()
-        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-            close(descriptor)
-            console.error("cannot read the list of URLs: \(path) is a directory")
-            return nil
-        }
-        return URLList(descriptor: descriptor, name: path)
     }
 
     /// The manager for a run, or the status to exit with after saying why

@@ -23,7 +23,7 @@ struct ListCommand {
                 // Unsorted, each line as it is found: the first come at once, and memory stays flat.
                 if arguments.order == nil { try show(entry, now: now) } else { kept.append(entry) }
             }
-        } catch where error.code == EPIPE {
+        } catch where error.errno == .brokenPipe {
             throw error
         } catch where error.path?.hasPrefix(cache.directory) == true {
             console.error(MaintenanceMessages.describe(error))

@@ -35,7 +35,7 @@ struct RemoveCommand {
                 bytes += entry.bytes
                 try report(entry)
             }
-        } catch where error.code == EPIPE_CODE {
+        } catch where error.errno == .brokenPipe {
             throw error
         } catch {
             console.error(MaintenanceMessages.describe(error))

@@ -208,7 +208,7 @@ struct ShardRemoval {
 
     private func open(_ shard: String) throws(SystemError) -> DirectoryHandle? {
         do { return try DirectoryHandle(cache.directory).child(shard) } catch {
-            if error.code == ENOENT || error.code == ELOOP || error.code == ENOTDIR { return nil }
+            if error.errno == .noSuchFile || error.errno == .tooManySymbolicLinks || error.errno == .notDirectory { return nil }
             throw error
         }
     }

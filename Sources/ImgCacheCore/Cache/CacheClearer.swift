@@ -27,7 +27,7 @@ public struct CacheClearer: Sendable {
         var report = Report()
         let namespace: DirectoryHandle
         do { namespace = try DirectoryHandle(cache.directory) } catch {
-            if error.code == ENOENT { return report }
+            if error.errno == .noSuchFile { return report }
             throw error
         }
         try? cache.lock.create()  // so that readers and writers wait for each shard
@@ -35,7 +35,7 @@ public struct CacheClearer: Sendable {
         for item in try namespace.list() where EntryNames.isShard(item.name) {
             let folder: DirectoryHandle
             do { folder = try namespace.child(item.name) } catch {
-                guard error.code == ELOOP || error.code == ENOTDIR else { throw error }
+                guard error.errno == .tooManySymbolicLinks || error.errno == .notDirectory else { throw error }
                 // A link (or file) where a shard folder belongs: removed, never entered.
                 if try namespace.remove(item.name) { report.leftovers += 1 }
                 continue

@@ -37,7 +37,7 @@ public enum CacheListing {
     public static func forEach(in directory: String, _ body: (ListedEntry) throws(SystemError) -> Void) throws(SystemError) {
         let namespace: DirectoryHandle
         do { namespace = try DirectoryHandle(directory) } catch {
-            if error.code == ENOENT { return }
+            if error.errno == .noSuchFile { return }
             throw error
         }
         let attributes = FileSystem.supportsAttributes(directory)

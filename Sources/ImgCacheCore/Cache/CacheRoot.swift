@@ -15,7 +15,7 @@ public struct CacheRoot: Sendable {
     public func namespaces() throws(SystemError) -> [Namespace] {
         let root: DirectoryHandle
         do { root = try DirectoryHandle(path) } catch {
-            if error.code == ENOENT { return [] }
+            if error.errno == .noSuchFile { return [] }
             throw error
         }
         var found: [Namespace] = []
@@ -37,7 +37,7 @@ public struct CacheRoot: Sendable {
         for (index, path) in paths.enumerated() {
             var info = stat()
             // A link is refused elsewhere; its own mode bits mean nothing.
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { continue }
+            guard SystemCall.lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { continue }
             let isRoot = index == 0
             if info.st_mode & S_IWOTH != 0 && !(isRoot && info.st_mode & S_ISVTX != 0) {
                 return "\(path) is writable by every user, who could replace cached images; run chmod o-w on it"

@@ -76,6 +76,7 @@ public struct DiskCache: Sendable {
         switch first {
         case .whole(let entry): return .hit(entry)
         case .absent: return .miss
+        case .failed(let path, let error): return .unreadable(path: path, error: error)
         case .damaged:
             // Look again holding the shard exclusively: a store in progress (whose
             // sidecar is not yet renamed in) finishes first and is then whole.
@@ -85,6 +86,7 @@ public struct DiskCache: Sendable {
                     try? FileSystem.setModificationTime(entry.path, to: now)
                     return .hit(entry)
                 case .absent: return .miss
+                case .failed(let path, let error): return .unreadable(path: path, error: error)
                 case .damaged(let path, let reason, _):
                     let removed = (try? FileSystem.remove(path)) != nil
                     try? FileSystem.remove(sidecarPath(for: key))
@@ -103,7 +105,7 @@ public struct DiskCache: Sendable {
         let (descriptor, path): (Int32, String)
         do {
             (descriptor, path) = try TemporaryFile.create(in: shard, tag: key.digest)
-        } catch where error.code == ENOENT {
+        } catch where error.errno == .noSuchFile {
             try prepareForStores()
             try FileSystem.makeDirectories(shard)
             (descriptor, path) = try TemporaryFile.create(in: shard, tag: key.digest)
@@ -118,11 +120,11 @@ public struct DiskCache: Sendable {
     public func prepareShard(for key: CacheKey) throws(SystemError) -> String {
         let shard = shardDirectory(for: key)
         guard !readyShards.contains(key.shardIndex) else { return shard }
-        if mkdir(shard, 0o700) != 0 {
+        if SystemCall.mkdir(shard, 0o700) != 0 {
             switch errno {
             case EEXIST:
                 guard try FileSystem.status(shard)?.isDirectory == true else {
-                    throw SystemError("use directory", path: shard, code: ENOTDIR)
+                    throw SystemError("use directory", path: shard, errno: .notDirectory)
                 }
             case ENOENT:
                 // The namespace itself is gone (removed while a run goes on): made
@@ -147,7 +149,7 @@ public struct DiskCache: Sendable {
     /// be written fails before any download starts.
     public func prepareForStores() throws(SystemError) {
         try FileSystem.makeDirectories(directory)
-        guard access(directory, W_OK) == 0 else { throw SystemError("write to", path: directory) }
+        guard SystemCall.access(directory, W_OK) == 0 else { throw SystemError("write to", path: directory) }
         try lock.create()
     }
 
@@ -211,7 +213,7 @@ public struct DiskCache: Sendable {
             status = try FileSystem.status(descriptor: pending.descriptor, path: pending.temporaryPath)
         } else {
             guard let found = try FileSystem.status(pending.temporaryPath) else {
-                throw SystemError("examine", path: pending.temporaryPath, code: ENOENT)
+                throw SystemError("examine", path: pending.temporaryPath, errno: .noSuchFile)
             }
             status = found
         }
@@ -261,7 +263,7 @@ public struct DiskCache: Sendable {
     private func writeSidecar(_ metadata: EntryMetadata, for key: CacheKey) throws(SystemError) -> String {
         let (descriptor, temporary) = try TemporaryFile.create(in: shardDirectory(for: key), tag: key.digest + ".meta")
         do {
-            defer { close(descriptor) }
+            defer { SystemCall.close(descriptor) }
             try FileSystem.writeAll(descriptor, Array(metadata.serialized().utf8), path: temporary)
         } catch {
             try? FileSystem.remove(temporary)
@@ -278,6 +280,9 @@ public enum LookupResult: Equatable, Sendable {
     /// Something was there but not a whole entry; it was removed (unless the
     /// cache is read-only), so this is a miss.
     case damaged(path: String, reason: String, removed: Bool)
+    /// The disk failed while it was read (EIO, EACCES). It is left in place,
+    /// since it may be whole, and this is a miss.
+    case unreadable(path: String, error: SystemError)
 
     /// The entry, for a hit.
     public var entry: CacheEntry? {
@@ -323,7 +328,7 @@ public final class PendingEntry {
     }
 
     func closeDescriptor() {
-        if descriptor >= 0 { close(descriptor) }
+        if descriptor >= 0 { SystemCall.close(descriptor) }
         descriptor = -1
     }
 

@@ -34,6 +34,8 @@ struct EntryReader: Sendable {
         case missing
         /// Metadata that does not parse.
         case unreadable(EntryMetadata.Placement)
+        /// The disk would not say (an I/O error, no permission): nothing is known of the entry.
+        case failed(SystemError)
     }
 
     /// The metadata of the image `name` at `path` (an attribute, compact or in
@@ -52,11 +54,12 @@ struct EntryReader: Sendable {
                 return .found(metadata, .attribute)
             }
         } catch {
-            if error.code == ENOENT || error.code == ENOTDIR { return .noImage }
-            // No user attributes here (ENOTSUP) or not readable: the sidecar file may hold it.
+            if error.errno == .noSuchFile || error.errno == .notDirectory { return .noImage }
+            // Anything but "no user attributes here" is the disk failing, not the entry.
+            if error.errno != .notSupported { return .failed(error) }
         }
         let bytes: [UInt8]?
-        do { bytes = try FileSystem.readFile(sidecarPath(for: key), limit: EntryReader.metadataLimit) } catch { return .unreadable(.sidecarFile) }
+        do { bytes = try FileSystem.readFile(sidecarPath(for: key), limit: EntryReader.metadataLimit) } catch { return .failed(error) }
         guard let bytes else { return .missing }
         guard let metadata = EntryMetadata(parsing: String(decoding: bytes, as: UTF8.self)) else { return .unreadable(.sidecarFile) }
         return .found(metadata, .sidecarFile)
@@ -69,6 +72,8 @@ struct EntryReader: Sendable {
         /// Something is on disk at `path` but it is not a usable entry; the
         /// reason says what. `metadataMissing`: an image file without metadata.
         case damaged(path: String, reason: String, metadataMissing: Bool)
+        /// The disk failed while reading it (EIO, EACCES): it may be whole, so it is left alone.
+        case failed(path: String, error: SystemError)
     }
 
     /// Checks `key`'s entry under each name it can have (see
@@ -79,7 +84,11 @@ struct EntryReader: Sendable {
     func check(_ key: CacheKey) -> Verdict {
         // A link in a shard folder's place is never followed (nor anything healed through it).
         if checkedShards?.contains(key.shardIndex) != true {
-            guard let shard = try? FileSystem.status(shardDirectory(for: key)), shard.isDirectory else { return .absent }
+            let shard: FileStatus?
+            do { shard = try FileSystem.status(shardDirectory(for: key)) } catch {
+                return .failed(path: shardDirectory(for: key), error: error)
+            }
+            guard let shard, shard.isDirectory else { return .absent }
             checkedShards?.insert(key.shardIndex)
         }
         let folder = shardDirectory(for: key) + "/"
@@ -93,12 +102,17 @@ struct EntryReader: Sendable {
             case .noImage: continue
             case .missing: return damaged("its metadata is missing", metadataMissing: true)
             case .unreadable: return damaged("its metadata is unreadable")
+            case .failed(let error): return .failed(path: path, error: error)
             case .found(let found, let foundPlacement): (metadata, placement) = (found, foundPlacement)
             }
             guard metadata.key == key.storedForm, metadata.fileName == name else {
                 return damaged("its metadata belongs to another key")
             }
-            guard let status = try? FileSystem.status(path) else { return .absent }
+            let status: FileStatus
+            do {
+                guard let found = try FileSystem.status(path) else { return .absent }
+                status = found
+            } catch { return .failed(path: path, error: error) }
             guard status.isRegularFile else { return damaged("it is not a regular file") }
             // A sidecar file names its image by inode, because the two are renamed in
             // one after the other; an attribute travels with its file (even when copied).
@@ -111,7 +125,11 @@ struct EntryReader: Sendable {
                     : "it has \(status.size) bytes, not the \(metadata.byteCount) stored")
             }
             if let format = metadata.format {
-                guard let prefix = FileSystem.readPrefix(path, count: 64), ImageFormat.sniff(prefix) == format else {
+                let prefix: [UInt8]
+                do { prefix = try FileSystem.readPrefix(path, count: 64) } catch {
+                    return error.errno == .noSuchFile ? .absent : .failed(path: path, error: error)
+                }
+                guard ImageFormat.sniff(prefix) == format else {
                     return damaged("its bytes are no longer a \(format.displayName) image")
                 }
             }

@@ -60,7 +60,7 @@ public struct FailedURLStore: Sendable {
         let (descriptor, temporary) = try TemporaryFile.create(in: directory, tag: key.digest)
         defer { try? FileSystem.remove(temporary) }
         do {
-            defer { close(descriptor) }
+            defer { SystemCall.close(descriptor) }
             try FileSystem.writeAll(descriptor, Array(text.utf8), path: temporary)
         }
         try FileSystem.setModificationTime(temporary, to: now)
@@ -90,7 +90,7 @@ public struct FailedURLStore: Sendable {
     /// its fragment); whether there was one.
     public func forget(url: String) -> Bool {
         let path = directory + "/" + Lookup.failureKey(URLText.withoutFragment(url)).digest
-        return unlink(path) == 0
+        return SystemCall.unlink(path) == 0
     }
 
     /// The record in the file at `path`; nil when it is not one this version understands.
@@ -157,7 +157,7 @@ public struct FailedURLStore: Sendable {
     private func forEachRecord(removingAbandoned: Bool, _ body: (String, FileStatus) -> Bool) throws(SystemError) {
         let folder: DirectoryHandle
         do { folder = try DirectoryHandle(directory) } catch {
-            if error.code == ENOENT { return }
+            if error.errno == .noSuchFile { return }
             throw error
         }
         let now = WallClock.now()

@@ -31,9 +31,9 @@ public struct NamespaceLock: Sendable {
 
     /// Creates the lock file if it is missing.
     func create() throws(SystemError) {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let descriptor = SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw SystemError("create", path: path) }
-        close(descriptor)
+        SystemCall.close(descriptor)
     }
 
     /// Runs `body` holding shard `shard`'s byte in `mode`. Without a lock file
@@ -43,16 +43,16 @@ public struct NamespaceLock: Sendable {
         _ shard: Int, _ mode: Mode, using handle: Handle? = nil, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         if let handle, mode == .shared, let descriptor = handle.descriptor(opening: path) {
-            let locked = ic_lock_byte(descriptor, shard, 0, 1) == 0
-            defer { if locked { ic_unlock_byte(descriptor, shard) } }
+            let locked = SystemCall.lockByte(descriptor, shard, exclusive: false, wait: true) == 0
+            defer { if locked { SystemCall.unlockByte(descriptor, shard) } }
             return try body()
         }
-        var descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        if descriptor < 0 && mode == .shared { descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        var descriptor = SystemCall.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        if descriptor < 0 && mode == .shared { descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
         guard descriptor >= 0 else { return try body() }
-        defer { close(descriptor) }  // closing releases the lock
-        let locked = ic_lock_byte(descriptor, shard, mode == .exclusive ? 1 : 0, 1) == 0
-        defer { if locked { ic_unlock_byte(descriptor, shard) } }
+        defer { SystemCall.close(descriptor) }  // closing releases the lock
+        let locked = SystemCall.lockByte(descriptor, shard, exclusive: mode == .exclusive, wait: true) == 0
+        defer { if locked { SystemCall.unlockByte(descriptor, shard) } }
         return try body()
     }
 
@@ -64,13 +64,13 @@ public struct NamespaceLock: Sendable {
 
         public init() {}
 
-        deinit { if openDescriptor >= 0 { close(openDescriptor) } }
+        deinit { if openDescriptor >= 0 { SystemCall.close(openDescriptor) } }
 
         /// The open lock file; opened on first use (and tried again while it does not exist).
         func descriptor(opening path: String) -> Int32? {
             if openDescriptor < 0 {
-                openDescriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-                if openDescriptor < 0 { openDescriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+                openDescriptor = SystemCall.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+                if openDescriptor < 0 { openDescriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
             }
             return openDescriptor >= 0 ? openDescriptor : nil
         }
@@ -79,13 +79,13 @@ public struct NamespaceLock: Sendable {
     /// Claims the namespace's one running clean. Nil when another process has it.
     func tryClaimCleaner() throws(SystemError) -> CleanerClaim? {
         try create()
-        let descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = SystemCall.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { throw SystemError("open", path: path) }
-        guard ic_lock_byte(descriptor, NamespaceLock.cleanerByte, 1, 0) == 0 else {
-            let code = errno
-            close(descriptor)
-            if code == EAGAIN || code == EACCES { return nil }
-            throw SystemError("lock", path: path, code: code)
+        guard SystemCall.lockByte(descriptor, NamespaceLock.cleanerByte, exclusive: true, wait: false) == 0 else {
+            let errno = Errno.current
+            SystemCall.close(descriptor)
+            if errno == .wouldBlock || errno == .permissionDenied { return nil }
+            throw SystemError("lock", path: path, errno: errno)
         }
         return CleanerClaim(descriptor: descriptor)
     }
@@ -95,5 +95,5 @@ public struct NamespaceLock: Sendable {
 final class CleanerClaim {
     private let descriptor: Int32
     init(descriptor: Int32) { self.descriptor = descriptor }
-    deinit { close(descriptor) }
+    deinit { SystemCall.close(descriptor) }
 }

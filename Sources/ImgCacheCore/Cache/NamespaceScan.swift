@@ -57,7 +57,7 @@ public struct NamespaceScan: Sendable {
     public static func scan(_ directory: String) throws(SystemError) -> NamespaceScan {
         let namespace: DirectoryHandle
         do { namespace = try DirectoryHandle(directory) } catch {
-            if error.code == ENOENT { return NamespaceScan(directory: directory, images: [], sidecars: [], temporaries: [], links: [], attributesSupported: true) }
+            if error.errno == .noSuchFile { return NamespaceScan(directory: directory, images: [], sidecars: [], temporaries: [], links: [], attributesSupported: true) }
             throw error
         }
         var shardNames: [String] = []
@@ -104,7 +104,7 @@ struct ShardListing: Sendable {
     static func read(namespace: String, shard: String) throws(SystemError) -> ShardListing {
         let folder: DirectoryHandle
         do { folder = try DirectoryHandle(namespace).child(shard) } catch {
-            if error.code == ENOENT { return ShardListing() }  // removed meanwhile
+            if error.errno == .noSuchFile { return ShardListing() }  // removed meanwhile
             throw error
         }
         let items = try folder.list()

@@ -36,7 +36,7 @@ public struct NamespaceSettings: Equatable, Sendable {
         let (descriptor, temporary) = try TemporaryFile.create(in: directory, tag: NamespaceSettings.fileName)
         defer { try? FileSystem.remove(temporary) }
         do {
-            defer { close(descriptor) }
+            defer { SystemCall.close(descriptor) }
             try FileSystem.writeAll(descriptor, Array(serialized().utf8), path: temporary)
         }
         try FileSystem.rename(temporary, to: directory + "/" + NamespaceSettings.fileName)

@@ -20,7 +20,7 @@ public struct ReadOnlyCache: Sendable {
     public func lookup(_ key: CacheKey) -> CacheEntry? {
         switch reader.check(key) {
         case .whole(let entry): return entry
-        case .absent: return nil
+        case .absent, .failed: return nil
         case .damaged(let path, _, let metadataMissing):
             return metadataMissing ? bareImage(at: path, for: key) : nil
         }

@@ -43,7 +43,7 @@ public enum TemporaryFile {
             // A name left by a killed process with the same PID: take the next.
             if errno != EEXIST { throw SystemError("create a file in", path: directory) }
         }
-        throw SystemError("create a file in", path: directory, code: EEXIST)
+        throw SystemError("create a file in", path: directory, errno: .fileExists)
     }
 
     /// `create(in:tag:)`, making `directory` (and its parents) first when it
@@ -52,7 +52,7 @@ public enum TemporaryFile {
     static func create(inMaking directory: String, tag: String) throws(SystemError) -> (descriptor: Int32, path: String) {
         do {
             return try create(in: directory, tag: tag)
-        } catch where error.code == ENOENT {
+        } catch where error.errno == .noSuchFile {
             try FileSystem.makeDirectories(directory)
             return try create(in: directory, tag: tag)
         }
@@ -68,7 +68,7 @@ public enum TemporaryFile {
     /// appear after that removal.
     static func createLive(_ path: String) -> Int32 {
         live.withLock { paths in
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            let descriptor = SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
             if descriptor >= 0 { paths.insert(path) }
             return descriptor
         }
@@ -87,7 +87,7 @@ public enum TemporaryFile {
     /// threads about to make a file wait until the process is gone.
     public static func exitRemovingLiveFiles(status: Int32) -> Never {
         live.withLock { paths -> Never in
-            for path in paths { unlink(path) }
+            for path in paths { Glibc.unlink(path) }  // never a fault: this is the way out
             _exit(status)
         }
     }

@@ -25,7 +25,7 @@ final class URLLog: @unchecked Sendable {
     }
 
     deinit {
-        descriptors.withLock { for descriptor in $0 where descriptor >= 0 { close(descriptor) } }
+        descriptors.withLock { for descriptor in $0 where descriptor >= 0 { SystemCall.close(descriptor) } }
     }
 
     /// Shard `index`'s folder name: two lowercase hex digits.
@@ -48,7 +48,7 @@ final class URLLog: @unchecked Sendable {
         descriptors.withLock { open in
             if open[shard] < 0 {
                 let path = directory + "/" + URLLog.shardName(shard) + "/" + URLLog.fileName
-                open[shard] = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+                open[shard] = SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             }
             guard open[shard] >= 0 else { return }
             try? FileSystem.writeAll(open[shard], Array(line.utf8), path: URLLog.fileName)
@@ -91,11 +91,11 @@ final class URLLog: @unchecked Sendable {
             kept.append(0x0A)
         }
         guard kept.count < bytes.count else { return }
-        let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = SystemCall.open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { throw SystemError("open", path: path) }
-        defer { close(descriptor) }
-        guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw SystemError("seek in", path: path) }
+        defer { SystemCall.close(descriptor) }
+        guard SystemCall.lseek(descriptor, 0, SEEK_SET) == 0 else { throw SystemError("seek in", path: path) }
         try FileSystem.writeAll(descriptor, kept, path: path)
-        guard ftruncate(descriptor, off_t(kept.count)) == 0 else { throw SystemError("truncate", path: path) }
+        guard SystemCall.ftruncate(descriptor, off_t(kept.count)) == 0 else { throw SystemError("truncate", path: path) }
     }
 }

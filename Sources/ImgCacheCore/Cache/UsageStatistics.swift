@@ -94,11 +94,11 @@ public struct StatisticsLog: Sendable {
     public func append(_ statistics: UsageStatistics, using handle: NamespaceLock.Handle? = nil) {
         guard !statistics.isEmpty else { return }
         lock.withShard(NamespaceLock.statisticsByte, .shared, using: handle) {
-            let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            let descriptor = SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard descriptor >= 0 else { return }
             // One write of one short line: appends of concurrent processes never interleave.
             try? FileSystem.writeAll(descriptor, Array(statistics.line.utf8), path: path)
-            close(descriptor)
+            SystemCall.close(descriptor)
         }
     }
 
@@ -141,7 +141,7 @@ public struct StatisticsLog: Sendable {
         let (descriptor, temporary) = try TemporaryFile.create(in: directory, tag: StatisticsLog.fileName)
         defer { try? FileSystem.remove(temporary) }
         do {
-            defer { close(descriptor) }
+            defer { SystemCall.close(descriptor) }
             try FileSystem.writeAll(descriptor, Array(text.utf8), path: temporary)
         }
         try FileSystem.rename(temporary, to: path)

@@ -28,7 +28,7 @@ public final class Downloader: Sendable {
         do {
             try thread.start { loop.run(mailbox) }
         } catch {
-            throw .other(code: Int(error.code), message: error.description)
+            throw .other(code: Int(error.errno.rawValue), message: error.description)
         }
     }
 

@@ -72,7 +72,7 @@ final class TransferSink {
     /// The body as the download's answer; the spill file (if any) is closed.
     func takeBody() -> DownloadedFile.Body {
         if let spill {
-            close(spill.descriptor)
+            SystemCall.close(spill.descriptor)
             self.spill = (-1, spill.path)
             return .file(spill.path)
         }
@@ -84,7 +84,7 @@ final class TransferSink {
     func discardBody() {
         memoryBody = []
         guard let spill else { return }
-        if spill.descriptor >= 0 { close(spill.descriptor) }
+        if spill.descriptor >= 0 { SystemCall.close(spill.descriptor) }
         try? FileSystem.remove(spill.path)
         self.spill = nil
     }

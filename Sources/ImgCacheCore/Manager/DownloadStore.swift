@@ -173,7 +173,7 @@ struct DownloadStore {
     /// temporary folder, removed once the answer is delivered.
     private func handOver(_ bytes: [UInt8]) throws(SystemError) -> String {
         let (descriptor, path) = try TemporaryFile.create(in: DownloadStore.memoryOnlyDirectory, tag: "memory")
-        defer { Glibc.close(descriptor) }
+        defer { SystemCall.close(descriptor) }
         do { try FileSystem.writeAll(descriptor, bytes, path: path) } catch {
             try? FileSystem.remove(path)
             throw error

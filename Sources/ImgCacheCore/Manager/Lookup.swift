@@ -36,6 +36,8 @@ struct Lookup: Sendable {
             case .miss: break
             case .damaged(let path, let reason, let removed):
                 note = wantsNotes ? "damaged entry \(path): \(reason)" + (removed ? "; removed, fetching again" : "") : nil
+            case .unreadable(_, let error):
+                note = wantsNotes ? "\(error); left in place, fetching again" : nil
             }
             if let entry = cached, !options.contains(.refreshCached) {
                 return .answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)),

@@ -41,6 +41,20 @@ public final class URLList: Sendable {
         self.name = name
     }
 
+    /// The list in the file at `path`. Its descriptor stays open until the
+    /// process ends: the reader thread may still be in `read` when a run is
+    /// interrupted. Throws EISDIR for a folder.
+    public static func open(path: String) throws(SystemError) -> URLList {
+        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemError("open", path: path) }
+        var status = stat()
+        if SystemCall.fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            SystemCall.close(descriptor)
+            throw SystemError("read", path: path, errno: .isDirectory)
+        }
+        return URLList(descriptor: descriptor, name: path)
+    }
+
     /// Starts reading; `emit` is called on the reader thread with items in
     /// batches (one per read, or fewer when the window is full), at most
     /// `window` URLs ahead of `release(_:)` calls.
@@ -48,8 +62,8 @@ public final class URLList: Sendable {
         credits.give(window)
         var status = stat()
         // Counted from where the reader starts: a shell may have read some of the file already.
-        let start = lseek(descriptor, 0, SEEK_CUR)
-        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, start >= 0 {
+        let start = SystemCall.lseek(descriptor, 0, SEEK_CUR)
+        if SystemCall.fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, start >= 0 {
             let descriptor = self.descriptor
             try WorkerThread().start { [self] in
                 if let count = URLList.countURLLines(descriptor, from: start, stopped: stopped) { emit([.length(count)]) }
@@ -72,7 +86,7 @@ public final class URLList: Sendable {
         var splitter = LineSplitter(maximumLength: URLList.maximumLineLength)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !stopped.load(ordering: .relaxed) {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { SystemCall.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 emit([.failed(SystemError("read", path: name))])
@@ -125,7 +139,7 @@ public final class URLList: Sendable {
         var offset = start
         var count = 0
         while !stopped.load(ordering: .relaxed) {
-            let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+            let read = buffer.withUnsafeMutableBytes { SystemCall.pread(descriptor, $0.baseAddress, $0.count, offset) }
             if read < 0 {
                 if errno == EINTR { continue }
                 return nil

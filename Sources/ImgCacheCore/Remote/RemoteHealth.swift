@@ -28,8 +28,8 @@ public struct RemoteHealth: Sendable {
     public func markDown(_ spec: RemoteSpec, now: Double) {
         try? FileSystem.makeDirectories(directory)
         let marker = path(spec)
-        let descriptor = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if descriptor >= 0 { close(descriptor) }
+        let descriptor = SystemCall.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if descriptor >= 0 { SystemCall.close(descriptor) }
         try? FileSystem.setModificationTime(marker, to: now)
     }
 

@@ -20,7 +20,7 @@ public final class DirectoryHandle {
     /// Opens `path` as a directory; throws ELOOP when it is a symbolic link and
     /// ENOTDIR when it is not a directory.
     public init(_ path: String) throws(SystemError) {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw DirectoryHandle.openFailure(path) }
         self.path = path
         self.descriptor = descriptor
@@ -28,7 +28,7 @@ public final class DirectoryHandle {
 
     /// Opens the folder `name` inside this one, refusing a link in its place.
     public func child(_ name: String) throws(SystemError) -> DirectoryHandle {
-        let child = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let child = SystemCall.openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard child >= 0 else { throw DirectoryHandle.openFailure(path + "/" + name) }
         return DirectoryHandle(path: path + "/" + name, descriptor: child)
     }
@@ -36,11 +36,11 @@ public final class DirectoryHandle {
     /// The error for a failed open: ELOOP when a link stands in the folder's place
     /// (O_DIRECTORY reports it as ENOTDIR), else what open said.
     private static func openFailure(_ path: String) -> SystemError {
-        let code = errno
-        if code == ENOTDIR, (try? FileSystem.status(path))??.isSymbolicLink == true {
-            return SystemError("open", path: path, code: ELOOP)
+        let errno = Errno.current
+        if errno == .notDirectory, (try? FileSystem.status(path))??.isSymbolicLink == true {
+            return SystemError("open", path: path, errno: .tooManySymbolicLinks)
         }
-        return SystemError("open", path: path, code: code)
+        return SystemError("open", path: path, errno: errno)
     }
 
     private init(path: String, descriptor: Int32) {
@@ -48,14 +48,14 @@ public final class DirectoryHandle {
         self.descriptor = descriptor
     }
 
-    deinit { close(descriptor) }
+    deinit { SystemCall.close(descriptor) }
 
     /// Every name in the directory except `.` and `..`.
     public func list() throws(SystemError) -> [Item] {
         // fdopendir takes over the descriptor it is given, so it gets a duplicate.
         let copy = dup(descriptor)
         guard copy >= 0, let stream = fdopendir(copy) else {
-            if copy >= 0 { close(copy) }
+            if copy >= 0 { SystemCall.close(copy) }
             throw SystemError("list", path: path)
         }
         defer { closedir(stream) }
@@ -78,7 +78,7 @@ public final class DirectoryHandle {
     /// `lstat` of `name` inside this directory; nil when it is gone.
     public func status(_ name: String) throws(SystemError) -> FileStatus? {
         var info = stat()
-        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+        guard SystemCall.fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
             if errno == ENOENT { return nil }
             throw SystemError("examine", path: path + "/" + name)
         }
@@ -89,7 +89,7 @@ public final class DirectoryHandle {
     /// false when it was already gone.
     @discardableResult
     public func remove(_ name: String) throws(SystemError) -> Bool {
-        if unlinkat(descriptor, name, 0) == 0 { return true }
+        if SystemCall.unlinkat(descriptor, name, 0) == 0 { return true }
         if errno == ENOENT { return false }
         throw SystemError("remove", path: path + "/" + name)
     }

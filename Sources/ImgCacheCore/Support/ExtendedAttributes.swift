@@ -11,7 +11,7 @@ extension FileSystem {
         var capacity = 1024
         while true {
             var bytes = [UInt8](repeating: 0, count: capacity)
-            let count = bytes.withUnsafeMutableBytes { ic_get_attribute(path, name, $0.baseAddress, capacity) }
+            let count = bytes.withUnsafeMutableBytes { SystemCall.getAttribute(path, name, $0.baseAddress, capacity) }
             if count >= 0 {
                 bytes.removeSubrange(Int(count)...)
                 return bytes
@@ -27,7 +27,7 @@ extension FileSystem {
     /// Sets (creates or replaces) extended attribute `name` of `path`. One call:
     /// a reader sees the old value or the new one.
     public static func setAttribute(_ name: String, of path: String, to value: [UInt8]) throws(SystemError) {
-        let result = value.withUnsafeBytes { ic_set_attribute(path, name, $0.baseAddress, $0.count) }
+        let result = value.withUnsafeBytes { SystemCall.setAttribute(path, name, $0.baseAddress, $0.count) }
         guard result == 0 else { throw SystemError("write the metadata of", path: path) }
     }
 

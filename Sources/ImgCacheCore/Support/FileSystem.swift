@@ -24,7 +24,7 @@ public enum FileSystem {
     /// `lstat`: never follows a symbolic link. Nil when the path does not exist.
     public static func status(_ path: String) throws(SystemError) -> FileStatus? {
         var info = stat()
-        guard lstat(path, &info) == 0 else {
+        guard SystemCall.lstat(path, &info) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemError("examine", path: path)
         }
@@ -34,22 +34,22 @@ public enum FileSystem {
     /// `fstat` on an open descriptor.
     public static func status(descriptor: Int32, path: String) throws(SystemError) -> FileStatus {
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw SystemError("examine", path: path) }
+        guard SystemCall.fstat(descriptor, &info) == 0 else { throw SystemError("examine", path: path) }
         return FileStatus(info)
     }
 
     /// Creates `path` and any missing parents with `mode` (0700 for cache folders).
     public static func makeDirectories(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
-        if mkdir(path, mode) == 0 { return }
+        if SystemCall.mkdir(path, mode) == 0 { return }
         switch errno {
         case EEXIST:
             guard let existing = try status(path) else { return }
-            if !existing.isDirectory { throw SystemError("create directory", path: path, code: ENOTDIR) }
+            if !existing.isDirectory { throw SystemError("create directory", path: path, errno: .notDirectory) }
         case ENOENT:
             let parent = parentDirectory(of: path)
             guard parent != path, !parent.isEmpty else { throw SystemError("create directory", path: path) }
             try makeDirectories(parent, mode: mode)
-            if mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError("create directory", path: path) }
+            if SystemCall.mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError("create directory", path: path) }
         default:
             throw SystemError("create directory", path: path)
         }
@@ -57,21 +57,21 @@ public enum FileSystem {
 
     /// Reads a whole file of at most `limit` bytes. Nil when it does not exist.
     public static func readFile(_ path: String, limit: Int) throws(SystemError) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemError("read", path: path)
         }
-        defer { close(descriptor) }
+        defer { SystemCall.close(descriptor) }
         // Sized from the file, not the limit: a generous limit must not cost its size in memory.
         var status = stat()
-        let expected = fstat(descriptor, &status) == 0 && status.st_size > 0 ? min(limit, Int(status.st_size)) : limit
+        let expected = SystemCall.fstat(descriptor, &status) == 0 && status.st_size > 0 ? min(limit, Int(status.st_size)) : limit
         let capacity = min(limit, expected + 1)  // one more byte notices a file that grew
         var bytes = [UInt8](repeating: 0, count: capacity)
         var filled = 0
         while filled < capacity {
             let count = bytes.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + filled, capacity - filled)
+                SystemCall.read(descriptor, buffer.baseAddress! + filled, capacity - filled)
             }
             if count < 0 {
                 if errno == EINTR { continue }
@@ -84,15 +84,18 @@ public enum FileSystem {
         return bytes
     }
 
-    /// Reads up to `count` bytes from the start of a file. Nil when it cannot be opened.
-    public static func readPrefix(_ path: String, count: Int) -> [UInt8]? {
+    /// Reads up to `count` bytes from the start of a file.
+    public static func readPrefix(_ path: String, count: Int) throws(SystemError) -> [UInt8] {
         // One read, no fstat: a hit reads 64 bytes.
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
+        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { throw SystemError("read", path: path) }
+        defer { SystemCall.close(descriptor) }
         var bytes = [UInt8](repeating: 0, count: count)
-        let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, count) }
-        guard read >= 0 else { return nil }
+        var read: Int
+        repeat {
+            read = bytes.withUnsafeMutableBytes { SystemCall.read(descriptor, $0.baseAddress, count) }
+        } while read < 0 && Errno.current == .interrupted
+        guard read >= 0 else { throw SystemError("read", path: path) }
         bytes.removeSubrange(read...)
         return bytes
     }
@@ -101,7 +104,7 @@ public enum FileSystem {
     public static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(SystemError) {
         var offset = 0
         while offset < bytes.count {
-            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            let written = SystemCall.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 throw SystemError("write", path: path)
@@ -122,13 +125,13 @@ public enum FileSystem {
     /// Atomically replaces `destination` with `source` (same file system).
     /// A temporary file of this process renamed is no longer its to clean up.
     public static func rename(_ source: String, to destination: String) throws(SystemError) {
-        guard Glibc.rename(source, destination) == 0 else { throw SystemError("rename", path: destination) }
+        guard SystemCall.rename(source, destination) == 0 else { throw SystemError("rename", path: destination) }
         TemporaryFile.forget(source)
     }
 
     /// Removes a file; a file that is already gone is not an error.
     public static func remove(_ path: String) throws(SystemError) {
-        guard unlink(path) == 0 || errno == ENOENT else { throw SystemError("remove", path: path) }
+        guard SystemCall.unlink(path) == 0 || errno == ENOENT else { throw SystemError("remove", path: path) }
         TemporaryFile.forget(path)
     }
 
@@ -142,7 +145,7 @@ public enum FileSystem {
         )
         let result = withUnsafePointer(to: &times) { pair in
             pair.withMemoryRebound(to: timespec.self, capacity: 2) {
-                utimensat(AT_FDCWD, path, $0, AT_SYMLINK_NOFOLLOW)
+                SystemCall.utimensat(path, $0, AT_SYMLINK_NOFOLLOW)
             }
         }
         guard result == 0 else { throw SystemError("update the access time of", path: path) }
@@ -183,12 +186,12 @@ extension FileStatus {
 extension FileSystem {
     /// Copies the file at `source` to the open `descriptor`.
     public static func copy(_ source: String, to descriptor: Int32, destinationName: String) throws(SystemError) {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
+        let input = SystemCall.open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw SystemError("read", path: source) }
-        defer { close(input) }
+        defer { SystemCall.close(input) }
         var buffer = [UInt8](repeating: 0, count: 128 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { SystemCall.read(input, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw SystemError("read", path: source)
@@ -214,7 +217,7 @@ extension FileSystem {
         let output = TemporaryFile.createLive(temporary)
         guard output >= 0 else { throw SystemError("write", path: destination) }
         do {
-            defer { close(output) }
+            defer { SystemCall.close(output) }
             try copy(source, to: output, destinationName: destination)
         } catch {
             try? remove(temporary)

@@ -8,17 +8,17 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     public let operation: String
     /// The file the operation was about, if any.
     public let path: String?
-    /// The C `errno` value.
-    public let code: Int32
+    /// What the system call said went wrong.
+    public let errno: Errno
 
-    public init(_ operation: String, path: String? = nil, code: Int32 = errno) {
+    public init(_ operation: String, path: String? = nil, errno: Errno = .current) {
         self.operation = operation
         self.path = path
-        self.code = code
+        self.errno = errno
     }
 
-    /// The C library's text for `code` ("No space left on device").
-    public var reason: String { String(cString: strerror(code)) }
+    /// The C library's text for `errno` ("No space left on device").
+    public var reason: String { errno.description }
 
     public var description: String {
         if let path { return "cannot \(operation) \(path): \(reason)" }

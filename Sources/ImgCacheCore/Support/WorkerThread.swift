@@ -35,7 +35,7 @@ public final class WorkerThread: Sendable {
         }, context)
         guard result == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
-            throw SystemError("start a thread", code: result)
+            throw SystemError("start a thread", errno: Errno(result))
         }
         state.withLock { $0.thread = thread }
     }
