@@ -41,7 +41,7 @@ public enum CommandRunner {
                 cacheDirectory: globals.cacheDirectory, namespace: globals.namespace,
                 environment: environment, currentDirectory: FileSystem.currentDirectory())
         } catch {
-            return usageFailure(.invalidEnvironment(error.description), console: console)
+            return usageFailure(.invalidEnvironment(error.commandLineMessage), console: console)
         }
         do { placement = try metadataPlacement(environment) } catch { return usageFailure(error, console: console) }
         let cache = DiskCache(location: location, metadataPlacement: placement)
@@ -161,5 +161,3 @@ public enum CommandRunner {
         }
     }
 }
-
-/// EPIPE as a constant pattern for `catch where`.

@@ -1,5 +1,6 @@
 import Foundation
 import ImgCacheCLI
+import ImgCacheCore
 import Testing
 
 /// The committed man page and completion scripts are exactly what the command

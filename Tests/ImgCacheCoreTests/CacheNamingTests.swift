@@ -114,7 +114,7 @@ import Testing
 
     @Test func failures() {
         #expect(throws: CacheLocation.ResolutionError.noHome) { try resolve(nil, nil, [:]) }
-        #expect(throws: CacheLocation.ResolutionError.invalidNamespace(source: "IMGCACHE_NAMESPACE", .invalidCharacter("/"))) {
+        #expect(throws: CacheLocation.ResolutionError.invalidNamespace(fromEnvironment: true, .invalidCharacter("/"))) {
             try resolve("/r", nil, ["IMGCACHE_NAMESPACE": "a/b"])
         }
     }

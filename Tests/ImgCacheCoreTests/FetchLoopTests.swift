@@ -65,6 +65,43 @@ import Testing
         #expect(again.submitted.count == 1)
     }
 
+    /// Which downloader failure the answers name, and the status a run ends with.
+    func startFailure(_ failure: DownloadError) -> [FetchError] {
+        let fetcher = ImageFetcher(cache: cache, settings: FetchSettings()) { (_) throws(DownloadError) in throw failure }
+        defer { fetcher.close() }
+        var errors: [FetchError] = []
+        fetcher.fetch(["http://h/a.png", "http://h/b.png"]) { _, result in
+            if case .failure(let error) = result { errors.append(error) }
+        }
+        return errors
+    }
+
+    @Test func aDownloaderThatCannotStartIsNotCalledAMissingLibrary() {
+        let noThread = startFailure(.other(code: 11, message: "cannot start a thread: Resource temporarily unavailable"))
+        #expect(noThread == Array(repeating: .downloaderUnavailable("cannot start a thread: Resource temporarily unavailable (curl error 11)"), count: 2))
+        #expect(noThread.map(\.exitStatus) == [.systemError, .systemError])
+        #expect(noThread.first?.message.hasPrefix("cannot start downloading: cannot start a thread") == true)
+
+        let noCurl = startFailure(.libraryMissing("libcurl.so.4 is not installed"))
+        #expect(noCurl == Array(repeating: .libraryMissing("libcurl.so.4 is not installed"), count: 2))
+        #expect(noCurl.map(\.exitStatus) == [.unavailable, .unavailable])
+        #expect(!noThread.contains { $0.isRemembered } && !noCurl.contains { $0.isRemembered })
+    }
+
+    @Test func theMostSeriousFailureDecidesTheStatus() {
+        var summary = PrefetchSummary()
+        #expect(summary.status == .success)
+        for error in [FetchError.download(url: "u", .httpStatus(404)), .cacheUnwritable(SystemError("write", errno: .noSpace)),
+                      .downloaderUnavailable("no thread"), .revalidationRaced(url: "u")] {
+            summary.count(FetchOutcome(index: 0, url: "u", result: .failure(error)))
+        }
+        #expect(summary.status == .cacheUnwritable)
+        #expect(ExitStatus.worse(.someFailed, .noInput) == .noInput)
+        #expect(ExitStatus.worse(.systemError, .unavailable) == .systemError)
+        #expect(FetchError.revalidationRaced(url: "u").exitStatus == .someFailed)
+        #expect(!FetchError.revalidationRaced(url: "u").isRemembered)
+    }
+
     @Test func aHitStartsNoDownloader() throws {
         let scheduler = ScriptedScheduler { [png] in ScriptedScheduler.served(png, from: $0.url.string) }
         _ = fetch(["http://h/a.png"], with: scheduler)

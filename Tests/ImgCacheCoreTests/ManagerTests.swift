@@ -122,7 +122,7 @@ import Testing
         let now = 1_000_000.0
         let error = FetchError.blacklisted(url: url, reason: "HTTP 404 Not Found", failedAt: now - 3 * 3600,
                                            ttl: .seconds(86_400), now: now)
-        #expect(error.message == "http://h/a.png: failed 3 hours ago (HTTP 404 Not Found); not tried again for 21 hours; --retry-failed tries it now")
+        #expect(error.message == "http://h/a.png: failed 3 hours ago (HTTP 404 Not Found); not tried again for 21 hours")
         let never = FetchError.blacklisted(url: url, reason: "r", failedAt: now, ttl: .never, now: now)
         #expect(never.message.contains("not tried again until the failed list is cleared"))
     }

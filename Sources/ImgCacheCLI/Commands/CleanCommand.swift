@@ -15,14 +15,9 @@ struct CleanCommand {
             let limits: CacheLimits
             let outcome: CacheCleaner.Outcome
             do throws(SystemError) {
-                var remembered = NamespaceSettings.load(from: cache.directory)
-                if arguments.remember {
-                    if let maxSize = arguments.maxSize { remembered.maxSize = maxSize }
-                    if let maxAge = arguments.maxAge { remembered.maxAge = maxAge }
-                    if let failedTTL = arguments.failedTTL { remembered.failedTTL = failedTTL }
-                    try cache.prepareForStores()
-                    try remembered.save(to: cache.directory)
-                }
+                let remembered = arguments.remember
+                    ? try cache.updateSettings { $0.remember(maxSize: arguments.maxSize, maxAge: arguments.maxAge, failedTTL: arguments.failedTTL) }
+                    : NamespaceSettings.load(from: cache.directory)
                 limits = CacheLimits.resolve(maxSize: arguments.maxSize, maxAge: arguments.maxAge,
                                              failedTTL: arguments.failedTTL, remembered: remembered)
                 outcome = try CacheCleaner(cache: cache).clean(limits: limits, now: now, dryRun: arguments.dryRun)

@@ -12,13 +12,11 @@ struct ConfigCommand {
         var settings = NamespaceSettings.load(from: cache.directory)
         let changing = arguments.reset || arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil
         if changing {
-            if arguments.reset { settings = NamespaceSettings() }
-            if let maxSize = arguments.maxSize { settings.maxSize = maxSize }
-            if let maxAge = arguments.maxAge { settings.maxAge = maxAge }
-            if let failedTTL = arguments.failedTTL { settings.failedTTL = failedTTL }
             do {
-                try cache.prepareForStores()
-                try settings.save(to: cache.directory)
+                settings = try cache.updateSettings { settings in
+                    if arguments.reset { settings = NamespaceSettings() }
+                    settings.remember(maxSize: arguments.maxSize, maxAge: arguments.maxAge, failedTTL: arguments.failedTTL)
+                }
             } catch {
                 console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))
                 return .cacheUnwritable

@@ -34,8 +34,7 @@ struct PrefetchCommand {
         defer { fetcher.appendStatistics(statistics) }
         var inputError: SystemError?
         let started = WallClock.monotonic()
-        let window = ManagerSetup.readAhead(arguments.manager)
-        try fetcher.prefetch(list, window: window) { (update) throws(SystemError) in
+        try fetcher.prefetch(list) { (update) throws(SystemError) in
             switch update {
             case .answered(let outcome):
                 summary.count(outcome)
@@ -45,9 +44,9 @@ struct PrefetchCommand {
                     failed = true
                     switch error {
                     case .interrupted: break
-                    case .libraryMissing where summary.unavailable > 1: break  // said once
+                    case .libraryMissing where summary.unavailable > 1, .downloaderUnavailable where summary.unavailable > 1: break  // said once
                     case .cacheUnwritable where summary.unwritable > 1: break  // said once
-                    default: console.error(error.message)
+                    default: console.error(error.commandLineMessage)
                     }
                 }
                 if let bar, let result = outcome.result {
@@ -78,10 +77,7 @@ struct PrefetchCommand {
         try report(summary, remotes: fetcher.settings.remotes.isEmpty ? nil : fetcher.remoteStatistics,
                    seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil)
         if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
-        if summary.unwritable > 0 { return .cacheUnwritable }
-        if summary.unavailable > 0 { return .unavailable }
-        if inputError != nil { return .noInput }
-        return summary.allCached ? .success : .someFailed
+        return inputError == nil ? summary.status : .worse(summary.status, .noInput)
     }
 
     /// The summary line (or JSON object); `remotes` is nil when the run had no remote store.

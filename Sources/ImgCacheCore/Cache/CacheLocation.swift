@@ -16,15 +16,17 @@ public struct CacheLocation: Equatable, Sendable {
 
     /// Why no location could be worked out.
     public enum ResolutionError: Error, Equatable, Sendable, CustomStringConvertible {
-        case invalidNamespace(source: String, ValidationError)
+        /// From `$IMGCACHE_NAMESPACE` when `fromEnvironment`, else as given.
+        case invalidNamespace(fromEnvironment: Bool, ValidationError)
         case noHome
 
         public typealias ValidationError = Namespace.ValidationError
 
         public var description: String {
             switch self {
-            case .invalidNamespace(let source, let error): return "invalid namespace from \(source): \(error)"
-            case .noHome: return "cannot find a cache folder: HOME is not set and the user has no home folder (use --cache-dir or IMGCACHE_DIR)"
+            case .invalidNamespace(let fromEnvironment, let error):
+                return "invalid namespace" + (fromEnvironment ? " from IMGCACHE_NAMESPACE" : "") + ": \(error)"
+            case .noHome: return "cannot find a cache folder: HOME is not set and the user has no home folder"
             }
         }
     }
@@ -65,14 +67,14 @@ public struct CacheLocation: Equatable, Sendable {
             throw .noHome
         }
 
-        let chosen: (name: String, source: String)
-        if let namespace { chosen = (namespace, "--namespace") }
-        else if let fromEnvironment = value("IMGCACHE_NAMESPACE") { chosen = (fromEnvironment, "IMGCACHE_NAMESPACE") }
+        let chosen: (name: String, fromEnvironment: Bool)
+        if let namespace { chosen = (namespace, false) }
+        else if let fromEnvironment = value("IMGCACHE_NAMESPACE") { chosen = (fromEnvironment, true) }
         else { return CacheLocation(root: root, namespace: .default) }
         do {
             return CacheLocation(root: root, namespace: try Namespace(validating: chosen.name))
         } catch {
-            throw .invalidNamespace(source: chosen.source, error)
+            throw .invalidNamespace(fromEnvironment: chosen.fromEnvironment, error)
         }
     }
 }

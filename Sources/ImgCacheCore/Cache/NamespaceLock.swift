@@ -20,6 +20,8 @@ public struct NamespaceLock: Sendable {
     static let cleanerByte = 256
     /// Appends to the statistics file hold it shared; zeroing and compacting, exclusive.
     static let statisticsByte = 257
+    /// Changing the remembered settings holds it exclusive (read, change, save).
+    static let settingsByte = 258
 
     public let path: String
 

@@ -67,3 +67,28 @@ public struct NamespaceSettings: Equatable, Sendable {
         }
     }
 }
+
+extension NamespaceSettings {
+    /// Takes the limits given (nil: keep the remembered one), as `clean --remember` and `config` do.
+    public mutating func remember(maxSize: SizeLimit?, maxAge: AgeLimit?, failedTTL: AgeLimit?) {
+        if let maxSize { self.maxSize = maxSize }
+        if let maxAge { self.maxAge = maxAge }
+        if let failedTTL { self.failedTTL = failedTTL }
+    }
+}
+
+extension DiskCache {
+    /// Changes the namespace's remembered settings and returns them: read,
+    /// changed and saved under the namespace lock, so two runs remembering
+    /// different things at once both keep theirs.
+    @discardableResult
+    public func updateSettings(_ change: (inout NamespaceSettings) -> Void) throws(SystemError) -> NamespaceSettings {
+        try prepareForStores()
+        return try lock.withShard(NamespaceLock.settingsByte, .exclusive) { () throws(SystemError) -> NamespaceSettings in
+            var settings = NamespaceSettings.load(from: directory)
+            change(&settings)
+            try settings.save(to: directory)
+            return settings
+        }
+    }
+}

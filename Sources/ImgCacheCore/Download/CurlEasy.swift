@@ -87,3 +87,8 @@ final class CurlEasy {
         }
     }
 }
+
+/// A libcurl handle may be used by one thread at a time only: the compiler
+/// refuses to hand one to another thread.
+@available(*, unavailable)
+extension CurlEasy: Sendable {}

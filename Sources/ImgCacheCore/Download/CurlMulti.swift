@@ -70,3 +70,11 @@ final class CurlShare {
         _ = ic_curl_share_cleanup(handle)
     }
 }
+
+/// A libcurl handle may be used by one thread at a time only: the compiler
+/// refuses to hand one to another thread.
+@available(*, unavailable)
+extension CurlMulti: Sendable {}
+
+@available(*, unavailable)
+extension CurlShare: Sendable {}

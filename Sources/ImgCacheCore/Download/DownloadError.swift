@@ -50,7 +50,7 @@ public enum DownloadError: Error, Equatable, Sendable {
         case .connectionReset: return "connection reset by peer"
         case .connectionLost(let detail): return "connection lost: \(detail)"
         case .tlsHandshake(let detail): return "TLS handshake failed: \(detail)"
-        case .tlsCertificate(let detail): return "TLS certificate not accepted: \(detail) (use -k to skip verification)"
+        case .tlsCertificate(let detail): return "TLS certificate not accepted: \(detail)"
         case .timeout(let seconds): return "timed out after \(DownloadError.formatSeconds(seconds)) without progress"
         case .httpStatus(let code): return "HTTP \(code)" + (DownloadError.statusText[code].map { " " + $0 } ?? "")
         case .tooLarge(let limit): return "body larger than the \(limit)-byte limit"

@@ -60,7 +60,7 @@ struct DownloadStore {
             do {
                 guard let entry = try cache.replaceMetadata(of: cached, with: metadata, key: miss.key, now: now, lockHandle: lockHandle)
                     ?? cache.lookup(miss.key, now: now, lockHandle: lockHandle).entry else {
-                    return .failure(.download(url: url, .other(code: 0, message: "the cached copy changed while it was revalidated")))
+                    return .failure(.revalidationRaced(url: url))
                 }
                 log?("\(RemoteURL.displayed(url)): not modified, kept \(entry.path)")
                 return .success(FetchResult(url: url, path: entry.path, cacheType: .refreshed, metadata: entry.metadata))
@@ -131,7 +131,7 @@ struct DownloadStore {
         let object: RemoteObject
         do { object = try RemoteObject(decoding: data) } catch { return .defective(error.description) }
         if let limit = settings.maximumBytes, object.bytes.count > limit {
-            return .defective("\(object.bytes.count) bytes, over --max-size")
+            return .defective("\(object.bytes.count) bytes, over the size limit")
         }
         let header: ImageHeader
         do throws(FetchError) {

@@ -28,6 +28,11 @@ public enum FetchError: Error, Equatable, Sendable {
     case cacheUnwritable(SystemError)
     /// A C library imgcache needs is not installed.
     case libraryMissing(String)
+    /// The downloader could not be started for another reason (no thread, no memory).
+    case downloaderUnavailable(String)
+    /// A refresh found the cached copy replaced while it was being revalidated
+    /// (another process stored a newer one); nothing was changed, so asking again answers.
+    case revalidationRaced(url: String)
 
     /// One line for the user: the URL (credentials hidden) and the cause.
     public var message: String {
@@ -43,7 +48,7 @@ public enum FetchError: Error, Equatable, Sendable {
             return "\(RemoteURL.displayed(url)): \(format.displayName) images are not supported; nothing was stored"
         case .corruptImage(let url, let reason): return "\(RemoteURL.displayed(url)): \(reason); nothing was stored"
         case .tooManyPixels(let url, let width, let height, let limit):
-            return "\(RemoteURL.displayed(url)): \(width)×\(height) pixels is over the limit of \(limit) (--max-pixels); nothing was stored"
+            return "\(RemoteURL.displayed(url)): \(width)×\(height) pixels is over the limit of \(limit); nothing was stored"
         case .blacklisted(let url, let reason, let failedAt, let ttl, let now):
             let until: String
             switch ttl {
@@ -51,12 +56,14 @@ public enum FetchError: Error, Equatable, Sendable {
             case .seconds(let seconds):
                 until = "not tried again for \(TimeSpan(seconds: max(1, (failedAt + seconds - now).rounded(.up))).roughDescription)"
             }
-            return "\(RemoteURL.displayed(url)): failed \(Timestamp.age(failedAt, now: now)) (\(reason)); \(until); --retry-failed tries it now"
+            return "\(RemoteURL.displayed(url)): failed \(Timestamp.age(failedAt, now: now)) (\(reason)); \(until)"
         case .notUsable(let url, let reason): return "\(RemoteURL.displayed(url)): \(reason); nothing was stored"
-        case .notCached(let url): return "\(RemoteURL.displayed(url)): not in the cache (--cache-only)"
+        case .notCached(let url): return "\(RemoteURL.displayed(url)): not in the cache"
         case .interrupted(let url): return "\(RemoteURL.displayed(url)): interrupted"
         case .cacheUnwritable(let error): return "cache not writable: \(error)"
         case .libraryMissing(let message): return message
+        case .downloaderUnavailable(let reason): return "cannot start downloading: \(reason)"
+        case .revalidationRaced(let url): return "\(RemoteURL.displayed(url)): the cached copy changed while it was revalidated"
         }
     }
 
@@ -92,7 +99,7 @@ public enum FetchError: Error, Equatable, Sendable {
             default: return nil
             }
         case .invalidURL, .unsupportedScheme, .tooManyPixels, .notUsable,
-             .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing:
+             .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing, .downloaderUnavailable, .revalidationRaced:
             return nil
         }
     }

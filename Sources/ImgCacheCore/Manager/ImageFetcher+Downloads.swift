@@ -225,7 +225,7 @@ extension ImageFetcher {
             let failure: FetchError
             switch error {
             case .libraryMissing(let message): failure = .libraryMissing(message)
-            default: failure = .libraryMissing(error.reason)
+            default: failure = .downloaderUnavailable(error.reason)
             }
             downloaderFailure = failure
             throw failure

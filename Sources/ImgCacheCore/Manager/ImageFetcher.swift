@@ -99,11 +99,11 @@ public final class ImageFetcher {
     }
 
     /// Fetches the URLs of `list` as `fetch(_:deliver:)` does, answering each
-    /// in the order of the list, but streaming: at most `window` URLs are read
-    /// ahead of the answers delivered, so a list of any length takes the same
+    /// in the order of the list, but streaming: at most `window` URLs (by
+    /// default `readAhead`) are read ahead of the answers delivered, so a list of any length takes the same
     /// memory. A URL repeated while its first request runs shares its answer;
     /// one repeated later is looked up again (a hit, usually).
-    public func fetch<E: Error>(_ list: URLList, window: Int, deliver: (FetchOutcome) throws(E) -> Void,
+    public func fetch<E: Error>(_ list: URLList, window: Int? = nil, deliver: (FetchOutcome) throws(E) -> Void,
                                 update report: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         var waiting: [Int: FetchOutcome] = [:]
         var next = 0
@@ -122,6 +122,14 @@ public final class ImageFetcher {
         })
     }
 
+    /// URLs read ahead of the answers, per download slot.
+    static let readAheadPerSlot = 16
+
+    /// How many URLs of a list are read ahead of the answers: enough to keep
+    /// every download slot fed while answers wait their turn, and no more, so
+    /// a list of any length takes the same memory.
+    public var readAhead: Int { max(256, downloaderConfiguration.maximumConcurrentDownloads * ImageFetcher.readAheadPerSlot) }
+
     /// What a prefetch tells its caller as it goes.
     public enum PrefetchUpdate: Sendable {
         case answered(FetchOutcome)
@@ -135,16 +143,16 @@ public final class ImageFetcher {
 
     /// Streams `list`: each distinct URL answered as it finishes (completion
     /// order), repeats answered with a nil result, at most `window` URLs
-    /// between the list reader and the answers. Memory stays flat but for 16
+    /// (by default `readAhead`) between the list reader and the answers. Memory stays flat but for 16
     /// bytes per distinct key.
-    public func prefetch<E: Error>(_ list: URLList, window: Int, deliver: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+    public func prefetch<E: Error>(_ list: URLList, window: Int? = nil, deliver: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         try stream(list, window: window, repeats: .skipped, releasesOnAnswer: true, deliver: deliver)
     }
 
     /// Runs the URLs of `list`, looked up on its reader thread (`ListLookup`).
     /// `releasesOnAnswer`: the reader gets a URL's credit back as soon as it is
     /// answered; otherwise the caller gives credits back.
-    private func stream<E: Error>(_ list: URLList, window: Int, repeats: FetchRun.Repeats, releasesOnAnswer: Bool,
+    private func stream<E: Error>(_ list: URLList, window: Int?, repeats: FetchRun.Repeats, releasesOnAnswer: Bool,
                                   deliver: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         precondition(!hasRun, "an ImageFetcher runs once")
         announceThreads()
@@ -155,7 +163,7 @@ public final class ImageFetcher {
         let looker = ListLookup(lookup: lookup, failedTTL: failedTTL(), skipsRepeats: repeats == .skipped)
         defer { list.stop() }
         do {
-            try list.start(window: window) { items in messages.push(.looked(looker.look(items))) }
+            try list.start(window: window ?? readAhead) { items in messages.push(.looked(looker.look(items))) }
         } catch {
             try deliver(.inputFailed(error))
             return

@@ -20,8 +20,10 @@ public struct PrefetchSummary: Equatable, Sendable {
     public var repeats = 0
     /// Failures because the cache could not be written.
     public var unwritable = 0
-    /// Failures because a C library imgcache needs is missing.
+    /// Failures because the downloader could not start (a C library missing, no thread).
     public var unavailable = 0
+    /// The most serious status the failures so far call for (`.success` without any).
+    public private(set) var status = ExitStatus.success
 
     public init() {}
 
@@ -39,15 +41,18 @@ public struct PrefetchSummary: Equatable, Sendable {
             case .disk, .memory: cached += 1
             case .remote: fromRemotes += 1
             }
-        case .failure(.blacklisted): blacklisted += 1
+        case .failure(.blacklisted):
+            blacklisted += 1
+            status = .worse(status, .someFailed)
         case .failure(.interrupted): interrupted += 1
-        case .failure(.cacheUnwritable):
+        case .failure(let error):
             failed += 1
-            unwritable += 1
-        case .failure(.libraryMissing):
-            failed += 1
-            unavailable += 1
-        case .failure: failed += 1
+            status = .worse(status, error.exitStatus)
+            switch error {
+            case .cacheUnwritable: unwritable += 1
+            case .libraryMissing, .downloaderUnavailable: unavailable += 1
+            default: break
+            }
         }
     }
 

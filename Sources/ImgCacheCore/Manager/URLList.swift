@@ -35,6 +35,8 @@ public final class URLList: Sendable {
     public let name: String
     private let credits = CreditGate()
     private let stopped = Atomic<Bool>(false)
+    /// Counts a regular file's URL lines ahead of the reader, for progress.
+    private let counter = WorkerThread()
 
     public init(descriptor: Int32, name: String) {
         self.descriptor = descriptor
@@ -65,20 +67,24 @@ public final class URLList: Sendable {
         let start = SystemCall.lseek(descriptor, 0, SEEK_CUR)
         if SystemCall.fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, start >= 0 {
             let descriptor = self.descriptor
-            try WorkerThread().start { [self] in
+            try counter.start { [self] in
                 if let count = URLList.countURLLines(descriptor, from: start, stopped: stopped) { emit([.length(count)]) }
             }
         }
-        try WorkerThread().start { [self] in read(emit) }
+        // Detached: it may be blocked reading a pipe nobody writes to when the
+        // run ends, and no read can be called off; the exit ends it.
+        try WorkerThread.startDetached { [self] in read(emit) }
     }
 
     /// `count` URLs were answered: the reader may read that many more.
     func release(_ count: Int) { credits.give(count) }
 
-    /// Stops reading (the run ended or was interrupted).
+    /// Stops reading (the run ended or was interrupted) and waits for the
+    /// line counter, which reads a regular file and so always ends soon.
     func stop() {
         stopped.store(true, ordering: .relaxed)
         credits.close()
+        counter.join()
     }
 
     private func read(_ emit: @Sendable ([Item]) -> Void) {

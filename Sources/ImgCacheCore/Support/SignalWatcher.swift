@@ -32,7 +32,8 @@ public enum SignalWatcher {
         for signal in signals where !isIgnored(signal) { sigaddset(&set, signal) }
         pthread_sigmask(SIG_BLOCK, &set, nil)
         let watched = set
-        try WorkerThread().start {
+        // Detached: it waits in sigwait for as long as the process lives.
+        try WorkerThread.startDetached {
             var set = watched
             var received: Int32 = 0
             var first = true

@@ -3,7 +3,8 @@ import Glibc
 #endif
 import Synchronization
 
-/// A POSIX thread that runs one closure, joined exactly once.
+/// A POSIX thread that runs one closure, joined exactly once; or, through
+/// `startDetached`, one that nobody waits for.
 public final class WorkerThread: Sendable {
     private struct State {
         var thread: pthread_t?
@@ -20,11 +21,29 @@ public final class WorkerThread: Sendable {
     }
 
     /// Starts `run` on a new thread whose SIGINT, SIGTERM, SIGHUP, SIGQUIT and
-    /// SIGPIPE are blocked, so signals always reach the main thread.
-    public func start(_ run: @escaping () -> Void) throws(SystemError) {
+    /// SIGPIPE are blocked, so signals always reach the main thread. `run` is
+    /// `sending`: what it captures belongs to the new thread from then on, and
+    /// the compiler refuses a caller that goes on using it.
+    public func start(_ run: sending @escaping () -> Void) throws(SystemError) {
+        let thread = try WorkerThread.create(run, detached: false)
+        state.withLock { $0.thread = thread }
+    }
+
+    /// Starts `run` on a thread that is never joined; the system frees it when
+    /// it ends. Only for threads that may be blocked when the process is done
+    /// with them (a `read` of a pipe, `sigwait`), which the exit ends.
+    public static func startDetached(_ run: sending @escaping () -> Void) throws(SystemError) {
+        _ = try create(run, detached: true)
+    }
+
+    private static func create(_ run: sending @escaping () -> Void, detached: Bool) throws(SystemError) -> pthread_t {
         let context = Unmanaged.passRetained(Body(run)).toOpaque()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { raw in
+        let result = pthread_create(&thread, &attributes, { raw in
             // Signals are for the main thread (SIGINT ends a prefetch there).
             var blocked = sigset_t()
             sigemptyset(&blocked)
@@ -37,7 +56,7 @@ public final class WorkerThread: Sendable {
             Unmanaged<Body>.fromOpaque(context).release()
             throw SystemError("start a thread", errno: Errno(result))
         }
-        state.withLock { $0.thread = thread }
+        return thread
     }
 
     /// Waits for the thread to end; later calls return at once.

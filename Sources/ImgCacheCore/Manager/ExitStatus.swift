@@ -9,6 +9,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case noInput = 66
     /// A command or a system library this build needs is not available.
     case unavailable = 69
+    /// The system refused what the run needs (a thread, memory).
+    case systemError = 71
     /// The cache cannot be written (permissions, full disk, read-only).
     case cacheUnwritable = 73
     /// The output file (-o) cannot be written.
@@ -28,6 +30,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .usage: return "usage error: bad command line or IMGCACHE_ variable"
         case .noInput: return "the list of URLs cannot be read (prefetch, fetch -i)"
         case .unavailable: return "command or required system library not available"
+        case .systemError: return "the system refused a resource imgcache needs (a thread, memory)"
         case .cacheUnwritable: return "the cache cannot be written"
         case .outputFailed: return "the output file cannot be written, or its name asks for another format than the image's"
         case .interrupted: return "interrupted by SIGINT: transfers aborted, temporary files removed (by a second signal too)"
@@ -40,5 +43,28 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     public static var documented: [ExitStatus] { allCases }
 }
 
-/// A setup step that has already said why it failed gives up with the status to exit with.
+extension ExitStatus {
+    /// From least to most serious: a run reports the most serious of its failures,
+    /// since a cache that cannot be written fails every URL, not just one.
+    private static let severity: [ExitStatus] = [.success, .someFailed, .noInput, .outputFailed, .unavailable, .systemError, .cacheUnwritable]
+
+    /// The more serious of `a` and `b`.
+    public static func worse(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {
+        (severity.firstIndex(of: a) ?? 0) >= (severity.firstIndex(of: b) ?? 0) ? a : b
+    }
+}
+
+extension FetchError {
+    /// The status a run ends with, at least, when a URL fails so.
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .cacheUnwritable: return .cacheUnwritable
+        case .libraryMissing: return .unavailable
+        case .downloaderUnavailable: return .systemError
+        default: return .someFailed
+        }
+    }
+}
+
+/// A step that has already said why it failed gives up with the status to exit with.
 extension ExitStatus: Error {}

@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ImgCacheCore
+
+/// What fetch and prefetch share: building the fetcher from the arguments,
+/// reading a list, signals, JSON error lines and exit statuses.
+enum ManagerSetup {
+    /// The list at `path` ("-": standard input), or nil after saying why it
+    /// cannot be read. Its descriptor stays open until the process ends: the
+    /// reader thread may still be in read() when a run is interrupted.
+    static func openList(_ path: String, console: Console, quiet: Bool) -> URLList? {
+        guard path != "-" else {
+            if console.standardError.isTerminal, isatty(0) == 1, !quiet {
+                console.note("reading URLs from standard input, one per line; end with Ctrl-D")
+            }
+            return URLList(descriptor: 0, name: "standard input")
+        }
+        do {
+            return try URLList.open(path: path)
+        } catch {
+            console.error("cannot read the list of URLs: \(error.errno == .isDirectory ? path + " is a directory" : error.description)")
+            return nil
+        }
+    }
+
+    /// The manager for a run, or the status to exit with after saying why
+    /// there is none (a bad IMGCACHE_REMOTE, remotes that cannot be remembered).
+    static func fetcher(_ arguments: ManagerArguments, cache: DiskCache, console: Console,
+                        environment: Environment) -> Result<ImageFetcher, ExitStatus> {
+        let cwd = FileSystem.currentDirectory()
+        let readOnly = arguments.readOnlyPaths.map { ReadOnlyCache(directory: $0.hasPrefix("/") ? $0 : cwd + "/" + $0) }
+        var settings = arguments.settings
+        if arguments.asksPassword, let user = settings.credentials?.user {
+            guard let password = PasswordPrompt.ask(user: user) else {
+                // The value is not repeated: it may be a password typed without its user.
+                console.error("-u was given a user without a password, and there is no terminal to ask it on")
+                console.plain("give -u USER:PASSWORD, or --netrc-file FILE")
+                return .failure(.usage)
+            }
+            settings.credentials = Credentials(user: user, password: password)
+        }
+        switch remotes(arguments, cache: cache, console: console, environment: environment) {
+        case .success(let remotes): settings.remotes = remotes
+        case .failure(let status): return .failure(status)
+        }
+        let fetcher = ImageFetcher(cache: cache, readOnlyCaches: readOnly, settings: settings,
+                                   downloaderConfiguration: arguments.downloads, environment: environment)
+        if console.verbosity > 0 { fetcher.log = { [console] line in console.detail(line) } }
+        fetcher.warn = { [console] line in console.warning(line) }
+        if console.verbosity > 0, !settings.remotes.isEmpty {
+            console.detail("remote stores: " + settings.remotes.map(\.description).joined(separator: ", "))
+        }
+        if arguments.downloads.allowInvalidCertificates {
+            console.warning("--insecure: TLS certificates and host names are not verified")
+        }
+        let ignored = arguments.settings.options.intersection(ImageOptions.withoutMeaning)
+        if !ignored.isEmpty {
+            console.detail("options without effect in a command-line tool: " + ignored.names.joined(separator: ", "))
+        }
+        return .success(fetcher)
+    }
+
+    /// The remote stores for a run: `--remote` (saved with `--remember`), else
+    /// `IMGCACHE_REMOTE` (space-separated), else the namespace's remembered ones.
+    static func remotes(_ arguments: ManagerArguments, cache: DiskCache, console: Console,
+                        environment: Environment) -> Result<[RemoteSpec], ExitStatus> {
+        if let given = arguments.remotes {
+            guard arguments.remember else { return .success(given) }
+            do {
+                try cache.updateSettings { $0.remotes = given.map(\.text) }
+            } catch {
+                console.error("cannot remember the remote stores: \(error)")
+                return .failure(.cacheUnwritable)
+            }
+            console.note(given.isEmpty ? "remembered: no remote store for namespace '\(cache.location.namespace)'"
+                         : "remembered for namespace '\(cache.location.namespace)': " + given.map(\.description).joined(separator: " "))
+            return .success(given)
+        }
+        do {
+            let selection = try RemoteSelection.resolve(given: nil, environment: environment, namespaceDirectory: cache.directory)
+            for (text, reason) in selection.unreadable { console.warning("ignoring the remembered remote '\(text)': \(reason)") }
+            return .success(selection.remotes)
+        } catch {
+            console.error("invalid IMGCACHE_REMOTE: \(error)")
+            console.plain("each remote is a URL with optional |attributes, separated by spaces; see 'imgcache help fetch'")
+            return .failure(.usage)
+        }
+    }
+
+    /// Once the run starts threads (a run of hits never does), SIGINT and
+    /// SIGTERM stop it instead of killing the process.
+    static func watchSignals(_ fetcher: ImageFetcher, console: Console) {
+        let interruption = fetcher.interruption
+        fetcher.beforeFirstThread = {
+            do {
+                try SignalWatcher.start { signal in interruption.interrupt(signal: signal) }
+            } catch {
+                console.warning("cannot watch for SIGINT: \(error); an interruption may leave temporary files for clean")
+            }
+        }
+    }
+
+    /// The status for a run stopped by a signal, after saying so.
+    static func interruptedStatus(_ fetcher: ImageFetcher, console: Console) -> ExitStatus {
+        let signal = fetcher.interruption.signal ?? SIGINT
+        console.error("interrupted by \(signal == SIGTERM ? "SIGTERM" : "SIGINT"); transfers aborted")
+        return signal == SIGTERM ? .terminated : .interrupted
+    }
+
+    static func errorJSON(url: String, error: FetchError) -> JSONObject {
+        var object = JSONObject()
+        object.add("url", RemoteURL.redacted(url))
+        object.add("error", error.commandLineMessage)
+        if case .blacklisted = error { object.add("blacklisted", true) } else { object.add("blacklisted", false) }
+        return object
+    }
+}
