@@ -4,9 +4,14 @@
 # committed corpus in Tests/Fixtures/fuzz/<target>/ (seeded with the fixtures).
 # A crash, leak or timeout stops that target and its input is copied to
 # Tests/Fixtures/fuzz/crashers/<target>/, which the test suite replays.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]
+# With --build-only (as `make test` runs it) it builds the fuzzer without
+# optimisation and runs each target once over its corpus, so the targets
+# cannot fall behind the code they drive.
+#   scripts/fuzz.sh [--build-only] [SECONDS] [TARGET...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+build_only=0
+if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 seconds=${1:-60}
 shift || true
 targets=("$@")
@@ -33,11 +38,33 @@ rm -rf "$build/cli" && mkdir -p "$build/cli"
 for source in $(find "$root/Sources/ImgCacheCLI" -name '*.swift'); do
     sed '/^import ImgCacheCore$/d' "$source" > "$build/cli/$(basename "$source")"
 done
-echo "building the fuzzer (ImgCacheCore and the CLI parser with -sanitize=fuzzer,address)"
-"$bin_dir/swiftc" -sanitize=fuzzer,address -parse-as-library -g -O -module-name ImgCacheCore \
-    -Xcc -fmodule-map-file="$build/module.modulemap" -I "$root/Sources/CImgCacheShims/include" \
-    $(find "$root/Sources/ImgCacheCore" -name '*.swift' | sort) "$build"/cli/*.swift "$root/Fuzz/FuzzTargets.swift" \
-    "${objects[@]}" -ldl -o "$build/imgcache-fuzz" 2>&1 | grep -v "Cannot export local symbol" || true
+optimisation=-O
+[ $build_only = 1 ] && optimisation=-Onone
+echo "building the fuzzer (ImgCacheCore and the CLI parser with -sanitize=fuzzer,address, $optimisation)"
+if ! "$bin_dir/swiftc" -sanitize=fuzzer,address -parse-as-library -g $optimisation -module-name ImgCacheCore -package-name imgcache \
+        -Xcc -fmodule-map-file="$build/module.modulemap" -I "$root/Sources/CImgCacheShims/include" \
+        $(find "$root/Sources/ImgCacheCore" -name '*.swift' | sort) "$build"/cli/*.swift "$root/Fuzz/FuzzTargets.swift" \
+        "${objects[@]}" -ldl -o "$build/imgcache-fuzz" > "$build/compile.log" 2>&1; then
+    grep -v "Cannot export local symbol" "$build/compile.log" >&2
+    echo "the fuzzer does not build" >&2
+    exit 1
+fi
+
+if [ $build_only = 1 ]; then
+    for target in "${targets[@]}"; do
+        # -runs=0: each input of the corpus once, then stop. Leaks are left to
+        # real runs: unoptimised, the command table's one-time statics look like one.
+        if ! ASAN_OPTIONS=detect_leaks=0 IMGCACHE_FUZZ_TARGET=$target "$build/imgcache-fuzz" -runs=0 -rss_limit_mb=2048 \
+                -artifact_prefix="$build/" \
+                "$root/Tests/Fixtures/fuzz/$target" > "$build/$target.log" 2>&1; then
+            tail -n 30 "$build/$target.log" >&2
+            echo "fuzz target $target failed on its own corpus" >&2
+            exit 1
+        fi
+        echo "fuzz target $target: $(ls "$root/Tests/Fixtures/fuzz/$target" | wc -l) corpus inputs run"
+    done
+    exit 0
+fi
 
 status=0
 report="$build/report.md"

@@ -76,9 +76,6 @@ const char *ic_curl_version(void) {
 CURLcode ic_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return p_curl_easy_setopt(handle, option, value);
 }
-CURLcode ic_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
-    return p_curl_easy_setopt(handle, option, value);
-}
 CURLcode ic_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
     return p_curl_easy_setopt(handle, option, value);
 }
@@ -102,9 +99,6 @@ CURLcode ic_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *val
     return p_curl_easy_getinfo(handle, info, value);
 }
 CURLcode ic_curl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
-    return p_curl_easy_getinfo(handle, info, value);
-}
-CURLcode ic_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value) {
     return p_curl_easy_getinfo(handle, info, value);
 }
 
@@ -137,9 +131,6 @@ int ic_curl_multi_next_done(CURLM *multi, CURL **handle, CURLcode *result) {
 }
 
 CURLMcode ic_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
-    return p_curl_multi_setopt(multi, option, value);
-}
-CURLMcode ic_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
     return p_curl_multi_setopt(multi, option, value);
 }
 const char *ic_curl_multi_strerror(CURLMcode code) { return p_curl_multi_strerror(code); }

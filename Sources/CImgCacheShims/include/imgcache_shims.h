@@ -39,7 +39,6 @@ const char *ic_curl_easy_strerror(CURLcode code);
 const char *ic_curl_version(void);
 
 CURLcode ic_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
-CURLcode ic_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
 CURLcode ic_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
 CURLcode ic_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode ic_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
@@ -53,7 +52,6 @@ CURLcode ic_curl_easy_setopt_progress_callback(CURL *handle, ic_curl_progress_ca
 CURLcode ic_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ic_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLcode ic_curl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
-CURLcode ic_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);
 
 struct curl_slist *ic_curl_slist_append(struct curl_slist *list, const char *value);
 void ic_curl_slist_free_all(struct curl_slist *list);
@@ -70,7 +68,6 @@ CURLMcode ic_curl_multi_wakeup(CURLM *multi);
 /// Returns the next finished transfer: its handle and result. 0 when none is left.
 int ic_curl_multi_next_done(CURLM *multi, CURL **handle, CURLcode *result);
 CURLMcode ic_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
-CURLMcode ic_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
 const char *ic_curl_multi_strerror(CURLMcode code);
 
 // MARK: - libcurl share interface

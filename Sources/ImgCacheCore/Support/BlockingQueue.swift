@@ -8,15 +8,15 @@ import Glibc
 ///
 /// `@unchecked Sendable`: every access to `items` and `head` happens inside
 /// `lock.withLock`.
-public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
+package final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
     private let lock = ConditionLock()
     private var items: [Element] = []
     private var head = 0
 
-    public init() {}
+    package init() {}
 
     /// Adds an element and wakes a waiting thread.
-    public func push(_ element: Element) {
+    package func push(_ element: Element) {
         lock.withLock {
             items.append(element)
             lock.signal()
@@ -24,7 +24,7 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// The oldest element, waiting for one if the queue is empty.
-    public func pop() -> Element {
+    package func pop() -> Element {
         lock.withLock {
             while head == items.count { lock.wait() }
             return takeHead()
@@ -32,7 +32,7 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// The oldest element, waiting at most `timeout` seconds for one.
-    public func pop(timeout: Double) -> Element? {
+    package func pop(timeout: Double) -> Element? {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let total = Int(now.tv_nsec) + Int(timeout * 1e9)
@@ -46,7 +46,7 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// The oldest element if there is one, without waiting.
-    public func tryPop() -> Element? {
+    package func tryPop() -> Element? {
         lock.withLock { head == items.count ? nil : takeHead() }
     }
 

@@ -93,10 +93,4 @@ public final class DirectoryHandle {
         if errno == ENOENT { return false }
         throw SystemError("remove", path: path + "/" + name)
     }
-
-    /// Removes the empty directory `name`; false when it is gone or not empty.
-    @discardableResult
-    public func removeDirectory(_ name: String) -> Bool {
-        unlinkat(descriptor, name, AT_REMOVEDIR) == 0
-    }
 }

@@ -7,7 +7,7 @@ extension FileSystem {
     /// The value of extended attribute `name` of `path` (never following a link).
     /// Nil when the file has no such attribute; throws ENOENT when the file is
     /// missing and ENOTSUP where the file system keeps no user attributes.
-    public static func attribute(_ name: String, of path: String, limit: Int = 64 * 1024) throws(SystemError) -> [UInt8]? {
+    package static func attribute(_ name: String, of path: String, limit: Int = 64 * 1024) throws(SystemError) -> [UInt8]? {
         var capacity = 1024
         while true {
             var bytes = [UInt8](repeating: 0, count: capacity)
@@ -26,13 +26,13 @@ extension FileSystem {
 
     /// Sets (creates or replaces) extended attribute `name` of `path`. One call:
     /// a reader sees the old value or the new one.
-    public static func setAttribute(_ name: String, of path: String, to value: [UInt8]) throws(SystemError) {
+    package static func setAttribute(_ name: String, of path: String, to value: [UInt8]) throws(SystemError) {
         let result = value.withUnsafeBytes { SystemCall.setAttribute(path, name, $0.baseAddress, $0.count) }
         guard result == 0 else { throw SystemError("write the metadata of", path: path) }
     }
 
     /// Whether the file system holding `path` keeps user extended attributes.
-    public static func supportsAttributes(_ path: String) -> Bool {
+    static func supportsAttributes(_ path: String) -> Bool {
         ic_supports_attributes(path) == 1
     }
 }

@@ -124,20 +124,20 @@ public enum FileSystem {
 
     /// Atomically replaces `destination` with `source` (same file system).
     /// A temporary file of this process renamed is no longer its to clean up.
-    public static func rename(_ source: String, to destination: String) throws(SystemError) {
+    package static func rename(_ source: String, to destination: String) throws(SystemError) {
         guard SystemCall.rename(source, destination) == 0 else { throw SystemError("rename", path: destination) }
         TemporaryFile.forget(source)
     }
 
     /// Removes a file; a file that is already gone is not an error.
-    public static func remove(_ path: String) throws(SystemError) {
+    static func remove(_ path: String) throws(SystemError) {
         guard SystemCall.unlink(path) == 0 || errno == ENOENT else { throw SystemError("remove", path: path) }
         TemporaryFile.forget(path)
     }
 
     /// Sets a file's modification time without following a symbolic link.
     /// Explicit, so it works on `noatime` and `relatime` mounts alike.
-    public static func setModificationTime(_ path: String, to seconds: Double) throws(SystemError) {
+    package static func setModificationTime(_ path: String, to seconds: Double) throws(SystemError) {
         let whole = seconds.rounded(.down)
         var times = (
             timespec(tv_sec: 0, tv_nsec: utimeOmit),
@@ -152,7 +152,7 @@ public enum FileSystem {
     }
 
     /// The folder part of `path` ("/a/b" for "/a/b/c"; "/" for "/a").
-    public static func parentDirectory(of path: String) -> String {
+    package static func parentDirectory(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }
