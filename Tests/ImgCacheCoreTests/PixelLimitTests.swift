@@ -1,0 +1,18 @@
+@testable import ImgCacheCore
+import Testing
+
+@Suite struct PixelLimitTests {
+    @Test func allowsUpToTheLimitWithoutOverflow() {
+        let limit = PixelLimit.standard
+        #expect(limit.allows(width: 10_000, height: 10_000))
+        #expect(!limit.allows(width: 10_000, height: 10_001))
+        #expect(!limit.allows(width: 50_000, height: 50_000))
+        #expect(!limit.allows(width: Int.max, height: 2))
+    }
+
+    @Test func saysItsSizeInMegapixels() {
+        #expect(PixelLimit.standard.description == "100 megapixels")
+        #expect(PixelLimit(pixels: 2_500_000).description == "2.5 megapixels")
+        #expect(PixelLimit(pixels: 40_000).description == "40000 pixels")
+    }
+}

@@ -1,0 +1,39 @@
+import ImgCacheCore
+import Testing
+
+@Suite struct RemoteURLTests {
+    @Test func unicodeHostsAndHugeURLsGiveValidFileNames() throws {
+        // An IDN host is passed on (libcurl converts it); the file name is the MD5 either way.
+        let idn = try RemoteURL(parsing: "http://bücher.example/ä.png")
+        #expect(idn.host == "bücher.example")
+        let key = CacheKey(idn.string)
+        #expect(key.fileName.count == 32 + 4 && key.fileName.hasSuffix(".png"))
+        let huge = CacheKey("http://h/" + String(repeating: "a", count: 8 * 1024) + ".jpg?" + String(repeating: "q", count: 8 * 1024))
+        #expect(huge.fileName.count == 32 + 4 && huge.fileName.allSatisfy { $0.isASCII && ($0.isHexDigit || $0 == "." || $0 == "j" || $0 == "p" || $0 == "g") })
+        // Control characters and spaces anywhere are refused, NUL included.
+        for bad in ["http://h/a\u{0}.png", "http://h/a b.png", "http://h/a\r\n.png", "http://h\t/a.png", "http://h/\u{9B}31m.png"] {
+            #expect(throws: RemoteURL.ParseError.self) { try RemoteURL(parsing: bad) }
+        }
+    }
+
+    @Test func acceptsHTTPAndHTTPS() throws {
+        let url = try RemoteURL(parsing: "HTTPS://user:pw@Example.com:8443/a.png?x=1")
+        #expect(url.scheme == "https")
+        #expect(url.host == "Example.com")
+        #expect(try RemoteURL(parsing: "http://[::1]:8080/a.png").host == "[::1]")
+    }
+
+    @Test func refusesOtherSchemesAndMalformedText() {
+        #expect(throws: RemoteURL.ParseError.unsupportedScheme("ftp")) { try RemoteURL(parsing: "ftp://h/a.png") }
+        #expect(throws: RemoteURL.ParseError.unsupportedScheme("file")) { try RemoteURL(parsing: "file:///etc/passwd") }
+        for text in ["", "h/a.png", "http:/a", "http://", "http://h:0/", "http://h:x/", "http://h/a b", "http://h/\r\n", "://h", "http://[::1/"] {
+            #expect(throws: (any Error).self, "\(text)") { try RemoteURL(parsing: text) }
+        }
+    }
+
+    @Test func redactionHidesUserInformation() {
+        #expect(RemoteURL.redacted("https://u:p@h/x@y") == "https://***@h/x@y")
+        #expect(RemoteURL.redacted("https://h/a?u=p@x") == "https://h/a?u=p@x")
+        #expect(RemoteURL.redacted("not a url") == "not a url")
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+@testable import ImgCacheCore
+import Testing
+
+/// Encoders round trip through the decoders; the resizer averages areas exactly.
+@Suite struct EncoderTests {
+    func decoded(_ name: String) throws -> DecodedImage {
+        try ImageDecoder.decode(try DecoderTests.bytes(name))
+    }
+
+    func meanDifference(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Double {
+        Double(zip(a, b).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(a.count)
+    }
+
+    @Test func losslessFormatsRoundTripExactly() throws {
+        let source = try decoded("logo.png")
+        for settings in [ImageEncoder.Settings(format: .png), ImageEncoder.Settings(format: .webp, lossless: true)] {
+            let bytes = try ImageEncoder.encode(source.frame(0), width: source.width, height: source.height, settings: settings)
+            let again = try ImageDecoder.decode(bytes)
+            #expect(again.format == settings.format)
+            #expect(again.width == source.width && again.height == source.height)
+            #expect(DecoderTests.digest(again.frame(0)) == DecoderTests.digest(source.frame(0)), "\(settings.format)")
+        }
+    }
+
+    @Test func lossyFormatsStayClose() throws {
+        let source = try decoded("photo.jpg")
+        for format in [ImageFormat.jpeg, .webp] {
+            let bytes = try ImageEncoder.encode(source.frame(0), width: source.width, height: source.height,
+                                                settings: ImageEncoder.Settings(format: format, quality: 90))
+            let again = try ImageDecoder.decode(bytes)
+            #expect(again.format == format && again.width == 96 && again.height == 64)
+            #expect(meanDifference(again.frame(0), source.frame(0)) < 6, "\(format)")
+        }
+        // Quality changes the size.
+        let low = try ImageEncoder.encode(source.frame(0), width: 96, height: 64, settings: ImageEncoder.Settings(format: .jpeg, quality: 10))
+        let high = try ImageEncoder.encode(source.frame(0), width: 96, height: 64, settings: ImageEncoder.Settings(format: .jpeg, quality: 95))
+        #expect(low.count < high.count)
+    }
+
+    @Test func formatsImgcacheDoesNotWriteAreRefused() {
+        #expect(throws: ImageEncoder.EncodeError.unsupported(.gif)) {
+            try ImageEncoder.encode([0, 0, 0, 255][...], width: 1, height: 1, settings: ImageEncoder.Settings(format: .gif))
+        }
+    }
+}
