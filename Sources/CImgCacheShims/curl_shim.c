@@ -35,22 +35,12 @@
     X(CURLSHcode, curl_share_setopt, (CURLSH *, CURLSHoption, ...))                   \
     X(CURLSHcode, curl_share_cleanup, (CURLSH *))
 
-#define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
-IC_CURL_FUNCTIONS(IC_DECLARE)
-#undef IC_DECLARE
+IC_CURL_FUNCTIONS(IC_DECLARE_POINTER)
 
 IC_LIBRARY_STATE(curl)
 
 static void curl_load_once(void) {
-    static const char *const sonames[] = {"libcurl.so.4", "libcurl.so", NULL};
-    void *library = ic_open_library(sonames, "libcurl4-openssl-dev", curl_load_error,
-                                    sizeof curl_load_error);
-    if (library == NULL) return;
-#define IC_RESOLVE(ret, name, params)                                                     \
-    p_##name = (ret(*) params)ic_resolve(library, #name, curl_load_error, sizeof curl_load_error); \
-    if (p_##name == NULL) return;
-    IC_CURL_FUNCTIONS(IC_RESOLVE)
-#undef IC_RESOLVE
+    IC_OPEN_AND_RESOLVE(curl, "libcurl4-openssl-dev", IC_CURL_FUNCTIONS, "libcurl.so.4", "libcurl.so")
     CURLcode code = p_curl_global_init(CURL_GLOBAL_ALL);
     if (code != CURLE_OK) {
         snprintf(curl_load_error, sizeof curl_load_error, "curl_global_init failed: %s",

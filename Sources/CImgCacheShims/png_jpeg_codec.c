@@ -42,23 +42,7 @@
     X(void, png_image_free, (png_imagep))                                                \
     X(size_t, png_get_rowbytes, (png_const_structrp, png_const_inforp))
 
-#define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
-IC_PNG_FUNCTIONS(IC_DECLARE)
-
-IC_LIBRARY_STATE(png)
-
-static void png_load_once(void) {
-    static const char *const sonames[] = {"libpng16.so.16", "libpng16.so", NULL};
-    void *library = ic_open_library(sonames, "libpng-dev", png_load_error, sizeof png_load_error);
-    if (library == NULL) return;
-#define IC_RESOLVE(ret, name, params)                                                          \
-    p_##name = (ret(*) params)ic_resolve(library, #name, png_load_error, sizeof png_load_error); \
-    if (p_##name == NULL) return;
-    IC_PNG_FUNCTIONS(IC_RESOLVE)
-    png_loaded = 1;
-}
-
-IC_LIBRARY_LOADER(png)
+IC_LIBRARY(png, "libpng-dev", IC_PNG_FUNCTIONS, "libpng16.so.16", "libpng16.so")
 
 typedef struct {
     jmp_buf jump;
@@ -151,23 +135,7 @@ int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
     X(JDIMENSION, jpeg_write_scanlines, (j_compress_ptr, JSAMPARRAY, JDIMENSION)) \
     X(void, jpeg_finish_compress, (j_compress_ptr))
 
-IC_JPEG_FUNCTIONS(IC_DECLARE)
-#undef IC_DECLARE
-
-IC_LIBRARY_STATE(jpeg)
-
-static void jpeg_load_once(void) {
-    static const char *const sonames[] = {"libjpeg.so.62", "libjpeg.so", NULL};
-    void *library = ic_open_library(sonames, "libjpeg-dev", jpeg_load_error, sizeof jpeg_load_error);
-    if (library == NULL) return;
-#define IC_RESOLVE_JPEG(ret, name, params)                                                       \
-    p_##name = (ret(*) params)ic_resolve(library, #name, jpeg_load_error, sizeof jpeg_load_error); \
-    if (p_##name == NULL) return;
-    IC_JPEG_FUNCTIONS(IC_RESOLVE_JPEG)
-    jpeg_loaded = 1;
-}
-
-IC_LIBRARY_LOADER(jpeg)
+IC_LIBRARY(jpeg, "libjpeg-dev", IC_JPEG_FUNCTIONS, "libjpeg.so.62", "libjpeg.so")
 
 typedef struct {
     struct jpeg_error_mgr manager;  // first, so the library's pointer is ours too
@@ -188,6 +156,17 @@ static void jpeg_probe_error_exit(j_common_ptr info) {
 
 static void jpeg_probe_output_message(j_common_ptr info) { (void)info; }
 
+/// libjpeg's error manager set to jump back to `manager->jump` with the
+/// message in `error` instead of exiting or printing.
+static struct jpeg_error_mgr *jpeg_probe_errors(jpeg_probe_error_manager *manager, char *error, size_t error_size) {
+    struct jpeg_error_mgr *errors = p_jpeg_std_error(&manager->manager);
+    manager->manager.error_exit = jpeg_probe_error_exit;
+    manager->manager.output_message = jpeg_probe_output_message;
+    manager->error = error;
+    manager->error_size = error_size;
+    return errors;
+}
+
 int ic_jpeg_read_header(const uint8_t *data, size_t size, ic_image_header *out,
                         char *error, size_t error_size) {
     if (ic_jpeg_load(error, error_size) != 0) return -1;
@@ -195,11 +174,7 @@ int ic_jpeg_read_header(const uint8_t *data, size_t size, ic_image_header *out,
     struct jpeg_decompress_struct info;
     memset(&info, 0, sizeof info);
     jpeg_probe_error_manager manager;
-    info.err = p_jpeg_std_error(&manager.manager);
-    manager.manager.error_exit = jpeg_probe_error_exit;
-    manager.manager.output_message = jpeg_probe_output_message;
-    manager.error = error;
-    manager.error_size = error_size;
+    info.err = jpeg_probe_errors(&manager, error, error_size);
     if (setjmp(manager.jump) != 0) {
         p_jpeg_destroy_decompress(&info);
         return -1;
@@ -330,11 +305,7 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
     memset(&info, 0, sizeof info);
     memset(out, 0, sizeof *out);
     jpeg_probe_error_manager manager;
-    info.err = p_jpeg_std_error(&manager.manager);
-    manager.manager.error_exit = jpeg_probe_error_exit;
-    manager.manager.output_message = jpeg_probe_output_message;
-    manager.error = error;
-    manager.error_size = error_size;
+    info.err = jpeg_probe_errors(&manager, error, error_size);
     // Corrupt or missing data is only a warning to libjpeg (it fills in grey);
     // a full check must refuse it.
     manager.manager.emit_message = jpeg_decode_emit_message;
@@ -429,11 +400,7 @@ int ic_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
     struct jpeg_compress_struct info;
     memset(&info, 0, sizeof info);
     jpeg_probe_error_manager manager;
-    info.err = p_jpeg_std_error(&manager.manager);
-    manager.manager.error_exit = jpeg_probe_error_exit;
-    manager.manager.output_message = jpeg_probe_output_message;
-    manager.error = error;
-    manager.error_size = error_size;
+    info.err = jpeg_probe_errors(&manager, error, error_size);
     // Our buffer, large enough that libjpeg never grows it (it would free and
     // replace a buffer of its own, not ours): freeing it on an error is safe.
     unsigned long capacity = (unsigned long)width * height * 4 + 65536;

@@ -15,25 +15,7 @@
     X(const EVP_MD *, EVP_sha256, (void))                                                        \
     X(int, EVP_Digest, (const void *, size_t, unsigned char *, unsigned int *, const EVP_MD *, ENGINE *))
 
-#define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
-IC_CRYPTO_FUNCTIONS(IC_DECLARE)
-#undef IC_DECLARE
-
-IC_LIBRARY_STATE(crypto)
-
-static void crypto_load_once(void) {
-    static const char *const sonames[] = {"libcrypto.so.3", "libcrypto.so", NULL};
-    void *library = ic_open_library(sonames, "libssl-dev", crypto_load_error, sizeof crypto_load_error);
-    if (library == NULL) return;
-#define IC_RESOLVE(ret, name, params)                                                                  \
-    p_##name = (ret(*) params)ic_resolve(library, #name, crypto_load_error, sizeof crypto_load_error); \
-    if (p_##name == NULL) return;
-    IC_CRYPTO_FUNCTIONS(IC_RESOLVE)
-#undef IC_RESOLVE
-    crypto_loaded = 1;
-}
-
-IC_LIBRARY_LOADER(crypto)
+IC_LIBRARY(crypto, "libssl-dev", IC_CRYPTO_FUNCTIONS, "libcrypto.so.3", "libcrypto.so")
 
 int ic_sha256(const void *data, size_t length, uint8_t digest[32]) {
     unsigned int size = 0;
@@ -51,31 +33,13 @@ int ic_sha256(const void *data, size_t length, uint8_t digest[32]) {
     X(void, freeReplyObject, (void *))                                                    \
     X(void, redisFree, (redisContext *))
 
-#define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
-IC_REDIS_FUNCTIONS(IC_DECLARE)
-#undef IC_DECLARE
-
-IC_LIBRARY_STATE(redis)
-
-static void redis_load_once(void) {
-    // Only the version the shim was compiled against: the layouts of
-    // redisContext and redisReply it reads changed between hiredis 0.14 and 1.x.
+// Only the version the shim was compiled against: the layouts of
+// redisContext and redisReply it reads changed between hiredis 0.14 and 1.x.
 #define IC_STRING(value) #value
 #define IC_SONAME(version) "libhiredis.so." IC_STRING(version)
-    static const char *const sonames[] = {IC_SONAME(HIREDIS_SONAME), NULL};
+IC_LIBRARY(redis, "libhiredis-dev", IC_REDIS_FUNCTIONS, IC_SONAME(HIREDIS_SONAME))
 #undef IC_SONAME
 #undef IC_STRING
-    void *library = ic_open_library(sonames, "libhiredis-dev", redis_load_error, sizeof redis_load_error);
-    if (library == NULL) return;
-#define IC_RESOLVE(ret, name, params)                                                                \
-    p_##name = (ret(*) params)ic_resolve(library, #name, redis_load_error, sizeof redis_load_error); \
-    if (p_##name == NULL) return;
-    IC_REDIS_FUNCTIONS(IC_RESOLVE)
-#undef IC_RESOLVE
-    redis_loaded = 1;
-}
-
-IC_LIBRARY_LOADER(redis)
 
 static struct timeval ic_timeval(long milliseconds) {
     struct timeval value = {milliseconds / 1000, (milliseconds % 1000) * 1000};

@@ -78,32 +78,16 @@ out_of_memory:
     X(const char *, WebPAnimEncoderGetError, (WebPAnimEncoder *))                     \
     X(void, WebPAnimEncoderDelete, (WebPAnimEncoder *))
 
-#define IC_DECLARE(ret, name, params) static ret(*p_##name) params;
-IC_WEBP_FUNCTIONS(IC_DECLARE)
-IC_WEBP_DEMUX_FUNCTIONS(IC_DECLARE)
-IC_WEBP_MUX_FUNCTIONS(IC_DECLARE)
+IC_WEBP_FUNCTIONS(IC_DECLARE_POINTER)
+IC_WEBP_DEMUX_FUNCTIONS(IC_DECLARE_POINTER)
+IC_WEBP_MUX_FUNCTIONS(IC_DECLARE_POINTER)
 
 IC_LIBRARY_STATE(webp)
 
 static void webp_load_once(void) {
-    static const char *const sonames[] = {"libwebp.so.7", "libwebp.so", NULL};
-    static const char *const demux_sonames[] = {"libwebpdemux.so.2", "libwebpdemux.so", NULL};
-    void *library = ic_open_library(sonames, "libwebp-dev", webp_load_error, sizeof webp_load_error);
-    if (library == NULL) return;
-    void *demux = ic_open_library(demux_sonames, "libwebp-dev", webp_load_error, sizeof webp_load_error);
-    if (demux == NULL) return;
-    static const char *const mux_sonames[] = {"libwebpmux.so.3", "libwebpmux.so", NULL};
-    void *mux = ic_open_library(mux_sonames, "libwebp-dev", webp_load_error, sizeof webp_load_error);
-    if (mux == NULL) return;
-#define IC_RESOLVE_IN(handle, ret, name, params)                                                  \
-    p_##name = (ret(*) params)ic_resolve(handle, #name, webp_load_error, sizeof webp_load_error);       \
-    if (p_##name == NULL) return;
-#define IC_RESOLVE_WEBP(ret, name, params) IC_RESOLVE_IN(library, ret, name, params)
-#define IC_RESOLVE_DEMUX(ret, name, params) IC_RESOLVE_IN(demux, ret, name, params)
-#define IC_RESOLVE_MUX(ret, name, params) IC_RESOLVE_IN(mux, ret, name, params)
-    IC_WEBP_FUNCTIONS(IC_RESOLVE_WEBP)
-    IC_WEBP_DEMUX_FUNCTIONS(IC_RESOLVE_DEMUX)
-    IC_WEBP_MUX_FUNCTIONS(IC_RESOLVE_MUX)
+    IC_OPEN_AND_RESOLVE(webp, "libwebp-dev", IC_WEBP_FUNCTIONS, "libwebp.so.7", "libwebp.so")
+    IC_OPEN_AND_RESOLVE(webp, "libwebp-dev", IC_WEBP_DEMUX_FUNCTIONS, "libwebpdemux.so.2", "libwebpdemux.so")
+    IC_OPEN_AND_RESOLVE(webp, "libwebp-dev", IC_WEBP_MUX_FUNCTIONS, "libwebpmux.so.3", "libwebpmux.so")
     webp_loaded = 1;
 }
 
@@ -191,23 +175,8 @@ failed:
     X(int, DGifGetExtensionNext, (GifFileType *, GifByteType **))             \
     X(const char *, GifErrorString, (int))
 
-IC_GIF_FUNCTIONS(IC_DECLARE)
-
-IC_LIBRARY_STATE(gif)
-
-static void gif_load_once(void) {
-    static const char *const sonames[] = {"libgif.so.7", "libgif.so", NULL};
-    void *library = ic_open_library(sonames, "libgif-dev", gif_load_error, sizeof gif_load_error);
-    if (library == NULL) return;
-#define IC_RESOLVE_GIF(ret, name, params)                                                         \
-    p_##name = (ret(*) params)ic_resolve(library, #name, gif_load_error, sizeof gif_load_error);   \
-    if (p_##name == NULL) return;
-    IC_GIF_FUNCTIONS(IC_RESOLVE_GIF)
-    gif_loaded = 1;
-}
-
 int ic_gif_load(char *error, size_t error_size);
-IC_LIBRARY_LOADER(gif)
+IC_LIBRARY(gif, "libgif-dev", IC_GIF_FUNCTIONS, "libgif.so.7", "libgif.so")
 
 typedef struct {
     const uint8_t *data;

@@ -48,33 +48,21 @@ public enum CommandRunner {
         if let exposure = CacheRoot.exposure(of: [location.root, location.directory]) { console.warning(exposure) }
         var status = ExitStatus.success
         let outcome = finish(console) { () throws(SystemError) in
+            /// The command's run, or nil after saying why the namespaces cannot be listed.
+            func prepared<Arguments>(_ arguments: Arguments, allNamespaces: Bool = false) -> CommandRun<Arguments>? {
+                guard let caches = namespaces(allNamespaces, cache, console: console, status: &status) else { return nil }
+                return CommandRun(arguments: arguments, globals: globals, console: console, environment: environment, caches: caches)
+            }
             switch command {
-            case .fetch(let arguments):
-                status = try FetchCommand(arguments: arguments, globals: globals, cache: cache, console: console,
-                                          environment: environment).run()
-            case .prefetch(let arguments):
-                status = try PrefetchCommand(arguments: arguments, globals: globals, cache: cache, console: console,
-                                             environment: environment).run()
-            case .cacheInfo(let arguments):
-                guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
-                status = try CacheInfoCommand(arguments: arguments, globals: globals, caches: caches, console: console,
-                                              environment: environment).run()
-            case .clean(let arguments):
-                guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
-                status = try CleanCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()
-            case .list(let arguments):
-                status = try ListCommand(arguments: arguments, globals: globals, cache: cache, console: console).run()
-            case .remove(let arguments):
-                status = try RemoveCommand(arguments: arguments, globals: globals, cache: cache, console: console).run()
-            case .config(let arguments):
-                status = try ConfigCommand(arguments: arguments, globals: globals, cache: cache, console: console,
-                                           environment: environment).run()
-            case .remote(let arguments):
-                status = try RemoteCommand(arguments: arguments, globals: globals, cache: cache, console: console,
-                                           environment: environment).run()
-            case .clear(let arguments):
-                guard let caches = namespaces(arguments.allNamespaces, cache, console: console, status: &status) else { return }
-                status = try ClearCommand(arguments: arguments, globals: globals, caches: caches, console: console).run()
+            case .fetch(let arguments): status = try prepared(arguments)?.run() ?? status
+            case .prefetch(let arguments): status = try prepared(arguments)?.run() ?? status
+            case .cacheInfo(let arguments): status = try prepared(arguments, allNamespaces: arguments.allNamespaces)?.run() ?? status
+            case .clean(let arguments): status = try prepared(arguments, allNamespaces: arguments.allNamespaces)?.run() ?? status
+            case .list(let arguments): status = try prepared(arguments)?.run() ?? status
+            case .remove(let arguments): status = try prepared(arguments)?.run() ?? status
+            case .config(let arguments): status = try prepared(arguments)?.run() ?? status
+            case .remote(let arguments): status = try prepared(arguments)?.run() ?? status
+            case .clear(let arguments): status = try prepared(arguments, allNamespaces: arguments.allNamespaces)?.run() ?? status
             }
         }
         return outcome == ExitStatus.success.rawValue ? status.rawValue : outcome

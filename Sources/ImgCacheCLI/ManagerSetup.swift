@@ -58,6 +58,7 @@ enum ManagerSetup {
         if !ignored.isEmpty {
             console.detail("options without effect in a command-line tool: " + ignored.names.joined(separator: ", "))
         }
+        watchSignals(fetcher, console: console)
         return .success(fetcher)
     }
 
@@ -90,7 +91,7 @@ enum ManagerSetup {
 
     /// Once the run starts threads (a run of hits never does), SIGINT and
     /// SIGTERM stop it instead of killing the process.
-    static func watchSignals(_ fetcher: ImageFetcher, console: Console) {
+    private static func watchSignals(_ fetcher: ImageFetcher, console: Console) {
         let interruption = fetcher.interruption
         fetcher.beforeFirstThread = {
             do {

@@ -4,13 +4,9 @@ import Glibc
 import ImgCacheCore
 
 /// `imgcache cache-info`: what one namespace (or each) holds, and its limits.
-struct CacheInfoCommand {
-    let arguments: CacheInfoArguments
-    let globals: GlobalOptions
-    let caches: [DiskCache]
-    let console: Console
-    let environment: Environment
+typealias CacheInfoCommand = CommandRun<CacheInfoArguments>
 
+extension CacheInfoCommand {
     func run() throws(SystemError) -> ExitStatus {
         let now = WallClock.now()
         for (index, cache) in caches.enumerated() {

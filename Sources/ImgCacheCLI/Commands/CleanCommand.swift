@@ -2,12 +2,9 @@ import ImgCacheCore
 
 /// `imgcache clean`: expire and trim one namespace (or each), under the limits
 /// given, remembered or default.
-struct CleanCommand {
-    let arguments: CleanArguments
-    let globals: GlobalOptions
-    let caches: [DiskCache]
-    let console: Console
+typealias CleanCommand = CommandRun<CleanArguments>
 
+extension CleanCommand {
     func run() throws(SystemError) -> ExitStatus {
         let now = WallClock.now()
         var status = ExitStatus.success

@@ -1,12 +1,9 @@
 import ImgCacheCore
 
 /// `imgcache clear`: every entry of one namespace (or each), or its failed URLs.
-struct ClearCommand {
-    let arguments: ClearArguments
-    let globals: GlobalOptions
-    let caches: [DiskCache]
-    let console: Console
+typealias ClearCommand = CommandRun<ClearArguments>
 
+extension ClearCommand {
     func run() throws(SystemError) -> ExitStatus {
         let now = WallClock.now()
         var status = ExitStatus.success

@@ -1,13 +1,9 @@
 import ImgCacheCore
 
 /// `imgcache config`: a namespace's remembered limits, shown or set without cleaning.
-struct ConfigCommand {
-    let arguments: ConfigArguments
-    let globals: GlobalOptions
-    let cache: DiskCache
-    let console: Console
-    let environment: Environment
+typealias ConfigCommand = CommandRun<ConfigArguments>
 
+extension ConfigCommand {
     func run() throws(SystemError) -> ExitStatus {
         var settings = NamespaceSettings.load(from: cache.directory)
         let changing = arguments.reset || arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil

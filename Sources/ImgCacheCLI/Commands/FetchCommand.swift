@@ -6,13 +6,9 @@ import ImgCacheCore
 /// `imgcache fetch URL...` (or a list, `-i FILE`): each URL from the cache or
 /// the network, then one line per URL in their order (its path, or an empty
 /// line when it failed), a JSON line, or the image itself (`-o`).
-struct FetchCommand {
-    let arguments: FetchArguments
-    let globals: GlobalOptions
-    let cache: DiskCache
-    let console: Console
-    let environment: Environment
+typealias FetchCommand = CommandRun<FetchArguments>
 
+extension FetchCommand {
     func run() throws(SystemError) -> ExitStatus {
         var list: URLList?
         if let input = arguments.input {
@@ -25,7 +21,6 @@ struct FetchCommand {
         case .failure(let status): return status
         }
         defer { fetcher.close() }
-        ManagerSetup.watchSignals(fetcher, console: console)
         var progressLine: ProgressLine?
         // On a terminal a download shows its progress, as curl's does (unless -q);
         // elsewhere only with --progressive, as -v lines.

@@ -4,12 +4,9 @@ import Glibc
 import ImgCacheCore
 
 /// `imgcache list [PATTERN]`: the entries of a namespace (or its failed URLs).
-struct ListCommand {
-    let arguments: ListArguments
-    let globals: GlobalOptions
-    let cache: DiskCache
-    let console: Console
+typealias ListCommand = CommandRun<ListArguments>
 
+extension ListCommand {
     func run() throws(SystemError) -> ExitStatus {
         if arguments.failed { return try listFailed() }
         let now = WallClock.now()
@@ -53,11 +50,7 @@ struct ListCommand {
 
     private func show(_ entry: ListedEntry, now: Double) throws(SystemError) {
         if globals.json {
-            var object = JSONObject()
-            object.add("url", entry.url)
-            object.add("transform", entry.transform)
-            object.add("path", entry.path)
-            object.add("bytes", entry.bytes)
+            var object = entry.json
             object.add("format", entry.format?.rawValue)
             object.add("width", entry.width.map(Int64.init))
             object.add("height", entry.height.map(Int64.init))

@@ -5,13 +5,9 @@ import ImgCacheCore
 
 /// `imgcache prefetch [FILE|-]`: warm the cache from a list of URLs, with a
 /// progress bar on a terminal and a summary at the end.
-struct PrefetchCommand {
-    let arguments: PrefetchArguments
-    let globals: GlobalOptions
-    let cache: DiskCache
-    let console: Console
-    let environment: Environment
+typealias PrefetchCommand = CommandRun<PrefetchArguments>
 
+extension PrefetchCommand {
     func run() throws(SystemError) -> ExitStatus {
         // The list's descriptor stays open until the process ends: the reader
         // thread may still be in read() when the run is interrupted.
@@ -22,7 +18,6 @@ struct PrefetchCommand {
         case .failure(let status): return status
         }
         defer { fetcher.close() }
-        ManagerSetup.watchSignals(fetcher, console: console)
 
         let showsProgress = arguments.showProgress && !globals.quiet && console.standardError.isTerminal
         let bar = showsProgress ? ProgressBar(console: console) : nil

@@ -1,13 +1,9 @@
 import ImgCacheCore
 
 /// `imgcache remote check`: each remote store fetch would use, probed.
-struct RemoteCommand {
-    let arguments: RemoteArguments
-    let globals: GlobalOptions
-    let cache: DiskCache
-    let console: Console
-    let environment: Environment
+typealias RemoteCommand = CommandRun<RemoteArguments>
 
+extension RemoteCommand {
     func run() throws(SystemError) -> ExitStatus {
         guard let selection = MaintenanceMessages.remotes(cache, given: arguments.remotes, environment: environment,
                                                           console: console, warnUnreadable: true) else { return .usage }

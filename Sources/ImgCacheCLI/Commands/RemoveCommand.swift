@@ -5,12 +5,9 @@ import ImgCacheCore
 
 /// `imgcache remove URL...|--match GLOB`: some entries of a namespace, each
 /// under its shard's lock.
-struct RemoveCommand {
-    let arguments: RemoveArguments
-    let globals: GlobalOptions
-    let cache: DiskCache
-    let console: Console
+typealias RemoveCommand = CommandRun<RemoveArguments>
 
+extension RemoveCommand {
     func run() throws(SystemError) -> ExitStatus {
         // Entries are named by the URL as it was logged: without a fragment, a password shown as ***.
         let wanted = Set(arguments.urls.map { RemoteURL.redacted(URLText.withoutFragment($0)) })
@@ -56,11 +53,7 @@ struct RemoveCommand {
 
     private func report(_ entry: ListedEntry) throws(SystemError) {
         if globals.json {
-            var object = JSONObject()
-            object.add("url", entry.url)
-            object.add("transform", entry.transform)
-            object.add("path", entry.path)
-            object.add("bytes", entry.bytes)
+            var object = entry.json
             object.add("dry_run", arguments.dryRun)
             try console.output(object.serialized)
         } else if !globals.quiet || arguments.dryRun {

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `clean` (SDImageCache's deleteOldFiles): drops entries not used for the
 /// maximum age, then, if the namespace is still over its maximum size, the
 /// least recently used until it is under half of it. Also removes abandoned

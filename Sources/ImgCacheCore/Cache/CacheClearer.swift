@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `clear` (SDImageCache's clearDisk): removes every entry of a namespace, shard
 /// by shard under each shard's exclusive lock, so a concurrent reader sees an
 /// entry whole or not at all and waits at most for one shard. Temporary files

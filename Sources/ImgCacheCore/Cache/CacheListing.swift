@@ -101,3 +101,15 @@ public enum CacheListing {
         return EntryMetadata(parsing: String(decoding: sidecar, as: UTF8.self))
     }
 }
+
+extension ListedEntry {
+    /// The fields `list --json` and `remove --json` share: which entry, and its size.
+    public var json: JSONObject {
+        var object = JSONObject()
+        object.add("url", url)
+        object.add("transform", transform)
+        object.add("path", path)
+        object.add("bytes", bytes)
+        return object
+    }
+}

@@ -56,15 +56,7 @@ public struct FailedURLStore: Sendable {
         case .plainRequests: lines.append("scope plain-requests")
         case .sizeLimitUpTo(let limit): lines.append("scope size-limit-up-to \(limit)")
         }
-        let text = lines.joined(separator: "\n") + "\n"
-        let (descriptor, temporary) = try TemporaryFile.create(in: directory, tag: key.digest)
-        defer { try? FileSystem.remove(temporary) }
-        do {
-            defer { SystemCall.close(descriptor) }
-            try FileSystem.writeAll(descriptor, Array(text.utf8), path: temporary)
-        }
-        try FileSystem.setModificationTime(temporary, to: now)
-        try FileSystem.rename(temporary, to: directory + "/" + key.digest)
+        try TemporaryFile.replace(key.digest, in: directory, with: lines.joined(separator: "\n") + "\n", modified: now)
     }
 
     /// The failure remembered for `key`, unless it expired under `ttl`.

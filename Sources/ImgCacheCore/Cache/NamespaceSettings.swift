@@ -33,13 +33,7 @@ public struct NamespaceSettings: Equatable, Sendable {
 
     /// Writes the settings atomically (temporary file and rename).
     public func save(to directory: String) throws(SystemError) {
-        let (descriptor, temporary) = try TemporaryFile.create(in: directory, tag: NamespaceSettings.fileName)
-        defer { try? FileSystem.remove(temporary) }
-        do {
-            defer { SystemCall.close(descriptor) }
-            try FileSystem.writeAll(descriptor, Array(serialized().utf8), path: temporary)
-        }
-        try FileSystem.rename(temporary, to: directory + "/" + NamespaceSettings.fileName)
+        try TemporaryFile.replace(NamespaceSettings.fileName, in: directory, with: serialized())
     }
 
     func serialized() -> String {

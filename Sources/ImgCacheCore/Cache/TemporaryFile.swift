@@ -58,6 +58,20 @@ public enum TemporaryFile {
         }
     }
 
+    /// Replaces the file `name` in `directory` with `text` through a temporary
+    /// file and a rename, so a reader sees the old file or the new one whole;
+    /// `modified` sets the new file's time first.
+    static func replace(_ name: String, in directory: String, with text: String, modified: Double? = nil) throws(SystemError) {
+        let (descriptor, temporary) = try create(in: directory, tag: name)
+        defer { try? FileSystem.remove(temporary) }
+        do {
+            defer { SystemCall.close(descriptor) }
+            try FileSystem.writeAll(descriptor, Array(text.utf8), path: temporary)
+        }
+        if let modified { try FileSystem.setModificationTime(temporary, to: modified) }
+        try FileSystem.rename(temporary, to: directory + "/" + name)
+    }
+
     /// The temporary files this process made and has not yet renamed or
     /// removed, so that a forced exit can remove them first.
     private static let live = Mutex<Set<String>>([])

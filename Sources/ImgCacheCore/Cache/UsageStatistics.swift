@@ -137,13 +137,6 @@ public struct StatisticsLog: Sendable {
 
     /// Writes `text` as the whole file (temporary file and rename); the caller holds the lock.
     private func replace(_ text: String) throws(SystemError) {
-        let directory = FileSystem.parentDirectory(of: path)
-        let (descriptor, temporary) = try TemporaryFile.create(in: directory, tag: StatisticsLog.fileName)
-        defer { try? FileSystem.remove(temporary) }
-        do {
-            defer { SystemCall.close(descriptor) }
-            try FileSystem.writeAll(descriptor, Array(text.utf8), path: temporary)
-        }
-        try FileSystem.rename(temporary, to: path)
+        try TemporaryFile.replace(StatisticsLog.fileName, in: FileSystem.parentDirectory(of: path), with: text)
     }
 }

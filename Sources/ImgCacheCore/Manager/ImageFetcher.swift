@@ -223,18 +223,24 @@ public final class ImageFetcher {
         }
     }
 
+    /// The next answer's index, for `url`; nil once the run is interrupted,
+    /// after answering `url` so.
+    private func nextIndex<E: Error>(for url: String, _ run: inout FetchRun,
+                                     emit: (FetchOutcome) throws(E) -> Void) throws(E) -> Int? {
+        let index = run.nextIndex
+        run.nextIndex += 1
+        guard run.interrupted else { return index }
+        try emit(FetchOutcome(index: index, url: url, result: .failure(.interrupted(url: url))))
+        run.answered += 1
+        return nil
+    }
+
     private func handle<E: Error>(_ item: URLList.Item, _ run: inout FetchRun,
                                   emit: (FetchOutcome) throws(E) -> Void,
                                   update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         switch item {
         case .url(let url, _):
-            let index = run.nextIndex
-            run.nextIndex += 1
-            if run.interrupted {
-                try emit(FetchOutcome(index: index, url: url, result: .failure(.interrupted(url: url))))
-                run.answered += 1
-                return
-            }
+            guard let index = try nextIndex(for: url, &run, emit: emit) else { return }
             try begin(url, index: index, &run, emit: emit)
         case .rejected(let text, _, let reason):
             let index = run.nextIndex
@@ -268,13 +274,7 @@ public final class ImageFetcher {
                                outcome: lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)),
                        &run, emit: emit, update: emitUpdate)
         case .looked(let url, let key, let fingerprint, let outcome):
-            let index = run.nextIndex
-            run.nextIndex += 1
-            if run.interrupted {
-                try emit(FetchOutcome(index: index, url: url, result: .failure(.interrupted(url: url))))
-                run.answered += 1
-                return
-            }
+            guard let index = try nextIndex(for: url, &run, emit: emit) else { return }
             // The same key in flight (looked up before its download ended): answered with it.
             if let slot = run.slotByKey[fingerprint] {
                 run.pending[slot]?.repeats.append((index, url))

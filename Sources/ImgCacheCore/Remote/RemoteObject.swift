@@ -103,11 +103,6 @@ public struct RemoteKey: Equatable, Hashable, Sendable {
     public let namespace: String
     public let digest: String
 
-    public init(namespace: String, digest: String) {
-        self.namespace = namespace
-        self.digest = digest
-    }
-
     /// `v1/<namespace>/<xx>/<md5>`, under a store's prefix.
     public var path: String { "v1/\(namespace)/\(digest.prefix(2))/\(digest)" }
 

@@ -34,43 +34,35 @@ package enum SystemCall {
     }
 
     static func mkdir(_ path: String, _ mode: mode_t) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.makeDirectory, path: path) { return -1 }
-        return Glibc.mkdir(path, mode)
+        faulting(.makeDirectory, path: path) { Glibc.mkdir(path, mode) }
     }
 
     static func access(_ path: String, _ mode: Int32) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.access, path: path) { return -1 }
-        return Glibc.access(path, mode)
+        faulting(.access, path: path) { Glibc.access(path, mode) }
     }
 
     static func lstat(_ path: String, _ info: inout stat) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.status, path: path) { return -1 }
-        return Glibc.lstat(path, &info)
+        faulting(.status, path: path) { Glibc.lstat(path, &info) }
     }
 
     static func fstat(_ descriptor: Int32, _ info: inout stat) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.status, descriptor: descriptor) { return -1 }
-        return Glibc.fstat(descriptor, &info)
+        faulting(.status, descriptor: descriptor) { Glibc.fstat(descriptor, &info) }
     }
 
     static func fstatat(_ directory: Int32, _ name: String, _ info: inout stat, _ flags: Int32) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.status, descriptor: directory, name: name) { return -1 }
-        return Glibc.fstatat(directory, name, &info, flags)
+        faulting(.status, descriptor: directory, name: name) { Glibc.fstatat(directory, name, &info, flags) }
     }
 
     static func read(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.read, descriptor: descriptor) { return -1 }
-        return Glibc.read(descriptor, buffer, count)
+        faulting(.read, descriptor: descriptor) { Glibc.read(descriptor, buffer, count) }
     }
 
     static func pread(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ offset: off_t) -> Int {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.read, descriptor: descriptor) { return -1 }
-        return Glibc.pread(descriptor, buffer, count, offset)
+        faulting(.read, descriptor: descriptor) { Glibc.pread(descriptor, buffer, count, offset) }
     }
 
     static func write(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.write, descriptor: descriptor) { return -1 }
-        return Glibc.write(descriptor, buffer, count)
+        faulting(.write, descriptor: descriptor) { Glibc.write(descriptor, buffer, count) }
     }
 
     static func lseek(_ descriptor: Int32, _ offset: off_t, _ whence: Int32) -> off_t {
@@ -78,38 +70,31 @@ package enum SystemCall {
     }
 
     static func ftruncate(_ descriptor: Int32, _ length: off_t) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.write, descriptor: descriptor) { return -1 }
-        return Glibc.ftruncate(descriptor, length)
+        faulting(.write, descriptor: descriptor) { Glibc.ftruncate(descriptor, length) }
     }
 
     static func rename(_ source: String, _ destination: String) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.rename, path: destination) { return -1 }
-        return Glibc.rename(source, destination)
+        faulting(.rename, path: destination) { Glibc.rename(source, destination) }
     }
 
     static func unlink(_ path: String) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.remove, path: path) { return -1 }
-        return Glibc.unlink(path)
+        faulting(.remove, path: path) { Glibc.unlink(path) }
     }
 
     static func unlinkat(_ directory: Int32, _ name: String, _ flags: Int32) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.remove, descriptor: directory, name: name) { return -1 }
-        return Glibc.unlinkat(directory, name, flags)
+        faulting(.remove, descriptor: directory, name: name) { Glibc.unlinkat(directory, name, flags) }
     }
 
     static func utimensat(_ path: String, _ times: UnsafePointer<timespec>, _ flags: Int32) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.setTime, path: path) { return -1 }
-        return Glibc.utimensat(AT_FDCWD, path, times, flags)
+        faulting(.setTime, path: path) { Glibc.utimensat(AT_FDCWD, path, times, flags) }
     }
 
     static func getAttribute(_ path: String, _ name: String, _ value: UnsafeMutableRawPointer?, _ size: Int) -> Int {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.attribute, path: path) { return -1 }
-        return ic_get_attribute(path, name, value, size)
+        faulting(.attribute, path: path) { ic_get_attribute(path, name, value, size) }
     }
 
     static func setAttribute(_ path: String, _ name: String, _ value: UnsafeRawPointer?, _ size: Int) -> Int32 {
-        if SystemCallFaults.isArmed, SystemCallFaults.inject(.attribute, path: path) { return -1 }
-        return ic_set_attribute(path, name, value, size)
+        faulting(.attribute, path: path) { ic_set_attribute(path, name, value, size) }
     }
 
     /// Takes byte `index` of an open file, shared or exclusive, waiting for it
@@ -128,6 +113,21 @@ package enum SystemCall {
 
     static func unlockByte(_ descriptor: Int32, _ index: Int) {
         _ = ic_unlock_byte(descriptor, index)
+    }
+
+    /// `call`, unless an armed fault fails it first for `path` (-1, errno set).
+    private static func faulting<Result: BinaryInteger>(_ kind: SystemCallFaults.Call, path: String,
+                                                          _ call: () -> Result) -> Result {
+        if SystemCallFaults.isArmed, SystemCallFaults.inject(kind, path: path) { return -1 }
+        return call()
+    }
+
+    /// `call`, unless an armed fault fails it first for the file open as
+    /// `descriptor` (or `name` in that folder).
+    private static func faulting<Result: BinaryInteger>(_ kind: SystemCallFaults.Call, descriptor: Int32, name: String? = nil,
+                                                          _ call: () -> Result) -> Result {
+        if SystemCallFaults.isArmed, SystemCallFaults.inject(kind, descriptor: descriptor, name: name) { return -1 }
+        return call()
     }
 }
 
