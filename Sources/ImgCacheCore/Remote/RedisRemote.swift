@@ -66,7 +66,9 @@ final class RedisRemote: RemoteBackend, @unchecked Sendable {
     }
 
     /// The worker thread's side: the connection and the pipelined batches.
-    private final class Worker: @unchecked Sendable {
+    /// Not Sendable: it is handed to the worker thread (`sending`) and the
+    /// compiler sees that nothing else keeps it.
+    private final class Worker {
         let spec: RemoteSpec
         let user: String?
         let password: String?
