@@ -46,6 +46,28 @@ import Testing
         return report
     }
 
+    @Test func twoRunsRememberingAtOnceBothKeepWhatTheySaved() {
+        // Two runs change the settings 200 times each at once, each change building on
+        // what it read: one counts up a size limit, the other adds a remote store. Each
+        // read-change-save holds the namespace lock, so no change undoes another.
+        let cache = self.cache
+        DispatchQueue.concurrentPerform(iterations: 2) { side in
+            for round in 0..<200 {
+                _ = try? cache.updateSettings { settings in
+                    if side == 0 {
+                        guard case .bytes(let count)? = settings.maxSize else { settings.maxSize = .bytes(1); return }
+                        settings.maxSize = .bytes(count + 1)
+                    } else {
+                        settings.remotes = (settings.remotes ?? []) + ["http://127.0.0.1:1/\(round)"]
+                    }
+                }
+            }
+        }
+        let saved = NamespaceSettings.load(from: cache.directory)
+        #expect(saved.maxSize == .bytes(200))
+        #expect(saved.remotes?.count == 200)
+    }
+
     @Test func theAgeBoundaryIsExact() throws {
         let atLimit = try entry("a", lastUse: now - 100)
         let justInside = try entry("b", lastUse: now - 99.5)
