@@ -132,57 +132,19 @@ extension ParsedOptions {
         case CommandTable.prefetch.name:
             return .run(globals, .prefetch(try prefetchArguments()))
         case CommandTable.cacheInfo.name:
-            var arguments = CacheInfoArguments()
-            arguments.allNamespaces = has(.allNamespaces)
-            arguments.zero = has(.zero)
-            if arguments.allNamespaces, globals.namespace != nil {
-                throw .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one")
-            }
-            return .run(globals, .cacheInfo(arguments))
+            return .run(globals, .cacheInfo(try cacheInfoArguments(globals: globals)))
         case CommandTable.clean.name:
             return .run(globals, .clean(try cleanArguments(globals: globals)))
         case CommandTable.clear.name:
-            var arguments = ClearArguments()
-            arguments.failedOnly = has(.failed)
-            if !operands.isEmpty {
-                guard arguments.failedOnly else { throw .requires("URL operands", "--failed") }
-                if has(.allNamespaces) { throw .conflictingOptions("URL operands", "--all-namespaces", reason: "a URL's failure is one namespace's") }
-                arguments.failedURLs = operands
-            }
-            arguments.allNamespaces = has(.allNamespaces)
-            if arguments.allNamespaces, globals.namespace != nil {
-                throw .conflictingOptions("--all-namespaces", "--namespace", reason: "choose one")
-            }
-            return .run(globals, .clear(arguments))
+            return .run(globals, .clear(try clearArguments(globals: globals)))
         case CommandTable.list.name:
-            var arguments = ListArguments()
-            arguments.pattern = operands.first
-            arguments.order = last(.sort).flatMap(ListArguments.Order.init(rawValue:))
-            arguments.failed = has(.failed)
-            return .run(globals, .list(arguments))
+            return .run(globals, .list(listArguments()))
         case CommandTable.remove.name:
-            var arguments = RemoveArguments()
-            arguments.urls = operands
-            arguments.globs = values[.match] ?? []
-            arguments.dryRun = has(.dryRun)
-            if arguments.urls.isEmpty && arguments.globs.isEmpty { throw .missingOperand(command: command.name, operand: "a URL (or --match GLOB)") }
-            if let empty = arguments.globs.first(where: \.isEmpty) { throw .invalidValue(option: "--match", value: empty, reason: "the pattern is empty") }
-            return .run(globals, .remove(arguments))
+            return .run(globals, .remove(try removeArguments()))
         case CommandTable.config.name:
-            var arguments = ConfigArguments()
-            arguments.maxSize = try sizeLimit()
-            arguments.maxAge = try ageLimit()
-            arguments.failedTTL = try failedTTL()
-            arguments.reset = has(.reset)
-            if arguments.reset, arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil {
-                throw .conflictingOptions("--reset", "new limits", reason: "--reset forgets them")
-            }
-            return .run(globals, .config(arguments))
+            return .run(globals, .config(try configArguments()))
         case CommandTable.remote.name:
-            var arguments = RemoteArguments()
-            if let texts = values[.remote] { arguments.remotes = try Self.remotes(texts, option: "--remote") }
-            arguments.allowInvalidCertificates = has(.insecure)
-            return .run(globals, .remote(arguments))
+            return .run(globals, .remote(try remoteArguments()))
         case CommandTable.completions.name:
             return .completions(shell: operands[0])
         case CommandTable.help.name:
@@ -199,5 +161,4 @@ extension ParsedOptions {
             preconditionFailure("command '\(command.name)' is in the table but not parsed")
         }
     }
-
 }

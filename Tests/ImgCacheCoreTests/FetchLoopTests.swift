@@ -98,6 +98,12 @@ import Testing
         #expect(summary.status == .cacheUnwritable)
         #expect(ExitStatus.worse(.someFailed, .noInput) == .noInput)
         #expect(ExitStatus.worse(.systemError, .unavailable) == .systemError)
+        // Every status has its rank: the worse of two does not depend on their order.
+        for first in ExitStatus.allCases {
+            for second in ExitStatus.allCases {
+                #expect(ExitStatus.worse(first, second) == ExitStatus.worse(second, first), "\(first) \(second)")
+            }
+        }
         #expect(FetchError.revalidationRaced(url: "u").exitStatus == .someFailed)
         #expect(!FetchError.revalidationRaced(url: "u").isRemembered)
     }

@@ -56,7 +56,4 @@ extension ParsedOptions {
         }
         return arguments
     }
-
-    /// The options of `CommandTable.managerOptions` and `downloadOptions`, with
-    /// every flag that stands for an option bit folded into `settings.options`.
 }

@@ -45,8 +45,10 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
 
 extension ExitStatus {
     /// From least to most serious: a run reports the most serious of its failures,
-    /// since a cache that cannot be written fails every URL, not just one.
-    private static let severity: [ExitStatus] = [.success, .someFailed, .noInput, .outputFailed, .unavailable, .systemError, .cacheUnwritable]
+    /// since a cache that cannot be written fails every URL, not just one; a
+    /// bad command line, a closed output and a signal end a run outright.
+    private static let severity: [ExitStatus] = [.success, .someFailed, .noInput, .outputFailed, .unavailable, .systemError,
+                                                 .cacheUnwritable, .usage, .brokenPipe, .interrupted, .terminated]
 
     /// The more serious of `a` and `b`.
     public static func worse(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {

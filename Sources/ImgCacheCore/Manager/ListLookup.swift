@@ -6,8 +6,9 @@
 /// For prefetch it also skips repeats, by a 16-byte fingerprint of the key,
 /// before any lookup: the only state that grows with a list.
 ///
-/// `@unchecked Sendable`: `seen` and `lockHandle` are touched only by `look`,
-/// which only the list's one reader thread calls.
+/// `@unchecked Sendable`: `seen` and `lockHandle` are touched only by `look`
+/// for URL lines, which only the list's one reader thread hands over (the line
+/// counter's `.length` items pass through `look` touching neither).
 final class ListLookup: @unchecked Sendable {
     /// A list line as the manager receives it.
     enum Item: Sendable {

@@ -4,7 +4,9 @@ import Glibc
 import CImgCacheShims
 import Synchronization
 
-/// Every file-system call the cache makes, in one place. Each keeps the C
+/// The calls that open, examine, read, write, rename, remove, lock and set
+/// metadata on the cache's files, in one place (listing a folder with
+/// `readdir` is not among them: a failed listing cannot be injected). Each keeps the C
 /// convention (a result of -1 and `errno` set) so callers read like the
 /// manual page, but goes through `SystemCallFaults` first: a test can make any
 /// of them fail with ENOSPC, EACCES, EIO or EINTR for the files under one

@@ -21,7 +21,8 @@ final class WorkerThread: Sendable {
     }
 
     /// Starts `run` on a new thread whose SIGINT, SIGTERM, SIGHUP, SIGQUIT and
-    /// SIGPIPE are blocked, so signals always reach the main thread. `run` is
+    /// SIGPIPE are blocked, so signals reach the thread meant for them (the
+    /// main thread, or `SignalWatcher`'s, which waits for them in `sigwait`). `run` is
     /// `sending`: what it captures belongs to the new thread from then on, and
     /// the compiler refuses a caller that goes on using it.
     func start(_ run: sending @escaping () -> Void) throws(SystemError) {
@@ -44,7 +45,7 @@ final class WorkerThread: Sendable {
         if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
         var thread = pthread_t()
         let result = pthread_create(&thread, &attributes, { raw in
-            // Signals are for the main thread (SIGINT ends a prefetch there).
+            // Signals are for the main thread or the signal watcher (SIGINT ends a prefetch there).
             var blocked = sigset_t()
             sigemptyset(&blocked)
             for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE] { sigaddset(&blocked, signal) }
