@@ -6,12 +6,24 @@ extension FetchError {
     /// The message, with the option that would have answered otherwise.
     var commandLineMessage: String {
         switch self {
-        case .tooManyPixels: return message + "; --max-pixels raises the limit"
+        case .tooManyPixels:
+            // The option goes with the limit it sets: "…over the limit of 100 megapixels (--max-pixels); nothing was stored".
+            let tail = "; nothing was stored"
+            guard message.hasSuffix(tail) else { return message + " (--max-pixels)" }
+            return message.dropLast(tail.count) + " (--max-pixels)" + tail
         case .blacklisted: return message + "; --retry-failed tries it now"
         case .notCached: return message + " (--cache-only)"
-        case .download(_, .tlsCertificate): return message + " (use -k to skip verification)"
+        case .download(_, let cause): return message + (cause.commandLineHint.map { " (\($0))" } ?? "")
         default: return message
         }
+    }
+}
+
+extension DownloadError {
+    /// The option that gets past this failure, said as advice; nil when none does.
+    var commandLineHint: String? {
+        if case .tlsCertificate = self { return "use -k to skip verification" }
+        return nil
     }
 }
 

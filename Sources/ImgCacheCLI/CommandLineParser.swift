@@ -102,20 +102,26 @@ public enum CommandLineParser {
 
 extension ParsedOptions {
     /// What the table says of every command, checked once here: how many
-    /// operands it takes, and the words a `.choice` option or operand allows.
+    /// operands it takes, and the words a `.choice` option or operand allows
+    /// (of an option given more than once, the value that counts: the last).
     func checkAgainstTable(_ command: CommandSpec) throws(UsageError) {
         let maximum = command.operands.reduce(0) { $0 + ($1.maximum ?? Int.max / 2) }
         if operands.count > maximum { throw .unexpectedOperand(command: command.name, operand: operands[maximum]) }
         if let operand = command.operands.first {
-            if operands.count < operand.minimum { throw .missingOperand(command: command.name, operand: operand.name) }
+            if operands.count < operand.minimum {
+                // The words it may be, when there are few: "'completions' needs SHELL (bash, zsh or fish)".
+                var wanted = operand.name
+                if case .choice(let words) = operand.kind { wanted += " (" + UsageError.either(words) + ")" }
+                throw .missingOperand(command: command.name, operand: wanted)
+            }
             if case .choice(let words) = operand.kind, let wrong = operands.first(where: { !words.contains($0) }) {
                 throw .invalidValue(option: operand.name, value: wrong, reason: "expected " + UsageError.either(words))
             }
         }
         for spec in command.options + CommandTable.globalOptions {
-            guard case .choice(let words)? = spec.kind, let given = values[spec.name] else { continue }
-            if let wrong = given.first(where: { !words.contains($0) }) {
-                throw .invalidValue(option: spec.longSpelling, value: wrong, reason: "expected " + UsageError.either(words))
+            guard case .choice(let words)? = spec.kind, let given = values[spec.name]?.last else { continue }
+            if !words.contains(given) {
+                throw .invalidValue(option: spec.longSpelling, value: given, reason: "expected " + UsageError.either(words))
             }
         }
     }

@@ -94,6 +94,14 @@ import Testing
         #expect(try fetch(["-q", "fetch", "-k", tls.tlsURL("photo.jpg")]).standardError.isEmpty)
     }
 
+    @Test func aRemoteStoreWithASelfSignedCertificateIsFailedWithTheSameAdvice() throws {
+        let tls = try NginxServer(tls: true)
+        let checked = try fetch(["remote", "check", "--remote", tls.tlsURL("store")])
+        #expect(checked.status == 1)
+        #expect(checked.output.contains("FAILED: reading a missing object: TLS certificate not accepted"), "\(checked.output)")
+        #expect(checked.output.contains("(use -k to skip verification)"))
+    }
+
     @Test func anEndlessBodyIsCutAtMaxSizeAndNothingIsStored() throws {
         let result = try fetch(["fetch", "--max-size", "100k", faults.baseURL + "/endless"])
         #expect(result.status == 1)

@@ -36,7 +36,7 @@ import Testing
         // 69 bytes announcing 50000x50000 RGBA pixels (10 GB decoded).
         try expectFailureLeavesCacheUnchanged(
             ["fetch", server.url("bomb.png")], status: 1,
-            messageContains: "\(server.url("bomb.png")): 50000×50000 pixels is over the limit of 100 megapixels; nothing was stored; --max-pixels raises the limit",
+            messageContains: "\(server.url("bomb.png")): 50000×50000 pixels is over the limit of 100 megapixels (--max-pixels); nothing was stored",
             remembered: false)
     }
 

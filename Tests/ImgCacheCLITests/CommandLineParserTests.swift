@@ -96,6 +96,17 @@ import Testing
         #expect(try parse("-v --version") == .version(verbose: true))
     }
 
+    @Test func aMissingOperandIsNamedWithTheWordsItMayBe() {
+        #expect(error("completions") == .missingOperand(command: "completions", operand: "SHELL (bash, zsh or fish)"))
+        #expect(error("remote") == .missingOperand(command: "remote", operand: "ACTION (check)"))
+    }
+
+    @Test func ofAChoiceGivenTwiceTheLastCountsAsForAnyOption() throws {
+        #expect(error("--color bogus --color never list") == nil)
+        #expect(error("--sort size --sort bogus list") != nil)
+        #expect(error("list --sort bogus --sort size") == nil)
+    }
+
     @Test func noCommand() {
         #expect(error("") == .missingCommand)
         #expect(error("--json") == .missingCommand)

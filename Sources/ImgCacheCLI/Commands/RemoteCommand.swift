@@ -32,7 +32,7 @@ extension RemoteCommand {
             } else {
                 try console.output(text(report))
             }
-            if let failure = report.failure, globals.json { console.error("remote \(spec.identity): \(failure)") }
+            if let failure = report.failure, globals.json { console.error("remote \(spec.identity): \(failure)" + hint(report)) }
         }
         return status
     }
@@ -42,7 +42,12 @@ extension RemoteCommand {
         guard let failure = report.failure else {
             return "\(report.spec.identity): OK (\(times)\(report.spec.readOnly ? "; read-only, not written" : ""))"
         }
-        return "\(report.spec.identity): FAILED: \(failure)"
+        return "\(report.spec.identity): FAILED: \(failure)" + hint(report)
+    }
+
+    /// The option that would get past the failure, if one would.
+    private func hint(_ report: RemoteCheck.Report) -> String {
+        report.cause?.commandLineHint.map { " (\($0))" } ?? ""
     }
 
     private func json(_ report: RemoteCheck.Report) -> JSONObject {

@@ -90,7 +90,7 @@ final class ObjectStoreRemote: RemoteBackend {
         case .httpStatus(507): hint = "the store is full"
         default: hint = nil
         }
-        return RemoteFailure(error.reason + (hint.map { " (\($0))" } ?? ""))
+        return RemoteFailure(error.reason + (hint.map { " (\($0))" } ?? ""), cause: error)
     }
 
     func get(_ key: RemoteKey, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {

@@ -6,9 +6,12 @@ import Glibc
 /// refuses the credentials, or answers something that is no object.
 public struct RemoteFailure: Error, Equatable, Sendable, CustomStringConvertible {
     public let reason: String
+    /// The transfer's failure behind it, when there was one (HTTP and S3 stores).
+    public let cause: DownloadError?
 
-    public init(_ reason: String) {
+    public init(_ reason: String, cause: DownloadError? = nil) {
         self.reason = reason
+        self.cause = cause
     }
 
     public var description: String { reason }

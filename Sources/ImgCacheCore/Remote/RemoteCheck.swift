@@ -18,6 +18,8 @@ public enum RemoteCheck {
         public let steps: [Step]
         /// Why the store does not work; nil when it does.
         public let failure: String?
+        /// The transfer's failure behind `failure`, when there was one.
+        public var cause: DownloadError? = nil
         public var passed: Bool { failure == nil }
     }
 
@@ -47,7 +49,7 @@ public enum RemoteCheck {
             return answer
         }
         func failed(_ what: String, _ failure: RemoteFailure) -> Report {
-            Report(spec: spec, steps: steps, failure: "\(what): \(failure.reason)")
+            Report(spec: spec, steps: steps, failure: "\(what): \(failure.reason)", cause: failure.cause)
         }
 
         // First a miss, as most reads of a run are: it must be told from a failure.

@@ -103,11 +103,7 @@ package enum SystemCall {
     /// when `wait`; a wait a signal interrupts is taken up again.
     static func lockByte(_ descriptor: Int32, _ index: Int, exclusive: Bool, wait: Bool) -> Int32 {
         while true {
-            if SystemCallFaults.isArmed, SystemCallFaults.inject(.lock, descriptor: descriptor) {
-                if wait && Errno.current == .interrupted { continue }
-                return -1
-            }
-            let result = ic_lock_byte(descriptor, index, exclusive ? 1 : 0, wait ? 1 : 0)
+            let result = faulting(.lock, descriptor: descriptor) { ic_lock_byte(descriptor, index, exclusive ? 1 : 0, wait ? 1 : 0) }
             if result == -1 && wait && Errno.current == .interrupted { continue }
             return result
         }
@@ -169,8 +165,10 @@ package enum SystemCallFaults {
     static var isArmed: Bool { armedCount.load(ordering: .relaxed) > 0 }
 
     /// Makes `calls` on files under `folder` fail with `errno`, `times` times
-    /// (or until disarmed when nil).
+    /// (or until disarmed when nil). EINTR needs a count: an interrupted call
+    /// is taken up again, and would be for ever.
     package static func arm(_ calls: Set<Call>, under folder: String, errno: Errno, times: Int? = nil) -> Token {
+        precondition(errno != .interrupted || times != nil, "EINTR without a count would never end")
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
         return state.withLock { state in
             state.nextID += 1
@@ -217,7 +215,8 @@ package enum SystemCallFaults {
     }
 
     static func opened(_ descriptor: Int32, path: String) {
-        state.withLock { $0.paths[descriptor] = path }
+        // Checked again under the lock: a fault disarmed meanwhile must leave no mapping behind.
+        state.withLock { state in if !state.faults.isEmpty { state.paths[descriptor] = path } }
     }
 
     static func closed(_ descriptor: Int32) {
