@@ -5,7 +5,7 @@ import Testing
 /// What scripts rely on: results on stdout whatever -q says, one line per
 /// input in input order, lists read from files and pipes, a failed-URL list
 /// that never refuses a cached entry or a different request, file names that
-/// tell the truth, and input taken byte for byte.
+/// tell the truth, and input taken byte for byte. (Signals: `SignalTests`.)
 @Suite final class ScriptContractTests: FaultServerSuite {
     let work: TemporaryDirectory
 
@@ -305,49 +305,6 @@ import Testing
         let fragments = try fetch(["fetch", server.url("photo.jpg#one"), server.url("photo.jpg#two"), server.url("photo.jpg")])
         #expect(Set(fragments.lines).count == 1, "\(fragments.output)")
         #expect(server.requestCount("photo.jpg") == 1)
-    }
-
-    // MARK: - Signals
-
-    /// Starts a prefetch of three endless bodies, and waits (bounded) until
-    /// each holds a temporary file (at -j 256 a transfer keeps 256 KiB in memory).
-    func stalledPrefetch(round: Int, outputs: TemporaryDirectory) throws -> Process {
-        let stalls = (0..<3).map { faults.baseURL + "/endless?round=\(round)&n=\($0)" }
-        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "prefetch", "-j", "256", try list(stalls)],
-                                                         home: home.path, outputs: outputs)
-        for _ in 0..<1000 where CacheInspection.temporaryFiles(under: cacheRoot).count < 3 { usleep(5_000) }
-        #expect(CacheInspection.temporaryFiles(under: cacheRoot).count == 3)
-        return process
-    }
-
-    @Test func twoSignalsAtOnceLeaveNoTemporaryFile() throws {
-        // What `timeout -s INT` does: the signal to the process, then to its group.
-        for round in 0..<3 {
-            let outputs = try TemporaryDirectory("imgcache-signal")
-            let process = try stalledPrefetch(round: round, outputs: outputs)
-            kill(process.processIdentifier, SIGINT)
-            kill(process.processIdentifier, SIGINT)
-            let result = try ImgCacheProcess.result(of: process, outputs: outputs)
-            #expect(result.status == 130, "\(result.standardError)")
-            #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty, "round \(round)")
-        }
-    }
-
-    @Test func aSecondSignalStopsAtOnceAndStillRemovesTheTemporaryFiles() throws {
-        for round in 0..<3 {
-            let outputs = try TemporaryDirectory("imgcache-signal")
-            let process = try stalledPrefetch(round: round, outputs: outputs)
-            // Stopped, both signals are pending together: the watcher takes SIGINT
-            // first and SIGTERM right after, while the first is being handled.
-            kill(process.processIdentifier, SIGSTOP)
-            kill(process.processIdentifier, SIGINT)
-            kill(process.processIdentifier, SIGTERM)
-            kill(process.processIdentifier, SIGCONT)
-            let result = try ImgCacheProcess.result(of: process, outputs: outputs)
-            #expect(result.status == 143, "\(result.standardError)")
-            #expect(result.standardError.contains("interrupted again: stopped at once"))
-            #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty, "round \(round): \(result.standardError)")
-        }
     }
 
     // MARK: - Smaller ones

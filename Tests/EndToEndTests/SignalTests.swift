@@ -1,0 +1,63 @@
+import Foundation
+import ImgCacheCore
+import Testing
+
+/// What scripts rely on when they stop a run: SIGINT and SIGTERM, even two at
+/// once or a second while the first is handled, end it with 130 or 143 and
+/// leave no temporary file in the cache.
+@Suite final class SignalTests: FaultServerSuite {
+    let work: TemporaryDirectory
+
+    override init() throws {
+        work = try TemporaryDirectory("imgcache-signals")
+        try super.init()
+    }
+
+    /// Writes `urls` as a list file and returns its path.
+    func listFile(_ urls: [String]) throws -> String {
+        let path = work.appending("urls.txt")
+        try (urls.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Starts a prefetch of three endless bodies, and waits (bounded) until
+    /// each holds a temporary file (at -j 256 a transfer keeps 256 KiB in memory).
+    func stalledPrefetch(round: Int, outputs: TemporaryDirectory) throws -> Process {
+        let stalls = (0..<3).map { faults.baseURL + "/endless?round=\(round)&n=\($0)" }
+        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "prefetch", "-j", "256", try listFile(stalls)],
+                                                         home: home.path, outputs: outputs)
+        for _ in 0..<1000 where CacheInspection.temporaryFiles(under: cacheRoot).count < 3 { usleep(5_000) }
+        #expect(CacheInspection.temporaryFiles(under: cacheRoot).count == 3)
+        return process
+    }
+
+    @Test func twoSignalsAtOnceLeaveNoTemporaryFile() throws {
+        // What `timeout -s INT` does: the signal to the process, then to its group.
+        for round in 0..<3 {
+            let outputs = try TemporaryDirectory("imgcache-signal")
+            let process = try stalledPrefetch(round: round, outputs: outputs)
+            kill(process.processIdentifier, SIGINT)
+            kill(process.processIdentifier, SIGINT)
+            let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+            #expect(result.status == 130, "\(result.standardError)")
+            #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty, "round \(round)")
+        }
+    }
+
+    @Test func aSecondSignalStopsAtOnceAndStillRemovesTheTemporaryFiles() throws {
+        for round in 0..<3 {
+            let outputs = try TemporaryDirectory("imgcache-signal")
+            let process = try stalledPrefetch(round: round, outputs: outputs)
+            // Stopped, both signals are pending together: the watcher takes SIGINT
+            // first and SIGTERM right after, while the first is being handled.
+            kill(process.processIdentifier, SIGSTOP)
+            kill(process.processIdentifier, SIGINT)
+            kill(process.processIdentifier, SIGTERM)
+            kill(process.processIdentifier, SIGCONT)
+            let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+            #expect(result.status == 143, "\(result.standardError)")
+            #expect(result.standardError.contains("interrupted again: stopped at once"))
+            #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty, "round \(round): \(result.standardError)")
+        }
+    }
+}
