@@ -141,6 +141,32 @@ import Testing
         #expect(Errno.current == .wouldBlock)
     }
 
+    @Test func aFolderThatCannotBeListedStopsCleanBeforeItRemovesAnything() throws {
+        let urls = (0..<3).map { "http://h/\($0).png" }
+        let stored = try fetch(urls).map { try $0.result.get().path }
+        // Every entry is past the age limit: a clean that could list would remove them all.
+        let limits = CacheLimits(maxSize: .unlimited, maxAge: .seconds(60), maxSizeSource: .commandLine, maxAgeSource: .commandLine)
+        let later = WallClock.now() + 3600
+
+        let failing = arm([.list], .ioError)
+        do {
+            _ = try CacheCleaner(cache: cache).clean(limits: limits, now: later)
+            Issue.record("a clean that cannot list the namespace went on")
+        } catch {
+            #expect(error.errno == .ioError)
+            #expect(error.description.contains(root))
+        }
+        #expect(SystemCallFaults.disarm(failing) > 0)
+        #expect(stored.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+
+        guard case .cleaned(let report) = try CacheCleaner(cache: cache).clean(limits: limits, now: later) else {
+            Issue.record("another clean was running")
+            return
+        }
+        #expect(report.expired.count == 3)
+        #expect(stored.allSatisfy { !FileManager.default.fileExists(atPath: $0) })
+    }
+
     @Test func interruptedCallsAreTakenUpAgain() throws {
         let writes = arm([.write], .interrupted, times: 3)
         let locks = arm([.lock], .interrupted, times: 2)

@@ -53,7 +53,7 @@ public final class DirectoryHandle {
     /// Every name in the directory except `.` and `..`.
     public func list() throws(SystemError) -> [Item] {
         // fdopendir takes over the descriptor it is given, so it gets a duplicate.
-        let copy = dup(descriptor)
+        let copy = SystemCall.dup(descriptor)
         guard copy >= 0, let stream = fdopendir(copy) else {
             if copy >= 0 { SystemCall.close(copy) }
             throw SystemError("list", path: path)

@@ -4,9 +4,8 @@ import Glibc
 import CImgCacheShims
 import Synchronization
 
-/// The calls that open, examine, read, write, rename, remove, lock and set
-/// metadata on the cache's files, in one place (listing a folder with
-/// `readdir` is not among them: a failed listing cannot be injected). Each keeps the C
+/// The calls that open, examine, list, read, write, rename, remove, lock and
+/// set metadata on the cache's files, in one place. Each keeps the C
 /// convention (a result of -1 and `errno` set) so callers read like the
 /// manual page, but goes through `SystemCallFaults` first: a test can make any
 /// of them fail with ENOSPC, EACCES, EIO or EINTR for the files under one
@@ -65,6 +64,12 @@ package enum SystemCall {
 
     static func write(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
         faulting(.write, descriptor: descriptor) { Glibc.write(descriptor, buffer, count) }
+    }
+
+    /// A second descriptor of an open folder, for `fdopendir` (which takes over
+    /// the one it is given); the fault of a folder that cannot be listed.
+    static func dup(_ descriptor: Int32) -> Int32 {
+        faulting(.list, descriptor: descriptor) { Glibc.dup(descriptor) }
     }
 
     static func lseek(_ descriptor: Int32, _ offset: off_t, _ whence: Int32) -> off_t {
@@ -135,7 +140,7 @@ package enum SystemCall {
 package enum SystemCallFaults {
     /// The kinds of call a fault can hit.
     package enum Call: Sendable, CaseIterable {
-        case open, makeDirectory, access, status, read, write, rename, remove, setTime, attribute, lock
+        case open, makeDirectory, access, status, list, read, write, rename, remove, setTime, attribute, lock
     }
 
     /// One armed failure.
