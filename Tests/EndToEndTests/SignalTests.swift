@@ -20,44 +20,38 @@ import Testing
         return path
     }
 
-    /// Starts a prefetch of three endless bodies, and waits (bounded) until
-    /// each holds a temporary file (at -j 256 a transfer keeps 256 KiB in memory).
-    func stalledPrefetch(round: Int, outputs: TemporaryDirectory) throws -> Process {
-        let stalls = (0..<3).map { faults.baseURL + "/endless?round=\(round)&n=\($0)" }
-        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "prefetch", "-j", "256", try listFile(stalls)],
-                                                         home: home.path, outputs: outputs)
-        for _ in 0..<1000 where CacheInspection.temporaryFiles(under: cacheRoot).count < 3 { usleep(5_000) }
-        #expect(CacheInspection.temporaryFiles(under: cacheRoot).count == 3)
-        return process
+    /// Three rounds of a prefetch of three endless bodies, each stopped by
+    /// `signals` (sent in order) once every body holds a temporary file (at
+    /// -j 256 a transfer keeps 256 KiB in memory; the wait is bounded); each
+    /// round must leave no temporary file behind. The rounds' results.
+    func stalledPrefetches(stoppedBy signals: [Int32]) throws -> [RunResult] {
+        try (0..<3).map { round in
+            let outputs = try TemporaryDirectory("imgcache-signal")
+            let stalls = (0..<3).map { faults.baseURL + "/endless?round=\(round)&n=\($0)" }
+            let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "prefetch", "-j", "256", try listFile(stalls)],
+                                                             home: home.path, outputs: outputs)
+            for _ in 0..<1000 where CacheInspection.temporaryFiles(under: cacheRoot).count < 3 { usleep(5_000) }
+            #expect(CacheInspection.temporaryFiles(under: cacheRoot).count == 3)
+            for signal in signals { kill(process.processIdentifier, signal) }
+            let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+            #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty, "round \(round): \(result.standardError)")
+            return result
+        }
     }
 
     @Test func twoSignalsAtOnceLeaveNoTemporaryFile() throws {
         // What `timeout -s INT` does: the signal to the process, then to its group.
-        for round in 0..<3 {
-            let outputs = try TemporaryDirectory("imgcache-signal")
-            let process = try stalledPrefetch(round: round, outputs: outputs)
-            kill(process.processIdentifier, SIGINT)
-            kill(process.processIdentifier, SIGINT)
-            let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+        for result in try stalledPrefetches(stoppedBy: [SIGINT, SIGINT]) {
             #expect(result.status == 130, "\(result.standardError)")
-            #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty, "round \(round)")
         }
     }
 
     @Test func aSecondSignalStopsAtOnceAndStillRemovesTheTemporaryFiles() throws {
-        for round in 0..<3 {
-            let outputs = try TemporaryDirectory("imgcache-signal")
-            let process = try stalledPrefetch(round: round, outputs: outputs)
-            // Stopped, both signals are pending together: the watcher takes SIGINT
-            // first and SIGTERM right after, while the first is being handled.
-            kill(process.processIdentifier, SIGSTOP)
-            kill(process.processIdentifier, SIGINT)
-            kill(process.processIdentifier, SIGTERM)
-            kill(process.processIdentifier, SIGCONT)
-            let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+        // Stopped, both signals are pending together: the watcher takes SIGINT
+        // first and SIGTERM right after, while the first is being handled.
+        for result in try stalledPrefetches(stoppedBy: [SIGSTOP, SIGINT, SIGTERM, SIGCONT]) {
             #expect(result.status == 143, "\(result.standardError)")
             #expect(result.standardError.contains("interrupted again: stopped at once"))
-            #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty, "round \(round): \(result.standardError)")
         }
     }
 }
