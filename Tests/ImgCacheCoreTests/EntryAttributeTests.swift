@@ -46,6 +46,14 @@ import Testing
     @Test func httpDatesRoundTrip() {
         #expect(HTTPDate.seconds("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
         #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(951_782_400) == "Tue, 29 Feb 2000 00:00:00 GMT")
+        #expect(HTTPDate.format(4_102_444_799) == "Thu, 31 Dec 2099 23:59:59 GMT")
+        // Every day of four years, leap days included, reads back as the same second.
+        for day in stride(from: Int64(10_957), to: 12_418, by: 1) {
+            let seconds = day * 86_400 + 45_296
+            #expect(HTTPDate.seconds(HTTPDate.format(seconds)) == seconds, "\(seconds)")
+        }
         #expect(HTTPDate.seconds("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
     }
 }

@@ -230,13 +230,27 @@ enum HTTPDate {
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// The IMF-fixdate of `seconds` since the epoch.
+    private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+
+    /// The IMF-fixdate of `seconds` since the epoch. Worked out by hand: glibc's
+    /// `gmtime_r` and `strftime` read the time zone files first, seven system
+    /// calls on every hit.
     static func format(_ seconds: Int64) -> String {
-        var time = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        var buffer = [CChar](repeating: 0, count: 64)
-        let count = strftime(&buffer, buffer.count, "%a, %d %b %Y %H:%M:%S GMT", &parts)
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let (days, second) = seconds.quotientAndRemainder(dividingBy: 86_400)
+        let (day, secondOfDay) = second < 0 ? (days - 1, second + 86_400) : (days, second)
+        // Days since 1970-01-01 to a civil date (the proleptic Gregorian calendar, in 400-year eras).
+        let shifted = day + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        let dayOfMonth = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let weekday = Int(((day % 7) + 11) % 7)  // 1970-01-01 was a Thursday
+        func twoDigits(_ value: Int64) -> String { value < 10 ? "0\(value)" : String(value) }
+        return "\(weekdays[weekday]), \(twoDigits(dayOfMonth)) \(months[Int(month) - 1]) \(year) "
+            + "\(twoDigits(secondOfDay / 3600)):\(twoDigits(secondOfDay / 60 % 60)):\(twoDigits(secondOfDay % 60)) GMT"
     }
 }

@@ -59,6 +59,18 @@ final class NginxServer {
         return text.split(separator: "\n").compactMap { AccessLogEntry(String($0)) }
     }
 
+    /// The access log once it holds at least `count` requests: nginx writes a
+    /// request's line just after its response, so the last line may trail the
+    /// client by a moment. Waits 5 s at the most.
+    func requests(atLeast count: Int) -> [AccessLogEntry] {
+        for _ in 0..<5000 {
+            let seen = requests
+            if seen.count >= count { return seen }
+            usleep(1000)
+        }
+        return requests
+    }
+
     /// How many requests reached the server for `path`.
     func requestCount(_ path: String) -> Int {
         requests.filter { $0.uri == "/" + path }.count
