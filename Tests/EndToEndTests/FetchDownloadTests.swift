@@ -102,6 +102,17 @@ import Testing
         #expect(checked.output.contains("(use -k to skip verification)"))
     }
 
+    @Test func aFetchWhoseRemoteStoreHasASelfSignedCertificateSaysSoOnceAndStillAnswers() throws {
+        let origin = try NginxServer()
+        let store = try NginxServer(tls: true)
+        let result = try fetch(["fetch", "--remote", store.tlsURL("store"), origin.url("logo.png"), origin.url("photo.jpg")])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.output.split(separator: "\n").count == 2)
+        let said = result.errorLines.filter { $0.contains("TLS certificate not accepted") }
+        #expect(said.count == 1, "\(result.standardError)")
+        #expect(said.first?.hasSuffix("(use -k to skip verification)") == true, "\(said)")
+    }
+
     @Test func anEndlessBodyIsCutAtMaxSizeAndNothingIsStored() throws {
         let result = try fetch(["fetch", "--max-size", "100k", faults.baseURL + "/endless"])
         #expect(result.status == 1)

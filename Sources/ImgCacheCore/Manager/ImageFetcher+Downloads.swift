@@ -126,7 +126,7 @@ extension ImageFetcher {
                 // A bad object is a miss: the origin answers, and the object is written anew.
                 tier.statistics.errors += 1
                 tier.damaged.insert(RemoteTier.Damaged(store: store, key: remoteKey(miss.key)))
-                warn?("remote \(identity): bad object for \(RemoteURL.displayed(miss.text)) (\(reason)); fetched from the origin")
+                warn?("remote \(identity): bad object for \(RemoteURL.displayed(miss.text)) (\(reason)); fetched from the origin", nil)
             }
         case .success(nil):
             log?("\(RemoteURL.displayed(miss.text)): not in remote \(identity)")
@@ -157,7 +157,7 @@ extension ImageFetcher {
                                       lastModified: metadata.lastModified, storedAt: metadata.storedAt).encoded()
         } catch {
             tier.statistics.errors += 1
-            warn?("cannot write to the remote stores: \(error)")
+            warn?("cannot write to the remote stores: \(error)", nil)
             return
         }
         let messages = self.messages
@@ -218,7 +218,7 @@ extension ImageFetcher {
                 let warn = self.warn
                 remoteTier = RemoteTier(specs: settings.remotes, namespace: cache.location.namespace.name, downloads: started,
                                         environment: environment, health: RemoteHealth(cacheRoot: cache.location.root),
-                                        now: WallClock.now(), report: { warn?($0) })
+                                        now: WallClock.now(), report: { warn?($0, $1) })
             }
             return started
         } catch {

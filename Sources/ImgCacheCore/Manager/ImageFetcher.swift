@@ -29,8 +29,9 @@ public final class ImageFetcher {
     /// Lets another thread (a signal watcher) stop the run.
     public let interruption: FetchInterruption
     /// Called on the calling thread with a problem worth saying even without
-    /// -v (a remote store given up); nil when nobody listens.
-    public var warn: ((String) -> Void)?
+    /// -v (a remote store given up), and the transfer failure behind it when
+    /// there is one; nil when nobody listens.
+    public var warn: ((String, DownloadError?) -> Void)?
     /// What the remote stores did in the run.
     public var remoteStatistics: RemoteStatistics { remoteTier?.statistics ?? RemoteStatistics() }
     /// Called once, on the calling thread, before the run starts a thread of

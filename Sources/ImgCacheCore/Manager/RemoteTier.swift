@@ -13,7 +13,7 @@ final class RemoteTier {
     private(set) var stores: [Store] = []
     let namespace: String
     private let health: RemoteHealth
-    private let report: (String) -> Void
+    private let report: (String, DownloadError?) -> Void
     var statistics = RemoteStatistics()
     /// Objects found damaged, by store and key: written anew, not "if absent".
     var damaged: Set<Damaged> = []
@@ -26,19 +26,19 @@ final class RemoteTier {
     /// Makes the backends of `specs`; one marked down lately, or that cannot be
     /// set up (credentials missing), is left out, and said so through `report`.
     init(specs: [RemoteSpec], namespace: String, downloads: any DownloadScheduling, environment: Environment,
-         health: RemoteHealth, now: Double, report: @escaping (String) -> Void) {
+         health: RemoteHealth, now: Double, report: @escaping (String, DownloadError?) -> Void) {
         self.namespace = namespace
         self.health = health
         self.report = report
         for spec in specs {
             if let since = health.downSince(spec, now: now) {
-                report("remote \(spec.identity) failed \(Timestamp.age(since, now: now)); skipped for a minute")
+                report("remote \(spec.identity) failed \(Timestamp.age(since, now: now)); skipped for a minute", nil)
                 continue
             }
             do {
                 stores.append(Store(backend: try RemoteBackends.make(spec, downloads: downloads, environment: environment)))
             } catch {
-                report("remote \(spec.identity) not used: \(error.reason)")
+                report("remote \(spec.identity) not used: \(error.reason)", error.cause)
                 statistics.errors += 1
             }
         }
@@ -61,7 +61,7 @@ final class RemoteTier {
         stores[index].inUse = false
         let spec = stores[index].backend.spec
         health.markDown(spec, now: now)
-        report("remote \(spec.identity) failed: \(failure.reason); not used for a minute, the origin answers")
+        report("remote \(spec.identity) failed: \(failure.reason); not used for a minute, the origin answers", failure.cause)
     }
 
     func close() {
