@@ -5,12 +5,9 @@
 # Uses the download benchmark's corpus (COUNT images, 10-200 KB, JPEG, PNG,
 # WebP and GIF in equal parts), made if missing; appends a Markdown section.
 set -euo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-output=$2
-count=${3:-2000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/bench-corpus.sh"
-corpus=$(bench_corpus "$root" "$count")
+bench_arguments "$@"
 work=$(mktemp -d /tmp/imgcache-codecs.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 pillow="/usr/bin/python3 $root/scripts/pillow-codecs.py"

@@ -13,17 +13,10 @@
 # peak RSS for lists of growing length (the corpus repeated); appends a
 # Markdown section to OUTPUT.md.
 set -euo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-output=$2
-count=${3:-2000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/bench-corpus.sh"
-corpus=$(bench_corpus "$root" "$count")
-source "$root/scripts/sample-server.sh"
-SAMPLE_SERVER_PORT=18600 start_sample_server "$corpus"
-work=$server_work
-
-ls "$corpus" | grep -v summary | sed "s|^|$server_base/|" > "$work/urls.txt"
+bench_arguments "$@"
+bench_serve_corpus 18600
 while read -r url; do
     printf 'url = "%s"\noutput = "%s/curl/%s"\n' "$url" "$work" "${url##*/}"
 done < "$work/urls.txt" > "$work/curl.cfg"
@@ -39,7 +32,7 @@ timed() {
 }
 expect_files() {
     local found
-    found=$(find "$1" -type f ! -name 'tmp.*' ! -name lock ! -name urls | wc -l)
+    found=$(find "$1" -type f ! -name 'tmp.*' ! -name lock ! -name urls ! -name stats | wc -l)
     [ "$found" -eq "$count" ] || { echo "$2 stored $found of $count" >&2; exit 1; }
 }
 run_imgcache() {

@@ -10,16 +10,10 @@
 # every image must come from where it is asked (the summary is checked), and
 # each run writes into a folder never used before. Appends a Markdown section.
 set -euo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-output=$2
-count=${3:-2000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/bench-corpus.sh"
-corpus=$(bench_corpus "$root" "$count")
-source "$root/scripts/sample-server.sh"
-SAMPLE_SERVER_PORT=18700 start_sample_server "$corpus"
-work=$server_work
-ls "$corpus" | grep -v summary | sed "s|^|$server_base/|" > "$work/urls.txt"
+bench_arguments "$@"
+bench_serve_corpus 18700
 
 redis_port=$("$root/scripts/free-port.sh" 18750)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
