@@ -3,27 +3,26 @@ import ImgCacheCore
 /// The library's errors say what went wrong in its own terms; the command line
 /// adds which option changes it, since only here are there options.
 extension FetchError {
-    /// The message, with the option that would have answered otherwise.
+    /// The message, naming the option that would have answered otherwise.
     var commandLineMessage: String {
-        switch self {
-        case .tooManyPixels:
-            // The option goes with the limit it sets: "…over the limit of 100 megapixels (--max-pixels); nothing was stored".
-            let tail = "; nothing was stored"
-            guard message.hasSuffix(tail) else { return message + " (--max-pixels)" }
-            return message.dropLast(tail.count) + " (--max-pixels)" + tail
-        case .blacklisted: return message + "; --retry-failed tries it now"
-        case .notCached: return message + " (--cache-only)"
-        case .download(_, let cause): return message + (cause.commandLineHint.map { " (\($0))" } ?? "")
-        default: return message
-        }
+        let text = message(naming: { setting in
+            switch setting {
+            case .pixelLimit: return "--max-pixels"
+            case .retryFailed: return "--retry-failed"
+            case .cacheOnly: return "--cache-only"
+            }
+        })
+        if case .download(_, let cause) = self { return text + cause.commandLineHint }
+        return text
     }
 }
 
 extension DownloadError {
-    /// The option that gets past this failure, said as advice; nil when none does.
-    var commandLineHint: String? {
-        if case .tlsCertificate = self { return "use -k to skip verification" }
-        return nil
+    /// The option that gets past this failure, as advice to append
+    /// (" (use -k to skip verification)"); empty when none does.
+    var commandLineHint: String {
+        if case .tlsCertificate = self { return " (use -k to skip verification)" }
+        return ""
     }
 }
 

@@ -47,7 +47,7 @@ enum ManagerSetup {
         let fetcher = ImageFetcher(cache: cache, readOnlyCaches: readOnly, settings: settings,
                                    downloaderConfiguration: arguments.downloads, environment: environment)
         if console.verbosity > 0 { fetcher.log = { [console] line in console.detail(line) } }
-        fetcher.warn = { [console] line, cause in console.warning(line + (cause?.commandLineHint.map { " (\($0))" } ?? "")) }
+        fetcher.warn = { [console] line, cause in console.warning(line + (cause?.commandLineHint ?? "")) }
         if console.verbosity > 0, !settings.remotes.isEmpty {
             console.detail("remote stores: " + settings.remotes.map(\.description).joined(separator: ", "))
         }

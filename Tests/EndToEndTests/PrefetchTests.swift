@@ -14,11 +14,7 @@ import Testing
     var namespace: String { cacheRoot + "/default" }
 
     /// Writes `lines` as a list file and returns its path.
-    func list(_ lines: [String], name: String = "urls.txt") throws -> String {
-        let path = work.appending(name)
-        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    func list(_ lines: [String], name: String = "urls.txt") throws -> String { try work.write(lines: lines, to: name) }
 
     /// The bytes the servers send for a URL whose last path component is a fixture.
     func served(_ url: String) -> Data? {

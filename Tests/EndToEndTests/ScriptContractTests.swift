@@ -17,11 +17,7 @@ import Testing
     var namespace: String { cacheRoot + "/default" }
 
     /// Writes `lines` as a list file and returns its path.
-    func list(_ lines: [String], name: String = "urls.txt") throws -> String {
-        let path = work.appending(name)
-        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    func list(_ lines: [String], name: String = "urls.txt") throws -> String { try work.write(lines: lines, to: name) }
 
     /// Runs `script` with bash in the work folder, imgcache on PATH and this test's cache.
     func shell(_ script: String) throws -> RunResult {

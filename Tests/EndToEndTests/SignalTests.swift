@@ -13,13 +13,6 @@ import Testing
         try super.init()
     }
 
-    /// Writes `urls` as a list file and returns its path.
-    func listFile(_ urls: [String]) throws -> String {
-        let path = work.appending("urls.txt")
-        try (urls.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
     /// Three rounds of a prefetch of three endless bodies, each stopped by
     /// `signals` (sent in order) once every body holds a temporary file (at
     /// -j 256 a transfer keeps 256 KiB in memory; the wait is bounded); each
@@ -28,7 +21,7 @@ import Testing
         try (0..<3).map { round in
             let outputs = try TemporaryDirectory("imgcache-signal")
             let stalls = (0..<3).map { faults.baseURL + "/endless?round=\(round)&n=\($0)" }
-            let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "prefetch", "-j", "256", try listFile(stalls)],
+            let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "prefetch", "-j", "256", try work.write(lines: stalls)],
                                                              home: home.path, outputs: outputs)
             for _ in 0..<1000 where CacheInspection.temporaryFiles(under: cacheRoot).count < 3 { usleep(5_000) }
             #expect(CacheInspection.temporaryFiles(under: cacheRoot).count == 3)

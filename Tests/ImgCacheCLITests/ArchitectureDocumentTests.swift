@@ -4,8 +4,7 @@ import Testing
 /// Docs/ARCHITECTURE.md's list of source files is the tree as it is: every
 /// file under Sources/ is named there, and every file named there exists.
 @Suite struct ArchitectureDocumentTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = GeneratedFilesTests.repository
 
     /// The fenced block under "## Source files".
     func fileList() throws -> String {

@@ -9,11 +9,9 @@ import Testing
     let root: String
     let png: [UInt8]
 
-    init() throws {
+    init() {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("imgcache-loop-\(UUID().uuidString)").path
-        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/images/logo.png")
-        png = [UInt8](try Data(contentsOf: fixtures))
+        png = ScriptedScheduler.samplePNG
     }
 
     deinit { try? FileManager.default.removeItem(atPath: root) }

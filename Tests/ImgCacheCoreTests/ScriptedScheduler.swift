@@ -94,10 +94,11 @@ extension ScriptedScheduler {
         return answers
     }
 
-    /// The sample PNG the tests serve.
+    /// The sample PNG the tests serve (a checkout without it cannot run them).
     static let samplePNG: [UInt8] = {
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/images/logo.png")
-        return (try? [UInt8](Data(contentsOf: fixture))) ?? []
+        guard let bytes = try? [UInt8](Data(contentsOf: fixture)), !bytes.isEmpty else { preconditionFailure("missing \(fixture.path)") }
+        return bytes
     }()
 }

@@ -32,7 +32,7 @@ extension RemoteCommand {
             } else {
                 try console.output(text(report))
             }
-            if let failure = report.failure, globals.json { console.error("remote \(spec.identity): \(failure)" + hint(report)) }
+            if let failure = report.failure, globals.json { console.error("remote \(spec.identity): \(failure)" + (report.cause?.commandLineHint ?? "")) }
         }
         return status
     }
@@ -42,12 +42,7 @@ extension RemoteCommand {
         guard let failure = report.failure else {
             return "\(report.spec.identity): OK (\(times)\(report.spec.readOnly ? "; read-only, not written" : ""))"
         }
-        return "\(report.spec.identity): FAILED: \(failure)" + hint(report)
-    }
-
-    /// The option that would get past the failure, if one would.
-    private func hint(_ report: RemoteCheck.Report) -> String {
-        report.cause?.commandLineHint.map { " (\($0))" } ?? ""
+        return "\(report.spec.identity): FAILED: \(failure)" + (report.cause?.commandLineHint ?? "")
     }
 
     private func json(_ report: RemoteCheck.Report) -> JSONObject {

@@ -34,8 +34,18 @@ public enum FetchError: Error, Equatable, Sendable {
     /// (another process stored a newer one); nothing was changed, so asking again answers.
     case revalidationRaced(url: String)
 
+    /// Settings a message can name, for callers that let people change them
+    /// (a command line names its options).
+    public enum Setting: Sendable {
+        case pixelLimit, retryFailed, cacheOnly
+    }
+
     /// One line for the user: the URL (credentials hidden) and the cause.
-    public var message: String {
+    public var message: String { message(naming: { _ in nil }) }
+
+    /// `message`, naming the setting that changes the answer where it applies,
+    /// as `name` spells it (nil: not named).
+    public func message(naming name: (Setting) -> String?) -> String {
         switch self {
         case .invalidURL(let url, let reason): return "\(RemoteURL.displayed(url)): invalid URL: \(reason)"
         case .unsupportedScheme(let url, let scheme):
@@ -48,7 +58,8 @@ public enum FetchError: Error, Equatable, Sendable {
             return "\(RemoteURL.displayed(url)): \(format.displayName) images are not supported; nothing was stored"
         case .corruptImage(let url, let reason): return "\(RemoteURL.displayed(url)): \(reason); nothing was stored"
         case .tooManyPixels(let url, let width, let height, let limit):
-            return "\(RemoteURL.displayed(url)): \(width)×\(height) pixels is over the limit of \(limit); nothing was stored"
+            let setting = name(.pixelLimit).map { " (\($0))" } ?? ""
+            return "\(RemoteURL.displayed(url)): \(width)×\(height) pixels is over the limit of \(limit)\(setting); nothing was stored"
         case .blacklisted(let url, let reason, let failedAt, let ttl, let now):
             let until: String
             switch ttl {
@@ -56,9 +67,10 @@ public enum FetchError: Error, Equatable, Sendable {
             case .seconds(let seconds):
                 until = "not tried again for \(TimeSpan(seconds: max(1, (failedAt + seconds - now).rounded(.up))).roughDescription)"
             }
-            return "\(RemoteURL.displayed(url)): failed \(Timestamp.age(failedAt, now: now)) (\(reason)); \(until)"
+            let retry = name(.retryFailed).map { "; \($0) tries it now" } ?? ""
+            return "\(RemoteURL.displayed(url)): failed \(Timestamp.age(failedAt, now: now)) (\(reason)); \(until)\(retry)"
         case .notUsable(let url, let reason): return "\(RemoteURL.displayed(url)): \(reason); nothing was stored"
-        case .notCached(let url): return "\(RemoteURL.displayed(url)): not in the cache"
+        case .notCached(let url): return "\(RemoteURL.displayed(url)): not in the cache" + (name(.cacheOnly).map { " (\($0))" } ?? "")
         case .interrupted(let url): return "\(RemoteURL.displayed(url)): interrupted"
         case .cacheUnwritable(let error): return "cache not writable: \(error)"
         case .libraryMissing(let message): return message

@@ -14,6 +14,13 @@ final class TemporaryDirectory {
 
     func appending(_ component: String) -> String { url.appendingPathComponent(component).path }
 
+    /// Writes `lines` (a list of URLs, say) as the file `name`, one per line; its path.
+    func write(lines: [String], to name: String = "urls.txt") throws -> String {
+        let path = appending(name)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
     deinit {
         // Restore write permission that a test may have removed, then delete.
         if let walker = FileManager.default.enumerator(atPath: path) {
