@@ -95,7 +95,7 @@ enum ManagerSetup {
         let interruption = fetcher.interruption
         fetcher.beforeFirstThread = {
             do {
-                try SignalWatcher.start { signal in interruption.interrupt(signal: signal) }
+                try SignalWatcher.start { signal, _ in interruption.interrupt(signal: signal) }
             } catch {
                 console.warning("cannot watch for SIGINT: \(error); an interruption may leave temporary files for clean")
             }

@@ -66,6 +66,32 @@ import Testing
         #expect(server.requestCount("photo.jpg") == 1)
     }
 
+    @Test func aLoginPageServedToARequestWithoutCookiesDoesNotBlockOneWithThem() throws {
+        let url = faults.baseURL + "/login/photo.jpg"
+        let anonymous = try fetch(["fetch", url])
+        #expect(anonymous.status == 1 && anonymous.standardError.contains("not an image"), "\(anonymous.standardError)")
+        #expect(try fetch(["fetch", url]).standardError.contains("--retry-failed"))
+        #expect(faults.requestCount(path: "/login/photo.jpg") == 1)
+
+        // Another request: cookies from a jar (as a browser export writes it), and a header.
+        let jar = home.appending("cookies.txt")
+        try "127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tstale\n".write(toFile: jar, atomically: true, encoding: .utf8)
+        let wrong = try fetch(["fetch", "--cookies", jar, url])
+        #expect(wrong.status == 1 && wrong.standardError.contains("not an image"))
+        #expect(faults.requestCount(path: "/login/photo.jpg") == 2)
+        // Both failures are kept, one per request: neither asks again.
+        #expect(try fetch(["fetch", url]).standardError.contains("--retry-failed"))
+        #expect(try fetch(["fetch", "--cookies", jar, url]).standardError.contains("--retry-failed"))
+        #expect(faults.requestCount(path: "/login/photo.jpg") == 2)
+        // A new login changes the jar: a new request.
+        try "127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\ts3cr3t\n".write(toFile: jar, atomically: true, encoding: .utf8)
+        let loggedIn = try fetch(["fetch", "--cookies", jar, url])
+        #expect(loggedIn.status == 0, "\(loggedIn.standardError)")
+        // A success forgets every failure of the URL.
+        #expect(records.isEmpty)
+        #expect(try failedCount() == 0)
+    }
+
     @Test func theTTLDecidesWhenAFailureIsTriedAgain() throws {
         let url = server.url("status/404")
         #expect(try fetch(["fetch", url]).status == 1)
@@ -131,8 +157,9 @@ import Testing
         #expect(records.count == 20)
         for record in records {
             let text = try String(contentsOfFile: namespace + "/failed/" + record, encoding: .utf8)
-            #expect(text.hasPrefix("imgcache-failed 1\nurl http://127.0.0.1:"), "\(text)")
-            #expect(text.hasSuffix("reason HTTP 404 Not Found\n"), "\(text)")
+            #expect(text.hasPrefix("imgcache-failed 2\nurl http://127.0.0.1:"), "\(text)")
+            #expect(text.split(separator: "\n").last?.hasPrefix("failure ") == true, "\(text)")
+            #expect(text.hasSuffix(" HTTP 404 Not Found\n"), "\(text)")
         }
         #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty)
     }

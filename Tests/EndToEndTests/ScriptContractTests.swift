@@ -112,9 +112,10 @@ import Testing
 
     // MARK: - The failed-URL list
 
-    @Test func aRefreshThatFindsTheImageGoneRemovesItAndTheListTakesOver() throws {
+    @Test func aRefreshThatFindsTheImageGoneReportsItAndKeepsTheEntry() throws {
         let root = try TemporaryDirectory("imgcache-docroot")
-        try FileManager.default.copyItem(atPath: Paths.fixtures.appendingPathComponent("photo.jpg").path, toPath: root.appending("gone.jpg"))
+        let photo = Paths.fixtures.appendingPathComponent("photo.jpg").path
+        try FileManager.default.copyItem(atPath: photo, toPath: root.appending("gone.jpg"))
         let origin = try NginxServer(serving: root.url)
         defer { origin.stop() }
         let url = origin.url("gone.jpg")
@@ -124,21 +125,33 @@ import Testing
         let refreshed = try fetch(["fetch", "--refresh", url])
         #expect(refreshed.status == 1 && refreshed.output == "\n")
         #expect(refreshed.standardError.contains("HTTP 404"))
-        // Never "on disk but refused": the entry went with the refresh, and every way of asking agrees.
-        #expect(CacheInspection.storedFiles(under: namespace).isEmpty)
-        let again = try fetch(["fetch", url])
-        #expect(again.status == 1 && again.standardError.contains("--retry-failed"))
-        let cacheOnly = try fetch(["fetch", "--cache-only", url])
-        #expect(cacheOnly.status == 1 && cacheOnly.standardError.contains("not in the cache"))
-        #expect(origin.requestCount("gone.jpg") == 2)
+        // The entry stays, and a cached entry is always served: the failed list answers misses only.
+        #expect(CacheInspection.storedFiles(under: namespace).count == 1)
+        #expect(CacheInspection.failedRecords(inNamespace: namespace).isEmpty)
+        #expect(try fetch(["fetch", url]).status == 0)
+        #expect(try fetch(["fetch", "--cache-only", url]).status == 0)
+
+        // The image comes back: the next refresh is not blocked.
+        try FileManager.default.copyItem(atPath: photo, toPath: root.appending("gone.jpg"))
+        let back = try fetch(["--json", "fetch", "--refresh", url])
+        #expect(back.status == 0, "\(back.standardError)")
+        #expect(try back.jsonLines().first?["cache"] as? String == "refreshed")
+        #expect(origin.requestCount("gone.jpg") == 3)
     }
 
-    @Test func aRefreshThatFailsForAWhileKeepsServingTheEntry() throws {
+    @Test func aRefreshThatFailsForAPassingReasonServesTheCachedCopyWithAWarning() throws {
         let url = faults.baseURL + "/image/photo.jpg"
         #expect(try fetch(["fetch", url]).status == 0)
         faults.stop()
-        let refreshed = try fetch(["fetch", "--refresh", url])
-        #expect(refreshed.status == 1 && refreshed.standardError.contains("connection refused"), "\(refreshed.standardError)")
+        let refreshed = try fetch(["--json", "fetch", "--refresh", url])
+        #expect(refreshed.status == 0, "\(refreshed.standardError)")
+        let line = try refreshed.jsonLines().first
+        #expect(line?["cache"] as? String == "stale")
+        #expect((line?["refresh_error"] as? String)?.contains("connection refused") == true)
+        #expect(refreshed.errorLines.count == 1 && refreshed.standardError.contains("the cached copy was served"),
+                "\(refreshed.standardError)")
+        let plain = try fetch(["fetch", "--refresh", url])
+        #expect(plain.status == 0 && plain.lines.count == 1 && plain.lines[0].hasPrefix(cacheRoot))
         let served = try fetch(["fetch", "--cache-only", url])
         #expect(served.status == 0 && served.lines.count == 1)
     }

@@ -1,3 +1,4 @@
+import Foundation
 @testable import ImgCacheCore
 import Testing
 
@@ -30,25 +31,63 @@ import Testing
 
     @Test func aStringThatIsNoURLIsNotRememberedForNoRequestWasMade() {
         for error: FetchError in [.invalidURL(url: "x", reason: "no scheme"), .unsupportedScheme(url: "ftp://h/a", scheme: "ftp")] {
-            #expect(error.rememberedScope(plainRequest: true) == nil, "\(error)")
+            #expect(error.rememberedScope(request: .plain) == nil, "\(error)")
         }
     }
 
-    @Test func failuresThatDependOnTheRequestAnswerOnlyRequestsLikeIt() {
-        for code in [401, 403, 407] {
+    @Test func failuresThatDependOnTheRequestAnswerOnlyRequestsLikeIt() throws {
+        var settings = FetchSettings()
+        settings.headers = [try HTTPHeader(parsing: "Cookie: session=1")]
+        let withCookie = RequestFingerprint(settings: settings, downloads: DownloadConfiguration())
+        #expect(withCookie != .plain)
+        for code in [401, 403, 404, 407, 410] {
             let error = FetchError.download(url: url, .httpStatus(code))
-            #expect(error.rememberedScope(plainRequest: true) == .plainRequests)
-            // With credentials, headers or cookies, the refusal may be theirs: not remembered.
-            #expect(error.rememberedScope(plainRequest: false) == nil)
+            let scope = try #require(error.rememberedScope(request: .plain))
+            #expect(scope.covers(.plain, sizeLimit: nil))
+            // With credentials, headers or cookies, the answer may be another.
+            #expect(!scope.covers(withCookie, sizeLimit: nil))
         }
-        #expect(FetchError.download(url: url, .httpStatus(404)).rememberedScope(plainRequest: false) == .everyRequest)
-        let tooLarge = FetchError.download(url: url, .tooLarge(limit: 1000)).rememberedScope(plainRequest: true)
-        #expect(tooLarge == .sizeLimitUpTo(1000))
-        #expect(tooLarge?.covers(plainRequest: true, sizeLimit: 1000) == true)
-        #expect(tooLarge?.covers(plainRequest: true, sizeLimit: 500) == true)
-        #expect(tooLarge?.covers(plainRequest: true, sizeLimit: 2000) == false)
-        #expect(tooLarge?.covers(plainRequest: true, sizeLimit: nil) == false)
-        #expect(FailedURLStore.Scope.plainRequests.covers(plainRequest: false, sizeLimit: nil) == false)
+        let page = try #require(FetchError.notAnImage(url: url, contentType: "text/html").rememberedScope(request: withCookie))
+        #expect(page.covers(withCookie, sizeLimit: nil) && !page.covers(.plain, sizeLimit: nil))
+        let tooLarge = FetchError.download(url: url, .tooLarge(limit: 1000)).rememberedScope(request: .plain)
+        #expect(tooLarge == FailedURLStore.Scope(request: .plain, sizeLimitUpTo: 1000))
+        #expect(tooLarge?.covers(.plain, sizeLimit: 1000) == true)
+        #expect(tooLarge?.covers(.plain, sizeLimit: 500) == true)
+        #expect(tooLarge?.covers(.plain, sizeLimit: 2000) == false)
+        #expect(tooLarge?.covers(.plain, sizeLimit: nil) == false)
+        #expect(tooLarge?.covers(withCookie, sizeLimit: 500) == false)
+    }
+
+    @Test func theFailedListKeepsOneRecordPerRequestAndASuccessForgetsThemAll() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imgcache-failed-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = FailedURLStore(namespaceDirectory: folder)
+        let key = CacheKey("http://h/a.png")
+        let other = RequestFingerprint(settings: { var s = FetchSettings(); s.credentials = Credentials(user: "u", password: "p"); return s }(),
+                                       downloads: DownloadConfiguration())
+        try store.record(key, url: key.string, reason: "HTTP 403 Forbidden", scope: .init(request: .plain), now: 100)
+        try store.record(key, url: key.string, reason: "HTTP 401 Unauthorized", scope: .init(request: other), now: 200)
+        let records = try #require(store.lookup(key, ttl: .never, now: 300))
+        #expect(records.map(\.reason) == ["HTTP 403 Forbidden", "HTTP 401 Unauthorized"])
+        #expect(records.map(\.failedAt) == [100, 200])
+        #expect(records.allSatisfy { $0.url == "http://h/a.png" })
+        // Each expires on its own time; the file lives as long as the latest.
+        #expect(store.lookup(key, ttl: .seconds(150), now: 300)?.map(\.reason) == ["HTTP 401 Unauthorized"])
+        #expect(try store.count(ttl: .never, now: 300) == (1, 0))
+        store.remove(key)
+        #expect(store.lookup(key, ttl: .never, now: 300) == nil)
+    }
+
+    @Test func aRecordOfTheFirstVersionAnswersPlainRequests() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imgcache-failed-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = FailedURLStore(namespaceDirectory: folder)
+        let key = CacheKey("http://h/a.png")
+        try FileManager.default.createDirectory(atPath: store.directory, withIntermediateDirectories: true)
+        try "imgcache-failed 1\nurl http://h/a.png\nreason HTTP 404 Not Found\n".write(toFile: store.directory + "/" + key.digest,
+                                                                                   atomically: true, encoding: .utf8)
+        let record = try #require(store.lookup(key, ttl: .never, now: 0)?.first)
+        #expect(record.reason == "HTTP 404 Not Found" && record.scope == .init(request: .plain))
     }
 
     @Test func aBlacklistedFailureSaysWhenAndNamesRetryFailed() {

@@ -75,11 +75,13 @@ extension FetchCommand {
             let console = command.console, globals = command.globals, arguments = command.arguments
             switch answer {
             case .success(let result):
+                if let warning = result.staleWarning { console.warning(warning) }
                 if let directory = arguments.outputDirectory {
-                    let target = directory + "/" + FetchCommand.remoteName(url: url, cachedPath: result.path)
+                    let target = directory + "/" + FetchCommand.remoteName(url: url, cachedPath: result.path,
+                                                                           format: result.metadata.format)
                     do throws(SystemError) {
-                        try FileSystem.makeDirectories(directory)
-                        try FileSystem.copyAtomically(result.path, to: target)
+                        try FileSystem.makeDirectories(directory, mode: 0o777)
+                        try OutputFile.write(contentsOf: result.path, to: target)
                     } catch {
                         console.error("cannot write \(ControlCharacters.escaped(target)): \(error.reason)")
                         status = ExitStatus.worse(status, .outputFailed)
@@ -127,8 +129,11 @@ extension FetchCommand {
 
     /// The file name `--output-dir` gives an image, as curl -O does: the
     /// last segment of the URL's path (without query or fragment); the cached
-    /// file's name when that is empty or a dot name.
-    static func remoteName(url: String, cachedPath: String) -> String {
+    /// file's name when that is empty or a dot name. The name carries the
+    /// extension of the bytes' `format`: one naming another format is
+    /// replaced (`a.jpg` holding PNG bytes is `a.png`), any other kept and
+    /// the right one added (`avatar` is `avatar.png`).
+    static func remoteName(url: String, cachedPath: String, format: ImageFormat?) -> String {
         let path = url.prefix { $0 != "?" && $0 != "#" }
         let afterScheme = path.firstRange(of: "://").map { path[$0.upperBound...] } ?? path[...]
         let segments = afterScheme.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
@@ -136,7 +141,12 @@ extension FetchCommand {
         guard !name.isEmpty, name != ".", name != "..", !name.contains("\0") else {
             return String(cachedPath.split(separator: "/").last ?? "image")
         }
-        return name
+        guard let format else { return name }
+        if let named = ImageFormat(namedBy: name) {
+            if named == format { return name }
+            return String(name[..<name.lastIndex(of: ".")!]) + "." + format.fileExtension
+        }
+        return name + "." + format.fileExtension
     }
 
     /// Why the image cannot go to `output` as it is: the file's name asks for
@@ -153,7 +163,7 @@ extension FetchCommand {
             try console.standardOutput.flush()
             try FileSystem.copy(path, to: 1, destinationName: "standard output")
         } else {
-            try FileSystem.copyAtomically(path, to: output)
+            try OutputFile.write(contentsOf: path, to: output)
         }
     }
 }

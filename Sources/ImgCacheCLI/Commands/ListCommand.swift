@@ -105,11 +105,8 @@ extension ListCommand {
 
     /// Which requests a failure answers, as JSON says it.
     static func scopeName(_ scope: FailedURLStore.Scope) -> String {
-        switch scope {
-        case .everyRequest: return "every request"
-        case .plainRequests: return "plain requests"
-        case .sizeLimitUpTo(let limit): return "size limit up to \(limit)"
-        }
+        let requests = scope.request.isPlain ? "plain requests" : "requests with the same headers, credentials and cookies"
+        return requests + (scope.sizeLimitUpTo.map { ", size limit up to \($0)" } ?? "")
     }
 
     static func padded(_ text: String, _ width: Int) -> String {

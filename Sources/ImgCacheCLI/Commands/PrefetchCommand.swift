@@ -35,6 +35,7 @@ extension PrefetchCommand {
                 summary.count(outcome)
                 if let result = outcome.result { statistics.count(result) }
                 var failed = false
+                if case .success(let fetched)? = outcome.result, let warning = fetched.staleWarning { console.warning(warning) }
                 if case .failure(let error)? = outcome.result {
                     failed = true
                     switch error {
@@ -85,6 +86,7 @@ extension PrefetchCommand {
             object.add("downloaded", summary.downloaded)
             object.add("refreshed", summary.refreshed)
             object.add("cached", summary.cached)
+            object.add("stale", summary.stale)
             object.add("remote", summary.fromRemotes)
             object.add("remote_writes", remotes?.writes ?? 0)
             object.add("remote_errors", remotes?.errors ?? 0)
@@ -102,6 +104,7 @@ extension PrefetchCommand {
         if summary.refreshed > 0 { parts.append("\(summary.refreshed) refreshed") }
         if remotes != nil || summary.fromRemotes > 0 { parts.append("\(summary.fromRemotes) from remote") }
         parts.append("\(summary.cached) already cached")
+        if summary.stale > 0 { parts.append("\(summary.stale) stale") }
         parts.append("\(summary.failed) failed")
         parts.append("\(summary.blacklisted) blacklisted")
         if summary.interrupted > 0 || interrupted { parts.append("\(summary.interrupted) interrupted") }

@@ -4,36 +4,44 @@ import Glibc
 
 /// The namespace's failed-URL list (SDWebImage's failedURLs), persistent across
 /// processes: one small file per URL, `<namespace>/failed/<digest>`, written by
-/// rename, so concurrent processes never see half a record and need no lock.
-/// The file's modification time is when the URL failed.
+/// rename, so concurrent processes never see half a file and need no lock.
+/// A file holds the URL's failures, one per kind of request (its
+/// `RequestFingerprint`): a failure answers only requests like the one that
+/// failed. The file's modification time is the latest failure's, so expiry
+/// and counting need no read.
 public struct FailedURLStore: Sendable {
     public let directory: String
 
     /// How long a failure is remembered unless told otherwise.
     public static let defaultTTL = AgeLimit.seconds(86_400)
-    static let signature = "imgcache-failed 1"
+    static let signature = "imgcache-failed 2"
+    /// What earlier versions wrote: one failure, at the file's time.
+    static let firstSignature = "imgcache-failed 1"
+    /// Kinds of request remembered per URL; the oldest failure makes room.
+    static let recordsPerURL = 8
 
     public init(namespaceDirectory: String) {
         directory = namespaceDirectory + "/failed"
     }
 
     /// Which later requests a remembered failure answers.
-    public enum Scope: Equatable, Sendable {
-        /// Every request for the URL.
-        case everyRequest
-        /// Requests without credentials, headers or cookies of the user's: the
-        /// server refused such a request (401, 403, 407), and another may pass.
-        case plainRequests
-        /// Requests whose size limit is this or smaller: the body was larger.
-        case sizeLimitUpTo(Int64)
+    public struct Scope: Equatable, Sendable {
+        /// Requests with this fingerprint (headers, credentials, cookies, proxy).
+        public let request: RequestFingerprint
+        /// Only requests whose size limit is this or smaller (the body was
+        /// larger); nil: whatever their limit.
+        public let sizeLimitUpTo: Int64?
 
-        /// Whether a request of this kind would fail the same way.
-        public func covers(plainRequest: Bool, sizeLimit: Int64?) -> Bool {
-            switch self {
-            case .everyRequest: return true
-            case .plainRequests: return plainRequest
-            case .sizeLimitUpTo(let limit): return sizeLimit.map { $0 <= limit } ?? false
-            }
+        public init(request: RequestFingerprint, sizeLimitUpTo: Int64? = nil) {
+            self.request = request
+            self.sizeLimitUpTo = sizeLimitUpTo
+        }
+
+        /// Whether a request with `fingerprint` and `sizeLimit` would fail the same way.
+        public func covers(_ fingerprint: RequestFingerprint, sizeLimit: Int64?) -> Bool {
+            guard fingerprint == request else { return false }
+            guard let sizeLimitUpTo else { return true }
+            return sizeLimit.map { $0 <= sizeLimitUpTo } ?? false
         }
     }
 
@@ -46,25 +54,32 @@ public struct FailedURLStore: Sendable {
         public let scope: Scope
     }
 
-    /// Remembers that `key`'s URL failed for `reason` at `now`, for the requests `scope` names.
-    public func record(_ key: CacheKey, url: String, reason: String, scope: Scope = .everyRequest, now: Double) throws(SystemError) {
-        try FileSystem.makeDirectories(directory)
-        var lines = [FailedURLStore.signature, "url " + EntryMetadata.escape(RemoteURL.redacted(url)),
-                     "reason " + EntryMetadata.escape(reason)]
-        switch scope {
-        case .everyRequest: break
-        case .plainRequests: lines.append("scope plain-requests")
-        case .sizeLimitUpTo(let limit): lines.append("scope size-limit-up-to \(limit)")
+    /// Remembers that `key`'s URL failed for `reason` at `now`, for the
+    /// requests `scope` names; the URL's failures for other requests stay.
+    public func record(_ key: CacheKey, url: String, reason: String, scope: Scope = Scope(request: .plain), now: Double) throws(SystemError) {
+        try FileSystem.makeDirectories(directory, mode: 0o777)
+        let path = directory + "/" + key.digest
+        let earlier = (try? FileSystem.status(path))??.modified
+        var kept = earlier.flatMap { FailedURLStore.read(path, failedAt: $0) } ?? []
+        kept.removeAll { $0.scope == scope }
+        kept.append(Record(url: RemoteURL.redacted(url), reason: reason, failedAt: now, scope: scope))
+        kept = Array(kept.sorted { $0.failedAt < $1.failedAt }.suffix(FailedURLStore.recordsPerURL))
+        var lines = [FailedURLStore.signature, "url " + EntryMetadata.escape(RemoteURL.redacted(url))]
+        for record in kept {
+            let limit = record.scope.sizeLimitUpTo.map(String.init) ?? "-"
+            lines.append("failure \(record.failedAt) \(record.scope.request.digest) \(limit) " + EntryMetadata.escape(record.reason))
         }
-        try TemporaryFile.replace(key.digest, in: directory, with: lines.joined(separator: "\n") + "\n", modified: now)
+        try TemporaryFile.replace(key.digest, in: directory, with: lines.joined(separator: "\n") + "\n",
+                                  modified: kept.map(\.failedAt).max() ?? now)
     }
 
-    /// The failure remembered for `key`, unless it expired under `ttl`.
-    public func lookup(_ key: CacheKey, ttl: AgeLimit, now: Double) -> Record? {
+    /// The failures remembered for `key` that have not expired under `ttl`
+    /// (empty when there is no file); nil when there is no file at all.
+    public func lookup(_ key: CacheKey, ttl: AgeLimit, now: Double) -> [Record]? {
         let path = directory + "/" + key.digest
-        guard let status = try? FileSystem.status(path), status.isRegularFile,
-              !ttl.isExpired(status.modified, now: now) else { return nil }
-        return FailedURLStore.read(path, failedAt: status.modified)
+        guard let status = try? FileSystem.status(path), status.isRegularFile else { return nil }
+        guard !ttl.isExpired(status.modified, now: now) else { return [] }
+        return (FailedURLStore.read(path, failedAt: status.modified) ?? []).filter { !ttl.isExpired($0.failedAt, now: now) }
     }
 
     /// Every failure remembered (expired ones too: the caller tells them
@@ -72,46 +87,74 @@ public struct FailedURLStore: Sendable {
     public func records() throws(SystemError) -> [Record] {
         var found: [Record] = []
         try forEachRecord(removingAbandoned: false) { name, status in
-            if let record = FailedURLStore.read(directory + "/" + name, failedAt: status.modified) { found.append(record) }
+            found += FailedURLStore.read(directory + "/" + name, failedAt: status.modified) ?? []
             return false
         }
         return found
     }
 
-    /// Forgets the failure remembered for the URL `url` (as given, without
-    /// its fragment); whether there was one.
+    /// Forgets the failures remembered for the URL `url` (as given, without
+    /// its fragment); whether there were any.
     public func forget(url: String) -> Bool {
         let path = directory + "/" + Lookup.failureKey(URLText.withoutFragment(url)).digest
         return SystemCall.unlink(path) == 0
     }
 
-    /// The record in the file at `path`; nil when it is not one this version understands.
-    private static func read(_ path: String, failedAt: Double) -> Record? {
+    /// The failures in the file at `path`, whose modification time is
+    /// `failedAt`; nil when it is not one this version understands.
+    private static func read(_ path: String, failedAt: Double) -> [Record]? {
         guard let bytes = try? FileSystem.readFile(path, limit: 64 * 1024) else { return nil }
-        var fields: [Substring: String] = [:]
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
-        guard lines.first == Substring(FailedURLStore.signature) else { return nil }
-        for line in lines.dropFirst() {
-            guard let space = line.firstIndex(of: " ") else { continue }
-            fields[line[..<space]] = EntryMetadata.unescape(line[line.index(after: space)...])
+        var fields: [Substring: String] = [:]
+        var records: [Record] = []
+        func value(_ line: Substring) -> (Substring, Substring)? {
+            guard let space = line.firstIndex(of: " ") else { return nil }
+            return (line[..<space], line[line.index(after: space)...])
         }
-        let scope: Scope
-        switch fields["scope"]?.split(separator: " ") {
-        case nil: scope = .everyRequest
-        case ["plain-requests"]?: scope = .plainRequests
-        case let parts? where parts.count == 2 && parts[0] == "size-limit-up-to" && Int64(parts[1]) != nil:
-            scope = .sizeLimitUpTo(Int64(parts[1])!)
-        default: return nil  // written by a later version: not understood, so not obeyed
+        switch lines.first {
+        case Substring(FailedURLStore.signature)?:
+            for line in lines.dropFirst() {
+                guard let (name, rest) = value(line) else { continue }
+                if name == "failure" {
+                    let parts = rest.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+                    guard parts.count == 4, let time = Double(parts[0]), time.isFinite, parts[1].utf8.count == 32 else { return nil }
+                    let limit: Int64? = parts[2] == "-" ? nil : Int64(parts[2])
+                    guard parts[2] == "-" || limit != nil else { return nil }
+                    records.append(Record(url: "", reason: EntryMetadata.unescape(parts[3]), failedAt: time,
+                                          scope: Scope(request: RequestFingerprint(digest: String(parts[1])), sizeLimitUpTo: limit)))
+                } else {
+                    fields[name] = EntryMetadata.unescape(rest)
+                }
+            }
+        case Substring(FailedURLStore.firstSignature)?:
+            // One failure of a request without the user's headers, credentials or cookies.
+            for line in lines.dropFirst() {
+                guard let (name, rest) = value(line) else { continue }
+                fields[name] = EntryMetadata.unescape(rest)
+            }
+            let limit: Int64?
+            switch fields["scope"]?.split(separator: " ") {
+            case nil, ["plain-requests"]?: limit = nil
+            case let parts? where parts.count == 2 && parts[0] == "size-limit-up-to" && Int64(parts[1]) != nil:
+                limit = Int64(parts[1])!
+            default: return nil  // not understood, so not obeyed
+            }
+            records.append(Record(url: "", reason: fields["reason"] ?? "", failedAt: failedAt,
+                                  scope: Scope(request: .plain, sizeLimitUpTo: limit)))
+        default:
+            return nil  // written by a later version: not understood, so not obeyed
         }
-        return Record(url: fields["url"] ?? "", reason: fields["reason"] ?? "", failedAt: failedAt, scope: scope)
+        let url = fields["url"] ?? ""
+        // No failure is later than the file: one whose time was set back (touch -d) is that old.
+        return records.map { Record(url: url, reason: $0.reason, failedAt: min($0.failedAt, failedAt), scope: $0.scope) }
     }
 
-    /// Forgets `key`'s failure (it succeeded).
+    /// Forgets `key`'s failures (it succeeded), for every request.
     public func remove(_ key: CacheKey) {
         try? FileSystem.remove(directory + "/" + key.digest)
     }
 
-    /// How many failures are remembered, and how many of those expired under `ttl`.
+    /// How many URLs have failures remembered, and how many of those expired under `ttl`.
     public func count(ttl: AgeLimit, now: Double) throws(SystemError) -> (remembered: Int, expired: Int) {
         var remembered = 0, expired = 0
         try forEachRecord(removingAbandoned: false) { _, status in
@@ -122,8 +165,8 @@ public struct FailedURLStore: Sendable {
         return (remembered, expired)
     }
 
-    /// Removes the failures that expired under `ttl` (only counts them with
-    /// `dryRun`), and abandoned temporary files. Returns how many failures.
+    /// Removes the URLs whose every failure expired under `ttl` (only counts
+    /// them with `dryRun`), and abandoned temporary files. Returns how many URLs.
     public func prune(ttl: AgeLimit, now: Double, dryRun: Bool) throws(SystemError) -> Int {
         var removed = 0
         try forEachRecord(removingAbandoned: !dryRun) { _, status in

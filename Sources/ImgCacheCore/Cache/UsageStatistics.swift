@@ -29,7 +29,7 @@ public struct UsageStatistics: Equatable, Sendable {
         switch answer {
         case .success(let fetched):
             switch fetched.cacheType {
-            case .disk, .memory: hits += 1
+            case .disk, .memory, .stale: hits += 1
             case .remote: remoteHits += 1
             case .none, .refreshed:
                 downloads += 1

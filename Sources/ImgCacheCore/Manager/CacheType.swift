@@ -10,4 +10,7 @@ public enum CacheType: String, Equatable, Sendable {
     case refreshed
     /// Taken from a remote store (the second cache level), then stored here.
     case remote
+    /// A refresh failed for a transient reason (the server unreachable, a
+    /// timeout, a 5xx): the cached entry was served as it was (stale-if-error).
+    case stale
 }

@@ -31,15 +31,13 @@ struct DownloadStore {
         case .failure(.refused(.tooManyPixels(let width, let height))):
             return .failure(.tooManyPixels(url: url, width: width, height: height, limit: settings.maximumPixels))
         case .failure(let error):
-            // A refresh told that the image is gone removes the entry, so that the
-            // cache never holds what the failed list refuses; other failures keep it.
-            if let cached = miss.cached, case .httpStatus(let code) = error, code == 404 || code == 410 {
-                do {
-                    try cache.remove(cached, key: miss.key)
-                    log?("\(RemoteURL.displayed(url)): HTTP \(code) on refresh; removed \(cached.path)")
-                } catch {
-                    log?("\(RemoteURL.displayed(url)): cannot remove \(cached.path): \(error)")
-                }
+            // A refresh that fails keeps the entry: for a passing reason (the server
+            // down, a timeout, a 5xx) it answers, stale; for a lasting one (404, 410)
+            // the failure is reported and the entry still serves later plain fetches.
+            if let cached = miss.cached, error.isRetryable {
+                log?("\(RemoteURL.displayed(url)): refresh failed (\(error.reason)); serving \(cached.path)")
+                return .success(FetchResult(url: url, path: cached.path, cacheType: .stale, metadata: cached.metadata,
+                                            refreshFailure: error))
             }
             return .failure(.download(url: url, error))
         }

@@ -91,23 +91,20 @@ public enum FetchError: Error, Equatable, Sendable {
     /// failures that depend on this run's own options (-k, --max-redirects,
     /// --max-pixels, --verify full, a transform).
     ///
-    /// A failure that depends on the request answers only requests like it:
-    /// 401, 403 and 407 are remembered only for a `plainRequest` (no
-    /// credentials, headers or cookies of the user's) and answer only plain
-    /// requests; a body over the size limit answers only requests whose limit
-    /// is no larger.
-    public func rememberedScope(plainRequest: Bool) -> FailedURLStore.Scope? {
+    /// Any of them may depend on the request (a login page for a request
+    /// without cookies, a 403 without credentials), so a failure answers only
+    /// requests with the same fingerprint as `request`; a body over the size
+    /// limit answers only those whose limit is no larger.
+    public func rememberedScope(request: RequestFingerprint) -> FailedURLStore.Scope? {
         switch self {
         case .notAnImage, .unsupportedFormat, .corruptImage:
-            return .everyRequest
+            return FailedURLStore.Scope(request: request)
         case .download(_, let error):
             switch error {
-            case .httpStatus(let code) where [401, 403, 407].contains(code):
-                return plainRequest ? .plainRequests : nil
             case .httpStatus(let code):
-                return (400..<500).contains(code) && code != 408 && code != 429 ? .everyRequest : nil
-            case .tooLarge(let limit): return .sizeLimitUpTo(limit)
-            case .invalidURL, .unsupportedScheme: return .everyRequest
+                return (400..<500).contains(code) && code != 408 && code != 429 ? FailedURLStore.Scope(request: request) : nil
+            case .tooLarge(let limit): return FailedURLStore.Scope(request: request, sizeLimitUpTo: limit)
+            case .invalidURL, .unsupportedScheme: return FailedURLStore.Scope(request: request)
             default: return nil
             }
         case .invalidURL, .unsupportedScheme, .tooManyPixels, .notUsable,
@@ -116,8 +113,8 @@ public enum FetchError: Error, Equatable, Sendable {
         }
     }
 
-    /// Whether a plain request's failure goes on the failed-URL list.
-    public var isRemembered: Bool { rememberedScope(plainRequest: true) != nil }
+    /// Whether the failure goes on the failed-URL list.
+    public var isRemembered: Bool { rememberedScope(request: .plain) != nil }
 
     /// The short cause recorded on the failed-URL list.
     var recordedReason: String {

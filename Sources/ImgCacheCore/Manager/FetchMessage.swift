@@ -17,18 +17,23 @@ enum FetchMessage: Sendable {
 
 /// Stops a run from another thread: no new work starts, transfers are
 /// aborted (their temporary files removed), and what is left is answered
-/// `interrupted`.
+/// `interrupted`. A second request hurries the stop: nothing more is waited
+/// for (transfers being cancelled, remote stores' answers and writes), but
+/// the answers and the summary are still given.
 public final class FetchInterruption: Sendable {
     private let received = Atomic<Int32>(0)
+    private let requests = Atomic<Int>(0)
     private let messages: BlockingQueue<FetchMessage>
 
     init(messages: BlockingQueue<FetchMessage>) {
         self.messages = messages
     }
 
-    /// Asks the run to stop because of `signal`; later calls are ignored.
+    /// Asks the run to stop because of `signal`; the first signal is the one
+    /// kept, a later one hurries the stop.
     public func interrupt(signal: Int32) {
         _ = received.compareExchange(expected: 0, desired: signal, ordering: .relaxed)
+        requests.add(1, ordering: .relaxed)
         messages.push(.wake)
     }
 
@@ -36,5 +41,10 @@ public final class FetchInterruption: Sendable {
     public var signal: Int32? {
         let value = received.load(ordering: .relaxed)
         return value == 0 ? nil : value
+    }
+
+    /// Whether the stop was asked for again: nothing more is waited for.
+    public var isHurried: Bool {
+        requests.load(ordering: .relaxed) > 1
     }
 }

@@ -9,18 +9,28 @@ public struct FetchResult: Equatable, Sendable {
     public let metadata: EntryMetadata
     /// False with CacheMemoryOnly: `path` is not a cache entry.
     public let isStored: Bool
+    /// Why the refresh of a `stale` answer failed.
+    public let refreshFailure: DownloadError?
 
-    public init(url: String, path: String, cacheType: CacheType, metadata: EntryMetadata, isStored: Bool = true) {
+    public init(url: String, path: String, cacheType: CacheType, metadata: EntryMetadata, isStored: Bool = true,
+                refreshFailure: DownloadError? = nil) {
         self.url = url
         self.path = path
         self.cacheType = cacheType
         self.metadata = metadata
         self.isStored = isStored
+        self.refreshFailure = refreshFailure
     }
 
     /// The same image answered again for another request in this process.
     func fromMemory(url: String) -> FetchResult {
         FetchResult(url: url, path: path, cacheType: .memory, metadata: metadata, isStored: isStored)
+    }
+
+    /// For a `stale` answer, what to tell the user: the refresh failed and the cached copy was served.
+    public var staleWarning: String? {
+        guard cacheType == .stale, let refreshFailure else { return nil }
+        return "\(RemoteURL.displayed(url)): refresh failed (\(refreshFailure.reason)); the cached copy was served"
     }
 
     /// The result as a JSON object (`fetch --json`).
@@ -37,6 +47,7 @@ public struct FetchResult: Equatable, Sendable {
         object.add("content_type", metadata.contentType)
         object.add("etag", metadata.etag)
         object.add("last_modified", metadata.lastModified)
+        object.add("refresh_error", refreshFailure?.reason)
         return object
     }
 }

@@ -40,6 +40,8 @@ public final class ImageFetcher {
     public var beforeFirstThread: (() -> Void)?
 
     let failedURLs: FailedURLStore
+    /// What the run's requests carry beyond the URL (the failed list's records answer only requests like them).
+    let request: RequestFingerprint
     /// Read from the namespace only when a failure record is found.
     var resolvedFailedTTL: AgeLimit?
     /// Created on the first miss, so a hit never loads libcurl.
@@ -74,6 +76,7 @@ public final class ImageFetcher {
         self.settings = settings
         self.downloaderConfiguration = downloaderConfiguration
         failedURLs = FailedURLStore(namespaceDirectory: cache.directory)
+        request = RequestFingerprint(settings: settings, downloads: downloaderConfiguration)
         messages = BlockingQueue()
         interruption = FetchInterruption(messages: messages)
     }
@@ -131,6 +134,10 @@ public final class ImageFetcher {
                     while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
                     break
                 }
+                if run.interrupted, interruption.isHurried {
+                    try abandonWaiting(&run, emit: emit, update: emitUpdate)
+                    break
+                }
                 let first: FetchMessage
                 if run.wantsIdle {
                     guard let message = messages.pop(timeout: 0.25) else {
@@ -176,6 +183,25 @@ public final class ImageFetcher {
         submitQueued(&run)
         downloader?.cancelAll()
         log?("interrupted: no new work is started")
+    }
+
+    /// Asked to stop a second time: what has arrived is handled, and every
+    /// URL still waiting (a transfer being cancelled, a remote store's answer)
+    /// is answered `interrupted` now; remote writes still out are given up.
+    /// The download thread removes what the cancelled transfers wrote when
+    /// the fetcher closes.
+    private func abandonWaiting<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void,
+                                          update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+        while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
+        for slot in run.pending.keys.sorted() {
+            guard let miss = run.pending.removeValue(forKey: slot) else { continue }
+            run.slotByKey[miss.fingerprint] = nil
+            try settle(miss.fingerprint, .failure(.interrupted(url: miss.text)), first: miss.firstIndex, url: miss.text,
+                       repeats: miss.repeats, &run, emit: emit)
+        }
+        if run.pendingWrites > 0 { log?("interrupted again: \(Plural.count(run.pendingWrites, "remote write")) given up") }
+        run.pendingWrites = 0
+        run.inputOpen = false
     }
 
     private func handle<E: Error>(_ message: FetchMessage, _ run: inout FetchRun,
@@ -295,7 +321,8 @@ public final class ImageFetcher {
     func remember(_ answer: Result<FetchResult, FetchError>, for miss: PendingFetch) {
         switch answer {
         case .failure(let error):
-            guard let scope = error.rememberedScope(plainRequest: settings.isPlainRequest) else { return }
+            // A refresh that failed keeps the entry, which answers later fetches: the list answers misses only.
+            guard miss.cached == nil, let scope = error.rememberedScope(request: request) else { return }
             do {
                 try failedURLs.record(Lookup.failureKey(miss.text), url: miss.text, reason: error.recordedReason, scope: scope, now: WallClock.now())
                 log?("\(RemoteURL.displayed(miss.text)): remembered as failed")
@@ -355,7 +382,8 @@ public final class ImageFetcher {
 
     /// The cache, the read-only folders and the failed list, for one URL.
     var lookup: Lookup {
-        Lookup(wantsNotes: log != nil, settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs)
+        Lookup(wantsNotes: log != nil, settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs,
+               request: request)
     }
 
     /// Checks and stores downloads.

@@ -24,6 +24,8 @@ struct Lookup: Sendable {
     let cache: DiskCache
     let readOnlyCaches: [ReadOnlyCache]
     let failedURLs: FailedURLStore
+    /// What the run's requests carry beyond the URL: a failure answers only requests like it.
+    let request: RequestFingerprint
 
     func run(_ url: String, key: CacheKey, ttl: () -> AgeLimit, lockHandle: NamespaceLock.Handle? = nil) -> LookupOutcome {
         let now = WallClock.now()
@@ -63,13 +65,15 @@ struct Lookup: Sendable {
         var failedBefore = false
         // A refresh revalidates an entry that is there: the list answers misses only.
         if cached == nil, !options.contains(.retryFailed),
-           let record = failedURLs.lookup(Lookup.failureKey(url), ttl: .never, now: now) {
+           let records = failedURLs.lookup(Lookup.failureKey(url), ttl: .never, now: now) {
+            // Any record (another request's, an expired one) is removed by a success.
             failedBefore = true
-            let ttl = ttl()
-            if record.scope.covers(plainRequest: settings.isPlainRequest, sizeLimit: settings.maximumBytes),
-               !ttl.isExpired(record.failedAt, now: now) {
-                return .answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)),
-                               note: wantsNotes ? "\(RemoteURL.displayed(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))" : nil)
+            if let record = records.last(where: { $0.scope.covers(request, sizeLimit: settings.maximumBytes) }) {
+                let ttl = ttl()
+                if !ttl.isExpired(record.failedAt, now: now) {
+                    return .answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)),
+                                   note: wantsNotes ? "\(RemoteURL.displayed(url)): on the failed list since \(Timestamp.iso8601(record.failedAt))" : nil)
+                }
             }
         }
         return .download(remote, cached: cached, note: note, failedBefore: failedBefore)

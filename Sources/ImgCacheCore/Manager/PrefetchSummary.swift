@@ -8,6 +8,8 @@ public struct PrefetchSummary: Equatable, Sendable {
     public var refreshed = 0
     /// Already in the cache.
     public var cached = 0
+    /// Refreshes that failed for a transient reason: the cached entry served.
+    public var stale = 0
     /// Taken from a remote store.
     public var fromRemotes = 0
     /// Tried and failed.
@@ -40,6 +42,7 @@ public struct PrefetchSummary: Equatable, Sendable {
             case .refreshed: refreshed += 1
             case .disk, .memory: cached += 1
             case .remote: fromRemotes += 1
+            case .stale: stale += 1
             }
         case .failure(.blacklisted):
             blacklisted += 1

@@ -31,4 +31,5 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let wouldBlock = Errno(EAGAIN)
     public static let brokenPipe = Errno(EPIPE)
     public static let notSupported = Errno(ENOTSUP)
+    public static let readOnlyFileSystem = Errno(EROFS)
 }

@@ -206,28 +206,4 @@ extension FileSystem {
             if let failure { throw failure }
         }
     }
-
-    /// Copies `source` to `destination` through a temporary file beside it and a
-    /// rename, so `destination` is never seen half-written.
-    public static func copyAtomically(_ source: String, to destination: String) throws(SystemError) {
-        let directory = parentDirectory(of: destination)
-        var generator = SystemRandomNumberGenerator()
-        let name = destination.split(separator: "/").last.map(String.init) ?? "output"
-        let temporary = directory + "/." + name + ".imgcache-" + String(generator.next() as UInt64, radix: 36)
-        let output = TemporaryFile.createLive(temporary)
-        guard output >= 0 else { throw SystemError("write", path: destination) }
-        do {
-            defer { SystemCall.close(output) }
-            try copy(source, to: output, destinationName: destination)
-        } catch {
-            try? remove(temporary)
-            throw error
-        }
-        do {
-            try rename(temporary, to: destination)
-        } catch {
-            try? remove(temporary)
-            throw error
-        }
-    }
 }

@@ -8,11 +8,17 @@ import Glibc
 ///
 /// `start` must run on the main thread before other threads are created;
 /// every thread then has the signals blocked, and only the watcher takes them.
-/// A second signal ends the process at once with the usual status (128 +
-/// signal), after removing the temporary files the process has open.
+/// Every signal is handed on, however many arrive (`timeout` and a Ctrl-C in
+/// a pipeline send two at once): the run cuts its waiting short and still
+/// prints what it has. Only a process that is still running
+/// `forcedExitDelay` seconds after its second signal (stuck in a call that
+/// cannot be cut short) is ended there, after its temporary files are removed.
 public enum SignalWatcher {
     /// The signals a run stops on.
     public static let signals: [Int32] = [SIGINT, SIGTERM]
+
+    /// How long a run may still take after its second signal.
+    public static let forcedExitDelay = 10
 
     /// Unblocks the signals imgcache reacts to, which a parent may have left
     /// blocked (some process launchers do), so that they act by default.
@@ -23,10 +29,10 @@ public enum SignalWatcher {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
-    /// Starts watching; `handle` runs on the watcher thread with the first
-    /// signal. Signals the parent set to be ignored (a background job's
-    /// SIGINT) stay ignored.
-    public static func start(_ handle: @escaping @Sendable (Int32) -> Void) throws(SystemError) {
+    /// Starts watching; `handle` runs on the watcher thread with each signal
+    /// and how many have arrived (1 for the first). Signals the parent set to
+    /// be ignored (a background job's SIGINT) stay ignored.
+    public static func start(_ handle: @escaping @Sendable (_ signal: Int32, _ count: Int) -> Void) throws(SystemError) {
         var set = sigset_t()
         sigemptyset(&set)
         for signal in signals where !isIgnored(signal) { sigaddset(&set, signal) }
@@ -35,17 +41,33 @@ public enum SignalWatcher {
         // Detached: it waits in sigwait for as long as the process lives.
         try WorkerThread.startDetached {
             var set = watched
-            var received: Int32 = 0
-            var first = true
-            while sigwait(&set, &received) == 0 {
-                if first {
-                    first = false
-                    handle(received)
-                } else {
-                    let note = "imgcache: interrupted again: stopped at once\n"
-                    _ = note.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
-                    TemporaryFile.exitRemovingLiveFiles(status: 128 + received)
+            var count = 0
+            var firstSignal = SIGINT
+            var deadline: timespec?
+            while true {
+                var received: Int32 = 0
+                if let end = deadline {
+                    var now = timespec()
+                    clock_gettime(CLOCK_MONOTONIC, &now)
+                    var left = timespec(tv_sec: max(0, end.tv_sec - now.tv_sec), tv_nsec: 0)
+                    received = sigtimedwait(&set, nil, &left)
+                    if received < 0 {
+                        if errno == EINTR { continue }
+                        let note = "imgcache: still running \(forcedExitDelay) s after the second signal: stopped at once\n"
+                        _ = note.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+                        TemporaryFile.exitRemovingLiveFiles(status: 128 + firstSignal)
+                    }
+                } else if sigwait(&set, &received) != 0 {
+                    return
                 }
+                count += 1
+                if count == 1 { firstSignal = received }
+                if count == 2 {
+                    var now = timespec()
+                    clock_gettime(CLOCK_MONOTONIC, &now)
+                    deadline = timespec(tv_sec: now.tv_sec + forcedExitDelay, tv_nsec: 0)
+                }
+                handle(received, count)
             }
         }
     }

@@ -76,6 +76,10 @@ package enum SystemCall {
         Glibc.lseek(descriptor, offset, whence)
     }
 
+    static func fchmod(_ descriptor: Int32, _ mode: mode_t) -> Int32 {
+        faulting(.write, descriptor: descriptor) { Glibc.fchmod(descriptor, mode) }
+    }
+
     static func ftruncate(_ descriptor: Int32, _ length: off_t) -> Int32 {
         faulting(.write, descriptor: descriptor) { Glibc.ftruncate(descriptor, length) }
     }

@@ -303,6 +303,12 @@ final class FaultServer: @unchecked Sendable {
         case ("need-cookie", 2):
             let cookies = request.headers.filter { $0.name.lowercased() == "cookie" }
             return cookies.contains { $0.value.contains("session=s3cr3t") } ? serve(parts[1]) : status(403)
+        case ("login", 2):
+            // A page that wants a login: an HTML form, with 200, to a request without the session cookie.
+            let cookies = request.headers.filter { $0.name.lowercased() == "cookie" }
+            if cookies.contains(where: { $0.value.contains("session=s3cr3t") }) { return serve(parts[1]) }
+            let page = "<!DOCTYPE html>\n<html><body><form method=post><input name=user></form></body></html>\n"
+            return .full(status: 200, type: "text/html", body: Array(page.utf8), extra: [])
         case ("signed", 2):
             // A signed URL: only the signature `fresh` is still valid.
             return request.target.contains("sig=fresh") ? serve(parts[1]) : status(403)

@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What of a request, besides its URL, may change the server's answer:
+/// headers (`-H`, `--accept`), credentials (`-u`, a netrc file), cookies (a
+/// jar's cookies when the run began) and the proxy, in 32 hex digits. A
+/// failure the failed-URL list keeps answers only requests with the same
+/// fingerprint: a login page served to a request without cookies says
+/// nothing of the same URL asked with them. Passwords are never kept: only
+/// this digest of everything together is.
+public struct RequestFingerprint: Hashable, Sendable, CustomStringConvertible {
+    /// MD5 of the request's description, lower-case hex.
+    public let digest: String
+
+    /// The fingerprint of a request that carries nothing of the user's.
+    public static let plain = RequestFingerprint(parts: [])
+
+    private init(parts: [String]) {
+        digest = MD5.hex(parts.joined(separator: "\n"))
+    }
+
+    /// A request's fingerprint from its digest (as the failed list stores it).
+    init(digest: String) {
+        self.digest = digest
+    }
+
+    /// The fingerprint of the requests made with `settings` and `downloads`.
+    public init(settings: FetchSettings, downloads: DownloadConfiguration) {
+        var parts: [String] = settings.headers.map { "header " + $0.line }
+        if let credentials = settings.credentials {
+            parts.append("user " + credentials.user)
+            parts.append("password " + MD5.hex(credentials.password))
+        }
+        switch downloads.netrc {
+        case nil: break
+        case .home?: parts.append("netrc ~/.netrc " + RequestFingerprint.contents(of: (Environment.process["HOME"] ?? "") + "/.netrc"))
+        case .file(let path)?: parts.append("netrc " + path + " " + RequestFingerprint.contents(of: path))
+        }
+        if let jar = downloads.cookieJar {
+            parts.append("cookies " + jar + " " + RequestFingerprint.cookies(in: jar))
+        } else if downloads.handleCookies {
+            parts.append("cookies of the run")
+        }
+        if let proxy = downloads.proxy { parts.append("proxy " + proxy) }
+        self = parts.isEmpty ? .plain : RequestFingerprint(parts: parts)
+    }
+
+    /// The digest of a file's bytes ("absent" when it cannot be read): a netrc
+    /// file that changed makes another request.
+    private static func contents(of path: String) -> String {
+        guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20) else { return "absent" }
+        return MD5.hexString(MD5.digest(bytes))
+    }
+
+    /// The digest of the cookies in a jar, one per line in any order, without
+    /// its comments (libcurl rewrites the jar after every run, with a header of
+    /// its own): a new login makes another request, a rewrite does not.
+    private static func cookies(in path: String) -> String {
+        guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20) else { return "absent" }
+        let lines = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == "\r" })
+            .filter { !$0.isEmpty && (!$0.hasPrefix("#") || $0.hasPrefix("#HttpOnly_")) }
+        return MD5.hex(lines.sorted().joined(separator: "\n"))
+    }
+
+    public var isPlain: Bool { self == .plain }
+
+    public var description: String { digest }
+}

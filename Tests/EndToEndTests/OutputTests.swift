@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+
+/// `-o` and `--output-dir` write through whatever is at the path, as curl
+/// does: a FIFO, a device node, a symbolic link (and so /dev/stdout) are
+/// written, never replaced; a plain file is replaced atomically with its
+/// permission bits kept. Every special file is made in a temporary folder.
+@Suite final class OutputTests: LoopbackCacheSuite {
+    let work: TemporaryDirectory
+
+    override init() throws {
+        work = try TemporaryDirectory("imgcache-output")
+        try super.init()
+    }
+
+    private var logo: Data { FileManager.default.contents(atPath: Paths.fixtures.appendingPathComponent("logo.png").path)! }
+
+    private func fileType(_ path: String) -> mode_t {
+        var info = stat()
+        lstat(path, &info)
+        return info.st_mode & S_IFMT
+    }
+
+    @Test func aFIFOIsWrittenAndItsReaderReceivesEveryByte() throws {
+        let fifo = work.appending("pipe")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let received = Locked(Data())
+        // The reader opens the FIFO as a consumer would; the writer's open waits for it.
+        let reader = Thread {
+            let data = FileHandle(forReadingAtPath: fifo)?.readDataToEndOfFile() ?? Data()
+            received.set(data)
+        }
+        reader.start()
+        let result = try fetch(["fetch", "-o", fifo, server.url("logo.png")])
+        #expect(result.status == 0, "\(result.standardError)")
+        for _ in 0..<1000 where received.get().isEmpty { usleep(5_000) }
+        #expect(received.get() == logo)
+        #expect(fileType(fifo) == S_IFIFO)
+    }
+
+    @Test func aSymbolicLinkStaysAndItsTargetGetsTheImage() throws {
+        let target = work.appending("target.png"), link = work.appending("link.png")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: target))
+        #expect(symlink(target, link) == 0)
+        let result = try fetch(["fetch", "-o", link, server.url("logo.png")])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(fileType(link) == S_IFLNK)
+        #expect(FileManager.default.contents(atPath: target) == logo)
+
+        // A link whose target does not exist yet: the target is made.
+        let dangling = work.appending("dangling.png"), later = work.appending("later.png")
+        #expect(symlink(later, dangling) == 0)
+        #expect(try fetch(["fetch", "-o", dangling, server.url("logo.png")]).status == 0)
+        #expect(fileType(dangling) == S_IFLNK)
+        #expect(FileManager.default.contents(atPath: later) == logo)
+    }
+
+    @Test func aLinkToStandardOutputWritesToStandardOutput() throws {
+        // What /dev/stdout is: a link to the process's descriptor 1.
+        let link = work.appending("stdout")
+        #expect(symlink("/proc/self/fd/1", link) == 0)
+        let result = try fetch(["fetch", "-o", link, server.url("logo.png")])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput == logo)
+        #expect(fileType(link) == S_IFLNK)
+    }
+
+    @Test func aDeviceNodeIsWrittenNotReplaced() throws {
+        // Made only where the test may (as root); the null device's numbers (1, 3).
+        let node = work.appending("null")
+        guard mknod(node, S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0 else { return }
+        let result = try fetch(["fetch", "-o", node, server.url("logo.png")])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(fileType(node) == S_IFCHR)
+    }
+
+    @Test func aPlainFileIsReplacedWithItsPermissionsKept() throws {
+        let path = work.appending("kept.png")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(chmod(path, 0o640) == 0)
+        #expect(try fetch(["fetch", "-o", path, server.url("logo.png")]).status == 0)
+        var info = stat()
+        lstat(path, &info)
+        #expect(info.st_mode & 0o7777 == 0o640)
+        #expect(FileManager.default.contents(atPath: path) == logo)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == ["kept.png"])
+    }
+
+    @Test func aNewFileTakesThePermissionsTheUmaskAllows() throws {
+        let path = work.appending("new.png")
+        let result = try ImgCacheProcess.runShell("umask 027; \"$BIN\" --cache-dir \"$CACHE\" fetch -o \"$OUT\" \"$URL\"",
+                                                  environment: ["BIN": Paths.binary, "CACHE": cacheRoot, "OUT": path,
+                                                                "URL": server.url("logo.png")],
+                                                  home: home.path, workingDirectory: work.path)
+        #expect(result.status == 0, "\(result.standardError)")
+        var info = stat()
+        lstat(path, &info)
+        #expect(info.st_mode & 0o777 == 0o640)
+    }
+
+    @Test func aFolderIsRefusedAndLeftAsItIs() throws {
+        let folder = work.appending("folder")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let result = try fetch(["fetch", "-o", folder, server.url("logo.png")])
+        #expect(result.status == 74, "\(result.standardError)")
+        #expect(result.standardError.contains("Is a directory"))
+        #expect(fileType(folder) == S_IFDIR)
+    }
+
+    @Test func outputDirectoryNamesCarryTheExtensionOfTheBytes() throws {
+        // Served under names that say nothing, or the wrong thing, of the bytes.
+        let served = try TemporaryDirectory("imgcache-served")
+        try logo.write(to: URL(fileURLWithPath: served.appending("avatar")))
+        try logo.write(to: URL(fileURLWithPath: served.appending("wrong.jpg")))
+        try logo.write(to: URL(fileURLWithPath: served.appending("right.png")))
+        let nginx = try NginxServer(serving: served.url)
+        let folder = work.appending("out")
+        let result = try fetch(["fetch", "--output-dir", folder, nginx.url("avatar?size=2"), nginx.url("wrong.jpg"),
+                                nginx.url("right.png")])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["avatar.png", "right.png", "wrong.png"])
+    }
+}
+
+/// A value shared with a thread, behind a lock.
+final class Locked<Value>: @unchecked Sendable {
+    // Safe: every access to `value` holds `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func get() -> Value { lock.withLock { value } }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+}
