@@ -44,6 +44,9 @@ public enum CommandRunner {
             return usageFailure(.invalidEnvironment(error.commandLineMessage), console: console)
         }
         do { placement = try metadataPlacement(environment) } catch { return usageFailure(error, console: console) }
+        do { try CacheUmask.apply(environment: environment, namespaceDirectory: location.directory) } catch {
+            return usageFailure(.invalidEnvironment("invalid IMGCACHE_UMASK: \(error.reason)"), console: console)
+        }
         let cache = DiskCache(location: location, metadataPlacement: placement)
         if let exposure = CacheRoot.exposure(of: [location.root, location.directory]) { console.warning(exposure) }
         var status = ExitStatus.success

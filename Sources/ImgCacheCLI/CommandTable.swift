@@ -45,6 +45,10 @@ public enum CommandTable {
         .value(.cookies, metavar: "FILE", kind: .path,
                help: "Cookie jar (Netscape format): read before, written after; created if missing"),
         .flag(.insecure, "k", help: "Do not verify TLS certificates or host names (prints a warning)"),
+        .value(.cacert, metavar: "FILE", kind: .path,
+               help: "Trust the certificate authorities in this PEM file (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE, else the system's)"),
+        .value(.capath, metavar: "DIR", kind: .directory,
+               help: "Trust the certificate authorities in this hashed folder, as c_rehash makes (default: $SSL_CERT_DIR)"),
         .value(.maxRedirects, metavar: "N", kind: .text,
                help: "Follow at most N redirects, to http or https only (default 10)"),
         .value(.maxSize, metavar: "SIZE", kind: .text,
@@ -285,14 +289,17 @@ public enum CommandTable {
             Without options, shows the limits clean applies and the failed TTL fetch uses, \
             each with where it comes from (remembered, or the default), and the remote \
             stores. --max-size, --max-age and --failed-ttl remember new values, as clean \
-            --remember does, without cleaning; --reset forgets every remembered value \
-            (limits and remote stores).
+            --remember does, without cleaning; --umask remembers the permission mask of \
+            the namespace's files and folders; --reset forgets every remembered value \
+            (limits, mask and remote stores).
             """,
         options: [
             .value(.maxSize, metavar: "SIZE", kind: .text,
                    help: "Remember this size limit for clean (500M, 2G, 1.5GiB, bytes; 'none')"),
             .value(.maxAge, metavar: "AGE", kind: .text, help: "Remember this age limit for clean (30m, 12h, 7d, 2w, 1mo; 'never')"),
             .value(.failedTtl, metavar: "AGE", kind: .text, help: "Remember how long failed URLs are kept (default 24h; 'never')"),
+            .value(.umask, metavar: "MASK", kind: .text,
+                   help: "Remember the permission mask for what imgcache creates in the namespace, as 002 for a team ('none': the user's umask; IMGCACHE_UMASK overrides)"),
             .flag(.reset, help: "Forget every remembered limit and remote store of the namespace"),
         ],
         examples: [
@@ -317,6 +324,10 @@ public enum CommandTable {
             .value(.remote, metavar: "URL", kind: .text, repeatable: true,
                    help: "Check this store instead (repeatable; the same URL|attributes as fetch --remote)"),
             .flag(.insecure, "k", help: "Do not verify TLS certificates or host names (prints a warning)"),
+        .value(.cacert, metavar: "FILE", kind: .path,
+               help: "Trust the certificate authorities in this PEM file (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE, else the system's)"),
+        .value(.capath, metavar: "DIR", kind: .directory,
+               help: "Trust the certificate authorities in this hashed folder, as c_rehash makes (default: $SSL_CERT_DIR)"),
         ],
         operands: [OperandSpec(name: "ACTION", kind: .choice(["check"]), help: "check: write, read and remove a probe object",
                                minimum: 1, maximum: 1)],

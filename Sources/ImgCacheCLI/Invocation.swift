@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ImgCacheCore
 
 /// What a command line asks for: the parser's result.
@@ -131,6 +134,8 @@ public struct ConfigArguments: Equatable, Sendable {
     public var maxSize: SizeLimit?
     public var maxAge: AgeLimit?
     public var failedTTL: AgeLimit?
+    /// `--umask MASK`: `.some(nil)` for 'none' (forget it).
+    public var umask: mode_t??
     public var reset = false
     public init() {}
 }

@@ -44,8 +44,13 @@ enum ManagerSetup {
         case .success(let remotes): settings.remotes = remotes
         case .failure(let status): return .failure(status)
         }
+        if let (message, status) = RequestFiles.problem(arguments.downloads, environment: environment) {
+            console.error(message)
+            return .failure(status)
+        }
         let fetcher = ImageFetcher(cache: cache, readOnlyCaches: readOnly, settings: settings,
-                                   downloaderConfiguration: arguments.downloads, environment: environment)
+                                   downloaderConfiguration: RequestFiles.resolved(arguments.downloads, environment: environment),
+                                   environment: environment)
         if console.verbosity > 0 { fetcher.log = { [console] line in console.detail(line) } }
         fetcher.warn = { [console] line, cause in console.warning(line + (cause?.commandLineHint ?? "")) }
         if console.verbosity > 0, !settings.remotes.isEmpty {

@@ -2,15 +2,22 @@
 public enum Suggestion {
     /// The candidate closest to `input` by edit distance (a swap of two
     /// neighbouring letters counts as one edit), if close enough to be a typo;
-    /// else the only candidate that `input` starts.
+    /// else, of the candidates that begin as `input` does (all of it, or all
+    /// but its last letter: `retry` for `retries`), the closest one.
     public static func closest(to input: String, among candidates: [String]) -> String? {
         let scored = candidates.map { ($0, distance(input, $0)) }
         if let best = scored.min(by: { $0.1 < $1.1 }) {
             let allowed = max(1, min(2, best.0.count / 3))
             if best.1 <= allowed { return best.0 }
         }
-        let extended = candidates.filter { $0.hasPrefix(input) && input.count >= 2 }
-        return extended.count == 1 ? extended[0] : nil
+        guard input.count >= 2 else { return nil }
+        let stem = max(2, input.count - 1)
+        let extended = scored.filter { candidate, _ in
+            zip(input, candidate).prefix { $0 == $1 }.count >= stem
+        }
+        guard let nearest = extended.min(by: { $0.1 < $1.1 }) else { return nil }
+        // Two equally near: no guess.
+        return extended.filter { $0.1 == nearest.1 }.count == 1 ? nearest.0 : nil
     }
 
     /// Optimal string alignment distance between `a` and `b`.

@@ -160,14 +160,6 @@ import Testing
         #expect(errorText.isEmpty, "\(errorText)")
     }
 
-    @Test func newCacheFoldersAreOwnerOnly() throws {
-        _ = try fetch(["fetch", server.url("logo.png")])
-        for folder in [cacheRoot, cacheRoot + "/default"] {
-            let mode = try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? Int
-            #expect(mode == 0o700, "\(folder)")
-        }
-    }
-
     @Test func aHitMarksTheEntryUsed() throws {
         let url = server.url("logo.png")
         let path = try #require(try fetch(["fetch", url]).lines.first)

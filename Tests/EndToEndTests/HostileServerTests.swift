@@ -25,9 +25,13 @@ import Testing
         try expectRefused("/length-short/photo.jpg", messageContains: "truncated JPEG image")
     }
 
-    @Test func aGzipBombIsNeverInflated() throws {
-        // imgcache asks for no encoding and decodes none: the gzip bytes are not an image.
+    @Test func aGzipBombIsRefusedFromItsFirstBytes() throws {
+        // Decoded, its first bytes are zeros: no image's.
         try expectRefused("/gzip-bomb/logo.png", messageContains: "not an image")
+    }
+
+    @Test func aGzipBombBehindAnImageHeaderIsCutAsItInflates() throws {
+        try expectRefused("/gzip-image-bomb/logo.png", messageContains: "grew more than 200 times as its Content-Encoding (gzip) was decoded")
     }
 
     @Test func brokenChunkedEncoding() throws {
@@ -40,5 +44,8 @@ import Testing
         let over = try fetch(["fetch", "--max-redirects", "3", faults.baseURL + "/redirect/4/photo.jpg"])
         #expect(over.status == 1)
         #expect(over.standardError.contains("more than 3 redirects"), "\(over.standardError)")
+        let one = try fetch(["fetch", "--max-redirects", "1", faults.baseURL + "/redirect/2/photo.jpg"])
+        #expect(one.standardError.contains("more than 1 redirect;") || one.standardError.hasSuffix("more than 1 redirect\n"),
+                "\(one.standardError)")
     }
 }

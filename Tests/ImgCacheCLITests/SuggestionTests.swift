@@ -12,5 +12,7 @@ import Testing
     @Test func aUniquePrefixIsSuggested() {
         #expect(Suggestion.closest(to: "cache", among: ["cache-dir", "namespace"]) == "cache-dir")
         #expect(Suggestion.closest(to: "c", among: ["cache-dir", "color"]) == nil)
+        #expect(Suggestion.closest(to: "retry", among: ["retries", "retry-failed", "refresh"]) == "retries")
+        #expect(Suggestion.closest(to: "thumb", among: ["thumbnail", "timeout"]) == "thumbnail")
     }
 }

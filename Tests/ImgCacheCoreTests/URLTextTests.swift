@@ -13,4 +13,30 @@ import Testing
         #expect(URLText.withoutFragment("http://h/a.png#x#y") == "http://h/a.png")
         #expect(URLText.withoutFragment("http://h/a.png?q=1") == "http://h/a.png?q=1")
     }
+
+    @Test(arguments: [
+        ("HTTP://Host/im%67/a.png", "http://host/img/a.png"),
+        ("http://host:80/a.png", "http://host/a.png"),
+        ("https://host:443/a.png", "https://host/a.png"),
+        ("https://host:8443/a.png", "https://host:8443/a.png"),
+        ("http://host", "http://host/"),
+        ("http://host?q=1", "http://host/?q=1"),
+        ("http://host/a%2fb%7e.png", "http://host/a%2Fb~.png"),
+        ("http://host/a/./b/../c.png", "http://host/a/c.png"),
+        ("http://host/a/%2E%2E/c.png", "http://host/c.png"),
+        ("http://host/../../c.png", "http://host/c.png"),
+        ("http://host/a/b/..", "http://host/a/"),
+        ("http://User:PW@Host:80/a.png", "http://User:PW@host/a.png"),
+        ("http://[::1]:80/a.png", "http://[::1]/a.png"),
+        ("http://[::1]/a.png", "http://[::1]/a.png"),
+        ("http://host/a.png?x=%41%2b", "http://host/a.png?x=A%2B"),
+        ("http://host/.hidden/a..b.png", "http://host/.hidden/a..b.png"),
+        ("ftp://HOST/a", "ftp://HOST/a"),
+        ("not a url", "not a url"),
+    ])
+    func equivalentURLsHaveOneNormalForm(given: String, normal: String) {
+        #expect(URLText.normalized(given) == normal)
+        // Normal forms are fixed points.
+        #expect(URLText.normalized(normal) == normal)
+    }
 }

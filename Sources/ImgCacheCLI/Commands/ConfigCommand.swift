@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ImgCacheCore
 
 /// `imgcache config`: a namespace's remembered limits, shown or set without cleaning.
@@ -7,11 +10,13 @@ extension ConfigCommand {
     func run() throws(SystemError) -> ExitStatus {
         var settings = NamespaceSettings.load(from: cache.directory)
         let changing = arguments.reset || arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil
+            || arguments.umask != nil
         if changing {
             do {
                 settings = try cache.updateSettings { settings in
                     if arguments.reset { settings = NamespaceSettings() }
                     settings.remember(maxSize: arguments.maxSize, maxAge: arguments.maxAge, failedTTL: arguments.failedTTL)
+                    if let umask = arguments.umask { settings.umask = umask }
                 }
             } catch {
                 console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))
@@ -19,6 +24,10 @@ extension ConfigCommand {
             }
         }
         let limits = CacheLimits.resolve(maxSize: nil, maxAge: nil, failedTTL: nil, remembered: settings)
+        // What the run applied: IMGCACHE_UMASK, else the remembered one, else the user's.
+        let fromEnvironment = environment["IMGCACHE_UMASK"].flatMap { try? CacheUmask.parse($0) }
+        let umask: (mask: mode_t, source: String) = fromEnvironment.map { ($0, "IMGCACHE_UMASK") }
+            ?? settings.umask.map { ($0, "remembered") } ?? (CacheUmask.userMask, "user")
         guard let remotes = MaintenanceMessages.remotes(cache, environment: environment, console: console) else { return .usage }
         if globals.json {
             var object = JSONObject()
@@ -26,6 +35,8 @@ extension ConfigCommand {
             MaintenanceMessages.addLimits(limits, to: &object)
             object.add("remotes", remotes.remotes.isEmpty ? nil : remotes.listed)
             object.add("remotes_source", remotes.source.rawValue)
+            object.add("umask", CacheUmask.text(umask.mask))
+            object.add("umask_source", umask.source)
             try console.output(object.serialized)
             return .success
         }
@@ -35,6 +46,7 @@ extension ConfigCommand {
         try console.output("max age:      \(limits.maxAge) (\(limits.maxAgeSource.rawValue))")
         try console.output("failed TTL:   \(limits.failedTTL) (\(limits.failedTTLSource.rawValue))")
         try console.output("remotes:      \(remotes.listed) (\(remotes.source.rawValue))")
+        try console.output("umask:        \(CacheUmask.text(umask.mask)) (\(umask.source))")
         return .success
     }
 }

@@ -12,7 +12,7 @@ extension RemoteCommand {
             console.plain("give --remote URL, set IMGCACHE_REMOTE, or remember one with fetch --remote URL --remember")
             return .usage
         }
-        var configuration = DownloadConfiguration()
+        var configuration = RequestFiles.resolved(DownloadConfiguration(), environment: environment)
         configuration.allowInvalidCertificates = arguments.allowInvalidCertificates
         if arguments.allowInvalidCertificates { console.warning("--insecure: TLS certificates and host names are not verified") }
         let downloader: Downloader

@@ -70,7 +70,16 @@ extension ParsedOptions {
         arguments.maxAge = try ageLimit()
         arguments.failedTTL = try failedTTL()
         arguments.reset = has(.reset)
-        if arguments.reset, arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil {
+        if let text = last(.umask) {
+            if text == "none" {
+                arguments.umask = .some(nil)
+            } else {
+                do { arguments.umask = try CacheUmask.parse(text) } catch {
+                    throw .invalidValue(option: "--umask", value: text, reason: error.reason)
+                }
+            }
+        }
+        if arguments.reset, arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil || arguments.umask != nil {
             throw .conflictingOptions("--reset", "new limits", reason: "--reset forgets them")
         }
         return arguments

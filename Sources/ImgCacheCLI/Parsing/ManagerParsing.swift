@@ -214,6 +214,14 @@ extension ParsedOptions {
             }
             settings.credentials = credentials
         }
+        if let path = last(.cacert) {
+            guard !path.isEmpty else { throw .invalidValue(option: "--cacert", value: path, reason: "the path is empty") }
+            configuration.certificateAuthorities.bundle = path
+        }
+        if let path = last(.capath) {
+            guard !path.isEmpty else { throw .invalidValue(option: "--capath", value: path, reason: "the path is empty") }
+            configuration.certificateAuthorities.folder = path
+        }
         if let path = last(.cookies) {
             guard !path.isEmpty else { throw .invalidValue(option: "--cookies", value: path, reason: "the path is empty") }
             configuration.cookieJar = path

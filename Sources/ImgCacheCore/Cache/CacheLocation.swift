@@ -3,15 +3,20 @@ public struct CacheLocation: Equatable, Sendable {
     /// The cache root (absolute).
     public let root: String
     public let namespace: Namespace
+    /// The root is the user's own default (under `$XDG_CACHE_HOME` or
+    /// `~/.cache`): made private (0700) when imgcache makes it. A root named
+    /// with `--cache-dir` or `IMGCACHE_DIR` is made as the umask allows.
+    public let isPrivateRoot: Bool
 
     /// `<root>/<namespace>`.
     public var directory: String { root + "/" + namespace.name }
 
-    public init(root: String, namespace: Namespace) {
+    public init(root: String, namespace: Namespace, isPrivateRoot: Bool = false) {
         var trimmed = root
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
         self.root = trimmed
         self.namespace = namespace
+        self.isPrivateRoot = isPrivateRoot
     }
 
     /// Why no location could be worked out.
@@ -57,8 +62,10 @@ public struct CacheLocation: Equatable, Sendable {
             return text
         }
         let root: String
+        var isPrivate = true
         if let explicit = cacheDirectory.flatMap({ $0.isEmpty ? nil : $0 }) ?? value("IMGCACHE_DIR") {
             root = explicit.hasPrefix("/") ? explicit : currentDirectory + "/" + explicit
+            isPrivate = false
         } else if let xdg = value("XDG_CACHE_HOME"), xdg.hasPrefix("/") {
             root = xdg + "/imgcache"
         } else if let home = value("HOME") {
@@ -70,9 +77,9 @@ public struct CacheLocation: Equatable, Sendable {
         let chosen: (name: String, fromEnvironment: Bool)
         if let namespace { chosen = (namespace, false) }
         else if let fromEnvironment = value("IMGCACHE_NAMESPACE") { chosen = (fromEnvironment, true) }
-        else { return CacheLocation(root: root, namespace: .default) }
+        else { return CacheLocation(root: root, namespace: .default, isPrivateRoot: isPrivate) }
         do {
-            return CacheLocation(root: root, namespace: try Namespace(validating: chosen.name))
+            return CacheLocation(root: root, namespace: try Namespace(validating: chosen.name), isPrivateRoot: isPrivate)
         } catch {
             throw .invalidNamespace(fromEnvironment: chosen.fromEnvironment, error)
         }

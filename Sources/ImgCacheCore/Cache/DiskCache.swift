@@ -120,7 +120,7 @@ public struct DiskCache: Sendable {
     public func prepareShard(for key: CacheKey) throws(SystemError) -> String {
         let shard = shardDirectory(for: key)
         guard !readyShards.contains(key.shardIndex) else { return shard }
-        if SystemCall.mkdir(shard, 0o700) != 0 {
+        if SystemCall.mkdir(shard, 0o777) != 0 {
             switch errno {
             case EEXIST:
                 guard try FileSystem.status(shard)?.isDirectory == true else {
@@ -148,6 +148,10 @@ public struct DiskCache: Sendable {
     /// Makes the namespace folder and its lock file, so that a cache that cannot
     /// be written fails before any download starts.
     public func prepareForStores() throws(SystemError) {
+        // A default root made here is the user's alone; below it, folders follow the umask.
+        if location.isPrivateRoot, (try? FileSystem.status(location.root)) ?? nil == nil {
+            try FileSystem.makeDirectories(location.root, mode: 0o700)
+        }
         try FileSystem.makeDirectories(directory)
         guard SystemCall.access(directory, W_OK) == 0 else { throw SystemError("write to", path: directory) }
         try lock.create()

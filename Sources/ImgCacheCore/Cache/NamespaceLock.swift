@@ -33,7 +33,7 @@ public struct NamespaceLock: Sendable {
 
     /// Creates the lock file if it is missing.
     func create() throws(SystemError) {
-        let descriptor = SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let descriptor = SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
         guard descriptor >= 0 else { throw SystemError("create", path: path) }
         SystemCall.close(descriptor)
     }

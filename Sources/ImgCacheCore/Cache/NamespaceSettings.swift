@@ -12,6 +12,8 @@ public struct NamespaceSettings: Equatable, Sendable {
     /// The remote stores fetch and prefetch use (`--remote ... --remember`);
     /// empty: none, remembered so; nil: nothing remembered.
     public var remotes: [String]?
+    /// The permission mask for what imgcache creates in the cache (`config --umask`).
+    public var umask: mode_t?
 
     public init(maxSize: SizeLimit? = nil, maxAge: AgeLimit? = nil, failedTTL: AgeLimit? = nil) {
         self.maxSize = maxSize
@@ -42,6 +44,7 @@ public struct NamespaceSettings: Equatable, Sendable {
         if let maxAge { lines.append("max-age " + maxAge.stored) }
         if let failedTTL { lines.append("failed-ttl " + failedTTL.stored) }
         if let remotes { lines += remotes.isEmpty ? ["remote none"] : remotes.map { "remote " + $0 } }
+        if let umask { lines.append("umask " + CacheUmask.text(umask)) }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -56,6 +59,7 @@ public struct NamespaceSettings: Equatable, Sendable {
             case "max-age": maxAge = parts[1] == "never" ? .never : Double(parts[1]).map(AgeLimit.seconds)
             case "failed-ttl": failedTTL = parts[1] == "never" ? .never : Double(parts[1]).map(AgeLimit.seconds)
             case "remote": remotes = (remotes ?? []) + (parts[1] == "none" ? [] : [parts[1]])
+            case "umask": umask = try? CacheUmask.parse(parts[1])
             default: continue  // written by a later version: ignored, not fatal
             }
         }

@@ -82,7 +82,7 @@ public enum TemporaryFile {
     /// appear after that removal.
     static func createLive(_ path: String) -> Int32 {
         live.withLock { paths in
-            let descriptor = SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            let descriptor = SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666)
             if descriptor >= 0 { paths.insert(path) }
             return descriptor
         }

@@ -48,7 +48,7 @@ final class URLLog: @unchecked Sendable {
         descriptors.withLock { open in
             if open[shard] < 0 {
                 let path = directory + "/" + URLLog.shardName(shard) + "/" + URLLog.fileName
-                open[shard] = SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+                open[shard] = SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
             }
             guard open[shard] >= 0 else { return }
             try? FileSystem.writeAll(open[shard], Array(line.utf8), path: URLLog.fileName)

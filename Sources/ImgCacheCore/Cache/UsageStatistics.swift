@@ -94,7 +94,7 @@ public struct StatisticsLog: Sendable {
     public func append(_ statistics: UsageStatistics, using handle: NamespaceLock.Handle? = nil) {
         guard !statistics.isEmpty else { return }
         lock.withShard(NamespaceLock.statisticsByte, .shared, using: handle) {
-            let descriptor = SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            let descriptor = SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
             guard descriptor >= 0 else { return }
             // One write of one short line: appends of concurrent processes never interleave.
             try? FileSystem.writeAll(descriptor, Array(statistics.line.utf8), path: path)

@@ -38,4 +38,7 @@ public enum BodyRefusal: Equatable, Sendable {
     case notAnImage(contentType: String?)
     /// Its header announces this many pixels, more than the limit.
     case tooManyPixels(width: Int, height: Int)
+    /// Sent with this Content-Encoding, it grew more than
+    /// `TransferSink.maximumExpansion` times as it was decoded (a decompression bomb).
+    case inflatesTooMuch(encoding: String)
 }

@@ -4,16 +4,35 @@ import CImgCacheShims
 final class CurlEasy {
     let handle: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// libcurl's own words for the last failure (CURLOPT_ERRORBUFFER), more
+    /// precise than the result code's text: "SSL certificate problem:
+    /// self-signed certificate" rather than "peer certificate was not OK".
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
     init() throws(DownloadError) {
         try CurlLibrary.load()
-        guard let handle = ic_curl_easy_init() else { throw .other(code: -1, message: "curl_easy_init failed") }
+        guard let handle = ic_curl_easy_init() else {
+            errorBuffer.deallocate()
+            throw .other(code: -1, message: "curl_easy_init failed")
+        }
         self.handle = handle
+        attachErrorBuffer()
     }
 
     deinit {
         ic_curl_easy_cleanup(handle)
         if let headerList { ic_curl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    /// The detail libcurl wrote for the last failed transfer, if any.
+    var errorDetail: String? {
+        errorBuffer.pointee == 0 ? nil : String(cString: errorBuffer)
+    }
+
+    private func attachErrorBuffer() {
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        _ = ic_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
     }
 
     func set(_ option: CURLoption, _ value: Int) throws(DownloadError) {
@@ -73,6 +92,7 @@ final class CurlEasy {
         ic_curl_easy_reset(handle)
         if let headerList { ic_curl_slist_free_all(headerList) }
         headerList = nil
+        attachErrorBuffer()
     }
 
     func stringInfo(_ info: CURLINFO) -> String? {

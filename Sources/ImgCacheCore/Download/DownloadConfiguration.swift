@@ -17,6 +17,22 @@ public struct DownloadConfiguration: Equatable, Sendable {
     public var proxy: String?
     /// `--netrc`: credentials for hosts without `-u` from ~/.netrc; `--netrc-file`: from this file.
     public var netrc: Netrc?
+    /// Where the certificates of trusted authorities are (`--cacert`,
+    /// `--capath` and their environment variables); libcurl's own otherwise.
+    public var certificateAuthorities = CertificateAuthorities()
+
+    /// Trusted certificate authorities other than libcurl's built-in ones.
+    public struct CertificateAuthorities: Equatable, Sendable {
+        /// A PEM file of certificates (CURLOPT_CAINFO).
+        public var bundle: String?
+        /// A folder of hashed certificate files, as `c_rehash` makes them (CURLOPT_CAPATH).
+        public var folder: String?
+
+        public init(bundle: String? = nil, folder: String? = nil) {
+            self.bundle = bundle
+            self.folder = folder
+        }
+    }
 
     /// Where netrc credentials come from.
     public enum Netrc: Equatable, Sendable {

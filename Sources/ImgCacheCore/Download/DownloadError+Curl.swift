@@ -6,7 +6,9 @@ import CImgCacheShims
 extension DownloadError {
     /// Maps a failed transfer's libcurl result code to the cause a user can act on.
     static func classify(_ code: CURLcode, easy: CurlEasy, request: DownloadRequest, received: Int64) -> DownloadError {
-        let text = String(cString: ic_curl_easy_strerror(code))
+        let generic = String(cString: ic_curl_easy_strerror(code))
+        // libcurl's detail names the cause (self-signed, expired, name mismatch); its code's text does not.
+        let text = easy.errorDetail.map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? generic
         let osError = Int32(easy.info(CURLINFO_OS_ERRNO))
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL:
@@ -18,7 +20,15 @@ extension DownloadError {
             return .dns(host)
         case CURLE_COULDNT_CONNECT:
             return osError == ECONNREFUSED ? .connectionRefused : .connectFailed(osError != 0 ? String(cString: strerror(osError)) : text)
-        case CURLE_OPERATION_TIMEDOUT: return .timeout(seconds: request.timeout)
+        case CURLE_OPERATION_TIMEDOUT:
+            // Past the maximum time: that; never connected: the connect timeout; else libcurl's low-speed check.
+            if let maximumTime = request.maximumTime, Double(easy.offsetInfo(CURLINFO_TOTAL_TIME_T)) / 1e6 >= maximumTime * 0.99 {
+                return .maximumTimeExceeded(seconds: maximumTime)
+            }
+            if easy.offsetInfo(CURLINFO_CONNECT_TIME_T) == 0 {
+                return .connectTimeout(seconds: request.connectTimeout ?? request.timeout)
+            }
+            return .timeout(seconds: request.timeout)
         case CURLE_TOO_MANY_REDIRECTS: return .tooManyRedirects(limit: request.maximumRedirects)
         case CURLE_PARTIAL_FILE:
             let expected = easy.offsetInfo(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)

@@ -18,8 +18,12 @@ public enum DownloadError: Error, Equatable, Sendable {
     case tlsHandshake(String)
     /// The server's certificate was not accepted.
     case tlsCertificate(String)
-    /// No progress for the configured time, or the connect took too long.
+    /// No progress for the configured time (`--timeout`).
     case timeout(seconds: Double)
+    /// No connection within the configured time (`--connect-timeout`, else `--timeout`).
+    case connectTimeout(seconds: Double)
+    /// The whole transfer took longer than allowed (`--max-time`).
+    case maximumTimeExceeded(seconds: Double)
     /// The final response's status was not 2xx.
     case httpStatus(Int)
     /// The body grew past the size limit.
@@ -52,15 +56,19 @@ public enum DownloadError: Error, Equatable, Sendable {
         case .tlsHandshake(let detail): return "TLS handshake failed: \(detail)"
         case .tlsCertificate(let detail): return "TLS certificate not accepted: \(detail)"
         case .timeout(let seconds): return "timed out after \(DownloadError.formatSeconds(seconds)) without progress"
+        case .connectTimeout(let seconds): return "connect timed out after \(DownloadError.formatSeconds(seconds))"
+        case .maximumTimeExceeded(let seconds): return "not finished within \(DownloadError.formatSeconds(seconds)) (the maximum time)"
         case .httpStatus(let code): return "HTTP \(code)" + (DownloadError.statusText[code].map { " " + $0 } ?? "")
         case .tooLarge(let limit): return "body larger than the \(limit)-byte limit"
         case .truncated(let detail): return "body cut short: \(detail)"
-        case .tooManyRedirects(let limit): return "more than \(limit) redirects"
+        case .tooManyRedirects(let limit): return "more than \(Plural.count(limit, "redirect"))"
         case .cancelled: return "cancelled"
         case .localWrite(let error): return error.description
         case .libraryMissing(let message): return message
         case .refused(.notAnImage(let contentType)): return "not an image" + (contentType.map { " (served as \($0))" } ?? "")
         case .refused(.tooManyPixels(let width, let height)): return "\(width)×\(height) pixels, over the limit"
+        case .refused(.inflatesTooMuch(let encoding)):
+            return "grew more than \(TransferSink.maximumExpansion) times as its Content-Encoding (\(encoding)) was decoded: refused as a decompression bomb"
         case .other(let code, let message): return "\(message) (curl error \(code))"
         }
     }
@@ -70,7 +78,7 @@ public enum DownloadError: Error, Equatable, Sendable {
     public var isTransient: Bool {
         switch self {
         case .dns, .connectionRefused, .connectFailed, .connectionReset, .connectionLost,
-             .tlsHandshake, .timeout, .truncated, .cancelled, .localWrite, .libraryMissing, .other:
+             .tlsHandshake, .timeout, .connectTimeout, .maximumTimeExceeded, .truncated, .cancelled, .localWrite, .libraryMissing, .other:
             return true
         case .httpStatus(let code):
             return code >= 500 || code == 408 || code == 429

@@ -75,6 +75,11 @@ final class Transfer {
             try easy.set(CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
             try easy.set(CURLOPT_NETRC_FILE, path)
         }
+        // Asks for every encoding libcurl decodes (gzip, deflate, br, zstd), and decodes
+        // what comes: an image sent gzip-encoded is stored as the image.
+        if request.method == .get { try easy.set(CURLOPT_ACCEPT_ENCODING, "") }
+        if let bundle = configuration.certificateAuthorities.bundle { try easy.set(CURLOPT_CAINFO, bundle) }
+        if let folder = configuration.certificateAuthorities.folder { try easy.set(CURLOPT_CAPATH, folder) }
         if configuration.allowInvalidCertificates {
             try easy.set(CURLOPT_SSL_VERIFYPEER, 0)
             try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
@@ -116,8 +121,9 @@ final class Transfer {
         })
         try easy.set(CURLOPT_NOPROGRESS, 0)
         try easy.set(CURLOPT_XFERINFODATA, pointer: context)
-        try easy.setProgressCallback { user, _, _, _, uploaded in
-            Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue().checkIdle(uploaded: Int64(uploaded)) ? 0 : 1
+        try easy.setProgressCallback { user, _, downloaded, _, uploaded in
+            Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue()
+                .checkIdle(uploaded: Int64(uploaded), downloaded: Int64(downloaded)) ? 0 : 1
         }
         try easy.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, user in
             let sink = Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue()

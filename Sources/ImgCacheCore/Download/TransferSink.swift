@@ -31,6 +31,21 @@ final class TransferSink {
     /// The final response's announced body length.
     var expectedBytes: Int64? { headers["content-length"].flatMap { Int64($0) } }
 
+    /// The Content-Encoding libcurl decodes (gzip, deflate, br), if any.
+    var contentEncoding: String? {
+        headers["content-encoding"].flatMap { $0.lowercased() == "identity" ? nil : $0 }
+    }
+
+    /// How many times its encoded size a body may grow as its Content-Encoding
+    /// is decoded. Images are compressed already: a gzip-encoded one grows by
+    /// a few percent, an uncompressed BMP or TIFF some ten times; a
+    /// decompression bomb a thousand times.
+    static let maximumExpansion: Int64 = 200
+    /// Bodies up to this size are never taken for bombs.
+    static let expansionAllowance: Int64 = 1 << 20
+    /// Body bytes as they came over the wire (before decoding), as libcurl last reported them.
+    private var wireBytes: Int64 = 0
+
     /// Seconds a 429 or 503 asked the client to wait (delta-seconds form only).
     var retryAfter: Double? { headers["retry-after"].flatMap { Double($0) } }
 
@@ -94,7 +109,9 @@ final class TransferSink {
     /// nothing has moved for `idleTimeout`. (libcurl's own low-speed check
     /// averages over several seconds, so a burst followed by silence would
     /// outlive the timeout by that much.)
-    func checkIdle(uploaded: Int64 = 0) -> Bool {
+    func checkIdle(uploaded: Int64 = 0, downloaded: Int64 = 0) -> Bool {
+        // libcurl counts body bytes as they arrive, before decoding them.
+        wireBytes = max(wireBytes, downloaded)
         let now = WallClock.monotonic()
         if receivedBytes + uploaded != bytesAtLastActivity {
             bytesAtLastActivity = receivedBytes + uploaded
@@ -108,7 +125,8 @@ final class TransferSink {
 
     /// The response headers imgcache uses; the others are skipped without
     /// being turned into text.
-    static let keptHeaders = ["content-length", "content-type", "etag", "last-modified", "retry-after"].map { Array($0.utf8) }
+    static let keptHeaders = ["content-length", "content-type", "etag", "last-modified", "retry-after", "content-encoding"]
+        .map { Array($0.utf8) }
 
     /// One header line, CRLF included. A status line starts a new response.
     /// Read as bytes: this runs for every header line of every response.
@@ -148,6 +166,11 @@ final class TransferSink {
         }
         if let maximumBytes, receivedBytes + Int64(bytes.count) > maximumBytes {
             abortReason = .tooLarge(limit: maximumBytes)
+            return false
+        }
+        if let encoding = contentEncoding, receivedBytes + Int64(bytes.count) > TransferSink.expansionAllowance,
+           receivedBytes + Int64(bytes.count) > TransferSink.maximumExpansion * wireBytes {
+            abortReason = .refused(.inflatesTooMuch(encoding: encoding))
             return false
         }
         do {

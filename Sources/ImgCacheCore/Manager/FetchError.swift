@@ -104,6 +104,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .httpStatus(let code):
                 return (400..<500).contains(code) && code != 408 && code != 429 ? FailedURLStore.Scope(request: request) : nil
             case .tooLarge(let limit): return FailedURLStore.Scope(request: request, sizeLimitUpTo: limit)
+            case .refused(.inflatesTooMuch): return FailedURLStore.Scope(request: request)
             case .invalidURL, .unsupportedScheme: return FailedURLStore.Scope(request: request)
             default: return nil
             }

@@ -29,9 +29,10 @@ public struct FetchSettings: Equatable, Sendable {
         credentials == nil && headers.isEmpty && !options.contains(.handleCookies) && !usesNetrc
     }
 
-    /// The cache key for `url`: after the key filter, and with the transformer key when transforming.
+    /// The cache key for `url`: its normal form (equivalent URLs share one
+    /// entry), after the key filter, and with the transformer key when transforming.
     func cacheKey(for url: String) -> CacheKey {
-        let key = keyFilter.key(for: url)
+        let key = keyFilter.key(for: URLText.normalized(url))
         return transform.map { $0.cacheKey(for: key) } ?? CacheKey(key)
     }
 

@@ -11,11 +11,11 @@ enum LookupOutcome: Sendable {
 /// The cache answers first: a cached entry is always served, and the
 /// failed-URL list answers only misses.
 struct Lookup: Sendable {
-    /// Failures are remembered per URL as requested (without its fragment):
-    /// neither the key filter nor a transform applies, since a failure of one
-    /// signed URL says nothing of a freshly signed one.
+    /// Failures are remembered per URL as requested (without its fragment, in
+    /// its normal form): neither the key filter nor a transform applies, since
+    /// a failure of one signed URL says nothing of a freshly signed one.
     static func failureKey(_ url: String) -> CacheKey {
-        CacheKey(url, fileExtension: nil)
+        CacheKey(URLText.normalized(url), fileExtension: nil)
     }
 
     /// Whether to describe what was found (for -v); building the text costs more than a hit.

@@ -38,8 +38,9 @@ public enum FileSystem {
         return FileStatus(info)
     }
 
-    /// Creates `path` and any missing parents with `mode` (0700 for cache folders).
-    public static func makeDirectories(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
+    /// Creates `path` and any missing parents with `mode` (as the umask
+    /// allows: cache folders are shared as the user's umask says).
+    public static func makeDirectories(_ path: String, mode: mode_t = 0o777) throws(SystemError) {
         if SystemCall.mkdir(path, mode) == 0 { return }
         switch errno {
         case EEXIST:

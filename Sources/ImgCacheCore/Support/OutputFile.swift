@@ -47,7 +47,7 @@ public enum OutputFile {
     }
 
     /// Replaces the plain file `destination` (or makes it) by a rename, with
-    /// `mode` when it existed, else the permission bits the umask allows.
+    /// `mode` when it existed, else the permission bits the user's umask allows.
     private static func replace(_ destination: String, with source: String, mode: mode_t?) throws(SystemError) {
         let directory = FileSystem.parentDirectory(of: destination)
         var generator = SystemRandomNumberGenerator()
@@ -57,7 +57,8 @@ public enum OutputFile {
         guard output >= 0 else { throw SystemError("write", path: destination) }
         do throws(SystemError) {
             defer { SystemCall.close(output) }
-            if let mode, SystemCall.fchmod(output, mode) != 0 { throw SystemError("write", path: destination) }
+            // A new file takes the user's umask, not the cache's (IMGCACHE_UMASK).
+            if SystemCall.fchmod(output, mode ?? (0o666 & ~CacheUmask.userMask)) != 0 { throw SystemError("write", path: destination) }
             try FileSystem.copy(source, to: output, destinationName: destination)
         } catch {
             try? FileSystem.remove(temporary)

@@ -93,6 +93,11 @@ extension FaultServer {
             // 10 MB of zeros gzipped to a few KB, announced as Content-Encoding: gzip.
             let zeros = [UInt8](repeating: 0, count: 10 << 20)
             return head(200, closing + [("Content-Encoding", "gzip"), ("Content-Length", String(gzip(zeros).count))]) + gzip(zeros)
+        case "gzip-image-bomb":
+            // An image's header (signature and size, which pass the first checks), then
+            // 20 MB of zeros, gzipped to some 20 KB.
+            let bomb = FaultServer.gzip(Array(body.prefix(33)) + [UInt8](repeating: 0, count: 20 << 20))
+            return head(200, closing + [("Content-Encoding", "gzip"), ("Content-Length", String(bomb.count))]) + bomb
         default:
             // "bad-chunked": a chunk size that is not hexadecimal.
             return head(200, closing + [("Transfer-Encoding", "chunked")]) + Array("zz\r\nnot a chunk\r\n0\r\n\r\n".utf8)

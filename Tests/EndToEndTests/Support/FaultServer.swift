@@ -320,8 +320,12 @@ final class FaultServer: @unchecked Sendable {
             if hops == 0 { return serve(parts[2]) }
             return .full(status: 302, type: "text/plain", body: Array("Found\n".utf8),
                          extra: [("Location", "/redirect/\(hops - 1)/\(parts[2])")])
+        case ("gzip", 2):
+            // The image sent gzip-encoded, as a server compressing everything does.
+            guard let (bytes, type) = file(parts[1]) else { break }
+            return .full(status: 200, type: type, body: FaultServer.gzip(bytes), extra: [("Content-Encoding", "gzip")])
         case ("huge-headers", 2), ("header-flood", 2), ("length-long", 2), ("length-short", 2), ("gzip-bomb", 2),
-             ("bad-chunked", 2):
+             ("gzip-image-bomb", 2), ("bad-chunked", 2):
             guard let (bytes, type) = file(parts[1]) else { break }
             return .raw(FaultServer.hostile(parts[0], body: bytes, type: type))
         case ("html", 1):

@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ImgCacheCore
+
+/// The files a run's requests read or write besides the cache: the trusted
+/// certificate authorities (`--cacert`, `--capath` or, as curl does,
+/// `CURL_CA_BUNDLE`, `SSL_CERT_FILE` and `SSL_CERT_DIR`), the netrc file and
+/// the cookie jar. Each is checked before the first request, so that one that
+/// cannot be read or written is an error naming it, not a silent miss.
+enum RequestFiles {
+    /// `downloads` with the certificate authorities the environment names
+    /// when the command line names none, as curl reads them: `CURL_CA_BUNDLE`,
+    /// else `SSL_CERT_DIR` and `SSL_CERT_FILE`.
+    static func resolved(_ downloads: DownloadConfiguration, environment: Environment) -> DownloadConfiguration {
+        var resolved = downloads
+        guard downloads.certificateAuthorities == DownloadConfiguration.CertificateAuthorities() else { return resolved }
+        func variable(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        if let bundle = variable("CURL_CA_BUNDLE") {
+            resolved.certificateAuthorities.bundle = bundle
+        } else {
+            resolved.certificateAuthorities.folder = variable("SSL_CERT_DIR")
+            resolved.certificateAuthorities.bundle = variable("SSL_CERT_FILE")
+        }
+        return resolved
+    }
+
+    /// Why one of the files cannot be used, and the status to exit with; nil when all can.
+    static func problem(_ downloads: DownloadConfiguration, environment: Environment) -> (message: String, status: ExitStatus)? {
+        let given = downloads.certificateAuthorities
+        let fromCommandLine = given == DownloadConfiguration.CertificateAuthorities() ? nil : given
+        let authorities = resolved(downloads, environment: environment).certificateAuthorities
+        if let bundle = authorities.bundle, let reason = unreadable(bundle, folder: false) {
+            let source = fromCommandLine?.bundle != nil ? "--cacert" : environment["CURL_CA_BUNDLE"]?.isEmpty == false ? "CURL_CA_BUNDLE" : "SSL_CERT_FILE"
+            return ("cannot read the certificate authorities \(ControlCharacters.escaped(bundle)) (\(source)): \(reason)", .noInput)
+        }
+        if let folder = authorities.folder, let reason = unreadable(folder, folder: true) {
+            let source = fromCommandLine?.folder != nil ? "--capath" : "SSL_CERT_DIR"
+            return ("cannot read the certificate authorities folder \(ControlCharacters.escaped(folder)) (\(source)): \(reason)", .noInput)
+        }
+        if case .file(let path)? = downloads.netrc, let reason = unreadable(path, folder: false) {
+            return ("cannot read the netrc file \(ControlCharacters.escaped(path)) (--netrc-file): \(reason)", .noInput)
+        }
+        if let jar = downloads.cookieJar {
+            if let reason = unreadable(jar, folder: false, mayBeMissing: true) {
+                return ("cannot read the cookie jar \(ControlCharacters.escaped(jar)) (--cookies): \(reason)", .noInput)
+            }
+            if let reason = unwritable(jar) {
+                return ("cannot write the cookie jar \(ControlCharacters.escaped(jar)) (--cookies): \(reason)", .outputFailed)
+            }
+        }
+        return nil
+    }
+
+    /// Why `path` cannot be read as a file (or a folder), if it cannot.
+    private static func unreadable(_ path: String, folder: Bool, mayBeMissing: Bool = false) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if mayBeMissing, errno == ENOENT { return nil }
+            return String(cString: strerror(errno))
+        }
+        let isFolder = info.st_mode & S_IFMT == S_IFDIR
+        if isFolder != folder { return folder ? "not a folder" : "it is a folder" }
+        guard access(path, R_OK | (folder ? X_OK : 0)) == 0 else { return String(cString: strerror(errno)) }
+        return nil
+    }
+
+    /// Why the cookie jar at `path` cannot be written when the run ends, if it cannot.
+    private static func unwritable(_ path: String) -> String? {
+        if access(path, F_OK) == 0 {
+            return access(path, W_OK) == 0 ? nil : String(cString: strerror(errno))
+        }
+        let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        return access(folder.isEmpty ? "/" : folder, W_OK | X_OK) == 0 ? nil : "its folder: " + String(cString: strerror(errno))
+    }
+}

@@ -1,0 +1,153 @@
+extension URLText {
+    /// The form of an http or https URL that its equivalents share (RFC 3986
+    /// §6.2.2 and §6.2.3), so that they share one cache entry: scheme and host
+    /// in lower case, the scheme's default port dropped, an empty path as `/`,
+    /// `.` and `..` segments resolved (as libcurl does before sending),
+    /// percent-encoded unreserved characters decoded and other escapes in
+    /// upper case. `HTTP://Host:80/im%67/./a.png` is `http://host/img/a.png`.
+    /// Anything else (another scheme, no authority) is returned as it is.
+    public static func normalized(_ url: String) -> String {
+        var utf8 = Array(url.utf8)
+        guard let schemeEnd = schemeEnd(utf8) else { return url }
+        let scheme = String(decoding: utf8[..<schemeEnd], as: UTF8.self).lowercased()
+        guard scheme == "http" || scheme == "https" else { return url }
+        let authorityStart = schemeEnd + 3
+        var authorityEnd = authorityStart
+        while authorityEnd < utf8.count, !"/?#".utf8.contains(utf8[authorityEnd]) { authorityEnd += 1 }
+        if isNormal(utf8, scheme: schemeEnd, authority: authorityStart..<authorityEnd) { return url }
+
+        var result = Array(scheme.utf8) + Array("://".utf8)
+        // Userinfo is case-sensitive and kept; the host is not.
+        let authority = utf8[authorityStart..<authorityEnd]
+        let at = authority.lastIndex(of: UInt8(ascii: "@"))
+        if let at { result += utf8[authorityStart...at] }
+        let hostAndPort = Array(utf8[(at.map { $0 + 1 } ?? authorityStart)..<authorityEnd])
+        var host = hostAndPort[...], port: ArraySlice<UInt8> = []
+        // The port follows the last colon, unless it is inside an IPv6 literal's brackets.
+        if let colon = hostAndPort.lastIndex(of: UInt8(ascii: ":")), !hostAndPort[colon...].contains(UInt8(ascii: "]")) {
+            host = hostAndPort[..<colon]
+            port = hostAndPort[(colon + 1)...]
+        }
+        result += percentNormalized(host).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        let defaultPort = scheme == "http" ? "80" : "443"
+        if !port.isEmpty, !port.elementsEqual(defaultPort.utf8) {
+            result.append(UInt8(ascii: ":"))
+            result += port
+        }
+        utf8.removeSubrange(..<authorityEnd)
+        let queryStart = utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? utf8.count
+        var path = percentNormalized(utf8[..<queryStart])
+        if path.isEmpty { path = [UInt8(ascii: "/")] }
+        result += withoutDotSegments(path)
+        result += percentNormalized(utf8[queryStart...])
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// The index of `:` in a leading `scheme://`, if there is one.
+    private static func schemeEnd(_ utf8: [UInt8]) -> Int? {
+        var index = 0
+        while index < utf8.count, index < 16 {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: ":") {
+                guard index > 0, index + 2 < utf8.count, utf8[index + 1] == UInt8(ascii: "/"), utf8[index + 2] == UInt8(ascii: "/") else { return nil }
+                return index
+            }
+            guard (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || (index > 0 && (0x30...0x39).contains(byte)) else { return nil }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Whether the URL is normal already (most are): no upper case in scheme
+    /// or host, no port, a path, no `%` and no dot segment anywhere. One pass,
+    /// no allocation: every lookup keys a URL.
+    private static func isNormal(_ utf8: [UInt8], scheme: Int, authority: Range<Int>) -> Bool {
+        for index in 0..<scheme where (0x41...0x5A).contains(utf8[index]) { return false }
+        for index in authority {
+            let byte = utf8[index]
+            if (0x41...0x5A).contains(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "%") { return false }
+        }
+        guard authority.upperBound < utf8.count, utf8[authority.upperBound] == UInt8(ascii: "/") else { return false }
+        var previous = UInt8(ascii: "/")
+        var inPath = true
+        for index in authority.upperBound..<utf8.count {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%") { return false }
+            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { inPath = false }
+            if inPath, byte == UInt8(ascii: "."), previous == UInt8(ascii: "/") {
+                // "/." begins a dot segment only if "." or ".." is the whole segment.
+                var end = index
+                while end < utf8.count, utf8[end] == UInt8(ascii: ".") { end += 1 }
+                if end - index <= 2, end == utf8.count || "/?#".utf8.contains(utf8[end]) { return false }
+            }
+            previous = byte
+        }
+        return true
+    }
+
+    /// Percent escapes of unreserved characters decoded, the others' hex digits in upper case.
+    private static func percentNormalized(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
+                  let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else {
+                out.append(byte)
+                index += 1
+                continue
+            }
+            let decoded = high << 4 | low
+            if isUnreserved(decoded) {
+                out.append(decoded)
+            } else {
+                out += [UInt8(ascii: "%"), upperHex(high), upperHex(low)]
+            }
+            index += 3
+        }
+        return out
+    }
+
+    /// RFC 3986 §5.2.4: `.` segments dropped, `..` taking the segment before with it.
+    private static func withoutDotSegments(_ path: [UInt8]) -> [UInt8] {
+        let segments = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+        guard segments.contains(where: { $0.elementsEqual(".".utf8) || $0.elementsEqual("..".utf8) }) else { return path }
+        var kept: [ArraySlice<UInt8>] = []
+        for (position, segment) in segments.enumerated() {
+            let last = position == segments.count - 1
+            if segment.elementsEqual(".".utf8) {
+                if last { kept.append([]) }
+            } else if segment.elementsEqual("..".utf8) {
+                if !kept.isEmpty { kept.removeLast() }
+                if last { kept.append([]) }
+            } else {
+                kept.append(segment)
+            }
+        }
+        return kept.reduce(into: [UInt8]()) { $0.append(UInt8(ascii: "/")); $0 += $1 }.ifEmpty([UInt8(ascii: "/")])
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte - 0x30
+        case 0x41...0x46: return byte - 0x41 + 10
+        case 0x61...0x66: return byte - 0x61 + 10
+        default: return nil
+        }
+    }
+
+    private static func upperHex(_ value: UInt8) -> UInt8 {
+        value < 10 ? 0x30 + value : 0x41 + value - 10
+    }
+}
+
+private extension Array {
+    func ifEmpty(_ replacement: Self) -> Self { isEmpty ? replacement : self }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+/// HTTP as curl users expect it: encodings asked for and decoded, the
+/// certificate authorities they name (options or environment) trusted, TLS
+/// failures in libcurl's own words, and the files a request needs checked first.
+@Suite final class HTTPHabitsTests: FaultServerSuite {
+    var namespace: String { cacheRoot + "/default" }
+
+    @Test func anImageSentGzipEncodedIsStoredAsTheImage() throws {
+        let result = try fetch(["fetch", faults.baseURL + "/gzip/photo.jpg"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let stored = try #require(result.lines.first)
+        #expect(FileManager.default.contents(atPath: stored) == (try Paths.fixture("photo.jpg")))
+        let asked = faults.requests.first { $0.path == "/gzip/photo.jpg" }?.header("Accept-Encoding") ?? ""
+        #expect(asked.contains("gzip") && asked.contains("deflate"), "\(asked)")
+    }
+
+    @Test func aSelfSignedCertificateIsRefusedInLibcurlsWordsAndTrustedWhereNamed() throws {
+        let tls = try NginxServer(tls: true)
+        let url = tls.tlsURL("logo.png")
+        let refused = try fetch(["fetch", url])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("self-signed certificate"), "\(refused.standardError)")
+
+        let named = try fetch(["fetch", "--cacert", tls.certificatePath, tls.tlsURL("logo.png?cacert")])
+        #expect(named.status == 0, "\(named.standardError)")
+        for variable in ["CURL_CA_BUNDLE", "SSL_CERT_FILE"] {
+            let trusted = try fetch(["fetch", tls.tlsURL("logo.png?" + variable)], environment: [variable: tls.certificatePath])
+            #expect(trusted.status == 0, "\(variable): \(trusted.standardError)")
+        }
+
+        // A folder of hashed certificates, as c_rehash (openssl rehash) makes it.
+        let folder = try TemporaryDirectory("imgcache-capath")
+        try FileManager.default.copyItem(atPath: tls.certificatePath, toPath: folder.appending("test.pem"))
+        let rehash = Process()
+        rehash.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        rehash.arguments = ["rehash", folder.path]
+        try rehash.run()
+        rehash.waitUntilExit()
+        let inFolder = try fetch(["fetch", "--capath", folder.path, tls.tlsURL("logo.png?capath")])
+        #expect(inFolder.status == 0, "\(inFolder.standardError)")
+        let fromEnvironment = try fetch(["fetch", tls.tlsURL("logo.png?dir")], environment: ["SSL_CERT_DIR": folder.path])
+        #expect(fromEnvironment.status == 0, "\(fromEnvironment.standardError)")
+    }
+
+    @Test func filesARequestNeedsThatCannotBeUsedAreErrorsNamingThem() throws {
+        let url = faults.baseURL + "/image/logo.png"
+        let missing = home.appending("missing.pem")
+        let cacert = try fetch(["fetch", "--cacert", missing, url])
+        #expect(cacert.status == 66)
+        #expect(cacert.errorLines == ["imgcache: error: cannot read the certificate authorities \(missing) (--cacert): No such file or directory"])
+        let bundle = try fetch(["fetch", url], environment: ["CURL_CA_BUNDLE": missing])
+        #expect(bundle.status == 66 && bundle.standardError.contains("(CURL_CA_BUNDLE)"))
+        let netrc = try fetch(["fetch", "--netrc-file", missing, url])
+        #expect(netrc.status == 66 && netrc.standardError.contains("cannot read the netrc file \(missing)"), "\(netrc.standardError)")
+        let jar = try fetch(["fetch", "--cookies", home.appending("no/such/folder/jar.txt"), url])
+        #expect(jar.status == 74 && jar.standardError.contains("cannot write the cookie jar"), "\(jar.standardError)")
+        let folder = try fetch(["fetch", "--cookies", home.path, url])
+        #expect(folder.status == 66 && folder.standardError.contains("it is a folder"), "\(folder.standardError)")
+        // Nothing was asked of the server.
+        #expect(faults.requestCount(path: "/image/logo.png") == 0)
+    }
+
+    @Test func equivalentURLsShareOneEntryAndKeepTheirOwnSpelling() throws {
+        let plain = server.url("logo.png")
+        #expect(try fetch(["fetch", plain]).status == 0)
+        let spelled = "HTTP://127.0.0.1:\(server.port)/./%6Cogo.png"
+        let again = try fetch(["--json", "fetch", spelled])
+        #expect(again.status == 0, "\(again.standardError)")
+        let line = try again.jsonLines().first
+        #expect(line?["cache"] as? String == "disk")
+        #expect(line?["url"] as? String == spelled)
+        #expect(server.requestCount("logo.png") == 1)
+    }
+}

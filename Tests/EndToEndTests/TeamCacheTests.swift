@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// A cache a team shares: folders and files follow the umask (so `umask 002`
+/// under a setgid group folder makes every member's entries the group's), a
+/// `umask` setting as ccache has (`config --umask`, `IMGCACHE_UMASK`), and a
+/// root imgcache makes under the user's own cache folder stays private.
+@Suite final class TeamCacheTests: LoopbackCacheSuite {
+    let work: TemporaryDirectory
+
+    override init() throws {
+        work = try TemporaryDirectory("imgcache-team")
+        try super.init()
+    }
+
+    /// Runs `umask MASK; imgcache ARGUMENTS` in a shell, as a user's login does.
+    func run(umask mask: String, _ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
+        let quoted = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        return try ImgCacheProcess.runShell("umask \(mask); \"$BIN\" \(quoted)",
+                                            environment: ["BIN": Paths.binary, "PATH": "/usr/bin:/bin"].merging(environment) { $1 },
+                                            home: home.path, workingDirectory: work.path)
+    }
+
+    func mode(_ path: String) -> mode_t {
+        var info = stat()
+        lstat(path, &info)
+        return info.st_mode & 0o7777
+    }
+
+    func group(_ path: String) -> gid_t {
+        var info = stat()
+        lstat(path, &info)
+        return info.st_gid
+    }
+
+    @Test func underASetgidGroupFolderTheUmaskSharesEveryEntry() throws {
+        let team = work.appending("team")
+        #expect(mkdir(team, 0o2775) == 0 && chmod(team, 0o2775) == 0)
+        // As root, the folder is given to another group, as a team's would be; else it keeps the user's.
+        let teamGroup: gid_t = getuid() == 0 ? 1 : getgid()
+        if getuid() == 0 { #expect(chown(team, 0, teamGroup) == 0 && chmod(team, 0o2775) == 0) }
+        let root = team + "/cache"
+        let result = try run(umask: "002", ["--cache-dir", root, "fetch", server.url("logo.png")])
+        #expect(result.status == 0, "\(result.standardError)")
+        let entry = try #require(result.lines.first)
+        let shard = URL(fileURLWithPath: entry).deletingLastPathComponent().path
+        #expect(mode(entry) == 0o664, "\(String(mode(entry), radix: 8))")
+        for folder in [root, root + "/default", shard] {
+            #expect(mode(folder) & 0o777 == 0o775, "\(folder): \(String(mode(folder), radix: 8))")
+            #expect(group(folder) == teamGroup)
+        }
+        #expect(group(entry) == teamGroup)
+        #expect(mode(root + "/default/lock") == 0o664)
+        // No warning: nothing is writable by others.
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
+    }
+
+    @Test func theUmaskSettingAndItsVariableReplaceTheUsers() throws {
+        let root = work.appending("cache")
+        let private77 = try run(umask: "002", ["--cache-dir", root, "fetch", server.url("logo.png")], environment: ["IMGCACHE_UMASK": "077"])
+        #expect(private77.status == 0, "\(private77.standardError)")
+        #expect(mode(try #require(private77.lines.first)) == 0o600)
+        #expect(mode(root + "/default") == 0o700)
+
+        let remembered = try run(umask: "077", ["--cache-dir", root, "-n", "team", "config", "--umask", "002"])
+        #expect(remembered.status == 0, "\(remembered.standardError)")
+        let fetched = try run(umask: "077", ["--cache-dir", root, "-n", "team", "fetch", server.url("photo.jpg")])
+        let entry = try #require(fetched.lines.first)
+        #expect(mode(entry) == 0o664, "\(String(mode(entry), radix: 8))")
+        let shown = try run(umask: "077", ["--cache-dir", root, "-n", "team", "--json", "config"])
+        let config = try shown.jsonLines().first
+        #expect(config?["umask"] as? String == "002" && config?["umask_source"] as? String == "remembered")
+
+        let bad = try run(umask: "022", ["--cache-dir", root, "fetch", server.url("logo.png")], environment: ["IMGCACHE_UMASK": "999"])
+        #expect(bad.status == 64 && bad.standardError.contains("IMGCACHE_UMASK"), "\(bad.standardError)")
+        #expect(try run(umask: "022", ["--cache-dir", root, "config", "--umask", "8"]).status == 64)
+    }
+
+    @Test func aRootMadeUnderTheUsersCacheFolderStaysPrivate() throws {
+        let result = try run(umask: "002", ["fetch", server.url("logo.png")])
+        #expect(result.status == 0, "\(result.standardError)")
+        let root = home.appending(".cache/imgcache")
+        #expect(mode(root) == 0o700, "\(String(mode(root), radix: 8))")
+        #expect(mode(root + "/default") == 0o775)
+    }
+}
