@@ -19,7 +19,8 @@ _imgcache() {
         --failed-ttl) return ;;
         --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
         --thumbnail) return ;;
-        --format) COMPREPLY=($(compgen -W "png jpeg webp" -- "$cur")); _imgcache_nospace; return ;;
+        --format) COMPREPLY=($(compgen -W "png jpeg webp gif" -- "$cur")); _imgcache_nospace; return ;;
+        --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
         --quality) return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
         --max-pixels) return ;;
@@ -45,7 +46,8 @@ _imgcache() {
         --failed-ttl) return ;;
         --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
         --thumbnail) return ;;
-        --format) COMPREPLY=($(compgen -W "png jpeg webp" -- "$cur")); _imgcache_nospace; return ;;
+        --format) COMPREPLY=($(compgen -W "png jpeg webp gif" -- "$cur")); _imgcache_nospace; return ;;
+        --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
         --quality) return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
         --max-pixels) return ;;
@@ -83,10 +85,10 @@ _imgcache() {
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --output-dir --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time --retries --order --priority --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --output-dir --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time --retries --order --priority --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time --retries --order --priority --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time --retries --order --priority --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         list)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
@@ -125,9 +127,16 @@ _imgcache_nospace() {
     [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
     return 0
 }
-# Namespaces: the folders of the cache root.
+# Namespaces: the folders of the cache root (the --cache-dir given earlier on the line, else the default).
 _imgcache_namespaces() {
-    local root=${IMGCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/imgcache}
+    local root=${IMGCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/imgcache} j
+    for ((j = 1; j < COMP_CWORD; j++)); do
+        case ${COMP_WORDS[j]} in
+            --cache-dir) [[ $((j + 1)) -lt $COMP_CWORD ]] && root=${COMP_WORDS[j+1]} ;;
+            --cache-dir=*) root=${COMP_WORDS[j]#--cache-dir=} ;;
+        esac
+    done
+    [[ $root == "~"* ]] && root=$HOME${root#"~"}
     [ -d "$root" ] && (cd "$root" && ls -d */ 2>/dev/null | tr -d /)
 }
 complete -F _imgcache imgcache

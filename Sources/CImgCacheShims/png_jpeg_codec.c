@@ -363,7 +363,7 @@ void ic_encoded_free(ic_encoded *encoded) {
     encoded->size = 0;
 }
 
-int ic_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, ic_encoded *out,
+int ic_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int channels, ic_encoded *out,
                   char *error, size_t error_size) {
     if (ic_png_load(error, error_size) != 0) return -1;
     memset(out, 0, sizeof *out);
@@ -372,7 +372,7 @@ int ic_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, ic_encod
     image.version = PNG_IMAGE_VERSION;
     image.width = width;
     image.height = height;
-    image.format = PNG_FORMAT_RGBA;
+    image.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_RGBA;
     png_alloc_size_t size = 0;
     // First the size, then the bytes (libpng's simplified writing API).
     if (!p_png_image_write_to_memory(&image, NULL, &size, 0, rgba, 0, NULL)) goto failed;

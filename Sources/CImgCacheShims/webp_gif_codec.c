@@ -173,7 +173,22 @@ failed:
     X(int, DGifGetLine, (GifFileType *, GifPixelType *, int))                 \
     X(int, DGifGetExtension, (GifFileType *, int *, GifByteType **))          \
     X(int, DGifGetExtensionNext, (GifFileType *, GifByteType **))             \
-    X(const char *, GifErrorString, (int))
+    X(const char *, GifErrorString, (int))                                    \
+    X(GifFileType *, EGifOpen, (void *, OutputFunc, int *))                   \
+    X(void, EGifSetGifVersion, (GifFileType *, bool))                         \
+    X(int, EGifPutScreenDesc, (GifFileType *, int, int, int, int, const ColorMapObject *)) \
+    X(int, EGifPutExtensionLeader, (GifFileType *, int))                      \
+    X(int, EGifPutExtensionBlock, (GifFileType *, int, const void *))         \
+    X(int, EGifPutExtensionTrailer, (GifFileType *))                          \
+    X(int, EGifPutExtension, (GifFileType *, int, int, const void *))         \
+    X(int, EGifPutImageDesc, (GifFileType *, int, int, int, int, bool, const ColorMapObject *)) \
+    X(int, EGifPutLine, (GifFileType *, GifPixelType *, int))                 \
+    X(int, EGifCloseFile, (GifFileType *, int *))                             \
+    X(size_t, EGifGCBToExtension, (const GraphicsControlBlock *, GifByteType *)) \
+    X(ColorMapObject *, GifMakeMapObject, (int, const GifColorType *))        \
+    X(void, GifFreeMapObject, (ColorMapObject *))                             \
+    X(int, GifQuantizeBuffer, (unsigned int, unsigned int, int *, GifByteType *, GifByteType *, \
+                               GifByteType *, GifByteType *, GifColorType *))
 
 int ic_gif_load(char *error, size_t error_size);
 IC_LIBRARY(gif, "libgif-dev", IC_GIF_FUNCTIONS, "libgif.so.7", "libgif.so")
@@ -428,5 +443,150 @@ int ic_webp_encode_animation(const uint8_t *frames, uint32_t width, uint32_t hei
 failed:
     ic_set_error(error, error_size, p_WebPAnimEncoderGetError(encoder));
     p_WebPAnimEncoderDelete(encoder);
+    return -1;
+}
+
+// MARK: - GIF encoding
+
+typedef struct {
+    uint8_t *bytes;
+    size_t size;
+    size_t capacity;
+    int failed;
+} gif_sink;
+
+static int gif_write(GifFileType *gif, const GifByteType *data, int length) {
+    gif_sink *sink = gif->UserData;
+    if (length <= 0) return 0;
+    if (sink->size + (size_t)length > sink->capacity) {
+        size_t capacity = sink->capacity ? sink->capacity * 2 : 65536;
+        while (capacity < sink->size + (size_t)length) capacity *= 2;
+        uint8_t *grown = realloc(sink->bytes, capacity);
+        if (grown == NULL) {
+            sink->failed = 1;
+            return 0;
+        }
+        sink->bytes = grown;
+        sink->capacity = capacity;
+    }
+    memcpy(sink->bytes + sink->size, data, (size_t)length);
+    sink->size += (size_t)length;
+    return length;
+}
+
+int ic_gif_encode(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
+                  const uint32_t *delays_ms, int loop_count, ic_encoded *out, char *error, size_t error_size) {
+    memset(out, 0, sizeof *out);
+    if (ic_gif_load(error, error_size) != 0) return -1;
+    if (width == 0 || height == 0 || width > 65535 || height > 65535 || frame_count == 0) {
+        ic_set_error(error, error_size, "a GIF is 1 to 65535 pixels a side");
+        return -1;
+    }
+    size_t pixels = (size_t)width * height;
+    gif_sink sink = {0};
+    int code = 0;
+    GifByteType *red = malloc(pixels), *green = malloc(pixels), *blue = malloc(pixels), *indices = malloc(pixels);
+    ColorMapObject *map = NULL;
+    GifFileType *gif = NULL;
+    if (red == NULL || green == NULL || blue == NULL || indices == NULL) {
+        ic_set_error(error, error_size, "out of memory");
+        goto failed;
+    }
+    gif = p_EGifOpen(&sink, gif_write, &code);
+    if (gif == NULL) {
+        const char *message = p_GifErrorString(code);
+        ic_set_error(error, error_size, message ? message : "cannot start a GIF");
+        goto failed;
+    }
+    p_EGifSetGifVersion(gif, true);
+    if (p_EGifPutScreenDesc(gif, (int)width, (int)height, 8, 0, NULL) == GIF_ERROR) goto library_failed;
+    // A loop count for animations that play more than once (1 means once: no extension, as browsers read it).
+    if (frame_count > 1 && loop_count != 1) {
+        uint8_t loop[3] = {1, (uint8_t)(loop_count & 0xFF), (uint8_t)((loop_count >> 8) & 0xFF)};
+        if (p_EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_ERROR
+            || p_EGifPutExtensionBlock(gif, 11, "NETSCAPE2.0") == GIF_ERROR
+            || p_EGifPutExtensionBlock(gif, 3, loop) == GIF_ERROR
+            || p_EGifPutExtensionTrailer(gif) == GIF_ERROR) goto library_failed;
+    }
+    for (uint32_t frame = 0; frame < frame_count; frame++) {
+        const uint8_t *rgba = frames + pixels * 4 * frame;
+        int transparent = 0;
+        uint8_t last[3] = {0, 0, 0};
+        for (size_t i = 0; i < pixels; i++) {
+            // A transparent pixel takes its neighbour's colour, so that it spends no palette entry.
+            if (rgba[i * 4 + 3] < 128) {
+                transparent = 1;
+            } else {
+                last[0] = rgba[i * 4];
+                last[1] = rgba[i * 4 + 1];
+                last[2] = rgba[i * 4 + 2];
+            }
+            red[i] = last[0];
+            green[i] = last[1];
+            blue[i] = last[2];
+        }
+        GifColorType colors[256];
+        memset(colors, 0, sizeof colors);
+        int size = transparent ? 255 : 256;
+        if (p_GifQuantizeBuffer(width, height, &size, red, green, blue, indices, colors) == GIF_ERROR) {
+            ic_set_error(error, error_size, "cannot reduce the frame to 256 colours");
+            goto failed;
+        }
+        if (transparent) {
+            for (size_t i = 0; i < pixels; i++) {
+                if (rgba[i * 4 + 3] < 128) indices[i] = 255;
+            }
+        }
+        map = p_GifMakeMapObject(256, colors);
+        if (map == NULL) {
+            ic_set_error(error, error_size, "out of memory");
+            goto failed;
+        }
+        GraphicsControlBlock control = {
+            // Each frame is the whole canvas: the one before goes before it is drawn.
+            .DisposalMode = frame_count > 1 ? DISPOSE_BACKGROUND : DISPOSAL_UNSPECIFIED,
+            .UserInputFlag = false,
+            .DelayTime = delays_ms ? (int)((delays_ms[frame] + 5) / 10) : 0,
+            .TransparentColor = transparent ? 255 : NO_TRANSPARENT_COLOR,
+        };
+        GifByteType extension[4];
+        size_t length = p_EGifGCBToExtension(&control, extension);
+        if ((frame_count > 1 || transparent) && p_EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, (int)length, extension) == GIF_ERROR)
+            goto library_failed;
+        if (p_EGifPutImageDesc(gif, 0, 0, (int)width, (int)height, false, map) == GIF_ERROR) goto library_failed;
+        for (uint32_t row = 0; row < height; row++) {
+            if (p_EGifPutLine(gif, indices + (size_t)row * width, (int)width) == GIF_ERROR) goto library_failed;
+        }
+        p_GifFreeMapObject(map);
+        map = NULL;
+        if (sink.failed) {
+            ic_set_error(error, error_size, "out of memory");
+            goto failed;
+        }
+    }
+    if (p_EGifCloseFile(gif, &code) == GIF_ERROR) {
+        gif = NULL;  // freed by EGifCloseFile even when it fails
+        const char *message = p_GifErrorString(code);
+        ic_set_error(error, error_size, message ? message : "cannot finish the GIF");
+        goto failed;
+    }
+    gif = NULL;
+    free(red);
+    free(green);
+    free(blue);
+    free(indices);
+    out->bytes = sink.bytes;
+    out->size = sink.size;
+    return 0;
+library_failed:
+    gif_library_error(gif, error, error_size);
+failed:
+    if (map) p_GifFreeMapObject(map);
+    if (gif) p_EGifCloseFile(gif, &code);
+    free(red);
+    free(green);
+    free(blue);
+    free(indices);
+    free(sink.bytes);
     return -1;
 }

@@ -57,7 +57,8 @@ public enum CommandTable {
 
     /// How the manager answers each URL; shared by fetch and prefetch.
     public static let managerOptions: [OptionSpec] = [
-        .flag(.refresh, help: "Revalidate cached copies with the server (ETag / Last-Modified); a 304 keeps the file (RefreshCached)"),
+        .flag(.refresh, optionalValue: "stale",
+              help: "Revalidate cached copies with the server (ETag / Last-Modified); a 304 keeps the file (RefreshCached). =stale: only those whose freshness (max-age, Expires) ran out"),
         .flag(.cacheOnly, help: "Never download: a URL that is not cached is an error (FromCacheOnly)"),
         .flag(.noCacheRead, help: "Skip the cache lookup and download again; the image is still stored (FromLoaderOnly)"),
         .flag(.retryFailed, help: "Try URLs on the failed list again; a success takes them off it (RetryFailed)"),
@@ -66,13 +67,15 @@ public enum CommandTable {
         .value(.options, metavar: "LIST", kind: .suggestions(ImageOptions.named.map { ImageOptions.spelled($0.name) }),
                help: "SDWebImage options by name or mask: 'retry-failed,refresh-cached', '0x11', '17' (see OPTION BITS in imgcache(1))"),
         .value(.thumbnail, metavar: "WxH", kind: .text,
-               help: "Store a thumbnail that fits inside WxH instead (aspect kept, never upscaled, area-averaged; an animation's first frame)"),
+               help: "Store a thumbnail that fits inside WxH instead (aspect kept, never upscaled, area-averaged; an animation keeps its frames as GIF or WebP, else its first)"),
         .flag(.scaleDown, optionalValue: "PIXELS",
               help: "Store images over PIXELS (default 15.7M) shrunk to fit it (ScaleDownLargeImages)"),
         .flag(.transformAnimated,
-              help: "Transform every frame of an animation and store an animated WebP (TransformAnimatedImage); else the first frame"),
+              help: "An animation in a format not written animated becomes an animated WebP, not its first frame (TransformAnimatedImage)"),
         .value(.format, metavar: "FORMAT", kind: .choice(ImageEncoder.writableFormats.map(\.rawValue)),
-               help: "Format of a thumbnail or shrunk image: png, jpeg or webp (default: the input's; PNG for GIF)"),
+               help: "Format of a thumbnail or shrunk image: png, jpeg, webp or gif (default: the input's)"),
+        .value(.background, metavar: "COLOR", kind: .suggestions(RGBColor.named.map(\.0)),
+               help: "What transparent pixels become in a JPEG: #RRGGBB, #RGB or a name (default white)"),
         .value(.quality, metavar: "N", kind: .text, help: "JPEG and WebP quality of a thumbnail or shrunk image, 1 to 100 (default 85)"),
         .value(.verify, metavar: "LEVEL", kind: .choice(FetchSettings.Verification.allCases.map(\.rawValue)),
                help: "Check a download before storing it: header (signature and header decode; default) or full (every pixel of every frame)"),

@@ -24,13 +24,13 @@ public enum OptionBits {
         case .progressiveDownload:
             return ("--progressive", "Show the bytes received while they arrive (a status line on a terminal, else -v lines).")
         case .refreshCached:
-            return ("--refresh", "Revalidate a cached entry with its ETag / Last-Modified; a 304 keeps the file, a 200 replaces it.")
+            return ("--refresh", "Revalidate a cached entry with its ETag / Last-Modified; a 304 keeps the file, a 200 replaces it (--refresh=stale: only entries whose freshness ran out).")
         case .handleCookies:
             return ("--cookies FILE", "Keep cookies the server sets and send them back; with --cookies they are read from and saved to FILE.")
         case .allowInvalidSSLCertificates: return ("-k", "Do not verify TLS certificates or host names (prints a warning).")
         case .highPriority: return ("--priority high", "Queue ahead of normal downloads of the same run.")
         case .transformAnimatedImage:
-            return ("--transform-animated", "A thumbnail or shrunk copy of an animation keeps every frame, as an animated WebP (else its first frame).")
+            return ("--transform-animated", "An animation in a format imgcache does not write animated becomes an animated WebP, not its first frame (GIF and WebP keep their frames anyway).")
         case .scaleDownLargeImages:
             return ("--scale-down", "Store images over 15.7 megapixels (or --scale-down=PIXELS) shrunk to fit, under a key of their own.")
         case .fromCacheOnly: return ("--cache-only", "Never download: a URL that is not cached is an error.")

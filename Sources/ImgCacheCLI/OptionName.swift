@@ -39,6 +39,7 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case scaleDown = "scale-down"
     case transformAnimated = "transform-animated"
     case format = "format"
+    case background = "background"
     case quality = "quality"
     case verify = "verify"
     case maxPixels = "max-pixels"

@@ -78,6 +78,11 @@ import Testing
         let root = try TemporaryDirectory()
         for name in ["thumbs", "avatars"] { try FileManager.default.createDirectory(atPath: root.appending(name), withIntermediateDirectories: true) }
         #expect(try bash(["-n", ""], cacheRoot: root.path).words.sorted() == ["avatars", "thumbs"])
+        // The --cache-dir given earlier on the line names the root, in either spelling.
+        let other = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: other.appending("team"), withIntermediateDirectories: true)
+        #expect(try bash(["--cache-dir", other.path, "-n", ""], cacheRoot: root.path).words == ["team"])
+        #expect(try bash(["--cache-dir=" + other.path, "fetch", "--namespace", "t"], cacheRoot: root.path).words == ["team"])
     }
 
     // MARK: - fish

@@ -101,11 +101,11 @@ import Testing
 
     @Test(arguments: [["--transform-animated"], ["--options", "transform-animated-image"], ["--options", "0x400"]])
     func transformAnimatedImageKeepsEveryFrame(_ flag: [String]) throws {
-        // anim.gif: 3 frames of 32x32, 80 ms each; its thumbnail is an animated WebP of 3 frames.
+        // anim.gif: 3 frames of 32x32, 80 ms each; its thumbnail is an animated GIF of 3 frames.
         let result = try fetch(["--json", "fetch", "--thumbnail", "16x16"] + flag + [server.url("anim.gif")])
         #expect(result.status == 0, "\(result.standardError)")
         let entry = try #require(try result.jsonLines().first)
-        #expect(entry["format"] as? String == "webp" && entry["frames"] as? Int == 3)
+        #expect(entry["format"] as? String == "gif" && entry["frames"] as? Int == 3)
         let path = try #require(entry["path"] as? String)
         let image = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
         #expect(image.frameCount == 3 && image.width == 16 && image.height == 16)

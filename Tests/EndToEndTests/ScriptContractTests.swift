@@ -222,9 +222,9 @@ import Testing
         #expect(try stored([origin.url("no-extension")]).hasSuffix(".png"))
         // Transforms without --format: the format they wrote.
         #expect(try stored(["--thumbnail", "16x16", origin.url("photo.jpg")]).hasSuffix(".jpg"))
-        #expect(try stored(["--thumbnail", "16x16", origin.url("anim.gif")]).hasSuffix(".png"))
+        #expect(try stored(["--thumbnail", "16x16", origin.url("anim.gif")]).hasSuffix(".gif"))
         #expect(try stored(["--scale-down=1000", origin.url("photo.jpg")]).hasSuffix(".jpg"))
-        #expect(try stored(["--thumbnail", "16x16", "--transform-animated", origin.url("anim.gif")]).hasSuffix(".webp"))
+        #expect(try stored(["--thumbnail", "16x16", "--format", "webp", origin.url("anim.gif")]).hasSuffix(".webp"))
         // A second fetch finds each under its name (a hit: one request each).
         #expect(try stored([origin.url("really-a-jpeg.png")]).hasSuffix(".jpg"))
         #expect(origin.requestCount("really-a-jpeg.png") == 1)
@@ -232,10 +232,8 @@ import Testing
 
     @Test func anOutputNameThatNamesAnotherFormatIsRefusedOrConverted() throws {
         let gif = work.appending("t.gif")
-        let refused = try fetch(["fetch", "--thumbnail", "64x64", "-o", gif, server.url("anim.gif")])
-        #expect(refused.status == 64 && refused.standardError.contains("name it .png, .jpg or .webp"))
-        let gifWritten = FileManager.default.fileExists(atPath: gif)
-        #expect(!gifWritten)
+        #expect(try fetch(["fetch", "--thumbnail", "16x16", "-o", gif, server.url("anim.gif")]).status == 0)
+        #expect(ImageFormat.sniff([UInt8](try Data(contentsOf: URL(fileURLWithPath: gif)))) == .gif)
 
         let webp = work.appending("t.webp")
         #expect(try fetch(["fetch", "--thumbnail", "64x64", "-o", webp, server.url("anim.gif")]).status == 0)

@@ -52,11 +52,36 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Paths.fixture("logo.png"))
     }
 
-    @Test func anAnimationBecomesItsFirstFrame() throws {
-        // anim.gif: 3 frames of 32x32; a thumbnail is its first frame, as PNG (imgcache writes no GIF).
-        let entry = try json(["--thumbnail", "16x16", server.url("anim.gif")])
-        #expect(entry["format"] as? String == "png" && entry["frames"] as? Int == 1)
-        #expect(entry["width"] as? Int == 16 && entry["height"] as? Int == 16)
+    @Test func anAnimationKeepsItsFramesInGIFOrWebPAndBecomesItsFirstInPNGOrJPEG() throws {
+        // anim.gif: 3 frames of 32x32; each keeps its delay.
+        let source = try ImageDecoder.decode([UInt8](try Paths.fixture("anim.gif")))
+        for (format, frames) in [("gif", 3), ("webp", 3), ("png", 1), ("jpeg", 1)] {
+            let entry = try json(["--thumbnail", "16x16", "--format", format, server.url("anim.gif")])
+            #expect(entry["format"] as? String == format && entry["frames"] as? Int == frames, "\(format): \(entry)")
+            #expect(entry["source_frames"] as? Int == 3, "\(format): \(entry)")
+            #expect(entry["width"] as? Int == 16 && entry["height"] as? Int == 16)
+            let path = try #require(entry["path"] as? String)
+            let image = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+            #expect(image.frameCount == frames && image.width == 16, "\(format)")
+            if frames > 1 { #expect(image.delays == source.delays, "\(format): \(image.delays)") }
+        }
+        // Without --format, a GIF stays a GIF, animated.
+        let own = try json(["--thumbnail", "20x20", server.url("anim.gif")])
+        #expect(own["format"] as? String == "gif" && own["frames"] as? Int == 3)
+    }
+
+    @Test func anOpaqueImageIsWrittenWithoutAlphaAndAlphaIntoJPEGIsFlattenedOntoTheBackground() throws {
+        // photo.jpg has no alpha: its PNG is RGB (colour type 2), not RGBA (6).
+        let opaque = try json(["--format", "png", server.url("photo.jpg")])
+        let png = try Data(contentsOf: URL(fileURLWithPath: try #require(opaque["path"] as? String)))
+        #expect(png[25] == 2, "colour type \(png[25])")
+        // alpha.webp: a transparent background. As JPEG it lands on white, or on the colour asked.
+        for (arguments, expected) in [([String](), 255), (["--background", "#000000"], 0), (["--background", "red"], 255)] {
+            let entry = try json(["--format", "jpeg"] + arguments + [server.url("alpha.webp")])
+            let image = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: try #require(entry["path"] as? String)))))
+            // The top-left pixel is transparent in the source.
+            #expect(abs(Int(image.pixels[0]) - expected) <= 8, "\(arguments): red \(image.pixels[0])")
+        }
     }
 
     @Test func aPhotoIsTurnedUprightByItsEXIFOrientation() throws {
@@ -66,6 +91,15 @@ import Testing
         let path = try #require(entry["path"] as? String)
         let image = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
         #expect(image.width == 16 && image.height == 24)
+    }
+
+    @Test func aRotatedPhotoIsReportedUprightWithItsOrientation() throws {
+        // rotated.jpg: 48x32 pixels stored, orientation 6: shown 32 wide and 48 high.
+        let entry = try json([server.url("rotated.jpg")])
+        #expect(entry["width"] as? Int == 32 && entry["height"] as? Int == 48, "\(entry)")
+        #expect(entry["orientation"] as? Int == 6)
+        let plain = try json([server.url("photo.jpg")])
+        #expect(plain["orientation"] as? Int == 1)
     }
 
     @Test func gifsAndAnimationsThatNeedNoChangeStayWhole() throws {

@@ -204,9 +204,11 @@ import Testing
                        "key-filter": "strip-query", "failed-ttl": "2h", "options": "retry-failed,0x10",
                        "max-pixels": "2.5M", "verify": "full", "thumbnail": "64x64", "format": "webp", "quality": "80",
                        "remote": "redis://127.0.0.1|timeout=2s", "connect-timeout": "2s", "max-time": "30",
-                       "proxy": "http://127.0.0.1:3128", "netrc-file": "netrc", "output-dir": "out"]
+                       "proxy": "http://127.0.0.1:3128", "netrc-file": "netrc", "output-dir": "out",
+                       "background": "white"]
         // Some options need another: --memory-only an output, --format and --quality a transform.
         let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"],
+                          "background": ["--format", "jpeg"],
                           "remember": ["--remote", "http://127.0.0.1/store"]]
         for spec in CommandTable.fetch.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])

@@ -64,8 +64,6 @@ import Testing
             == .requires("--memory-only", "--output (the image is not stored, so it has no path to print)"))
         #expect(error("prefetch --options cache-memory-only")
             == .conflictingOptions("CacheMemoryOnly", "prefetch", reason: "prefetch only stores images"))
-        #expect(error("fetch --thumbnail 8x8 --transform-animated --format png u")
-            == .conflictingOptions("--format png", "--transform-animated", reason: "animations are written as WebP"))
         #expect(try manager("fetch --thumbnail 8x8 --options 0x400 u").settings.transform?.transformsAnimations == true)
     }
 
@@ -98,16 +96,20 @@ import Testing
         #expect(try manager("fetch --thumbnail 8x8 -o t.webp u").settings.transform?.format == .webp)
         #expect(try manager("fetch --thumbnail 8x8 -o t.JPG u").settings.transform?.format == .jpeg)
         #expect(try manager("fetch --thumbnail 8x8 -o t.out u").settings.transform?.format == nil)
-        #expect(error("fetch --thumbnail 8x8 -o t.gif u") == .invalidValue(
-            option: "--output", value: "t.gif", reason: "a transformed image is written as PNG, JPEG or WebP; name it .png, .jpg or .webp"))
+        #expect(try manager("fetch --thumbnail 8x8 -o t.gif u").settings.transform?.format == .gif)
+        #expect(error("fetch --thumbnail 8x8 -o t.tif u") == nil)
         #expect(error("fetch --thumbnail 8x8 --format png -o t.webp u")
             == .conflictingOptions("--output t.webp", "--format png", reason: "the name asks for WebP"))
         #expect(error("fetch --quality 50 u") == .requires("--quality", "--thumbnail, --scale-down or --format"))
         #expect(error("fetch --thumbnail 0x10 u")
             == .invalidValue(option: "--thumbnail", value: "0x10", reason: "expected WIDTHxHEIGHT, each from 1 to 65535"))
-        #expect(error("fetch --thumbnail 8x8 --format gif u")
-            == .invalidValue(option: "--format", value: "gif", reason: "expected png, jpeg or webp"))
-        #expect(error("fetch --refresh=yes u") == .unexpectedValue(option: "--refresh"))
+        #expect(error("fetch --thumbnail 8x8 --format tiff u")
+            == .invalidValue(option: "--format", value: "tiff", reason: "expected png, jpeg, webp or gif"))
+        #expect(error("fetch --refresh=yes u") == .invalidValue(option: "--refresh", value: "yes", reason: "expected --refresh or --refresh=stale"))
+        #expect(try manager("fetch --refresh=stale u").settings.refreshesOnlyStale)
+        #expect(try manager("fetch --thumbnail 8x8 --format jpeg --background #123 u").settings.transform?.background
+            == RGBColor(red: 0x11, green: 0x22, blue: 0x33))
+        #expect(error("fetch --background white u") == .requires("--background", "--thumbnail, --scale-down or --format"))
     }
 
     @Test func maxPixelsTakesCountsAndSizes() throws {

@@ -32,6 +32,21 @@ import Testing
         #expect(EntryAttribute.decode(EntryAttribute.encode(none), fileName: none.fileName, key: none.key)?.metadata == none)
     }
 
+    @Test func freshnessAndOrientationRoundTripInBothForms() throws {
+        var metadata = Self.entry(etag: "\"6b046c5e-4719\"", lastModified: "Mon, 23 Nov 2026 16:39:58 GMT")
+        metadata.freshUntil = 1_795_242_215
+        metadata.orientation = 6
+        let bytes = EntryAttribute.encode(metadata)
+        #expect(bytes.count <= 64, "\(bytes.count) bytes")
+        #expect(try #require(EntryAttribute.decode(bytes, fileName: metadata.fileName, key: metadata.key)).metadata == metadata)
+        #expect(EntryMetadata(parsing: metadata.serialized()) == metadata)
+        #expect(metadata.uprightSize.width == 3024 && metadata.uprightSize.height == 4032)
+        #expect(metadata.isFresh(at: 1_795_242_214) && !metadata.isFresh(at: 1_795_242_215))
+        for length in 0..<bytes.count {
+            #expect(EntryAttribute.decode(Array(bytes.prefix(length)), fileName: metadata.fileName, key: metadata.key) == nil)
+        }
+    }
+
     @Test func anotherKeyOrCutBytesAreNoticed() {
         let metadata = Self.entry(etag: "\"a\"", lastModified: nil)
         let bytes = EntryAttribute.encode(metadata)

@@ -39,8 +39,8 @@ import Testing
     }
 
     @Test func formatsImgcacheDoesNotWriteAreRefused() {
-        #expect(throws: ImageEncoder.EncodeError.unsupported(.gif)) {
-            try ImageEncoder.encode([0, 0, 0, 255][...], width: 1, height: 1, settings: ImageEncoder.Settings(format: .gif))
+        #expect(throws: ImageEncoder.EncodeError.unsupported(.tiff)) {
+            try ImageEncoder.encode([0, 0, 0, 255][...], width: 1, height: 1, settings: ImageEncoder.Settings(format: .tiff))
         }
     }
 }

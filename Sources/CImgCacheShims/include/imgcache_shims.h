@@ -142,7 +142,8 @@ void ic_encoded_free(ic_encoded *encoded);
 
 /// Each encoder takes width x height RGBA8 pixels and fills `out`; 0, or -1
 /// with the library's message. `quality` is 1-100 (JPEG, lossy WebP).
-int ic_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, ic_encoded *out,
+/// `ic_png_encode` takes `channels` bytes a pixel: 4 (RGBA) or 3 (RGB, for an opaque image).
+int ic_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, int channels, ic_encoded *out,
                   char *error, size_t error_size);
 int ic_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, ic_encoded *out,
                    char *error, size_t error_size);
@@ -154,6 +155,13 @@ int ic_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
 int ic_webp_encode_animation(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
                              const uint32_t *delays_ms, int32_t loop_count, int quality, int lossless,
                              ic_encoded *out, char *error, size_t error_size);
+
+/// A GIF (animated when `frame_count` > 1) from `frame_count` frames of
+/// width x height RGBA8 pixels: each frame quantised to at most 255 colours
+/// of its own (median cut), pixels under half alpha transparent;
+/// `delays_ms` per frame; `loop_count` 0 plays forever, 1 once.
+int ic_gif_encode(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
+                  const uint32_t *delays_ms, int loop_count, ic_encoded *out, char *error, size_t error_size);
 
 // MARK: - Extended attributes and locks
 

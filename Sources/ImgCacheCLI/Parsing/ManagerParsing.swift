@@ -23,6 +23,10 @@ extension ParsedOptions {
         } else if defaultPriority == .low, options.isDisjoint(with: [.lowPriority, .highPriority]) {
             options.insert(.lowPriority)
         }
+        if let text = last(.refresh), !text.isEmpty {
+            guard text == "stale" else { throw .invalidValue(option: "--refresh", value: text, reason: "expected --refresh or --refresh=stale") }
+            manager.settings.refreshesOnlyStale = true
+        }
         try checkCombination(options)
         manager.settings.transform = try transform(&options)
         manager.settings.options = options
@@ -110,13 +114,16 @@ extension ParsedOptions {
         transform.transformsAnimations = options.contains(.transformAnimatedImage)
         // The format's name was checked against the table (`checkAgainstTable`).
         if let text = last(.format), let format = ImageFormat(rawValue: text) {
-            if transform.transformsAnimations, format != .webp {
-                throw .conflictingOptions("--format \(text)", "--transform-animated", reason: "animations are written as WebP")
-            }
             transform.format = format
         }
         // --format alone converts: the image is stored in that format, at its size.
         let transforms = transform.thumbnail != nil || transform.scaleDownLimit != nil || transform.format != nil
+        if let text = last(.background) {
+            do { transform.background = try RGBColor(parsing: text) } catch {
+                throw .invalidValue(option: "--background", value: text, reason: error.reason)
+            }
+            guard transforms else { throw .requires("--background", "--thumbnail, --scale-down or --format") }
+        }
         if let text = last(.quality) {
             transform.quality = try integer(text, option: "--quality", in: 1...100)
             guard transforms else { throw .requires("--quality", "--thumbnail, --scale-down or --format") }
@@ -138,10 +145,7 @@ extension ParsedOptions {
         }
         guard ImageEncoder.writableFormats.contains(named) else {
             throw .invalidValue(option: "--output", value: output,
-                                reason: "a transformed image is written as PNG, JPEG or WebP; name it .png, .jpg or .webp")
-        }
-        if transform.transformsAnimations, named != .webp {
-            throw .conflictingOptions("--output \(output)", "--transform-animated", reason: "animations are written as WebP; name it .webp")
+                                reason: "a transformed image is written as PNG, JPEG, WebP or GIF; name it .png, .jpg, .webp or .gif")
         }
         transform.format = named
     }

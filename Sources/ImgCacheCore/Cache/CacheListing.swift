@@ -75,7 +75,7 @@ public enum CacheListing {
             entries.append(ListedEntry(
                 path: path, inode: image.inode, url: metadata.flatMap { $0.url.isEmpty ? nil : $0.url }, transform: transform,
                 bytes: image.size, allocatedBytes: image.allocatedSize, format: format,
-                width: metadata?.width, height: metadata?.height, frames: metadata?.frameCount,
+                width: metadata?.uprightSize.width, height: metadata?.uprightSize.height, frames: metadata?.frameCount,
                 lastUse: image.modified, storedAt: metadata?.storedAt, contentType: metadata?.contentType))
         }
         return entries

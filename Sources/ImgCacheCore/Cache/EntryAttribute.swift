@@ -26,6 +26,10 @@ import Glibc
 ///       0x10 Last-Modified as text (LEB128 length, bytes)
 ///       0x20 Content-Type as text, when it is not `image/<format>`
 ///       0x40 no Content-Type was sent
+///       0x80 more flags (1 byte), then the fields they announce:
+///         0x01 when the response stops being fresh (LEB128 seconds since the epoch)
+///         0x02 EXIF orientation (1 byte, 2–8)
+///         0x04 the source's frames, for a transform that changed them (LEB128)
 enum EntryAttribute {
     static let version: UInt8 = 0xC2
 
@@ -67,8 +71,23 @@ enum EntryAttribute {
         } else {
             flags |= 0x40
         }
+        var more: UInt8 = 0
+        var moreTail: [UInt8] = []
+        if let freshUntil = metadata.freshUntil {
+            more |= 0x01
+            appendVarint(&moreTail, UInt64(freshUntil.isFinite ? min(max(0, freshUntil.rounded(.down)), 1e12) : 0))
+        }
+        if let orientation = metadata.orientation {
+            more |= 0x02
+            moreTail.append(UInt8(orientation))
+        }
+        if let sourceFrames = metadata.sourceFrameCount {
+            more |= 0x04
+            appendVarint(&moreTail, UInt64(sourceFrames))
+        }
+        if more != 0 { flags |= 0x80 }
         out.append(flags)
-        return out + tail
+        return out + tail + (more != 0 ? [more] + moreTail : [])
     }
 
     /// The metadata of the image `fileName` in its shard, stored for `key`
@@ -92,11 +111,19 @@ enum EntryAttribute {
         let format = fileName.split(separator: ".").dropFirst().last.flatMap { ImageFormat(fileExtension: $0) }
         if flags & 0x20 != 0 { guard let text = reader.text() else { return nil }; contentType = text }
         else if flags & 0x40 == 0 { contentType = format.map(defaultContentType) }
+        var freshUntil: Double?, orientation: Int?, sourceFrames: Int?
+        if flags & 0x80 != 0 {
+            guard let more = reader.byte() else { return nil }
+            if more & 0x01 != 0 { guard let seconds = reader.varint(), seconds < 1 << 53 else { return nil }; freshUntil = Double(seconds) }
+            if more & 0x02 != 0 { guard let value = reader.byte() else { return nil }; orientation = Int(value) }
+            if more & 0x04 != 0 { guard let value = reader.varint(), value < 1 << 31 else { return nil }; sourceFrames = Int(value) }
+        }
         guard reader.atEnd else { return nil }
         let metadata = EntryMetadata(fileName: fileName, inode: 0, byteCount: Int64(size), key: key ?? "", url: key ?? "",
                                      etag: etag, lastModified: lastModified, contentType: contentType, format: format,
                                      width: width == 0 ? nil : Int(width), height: height == 0 ? nil : Int(height),
-                                     frameCount: frames == 0 ? nil : Int(frames), storedAt: Double(bitPattern: stored))
+                                     frameCount: frames == 0 ? nil : Int(frames), storedAt: Double(bitPattern: stored),
+                                     freshUntil: freshUntil, orientation: orientation, sourceFrameCount: sourceFrames)
         return (metadata, key.map { UInt32(check) == keyCheck($0) } ?? true)
     }
 

@@ -30,11 +30,19 @@ public struct EntryMetadata: Equatable, Sendable {
     public var frameCount: Int?
     /// When the entry was stored, in seconds since the epoch.
     public var storedAt: Double
+    /// When the response it came from stops being fresh (RFC 9111), in
+    /// seconds since the epoch; nil when not known (then it is stale).
+    public var freshUntil: Double?
+    /// The EXIF orientation (2–8) a JPEG asks for; nil when upright as stored.
+    public var orientation: Int?
+    /// A transformed entry's source had this many frames, when it had
+    /// another number than the entry (an animation thumbnailed as a still).
+    public var sourceFrameCount: Int?
 
     public init(fileName: String, inode: UInt64, byteCount: Int64, key: String, url: String,
                 etag: String? = nil, lastModified: String? = nil, contentType: String? = nil,
                 format: ImageFormat? = nil, width: Int? = nil, height: Int? = nil, frameCount: Int? = nil,
-                storedAt: Double) {
+                storedAt: Double, freshUntil: Double? = nil, orientation: Int? = nil, sourceFrameCount: Int? = nil) {
         self.fileName = fileName
         self.inode = inode
         self.byteCount = byteCount
@@ -48,6 +56,20 @@ public struct EntryMetadata: Equatable, Sendable {
         self.height = height
         self.frameCount = frameCount
         self.storedAt = storedAt
+        // Whole seconds within what every form keeps (no trap on a value from a file).
+        self.freshUntil = freshUntil.flatMap { $0.isFinite ? min(max(0, $0.rounded(.down)), 1e12) : nil }
+        self.orientation = orientation.flatMap { (2...8).contains($0) ? $0 : nil }
+        self.sourceFrameCount = sourceFrameCount.flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// Whether the response it came from is still fresh at `now`.
+    public func isFresh(at now: Double) -> Bool {
+        freshUntil.map { now < $0 } ?? false
+    }
+
+    /// Width and height as the image is shown: swapped when its orientation turns it a quarter.
+    public var uprightSize: (width: Int?, height: Int?) {
+        (orientation ?? 1) >= 5 ? (height, width) : (width, height)
     }
 
     /// First line of every metadata file; a file without it is not ours.
@@ -76,6 +98,9 @@ public struct EntryMetadata: Equatable, Sendable {
         add("height", height.map(String.init))
         add("frames", frameCount.map(String.init))
         add("stored", String(storedAt))
+        add("fresh-until", freshUntil.map { String(Int64($0.isFinite ? min(max(0, $0.rounded(.down)), 1e12) : 0)) })
+        add("orientation", orientation.map(String.init))
+        add("source-frames", sourceFrameCount.map(String.init))
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -109,7 +134,10 @@ public struct EntryMetadata: Equatable, Sendable {
                   etag: fields["etag"], lastModified: fields["last-modified"], contentType: fields["content-type"],
                   format: fields["format"].flatMap(ImageFormat.init(rawValue:)),
                   width: fields["width"].flatMap { Int($0) }, height: fields["height"].flatMap { Int($0) },
-                  frameCount: fields["frames"].flatMap { Int($0) }, storedAt: stored)
+                  frameCount: fields["frames"].flatMap { Int($0) }, storedAt: stored,
+                  freshUntil: fields["fresh-until"].flatMap { Int64($0) }.map(Double.init),
+                  orientation: fields["orientation"].flatMap { Int($0) },
+                  sourceFrameCount: fields["source-frames"].flatMap { Int($0) })
     }
 
     static func escape(_ value: String) -> String {

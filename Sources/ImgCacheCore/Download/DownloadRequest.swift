@@ -130,6 +130,8 @@ public struct DownloadResponse: Equatable, Sendable {
     public internal(set) var attempts = 1
     /// Seconds from the first attempt's start to the end of the last.
     public internal(set) var elapsed = 0.0
+    /// What the response says of how long it stays fresh.
+    public internal(set) var freshness = HTTPFreshness()
 
     /// A 304 to a conditional request: the cached copy is still good.
     public var notModified: Bool { statusCode == 304 }

@@ -143,13 +143,17 @@ final class Transfer {
         let accepted = (200..<300).contains(status) || (status == 304 && request.validators != nil)
         guard accepted else { return .failure(.httpStatus(status)) }
         if status != 304, let refusal = sink.finishBody() { return .failure(refusal) }
-        return .success(DownloadResponse(
+        var response = DownloadResponse(
             statusCode: status,
             effectiveURL: easy.stringInfo(CURLINFO_EFFECTIVE_URL) ?? request.url.string,
             etag: sink.headers["etag"],
             lastModified: sink.headers["last-modified"],
             contentType: sink.headers["content-type"],
-            byteCount: sink.receivedBytes))
+            byteCount: sink.receivedBytes)
+        response.freshness = HTTPFreshness(cacheControl: sink.headers["cache-control"], expires: sink.headers["expires"],
+                                           date: sink.headers["date"], age: sink.headers["age"],
+                                           lastModified: sink.headers["last-modified"])
+        return .success(response)
     }
 
     /// Drops the body kept so far (a failed or abandoned attempt).

@@ -125,7 +125,8 @@ final class TransferSink {
 
     /// The response headers imgcache uses; the others are skipped without
     /// being turned into text.
-    static let keptHeaders = ["content-length", "content-type", "etag", "last-modified", "retry-after", "content-encoding"]
+    static let keptHeaders = ["content-length", "content-type", "etag", "last-modified", "retry-after", "content-encoding",
+                              "cache-control", "expires", "date", "age"]
         .map { Array($0.utf8) }
 
     /// One header line, CRLF included. A status line starts a new response.

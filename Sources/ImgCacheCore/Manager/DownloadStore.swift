@@ -55,6 +55,10 @@ struct DownloadStore {
             metadata.storedAt = now
             if let etag = response.etag { metadata.etag = etag }
             if let lastModified = response.lastModified { metadata.lastModified = lastModified }
+            // A 304 freshens the entry as the response it stands for would (its Last-Modified if it sends none).
+            var freshness = response.freshness
+            if freshness.lastModified == nil { freshness.lastModified = metadata.lastModified }
+            metadata.freshUntil = freshness.freshUntil(received: now)
             do {
                 guard let entry = try cache.replaceMetadata(of: cached, with: metadata, key: miss.key, now: now, lockHandle: lockHandle)
                     ?? cache.lookup(miss.key, now: now, lockHandle: lockHandle).entry else {
@@ -73,15 +77,17 @@ struct DownloadStore {
         } catch {
             return .failure(error)
         }
+        let orientation = header.format == .jpeg ? ExifOrientation.read(bytes) : nil
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
             EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
                           etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
                           format: header.format, width: header.width, height: header.height,
-                          frameCount: header.frameCount, storedAt: now)
+                          frameCount: header.frameCount, storedAt: now, freshUntil: response.freshness.freshUntil(received: now),
+                          orientation: orientation)
         }
         if let transform = settings.transform,
            !transform.keepsAsServed(width: header.width, height: header.height, format: header.format, frameCount: header.frameCount ?? 1) {
-            return storeTransformed(file, bytes: bytes, transform: transform, for: miss, now: now, storedBytes: &storedBytes)
+            return storeTransformed(file, bytes: bytes, header: header, transform: transform, for: miss, now: now, storedBytes: &storedBytes)
         }
         if settings.options.contains(.cacheMemoryOnly) {
             log?("\(RemoteURL.displayed(url)): not stored (CacheMemoryOnly)")
@@ -147,7 +153,8 @@ struct DownloadStore {
                 EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm,
                               url: RemoteURL.redacted(miss.text), etag: object.etag, lastModified: object.lastModified,
                               contentType: object.contentType, format: header.format, width: header.width, height: header.height,
-                              frameCount: header.frameCount, storedAt: now)
+                              frameCount: header.frameCount, storedAt: now,
+                              orientation: header.format == .jpeg ? ExifOrientation.read(object.bytes) : nil)
             }
             log?("\(RemoteURL.displayed(miss.text)): from remote \(store), \(object.bytes.count) bytes")
             return .stored(FetchResult(url: miss.text, path: entry.path, cacheType: .remote, metadata: entry.metadata))
@@ -187,16 +194,16 @@ struct DownloadStore {
 
     /// Decodes a download, transforms its first frame, encodes it and stores that
     /// (or with CacheMemoryOnly hands it over in a temporary file).
-    private func storeTransformed(_ file: DownloadedFile, bytes: [UInt8], transform: ImageTransform, for miss: PendingFetch,
-                                  now: Double, storedBytes: inout [UInt8]?) -> Result<FetchResult, FetchError> {
+    private func storeTransformed(_ file: DownloadedFile, bytes: [UInt8], header: ImageHeader, transform: ImageTransform,
+                                  for miss: PendingFetch, now: Double, storedBytes: inout [UInt8]?) -> Result<FetchResult, FetchError> {
         let url = miss.text
         let result: ImageTransform.Output
         do throws(FetchError) {
             let image: DecodedImage
-            // Only the first frame, unless every frame is transformed.
+            // Only the first frame, unless the output keeps every frame.
             do {
                 image = try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels,
-                                                maximumFrames: transform.transformsAnimations ? 0 : 1)
+                                                maximumFrames: transform.keepsFrames(of: header.format, frameCount: header.frameCount ?? 1) ? 0 : 1)
             } catch {
                 switch error {
                 case .libraryMissing(let message): throw .libraryMissing(message)
@@ -218,7 +225,8 @@ struct DownloadStore {
             EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
                           etag: response.etag, lastModified: response.lastModified, contentType: ImageTransform.mediaType(result.format),
                           format: result.format, width: result.width, height: result.height, frameCount: result.frameCount,
-                          storedAt: now)
+                          storedAt: now, freshUntil: response.freshness.freshUntil(received: now),
+                          sourceFrameCount: header.frameCount.flatMap { $0 != result.frameCount ? $0 : nil })
         }
         do throws(SystemError) {
             if settings.options.contains(.cacheMemoryOnly) {

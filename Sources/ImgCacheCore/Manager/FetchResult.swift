@@ -40,14 +40,19 @@ public struct FetchResult: Equatable, Sendable {
         object.add("path", isStored ? path : nil)
         object.add("cache", cacheType.rawValue)
         object.add("format", metadata.format?.rawValue)
-        object.add("width", metadata.width)
-        object.add("height", metadata.height)
+        // As the image is shown: a JPEG's EXIF orientation applied.
+        object.add("width", metadata.uprightSize.width)
+        object.add("height", metadata.uprightSize.height)
+        object.add("orientation", metadata.orientation ?? 1)
         object.add("frames", metadata.frameCount)
+        // An animation thumbnailed as a still says how many frames it had.
+        object.add("source_frames", metadata.sourceFrameCount ?? metadata.frameCount)
         object.add("bytes", metadata.byteCount)
         object.add("content_type", metadata.contentType)
         object.add("etag", metadata.etag)
         object.add("last_modified", metadata.lastModified)
         object.add("refresh_error", refreshFailure?.reason)
+        object.add("fresh_until", metadata.freshUntil.map(Timestamp.iso8601))
         return object
     }
 }

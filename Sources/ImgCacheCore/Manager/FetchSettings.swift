@@ -19,6 +19,9 @@ public struct FetchSettings: Equatable, Sendable {
     public var maximumPixels = PixelLimit.standard
     /// How much of a download is checked before it is stored.
     public var verification: Verification = .header
+    /// With RefreshCached: revalidate only entries whose freshness ran out
+    /// (`--refresh=stale`); fresh ones are hits.
+    public var refreshesOnlyStale = false
     /// A thumbnail or downscaled copy stored instead of the image as served.
     public var transform: ImageTransform?
 

@@ -41,7 +41,8 @@ struct Lookup: Sendable {
             case .unreadable(_, let error):
                 note = wantsNotes ? "\(error); left in place, fetching again" : nil
             }
-            if let entry = cached, !options.contains(.refreshCached) {
+            // A refresh of stale entries only (--refresh=stale) serves a fresh one as a hit.
+            if let entry = cached, !options.contains(.refreshCached) || (settings.refreshesOnlyStale && entry.metadata.isFresh(at: now)) {
                 return .answer(.success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)),
                                note: wantsNotes ? "hit: \(entry.path)" : nil)
             }

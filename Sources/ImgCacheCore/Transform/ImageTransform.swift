@@ -7,13 +7,16 @@ public struct ImageTransform: Equatable, Sendable {
     public var thumbnail: BoxSize?
     /// `--scale-down[=PIXELS]`: images with more pixels are shrunk to fit it.
     public var scaleDownLimit: PixelLimit?
-    /// `--format`: the output format; nil keeps the input's (PNG for GIF input,
-    /// which imgcache does not write).
+    /// `--format`: the output format; nil keeps the input's.
     public var format: ImageFormat?
     /// `--quality`, for JPEG and lossy WebP output.
     public var quality = ImageEncoder.Settings.defaultQuality
-    /// TransformAnimatedImage: every frame of an animation is transformed and
-    /// written as an animated WebP; otherwise an animation becomes its first frame.
+    /// `--background`: what transparent pixels become in JPEG, which has no alpha.
+    public var background = RGBColor.white
+    /// TransformAnimatedImage: an animation whose own format imgcache cannot
+    /// write animated is written as an animated WebP rather than as its first
+    /// frame. (GIF and WebP animations keep their frames in their own format
+    /// anyway, and so does any animation written as GIF or WebP.)
     public var transformsAnimations = false
 
     /// SDWebImage's default for ScaleDownLargeImages: 60 MB of RGBA8 at 4 bytes a pixel.
@@ -54,6 +57,8 @@ public struct ImageTransform: Equatable, Sendable {
         if let scaleDownLimit { parts.append("scale-down(\(scaleDownLimit.pixels))") }
         if let format { parts.append("format(\(format.rawValue))") }
         if format == .jpeg || format == .webp || format == nil { parts.append("quality(\(quality))") }
+        // JPEG output flattens transparency: onto white unless told.
+        if format == .jpeg { parts.append("background(\(background))") }
         if transformsAnimations { parts.append("animated") }
         return parts.joined(separator: "-")
     }
@@ -82,12 +87,20 @@ public struct ImageTransform: Equatable, Sendable {
         return size
     }
 
-    /// The format written for input of `input`'s format: an animation kept
-    /// whole is written as WebP, the one animated format imgcache writes.
+    /// The format written for input of `input`'s format: `--format`, else the
+    /// input's own; an animation in a format imgcache cannot write animated
+    /// becomes an animated WebP with TransformAnimatedImage.
     public func outputFormat(for input: ImageFormat, animated: Bool = false) -> ImageFormat {
-        if animated && transformsAnimations { return .webp }
         if let format { return format }
-        return ImageEncoder.writableFormats.contains(input) ? input : .png
+        let own = ImageEncoder.writableFormats.contains(input) ? input : .png
+        if animated && transformsAnimations && !ImageEncoder.animatedFormats.contains(own) { return .webp }
+        return own
+    }
+
+    /// Whether an image of `format` with `frameCount` frames keeps every
+    /// frame: an animation written in a format that animates (GIF, WebP).
+    public func keepsFrames(of format: ImageFormat, frameCount: Int) -> Bool {
+        frameCount > 1 && ImageEncoder.animatedFormats.contains(outputFormat(for: format, animated: true))
     }
 
     /// Whether an image is stored as served: its size needs no change and no
@@ -106,13 +119,13 @@ public struct ImageTransform: Equatable, Sendable {
         public let frameCount: Int
     }
 
-    /// Transforms `image` (its first frame, or every frame with
-    /// `transformsAnimations`) and encodes the result.
+    /// Transforms `image` (every frame, when the output format animates; else
+    /// its first) and encodes the result.
     public func apply(to image: DecodedImage) throws(ImageEncoder.EncodeError) -> Output {
         let size = targetSize(width: image.width, height: image.height)
-        let animated = image.frameCount > 1 && transformsAnimations
-        let format = outputFormat(for: image.format, animated: animated)
-        let settings = ImageEncoder.Settings(format: format, quality: quality)
+        let animated = keepsFrames(of: image.format, frameCount: image.frameCount)
+        let format = outputFormat(for: image.format, animated: image.frameCount > 1)
+        let settings = ImageEncoder.Settings(format: format, quality: quality, background: background)
         guard animated else {
             // Upright first (a JPEG's EXIF orientation), then fitted.
             let upright = ImageOrientation.apply(image.frame(0), width: image.width, height: image.height,

@@ -127,6 +127,15 @@ extension FaultServer {
         return Array((text + "\r\n").utf8)
     }
 
+    /// `date` as an HTTP date (IMF-fixdate).
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+
     /// The reason phrase for `status`.
     static func reason(_ status: Int) -> String {
         let phrases = [200: "OK", 302: "Found", 304: "Not Modified", 401: "Unauthorized", 403: "Forbidden",

@@ -309,6 +309,19 @@ final class FaultServer: @unchecked Sendable {
             if cookies.contains(where: { $0.value.contains("session=s3cr3t") }) { return serve(parts[1]) }
             let page = "<!DOCTYPE html>\n<html><body><form method=post><input name=user></form></body></html>\n"
             return .full(status: 200, type: "text/html", body: Array(page.utf8), extra: [])
+        case ("fresh", 3):
+            // Fresh for SECONDS (Cache-Control: max-age), with an ETag a conditional request is answered 304 for.
+            guard let seconds = Int(parts[1]), let (bytes, type) = file(parts[2]) else { break }
+            let tag = "\"fresh-\(parts[2])\""
+            let fields = [("Cache-Control", "max-age=\(seconds)"), ("ETag", tag), ("Date", FaultServer.httpDate(Date()))]
+            if request.header("If-None-Match") == tag { return .full(status: 304, type: type, body: [], extra: fields) }
+            return .full(status: 200, type: type, body: bytes, extra: fields)
+        case ("modified", 3):
+            // Last modified DAYS ago, nothing else said of freshness: fresh for a tenth of that, by heuristic.
+            guard let days = Double(parts[1]), let (bytes, type) = file(parts[2]) else { break }
+            return .full(status: 200, type: type, body: bytes,
+                         extra: [("Last-Modified", FaultServer.httpDate(Date(timeIntervalSinceNow: -days * 86_400))),
+                                 ("Date", FaultServer.httpDate(Date()))])
         case ("signed", 2):
             // A signed URL: only the signature `fresh` is still valid.
             return request.target.contains("sig=fresh") ? serve(parts[1]) : status(403)
