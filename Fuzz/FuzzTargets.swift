@@ -3,6 +3,9 @@
 //   cli    the command-line parser (argv words split at NUL) and URL list lines
 //   sniff  format sniffing, every header probe and walk, EXIF orientation
 //   png, jpeg, webp, gif  that format's full decoder (other inputs are skipped)
+//   files  every file imgcache reads back from a cache: settings, statistics,
+//          failed records, URL logs, entry metadata (text and attribute),
+//          remote objects, and the HTTP headers freshness is worked out from
 // Each must return for any input, without a crash, a hang or unbounded memory.
 #if canImport(Glibc)
 import Glibc
@@ -27,6 +30,25 @@ public func imgcacheFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         _ = CommandLineParser.requestedColor(in: words)
         var list = LineSplitter(maximumLength: 1024)
         for line in list.push(bytes[...]) + list.finish() { _ = URLList.item(for: line) }
+    case "files":
+        let text = String(decoding: bytes, as: UTF8.self)
+        let settings = NamespaceSettings.parse(bytes, path: "settings").settings
+        _ = (settings.maxSize?.description, settings.maxAge?.description, settings.failedTTL?.description)
+        _ = CacheLimits.resolve(maxSize: nil, maxAge: nil, remembered: settings)
+        let counts = StatisticsLog.parse(bytes)
+        _ = (counts.statistics.misses, counts.statistics.line, counts.since.map(Timestamp.iso8601))
+        for record in FailedURLStore.parse(bytes, failedAt: 1_700_000_000) ?? [] { _ = Timestamp.age(record.failedAt, now: 1_700_000_000) }
+        _ = URLLog.parse(bytes).values.map(URLLog.split)
+        if let metadata = EntryMetadata(parsing: text) {
+            _ = (metadata.serialized(), metadata.uprightSize, metadata.isFresh(at: 0), EntryAttribute.encode(metadata))
+        }
+        if let decoded = EntryAttribute.decode(bytes, fileName: "0123456789abcdef0123456789abcdef.jpg", key: nil) {
+            _ = (decoded.metadata.serialized(), EntryAttribute.encode(decoded.metadata))
+        }
+        _ = try? RemoteObject(decoding: bytes)
+        let fields = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) + ["", "", "", "", ""]
+        _ = HTTPFreshness(cacheControl: fields[0], expires: fields[1], date: fields[2], age: fields[3], lastModified: fields[4])
+            .freshUntil(received: 1_700_000_000)
     case "sniff":
         _ = ImageFormat.sniff(bytes)
         _ = try? ImageHeader.probe(bytes)

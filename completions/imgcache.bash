@@ -3,6 +3,8 @@ _imgcache() {
     local cur prev command i
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
+    # bash splits --option=value at '=': the option is the word before it.
+    [[ $prev == = && $COMP_CWORD -ge 2 ]] && prev=${COMP_WORDS[COMP_CWORD-2]}
     command=
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
@@ -30,7 +32,7 @@ _imgcache() {
         --concurrency|-j) return ;;
         --timeout) return ;;
         --connect-timeout) return ;;
-        --max-time) return ;;
+        --max-time|-m) return ;;
         --retries) return ;;
         --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); _imgcache_nospace; return ;;
         --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); _imgcache_nospace; return ;;
@@ -57,7 +59,7 @@ _imgcache() {
         --concurrency|-j) return ;;
         --timeout) return ;;
         --connect-timeout) return ;;
-        --max-time) return ;;
+        --max-time|-m) return ;;
         --retries) return ;;
         --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); _imgcache_nospace; return ;;
         --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); _imgcache_nospace; return ;;
@@ -85,10 +87,10 @@ _imgcache() {
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --output-dir --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time --retries --order --priority --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --output-dir --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time -m --retries --order --priority --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time --retries --order --priority --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time -m --retries --order --priority --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         list)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
@@ -132,10 +134,15 @@ _imgcache_namespaces() {
     local root=${IMGCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/imgcache} j
     for ((j = 1; j < COMP_CWORD; j++)); do
         case ${COMP_WORDS[j]} in
-            --cache-dir) [[ $((j + 1)) -lt $COMP_CWORD ]] && root=${COMP_WORDS[j+1]} ;;
+            --cache-dir)
+                # '--cache-dir DIR', or '--cache-dir=DIR' which bash splits into three words.
+                [[ ${COMP_WORDS[j+1]} == = ]] && ((j++))
+                [[ $((j + 1)) -lt $COMP_CWORD ]] && root=${COMP_WORDS[j+1]} ;;
             --cache-dir=*) root=${COMP_WORDS[j]#--cache-dir=} ;;
         esac
     done
+    # As typed: quotes and backslash-escaped spaces undone, ~ expanded.
+    root=${root//\\ / }; root=${root#[\"\']}; root=${root%[\"\']}
     [[ $root == "~"* ]] && root=$HOME${root#"~"}
     [ -d "$root" ] && (cd "$root" && ls -d */ 2>/dev/null | tr -d /)
 }

@@ -44,10 +44,17 @@ public enum CommandRunner {
             return usageFailure(.invalidEnvironment(error.commandLineMessage), console: console)
         }
         do { placement = try metadataPlacement(environment) } catch { return usageFailure(error, console: console) }
-        do { try CacheUmask.apply(environment: environment, namespaceDirectory: location.directory) } catch {
+        // The namespace's settings are read once here: their umask applies to every file the run makes.
+        let settings = NamespaceSettings.inspect(location.directory)
+        do { try CacheUmask.apply(environment: environment, remembered: settings.settings.umask) } catch {
             return usageFailure(.invalidEnvironment("invalid IMGCACHE_UMASK: \(error.reason)"), console: console)
         }
         let cache = DiskCache(location: location, metadataPlacement: placement)
+        switch command {
+        // These say it themselves, and stop for it where they must.
+        case .clean, .config, .cacheInfo: break
+        default: if !settings.problems.isEmpty { MaintenanceMessages.reportSettings(settings, of: cache, console: console) }
+        }
         if let exposure = CacheRoot.exposure(of: [location.root, location.directory]) { console.warning(exposure) }
         var status = ExitStatus.success
         let outcome = finish(console) { () throws(SystemError) in

@@ -29,11 +29,27 @@ enum MaintenanceMessages {
         }
     }
 
+    /// Says what in a namespace's settings file cannot be used: an error
+    /// when the command stops for it (`refusing`: what it did not do), else a warning.
+    static func reportSettings(_ inspection: NamespaceSettings.Inspection, of cache: DiskCache, console: Console, refusing: String? = nil,
+                               advise: Bool = true) {
+        let file = ControlCharacters.escaped(inspection.path)
+        for problem in inspection.problems {
+            let line = "namespace '\(cache.location.namespace)': settings file \(file) \(problem.hasPrefix("line") ? "has a bad " + problem : problem)"
+            if let refusing { console.error(line + "; " + refusing) } else { console.warning(line + "; ignored") }
+        }
+        if refusing != nil, advise {
+            console.plain("fix or remove it, or set the limits again with 'imgcache -n \(cache.location.namespace) config --reset' "
+                + "(or config --max-size SIZE --max-age AGE)")
+        }
+    }
+
     /// An age in seconds for JSON; null for never.
     private static func seconds(_ age: AgeLimit) -> JSONValue? {
         switch age {
         case .never: return nil
-        case .seconds(let seconds): return seconds == seconds.rounded() ? .integer(Int64(seconds)) : .number(seconds)
+        // Whole seconds, as JSON.md promises (a limit under a second counts as one).
+        case .seconds(let seconds): return .integer(Int64(max(1, min(seconds, TimeSpan.maximum)).rounded()))
         }
     }
 

@@ -14,6 +14,9 @@ enum RequestFiles {
     /// else `SSL_CERT_DIR` and `SSL_CERT_FILE`.
     static func resolved(_ downloads: DownloadConfiguration, environment: Environment) -> DownloadConfiguration {
         var resolved = downloads
+        // libcurl saves a jar by writing a new file and renaming it into place: a
+        // jar reached through a link is given as its target, so the link stays.
+        if let jar = downloads.cookieJar, let target = linkTarget(jar) { resolved.cookieJar = target }
         guard downloads.certificateAuthorities == DownloadConfiguration.CertificateAuthorities() else { return resolved }
         func variable(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         if let bundle = variable("CURL_CA_BUNDLE") {
@@ -30,7 +33,7 @@ enum RequestFiles {
         let given = downloads.certificateAuthorities
         let fromCommandLine = given == DownloadConfiguration.CertificateAuthorities() ? nil : given
         let authorities = resolved(downloads, environment: environment).certificateAuthorities
-        if let bundle = authorities.bundle, let reason = unreadable(bundle, folder: false) {
+        if let bundle = authorities.bundle, let reason = unreadable(bundle, folder: false) ?? notPEM(bundle) {
             let source = fromCommandLine?.bundle != nil ? "--cacert" : environment["CURL_CA_BUNDLE"]?.isEmpty == false ? "CURL_CA_BUNDLE" : "SSL_CERT_FILE"
             return ("cannot read the certificate authorities \(ControlCharacters.escaped(bundle)) (\(source)): \(reason)", .noInput)
         }
@@ -72,5 +75,27 @@ enum RequestFiles {
         }
         let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         return access(folder.isEmpty ? "/" : folder, W_OK | X_OK) == 0 ? nil : "its folder: " + String(cString: strerror(errno))
+    }
+
+    /// The file a symbolic link at `path` leads to, when it is one whose folder exists.
+    private static func linkTarget(_ path: String) -> String? {
+        guard (try? FileSystem.status(path))??.isSymbolicLink == true else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        // The link's target may not exist yet (a first run): its folder must.
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return target.hasPrefix("/") ? target : FileSystem.parentDirectory(of: path) + "/" + target
+    }
+
+    /// Why a certificate file is not one: no PEM certificate in its first megabyte.
+    private static func notPEM(_ path: String) -> String? {
+        guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20) else { return nil }
+        let marker = Array("-----BEGIN ".utf8)
+        guard bytes.count >= marker.count else { return "no PEM certificate in it" }
+        for start in 0...(bytes.count - marker.count) where bytes[start] == marker[0] {
+            if Array(bytes[start..<start + marker.count]) == marker { return nil }
+        }
+        return "no PEM certificate in it (-----BEGIN CERTIFICATE-----)"
     }
 }

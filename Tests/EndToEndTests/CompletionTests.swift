@@ -83,6 +83,14 @@ import Testing
         try FileManager.default.createDirectory(atPath: other.appending("team"), withIntermediateDirectories: true)
         #expect(try bash(["--cache-dir", other.path, "-n", ""], cacheRoot: root.path).words == ["team"])
         #expect(try bash(["--cache-dir=" + other.path, "fetch", "--namespace", "t"], cacheRoot: root.path).words == ["team"])
+        // As bash splits them at '=': --cache-dir = DIR, and --namespace = VALUE.
+        #expect(try bash(["--cache-dir", "=", other.path, "-n", ""], cacheRoot: root.path).words == ["team"])
+        #expect(try bash(["--namespace", "=", ""], cacheRoot: root.path).words.sorted() == ["avatars", "thumbs"])
+        // A folder typed with quotes or an escaped space.
+        let spaced = try TemporaryDirectory("imgcache completion")
+        try FileManager.default.createDirectory(atPath: spaced.appending("crew"), withIntermediateDirectories: true)
+        #expect(try bash(["--cache-dir", "\"" + spaced.path + "\"", "-n", ""], cacheRoot: root.path).words == ["crew"])
+        #expect(try bash(["--cache-dir", spaced.path.replacingOccurrences(of: " ", with: "\\ "), "-n", ""], cacheRoot: root.path).words == ["crew"])
     }
 
     // MARK: - fish

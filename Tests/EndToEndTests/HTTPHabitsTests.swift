@@ -62,6 +62,23 @@ import Testing
         #expect(faults.requestCount(path: "/image/logo.png") == 0)
     }
 
+    @Test func aCookieJarReachedThroughALinkIsSavedToItsTargetAndTheLinkStays() throws {
+        let real = home.appending("real-jar.txt"), link = home.appending("jar.txt")
+        try "# Netscape HTTP Cookie File\n".write(toFile: real, atomically: true, encoding: .utf8)
+        #expect(symlink(real, link) == 0)
+        let result = try fetch(["fetch", "--cookies", link, faults.baseURL + "/set-cookie/logo.png"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: link)
+        #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink)
+        #expect((try String(contentsOfFile: real, encoding: .utf8)).contains("s3cr3t"))
+    }
+
+    @Test func aCertificateFileThatHoldsNoCertificateIsAnErrorNamingIt() throws {
+        let notPEM = Paths.fixtures.appendingPathComponent("logo.png").path
+        let result = try fetch(["fetch", "--cacert", notPEM, faults.baseURL + "/image/logo.png"])
+        #expect(result.status == 66 && result.standardError.contains("no PEM certificate"), "\(result.standardError)")
+    }
+
     @Test func equivalentURLsShareOneEntryAndKeepTheirOwnSpelling() throws {
         let plain = server.url("logo.png")
         #expect(try fetch(["fetch", plain]).status == 0)

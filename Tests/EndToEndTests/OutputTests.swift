@@ -98,6 +98,46 @@ import Testing
         #expect(info.st_mode & 0o777 == 0o640)
     }
 
+    @Test func aFIFOWithoutAReaderDoesNotHoldOffASignal() throws {
+        let fifo = work.appending("nobody-reads")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let outputs = try TemporaryDirectory("imgcache-fifo")
+        // A miss: the run watches for signals while it downloads, then waits for a reader that never comes.
+        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "fetch", "-o", fifo, server.url("logo.png")],
+                                                         home: home.path, outputs: outputs)
+        for _ in 0..<1000 where CacheInspection.storedFiles(under: cacheRoot + "/default").filter({ $0.hasSuffix(".png") }).isEmpty {
+            usleep(5_000)
+        }
+        usleep(50_000)
+        kill(process.processIdentifier, SIGTERM)
+        let result = try ImgCacheProcess.result(of: process, outputs: outputs, limit: 8)
+        #expect(result.status == 143, "\(result.standardError)")
+        #expect(!result.standardError.contains("stopped at once"), "\(result.standardError)")
+        #expect(fileType(fifo) == S_IFIFO)
+    }
+
+    @Test func anOutputFolderThatIsALinkToAFolderIsWrittenThrough() throws {
+        let real = work.appending("real"), link = work.appending("link")
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
+        #expect(symlink(real, link) == 0)
+        let result = try fetch(["fetch", "--output-dir", link, server.url("logo.png")])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(FileManager.default.contents(atPath: real + "/logo.png") == logo)
+        #expect(fileType(link) == S_IFLNK)
+    }
+
+    @Test func aReplacedFileKeepsItsOwnerWhereThatCanBeKept() throws {
+        guard getuid() == 0 else { return }
+        let path = work.appending("theirs.png")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(chown(path, 65534, 65534) == 0)
+        #expect(try fetch(["fetch", "-o", path, server.url("logo.png")]).status == 0)
+        var info = stat()
+        lstat(path, &info)
+        #expect(info.st_uid == 65534 && info.st_gid == 65534)
+        #expect(FileManager.default.contents(atPath: path) == logo)
+    }
+
     @Test func aFolderIsRefusedAndLeftAsItIs() throws {
         let folder = work.appending("folder")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)

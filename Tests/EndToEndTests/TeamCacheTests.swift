@@ -71,9 +71,26 @@ import Testing
         let config = try shown.jsonLines().first
         #expect(config?["umask"] as? String == "002" && config?["umask_source"] as? String == "remembered")
 
+        // A mask that would lock the owner out is refused.
+        #expect(try run(umask: "022", ["--cache-dir", root, "config", "--umask", "777"]).status == 64)
+
         let bad = try run(umask: "022", ["--cache-dir", root, "fetch", server.url("logo.png")], environment: ["IMGCACHE_UMASK": "999"])
         #expect(bad.status == 64 && bad.standardError.contains("IMGCACHE_UMASK"), "\(bad.standardError)")
         #expect(try run(umask: "022", ["--cache-dir", root, "config", "--umask", "8"]).status == 64)
+    }
+
+    @Test func settingTheMaskSharesTheNamespaceAtOnce() throws {
+        let team = work.appending("team")
+        #expect(mkdir(team, 0o2775) == 0 && chmod(team, 0o2775) == 0)
+        let root = team + "/cache"
+        // One member made the namespace with a private umask; the mask set then shares it.
+        #expect(try run(umask: "077", ["--cache-dir", root, "fetch", server.url("logo.png")]).status == 0)
+        #expect(try run(umask: "077", ["--cache-dir", root, "config", "--umask", "002"]).status == 0)
+        #expect(mode(root + "/default") & 0o777 == 0o775, "\(String(mode(root + "/default"), radix: 8))")
+        for file in ["lock", "settings", "stats"] { #expect(mode(root + "/default/" + file) == 0o664, "\(file)") }
+        // A fresh namespace made by config itself.
+        #expect(try run(umask: "022", ["--cache-dir", root, "-n", "fresh", "config", "--umask", "002"]).status == 0)
+        #expect(mode(root + "/fresh") & 0o777 == 0o775 && mode(root + "/fresh/settings") == 0o664)
     }
 
     @Test func aRootMadeUnderTheUsersCacheFolderStaysPrivate() throws {

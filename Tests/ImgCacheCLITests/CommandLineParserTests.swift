@@ -127,6 +127,8 @@ import Testing
         #expect(error("fetch -z u") == .unknownOption("-z", command: "fetch", suggestion: nil))
         // A stem of one option is not taken for another that merely begins with it.
         #expect(error("fetch --retry 3 u") == .unknownOption("--retry", command: "fetch", suggestion: "--retries"))
+        // curl's -m is --max-time.
+        #expect(error("fetch -m 5 u") == nil)
         #expect(error("fetch --frobnicate u") == .unknownOption("--frobnicate", command: "fetch", suggestion: nil))
         // A command's option is not a global one.
         #expect(error("-o x fetch u") == .unknownOption("-o", command: nil, suggestion: nil))

@@ -19,6 +19,8 @@ extension CacheInfoCommand {
                 console.note("statistics of namespace '\(cache.location.namespace)' zeroed")
             }
             let counts = statistics.read()
+            let inspection = NamespaceSettings.inspect(cache.directory)
+            if !inspection.problems.isEmpty { MaintenanceMessages.reportSettings(inspection, of: cache, console: console) }
             let summary: CacheSummary
             do { summary = try CacheSummary.summarize(cache, now: now) } catch {
                 console.error(MaintenanceMessages.describe(error))
@@ -44,9 +46,10 @@ extension CacheInfoCommand {
 
     /// The statistics rows: hits and misses with their share, downloads and their bytes.
     static func statisticsText(_ counts: UsageStatistics, since: Double?, now: Double) -> [String] {
-        let total = counts.hits + counts.misses
+        // In floating point: counts near Int.max must not overflow a sum.
+        let total = Double(counts.hits) + Double(counts.misses)
         func share(_ part: Int) -> String {
-            let tenths = total == 0 ? 0 : Int((Double(part) * 1000 / Double(total)).rounded())
+            let tenths = total == 0 ? 0 : Int((Double(part) * 1000 / total).rounded())
             return total == 0 ? "" : " (\(tenths / 10).\(tenths % 10) %)"
         }
         return [

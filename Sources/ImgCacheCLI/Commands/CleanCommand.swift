@@ -11,10 +11,18 @@ extension CleanCommand {
         for cache in caches {
             let limits: CacheLimits
             let outcome: CacheCleaner.Outcome
+            // Settings that cannot be used stop this namespace's clean: guessing
+            // its limits could remove what a remembered 30 days keeps.
+            let inspection = NamespaceSettings.inspect(cache.directory)
+            if !inspection.problems.isEmpty, !arguments.remember {
+                MaintenanceMessages.reportSettings(inspection, of: cache, console: console, refusing: "not cleaned")
+                status = ExitStatus.worse(status, .configurationError)
+                continue
+            }
             do throws(SystemError) {
                 let remembered = arguments.remember
                     ? try cache.updateSettings { $0.remember(maxSize: arguments.maxSize, maxAge: arguments.maxAge, failedTTL: arguments.failedTTL) }
-                    : NamespaceSettings.load(from: cache.directory)
+                    : inspection.settings
                 limits = CacheLimits.resolve(maxSize: arguments.maxSize, maxAge: arguments.maxAge,
                                              failedTTL: arguments.failedTTL, remembered: remembered)
                 outcome = try CacheCleaner(cache: cache).clean(limits: limits, now: now, dryRun: arguments.dryRun)
@@ -22,7 +30,7 @@ extension CleanCommand {
                 if !arguments.dryRun { try? StatisticsLog(namespaceDirectory: cache.directory).compact() }
             } catch {
                 console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))
-                status = .cacheUnwritable
+                status = ExitStatus.worse(status, .cacheUnwritable)
                 continue
             }
             if arguments.remember { console.detail("remembered for namespace '\(cache.location.namespace)': max size \(limits.maxSize), max age \(limits.maxAge), failed TTL \(limits.failedTTL)") }

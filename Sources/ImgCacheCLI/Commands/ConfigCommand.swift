@@ -8,15 +8,30 @@ typealias ConfigCommand = CommandRun<ConfigArguments>
 
 extension ConfigCommand {
     func run() throws(SystemError) -> ExitStatus {
-        var settings = NamespaceSettings.load(from: cache.directory)
+        let inspection = NamespaceSettings.inspect(cache.directory)
+        var settings = inspection.settings
         let changing = arguments.reset || arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil
             || arguments.umask != nil
+        if !inspection.problems.isEmpty {
+            // Shown as it is, never as defaults; a change rewrites the file with what could be used.
+            MaintenanceMessages.reportSettings(inspection, of: cache, console: console,
+                                               refusing: changing ? "rewritten with what could be used" : "the settings in force are unknown",
+                                               advise: !changing)
+            if !changing { return .configurationError }
+        }
+        // A new mask applies at once: the folder, lock and settings made now are shared
+        // already (unless IMGCACHE_UMASK decides for this run).
+        let environmentMask = environment["IMGCACHE_UMASK"].flatMap { try? CacheUmask.parse($0) }
+        if case .some(.some(let mask)) = arguments.umask, environmentMask == nil { umask(mask) }
         if changing {
             do {
                 settings = try cache.updateSettings { settings in
                     if arguments.reset { settings = NamespaceSettings() }
                     settings.remember(maxSize: arguments.maxSize, maxAge: arguments.maxAge, failedTTL: arguments.failedTTL)
                     if let umask = arguments.umask { settings.umask = umask }
+                }
+                if case .some(.some(let mask)) = arguments.umask {
+                    CacheUmask.share(namespaceDirectory: cache.directory, mask: environmentMask ?? mask)
                 }
             } catch {
                 console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))

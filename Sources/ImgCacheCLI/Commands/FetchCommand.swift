@@ -30,7 +30,7 @@ extension FetchCommand {
             progressLine = line
             fetcher.progress = { url, received, expected in line.show(url: url, received: received, expected: expected) }
         }
-        var answers = AnswerPrinter(command: self)
+        var answers = AnswerPrinter(command: self, interruption: fetcher.interruption)
         // Added to the namespace's statistics once, however the run ends.
         defer { fetcher.appendStatistics(answers.statistics) }
         if let list {
@@ -65,9 +65,12 @@ extension FetchCommand {
         var statistics = UsageStatistics()
         /// A cache that cannot be written fails every URL for one reason: said once.
         private var saidUnwritable = false
+        /// Asked while an output FIFO waits for its reader: a signal stops the wait.
+        let interruption: FetchInterruption
 
-        init(command: FetchCommand) {
+        init(command: FetchCommand, interruption: FetchInterruption) {
             self.command = command
+            self.interruption = interruption
         }
 
         mutating func print(url: String, _ answer: Result<FetchResult, FetchError>) throws(SystemError) {
@@ -80,8 +83,8 @@ extension FetchCommand {
                     let target = directory + "/" + FetchCommand.remoteName(url: url, cachedPath: result.path,
                                                                            format: result.metadata.format)
                     do throws(SystemError) {
-                        try FileSystem.makeDirectories(directory, mode: 0o777)
-                        try OutputFile.write(contentsOf: result.path, to: target)
+                        try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
+                        try OutputFile.write(contentsOf: result.path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
                     } catch {
                         console.error("cannot write \(ControlCharacters.escaped(target)): \(error.reason)")
                         status = ExitStatus.worse(status, .outputFailed)
@@ -93,7 +96,7 @@ extension FetchCommand {
                             console.error(mismatch)
                             status = ExitStatus.worse(status, .outputFailed)
                         } else {
-                            try command.write(result.path, to: output)
+                            try command.write(result.path, to: output, isCancelled: { [interruption] in interruption.signal != nil })
                         }
                     } catch where output == "-" && error.errno == .brokenPipe {
                         throw error
@@ -158,12 +161,12 @@ extension FetchCommand {
             + "\(named.displayName); name it .\(format.fileExtension)\(convert)"
     }
 
-    private func write(_ path: String, to output: String) throws(SystemError) {
+    private func write(_ path: String, to output: String, isCancelled: () -> Bool) throws(SystemError) {
         if output == "-" {
             try console.standardOutput.flush()
             try FileSystem.copy(path, to: 1, destinationName: "standard output")
         } else {
-            try OutputFile.write(contentsOf: path, to: output)
+            try OutputFile.write(contentsOf: path, to: output, isCancelled: isCancelled)
         }
     }
 }

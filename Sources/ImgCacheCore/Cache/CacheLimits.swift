@@ -15,6 +15,14 @@ public enum SizeLimit: Equatable, Sendable, CustomStringConvertible {
         self = .bytes(size.bytes)
     }
 
+    /// Reads what `stored` wrote: `none`, or a positive byte count.
+    public init(stored text: String) throws(ValueError) {
+        if text == "none" { self = .unlimited; return }
+        guard let bytes = Int64(text) else { throw .invalid("expected a byte count or 'none'") }
+        guard bytes > 0 else { throw .invalid("must be more than 0") }
+        self = .bytes(bytes)
+    }
+
     /// How settings files and JSON write it: bytes, or `none`.
     public var stored: String {
         switch self {
@@ -52,6 +60,15 @@ public enum AgeLimit: Equatable, Sendable, CustomStringConvertible {
         case .never: return "never"
         case .seconds(let seconds): return String(seconds)
         }
+    }
+
+    /// Reads what `stored` wrote: `never`, or seconds, more than 0 and at most 100 years.
+    public init(stored text: String) throws(ValueError) {
+        if text == "never" { self = .never; return }
+        guard let seconds = Double(text), seconds.isFinite else { throw .invalid("expected seconds or 'never'") }
+        guard seconds > 0 else { throw .invalid("must be more than 0") }
+        guard seconds <= TimeSpan.maximum else { throw .invalid("too long: at most 100 years") }
+        self = .seconds(seconds)
     }
 
     public var description: String {

@@ -15,8 +15,8 @@ public enum CacheUmask {
     private static let saved = Atomic<UInt32>(0o022)
 
     /// Sets the process's umask for the cache: `IMGCACHE_UMASK` in
-    /// `environment`, else the namespace's remembered one; none: left as it is.
-    public static func apply(environment: Environment, namespaceDirectory: String) throws(ValueError) {
+    /// `environment`, else the namespace's `remembered` one; none: left as it is.
+    public static func apply(environment: Environment, remembered: mode_t?) throws(ValueError) {
         // umask() both reads and sets: read it, then put it back (or the new one).
         let current = umask(0o022)
         saved.store(UInt32(current), ordering: .relaxed)
@@ -26,7 +26,7 @@ public enum CacheUmask {
                 umask(current)
                 throw error
             }
-        } else if let remembered = NamespaceSettings.load(from: namespaceDirectory).umask {
+        } else if let remembered {
             mask = remembered
         }
         umask(mask)
@@ -38,6 +38,9 @@ public enum CacheUmask {
               let value = mode_t(text, radix: 8), value <= 0o777 else {
             throw ValueError("expected an octal mask such as 002, 022 or 077")
         }
+        guard value & 0o700 == 0 else {
+            throw ValueError("\(text) would keep the owner from using the cache; a mask such as 002, 022 or 077 keeps the owner's bits")
+        }
         return value
     }
 
@@ -45,5 +48,33 @@ public enum CacheUmask {
     public static func text(_ mask: mode_t) -> String {
         let digits = String(mask, radix: 8)
         return String(repeating: "0", count: max(0, 3 - digits.count)) + digits
+    }
+
+    /// Gives the namespace in `directory` the permissions `mask` allows, for
+    /// what is shared by every writer: the namespace and shard folders (setgid
+    /// kept), the failed list's folder, the lock, settings and statistics
+    /// files and each shard's URL log. Images keep their modes (replacing or
+    /// removing one needs only its folder). Best effort: a file of another
+    /// user is left as it is. `config --umask` calls it, so that a namespace
+    /// made before the mask was set is shared from then on.
+    public static func share(namespaceDirectory directory: String, mask: mode_t) {
+        func adjust(_ path: String, folder: Bool) {
+            var info = stat()
+            guard SystemCall.lstat(path, &info) == 0, info.st_uid == geteuid() else { return }
+            let type = info.st_mode & S_IFMT
+            guard folder ? type == S_IFDIR : type == S_IFREG else { return }
+            let mode = (folder ? 0o777 : 0o666) & ~mask | (info.st_mode & S_ISGID)
+            _ = SystemCall.chmod(path, mode)
+        }
+        adjust(directory, folder: true)
+        for name in [NamespaceLock.fileName, NamespaceSettings.fileName, StatisticsLog.fileName] {
+            adjust(directory + "/" + name, folder: false)
+        }
+        adjust(directory + "/failed", folder: true)
+        for shard in 0..<256 {
+            let path = directory + "/" + URLLog.shardName(shard)
+            adjust(path, folder: true)
+            adjust(path + "/" + URLLog.fileName, folder: false)
+        }
     }
 }

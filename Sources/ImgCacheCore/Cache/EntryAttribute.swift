@@ -99,14 +99,20 @@ enum EntryAttribute {
         guard reader.byte() == version,
               let check = reader.fixed(4),
               let size = reader.varint(), let width = reader.varint(), let height = reader.varint(),
-              let frames = reader.varint(), let stored = reader.fixed(8), let flags = reader.byte() else { return nil }
+              let frames = reader.varint(), let stored = reader.fixed(8), let flags = reader.byte(),
+              // Values no entry has are damage: refused here, never a trap further on.
+              size < 1 << 62, width < 1 << 31, height < 1 << 31, frames < 1 << 31, Double(bitPattern: stored).isFinite
+        else { return nil }
         var etag: String?, lastModified: String?, contentType: String?
         if flags & 0x01 != 0 { guard let text = reader.text() else { return nil }; etag = text }
         if flags & 0x02 != 0 {
             guard let packed = reader.take(16) else { return nil }
             etag = (flags & 0x04 != 0 ? "W/" : "") + "\"" + packed.map { hexDigits[Int($0 >> 4)] + hexDigits[Int($0 & 15)] }.joined() + "\""
         }
-        if flags & 0x08 != 0 { guard let seconds = reader.varint() else { return nil }; lastModified = HTTPDate.format(Int64(seconds)) }
+        if flags & 0x08 != 0 {
+            guard let seconds = reader.varint(), seconds < 1 << 40 else { return nil }
+            lastModified = HTTPDate.format(Int64(seconds))
+        }
         if flags & 0x10 != 0 { guard let text = reader.text() else { return nil }; lastModified = text }
         let format = fileName.split(separator: ".").dropFirst().last.flatMap { ImageFormat(fileExtension: $0) }
         if flags & 0x20 != 0 { guard let text = reader.text() else { return nil }; contentType = text }

@@ -104,6 +104,11 @@ public struct FailedURLStore: Sendable {
     /// `failedAt`; nil when it is not one this version understands.
     private static func read(_ path: String, failedAt: Double) -> [Record]? {
         guard let bytes = try? FileSystem.readFile(path, limit: 64 * 1024) else { return nil }
+        return parse(bytes, failedAt: failedAt)
+    }
+
+    /// The failures in a record file's `bytes`; nil when they are not one this version understands.
+    static func parse(_ bytes: [UInt8], failedAt: Double) -> [Record]? {
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         var fields: [Substring: String] = [:]
         var records: [Record] = []
@@ -117,7 +122,8 @@ public struct FailedURLStore: Sendable {
                 guard let (name, rest) = value(line) else { continue }
                 if name == "failure" {
                     let parts = rest.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-                    guard parts.count == 4, let time = Double(parts[0]), time.isFinite, parts[1].utf8.count == 32 else { return nil }
+                    guard parts.count == 4, let time = Double(parts[0]), time.isFinite, abs(time) < 1e12,
+                          parts[1].utf8.count == 32 else { return nil }
                     let limit: Int64? = parts[2] == "-" ? nil : Int64(parts[2])
                     guard parts[2] == "-" || limit != nil else { return nil }
                     records.append(Record(url: "", reason: EntryMetadata.unescape(parts[3]), failedAt: time,

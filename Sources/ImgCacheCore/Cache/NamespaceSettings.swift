@@ -25,12 +25,77 @@ public struct NamespaceSettings: Equatable, Sendable {
     public static let fileName = "settings"
     static let signature = "imgcache-settings 1"
 
-    /// The settings of the namespace in `directory`; empty when none were saved
-    /// or the file is not one imgcache wrote.
+    /// The settings of the namespace in `directory`, as far as they can be
+    /// used; empty when none were saved. What cannot be used is dropped:
+    /// `inspect` says what that was.
     public static func load(from directory: String) -> NamespaceSettings {
-        guard let bytes = try? FileSystem.readFile(directory + "/" + fileName, limit: 64 * 1024),
-              let settings = NamespaceSettings(parsing: String(decoding: bytes, as: UTF8.self)) else { return NamespaceSettings() }
-        return settings
+        inspect(directory).settings
+    }
+
+    /// The settings file as read, and what in it cannot be used.
+    public struct Inspection: Sendable {
+        /// What can be used (empty when the file is missing or unusable as a whole).
+        public var settings = NamespaceSettings()
+        /// Why some or all of it cannot be used: the file unreadable, not a
+        /// settings file, written by a later version, or a line with a value
+        /// the command line would refuse. Empty when all is well.
+        public var problems: [String] = []
+        /// The file's path.
+        public let path: String
+    }
+
+    /// Reads the settings of the namespace in `directory`, keeping every problem.
+    public static func inspect(_ directory: String) -> Inspection {
+        let path = directory + "/" + fileName
+        do {
+            guard let bytes = try FileSystem.readFile(path, limit: 64 * 1024) else { return Inspection(path: path) }
+            return parse(bytes, path: path)
+        } catch {
+            var inspection = Inspection(path: path)
+            inspection.problems.append("cannot be read: \(error.reason)")
+            return inspection
+        }
+    }
+
+    /// The settings in a file's `bytes`, and what in them cannot be used.
+    static func parse(_ bytes: [UInt8], path: String) -> Inspection {
+        var inspection = Inspection(path: path)
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            inspection.problems.append("is not text")
+            return inspection
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let first = lines.first, first.hasPrefix("imgcache-settings ") else {
+            inspection.problems.append("is not an imgcache settings file (its first line is not '\(signature)')")
+            return inspection
+        }
+        guard first == Substring(signature) else {
+            inspection.problems.append("was written by a later version of imgcache ('\(ControlCharacters.escaped(String(first.prefix(40))))')")
+            return inspection
+        }
+        var settings = NamespaceSettings()
+        for (offset, line) in lines.enumerated().dropFirst() where !line.isEmpty {
+            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else {
+                inspection.problems.append("line \(offset + 1) is not 'NAME VALUE'")
+                continue
+            }
+            do throws(ValueError) {
+                switch parts[0] {
+                case "max-size": settings.maxSize = try SizeLimit(stored: parts[1])
+                case "max-age": settings.maxAge = try AgeLimit(stored: parts[1])
+                case "failed-ttl": settings.failedTTL = try AgeLimit(stored: parts[1])
+                case "remote": settings.remotes = (settings.remotes ?? []) + (parts[1] == "none" ? [] : [parts[1]])
+                case "umask": settings.umask = try CacheUmask.parse(parts[1])
+                default: continue  // a setting of a later version: not this one's to judge
+                }
+            } catch {
+                let value = ControlCharacters.escaped(String(parts[1].prefix(40)))
+                inspection.problems.append("line \(offset + 1): \(parts[0]) '\(value)': \(error.reason)")
+            }
+        }
+        inspection.settings = settings
+        return inspection
     }
 
     /// Writes the settings atomically (temporary file and rename).
@@ -46,23 +111,6 @@ public struct NamespaceSettings: Equatable, Sendable {
         if let remotes { lines += remotes.isEmpty ? ["remote none"] : remotes.map { "remote " + $0 } }
         if let umask { lines.append("umask " + CacheUmask.text(umask)) }
         return lines.joined(separator: "\n") + "\n"
-    }
-
-    init?(parsing text: String) {
-        let lines = text.split(separator: "\n")
-        guard lines.first == Substring(NamespaceSettings.signature) else { return nil }
-        for line in lines.dropFirst() {
-            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { continue }
-            switch parts[0] {
-            case "max-size": maxSize = parts[1] == "none" ? .unlimited : Int64(parts[1]).map(SizeLimit.bytes)
-            case "max-age": maxAge = parts[1] == "never" ? .never : Double(parts[1]).map(AgeLimit.seconds)
-            case "failed-ttl": failedTTL = parts[1] == "never" ? .never : Double(parts[1]).map(AgeLimit.seconds)
-            case "remote": remotes = (remotes ?? []) + (parts[1] == "none" ? [] : [parts[1]])
-            case "umask": umask = try? CacheUmask.parse(parts[1])
-            default: continue  // written by a later version: ignored, not fatal
-            }
-        }
     }
 }
 

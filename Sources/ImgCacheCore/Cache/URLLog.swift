@@ -58,6 +58,11 @@ final class URLLog: @unchecked Sendable {
     /// The URLs in the log at `shardPath`, by digest (the last line of each wins).
     static func read(shardPath: String) -> [String: String] {
         guard let bytes = try? FileSystem.readFile(shardPath + "/" + fileName, limit: 256 << 20) else { return [:] }
+        return parse(bytes)
+    }
+
+    /// The URLs in a log's `bytes`, by digest.
+    static func parse(_ bytes: [UInt8]) -> [String: String] {
         var urls: [String: String] = [:]
         for line in bytes.split(separator: 0x0A) where line.count > 33 && line[line.startIndex + 32] == 0x20 {
             urls[String(decoding: line.prefix(32), as: UTF8.self)] = String(decoding: line.dropFirst(33), as: UTF8.self)

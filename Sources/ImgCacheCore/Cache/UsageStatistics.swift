@@ -20,7 +20,7 @@ public struct UsageStatistics: Equatable, Sendable {
     public init() {}
 
     /// Every answer that was not a local hit.
-    public var misses: Int { remoteHits + downloads + failures }
+    public var misses: Int { UsageStatistics.saturating(UsageStatistics.saturating(remoteHits, downloads), failures) }
 
     public var isEmpty: Bool { self == UsageStatistics() }
 
@@ -40,14 +40,23 @@ public struct UsageStatistics: Equatable, Sendable {
         }
     }
 
+    /// The sum of two counts, saturating: a statistics file whose numbers
+    /// overflow (damaged, or summed for ages) gives the largest count, never a trap.
     static func + (a: UsageStatistics, b: UsageStatistics) -> UsageStatistics {
+        let add = { (x: Int, y: Int) in saturating(x, y) }
         var sum = a
-        sum.hits += b.hits
-        sum.remoteHits += b.remoteHits
-        sum.downloads += b.downloads
-        sum.downloadedBytes += b.downloadedBytes
-        sum.failures += b.failures
+        sum.hits = add(a.hits, b.hits)
+        sum.remoteHits = add(a.remoteHits, b.remoteHits)
+        sum.downloads = add(a.downloads, b.downloads)
+        sum.downloadedBytes = saturating(a.downloadedBytes, b.downloadedBytes)
+        sum.failures = add(a.failures, b.failures)
         return sum
+    }
+
+    /// `x + y`, or the largest value when that overflows (counts are never negative).
+    static func saturating<T: FixedWidthInteger>(_ x: T, _ y: T) -> T {
+        let (sum, overflow) = x.addingReportingOverflow(y)
+        return overflow ? .max : sum
     }
 
     /// One line of the statistics file.
@@ -105,9 +114,14 @@ public struct StatisticsLog: Sendable {
     /// The counts since they were last zeroed, and when that was (nil: never).
     public func read() -> (statistics: UsageStatistics, since: Double?) {
         guard let bytes = try? FileSystem.readFile(path, limit: 64 << 20) else { return (UsageStatistics(), nil) }
+        return StatisticsLog.parse(bytes)
+    }
+
+    /// The counts in a statistics file's `bytes` since they were last zeroed, and when that was.
+    static func parse(_ bytes: [UInt8]) -> (statistics: UsageStatistics, since: Double?) {
         var sum = UsageStatistics(), since: Double?
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-            if line.hasPrefix("zeroed "), let time = Double(line.dropFirst(7)) {
+            if line.hasPrefix("zeroed "), let time = Double(line.dropFirst(7)), time.isFinite, abs(time) < 1e12 {
                 sum = UsageStatistics()
                 since = time
             } else if let counts = UsageStatistics(line: line) {

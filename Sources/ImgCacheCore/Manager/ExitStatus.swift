@@ -15,6 +15,12 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case cacheUnwritable = 73
     /// The output file (-o) cannot be written.
     case outputFailed = 74
+    /// Part of the cache could not be read (a shard folder): what could be
+    /// was reported or done, and the part that could not was said.
+    case partial = 75
+    /// A namespace's settings file cannot be read, or holds a value imgcache
+    /// refuses: clean does not guess its limits.
+    case configurationError = 78
     /// Stopped by SIGINT (Ctrl-C); the summary so far was printed.
     case interrupted = 130
     /// Standard output was closed by its reader (for example `| head`).
@@ -33,6 +39,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .systemError: return "the system refused a resource imgcache needs (a thread, memory)"
         case .cacheUnwritable: return "the cache cannot be written"
         case .outputFailed: return "the output file (or the cookie jar) cannot be written, or its name asks for another format than the image's"
+        case .partial: return "part of the cache could not be read (each part is reported on stderr); the rest was done"
+        case .configurationError: return "a namespace's settings file cannot be read or holds a value imgcache refuses (clean, config)"
         case .interrupted: return "interrupted by SIGINT: transfers aborted, temporary files removed (by a second signal too)"
         case .brokenPipe: return "standard output was closed early (quiet)"
         case .terminated: return "stopped by SIGTERM: transfers aborted, temporary files removed (by a second signal too)"
@@ -47,8 +55,9 @@ extension ExitStatus {
     /// From least to most serious: a run reports the most serious of its failures,
     /// since a cache that cannot be written fails every URL, not just one; a
     /// bad command line, a closed output and a signal end a run outright.
-    private static let severity: [ExitStatus] = [.success, .someFailed, .noInput, .outputFailed, .unavailable, .systemError,
-                                                 .cacheUnwritable, .usage, .brokenPipe, .interrupted, .terminated]
+    private static let severity: [ExitStatus] = [.success, .someFailed, .partial, .noInput, .outputFailed, .configurationError,
+                                                 .unavailable, .systemError, .cacheUnwritable, .usage, .brokenPipe, .interrupted,
+                                                 .terminated]
 
     /// The more serious of `a` and `b`.
     public static func worse(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {

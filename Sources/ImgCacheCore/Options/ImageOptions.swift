@@ -58,6 +58,8 @@ public struct ImageOptions: OptionSet, Hashable, Sendable {
     /// Bits that change nothing in a command-line tool.
     public static let withoutMeaning: ImageOptions = [
         .continueInBackground, .delayPlaceholder, .avoidAutoSetImage, .queryDataWhenInMemory, .queryDiskSync,
+        // What it asks for is what every transform does here: animations keep their frames where the format can.
+        .transformAnimatedImage,
     ]
 
     /// Every bit imgcache knows.

@@ -40,16 +40,20 @@ public enum FileSystem {
 
     /// Creates `path` and any missing parents with `mode` (as the umask
     /// allows: cache folders are shared as the user's umask says).
-    public static func makeDirectories(_ path: String, mode: mode_t = 0o777) throws(SystemError) {
+    /// `followingLinks`: a link to a folder counts as the folder (a user's
+    /// output folder may be one); the cache's own folders are never links.
+    public static func makeDirectories(_ path: String, mode: mode_t = 0o777, followingLinks: Bool = false) throws(SystemError) {
         if SystemCall.mkdir(path, mode) == 0 { return }
         switch errno {
         case EEXIST:
+            var info = stat()
+            if followingLinks, SystemCall.fstatat(AT_FDCWD, path, &info, 0) == 0, info.st_mode & S_IFMT == S_IFDIR { return }
             guard let existing = try status(path) else { return }
             if !existing.isDirectory { throw SystemError("create directory", path: path, errno: .notDirectory) }
         case ENOENT:
             let parent = parentDirectory(of: path)
             guard parent != path, !parent.isEmpty else { throw SystemError("create directory", path: path) }
-            try makeDirectories(parent, mode: mode)
+            try makeDirectories(parent, mode: mode, followingLinks: followingLinks)
             if SystemCall.mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError("create directory", path: path) }
         default:
             throw SystemError("create directory", path: path)

@@ -11,8 +11,10 @@ import Glibc
 /// never sees half an image; where no file can be made beside it (a folder the
 /// user cannot write), an existing file is written in place instead.
 public enum OutputFile {
-    /// Copies the file at `source` to `destination`.
-    public static func write(contentsOf source: String, to destination: String) throws(SystemError) {
+    /// Copies the file at `source` to `destination`. `isCancelled` is asked
+    /// while a FIFO waits for its reader (a signal must not wait for one).
+    public static func write(contentsOf source: String, to destination: String,
+                             isCancelled: () -> Bool = { false }) throws(SystemError) {
         var info = stat()
         let exists = SystemCall.lstat(destination, &info) == 0
         if !exists, Errno.current != .noSuchFile {
@@ -22,33 +24,46 @@ public enum OutputFile {
         if exists, type == S_IFDIR { throw SystemError("write", path: destination, errno: .isDirectory) }
         if exists, type != S_IFREG {
             // A device, FIFO or link: written through, never replaced.
-            try writeThrough(source, to: destination)
+            try writeThrough(source, to: destination, isCancelled: isCancelled)
             return
         }
-        let keptMode: mode_t? = exists ? info.st_mode & 0o7777 : nil
+        let kept: stat? = exists ? info : nil
         do {
-            try replace(destination, with: source, mode: keptMode)
+            try replace(destination, with: source, keeping: kept)
         } catch where exists && (error.errno == .permissionDenied || error.errno == .readOnlyFileSystem) {
             // The folder cannot take a temporary file, but the file itself may be writable.
-            try writeThrough(source, to: destination)
+            try writeThrough(source, to: destination, isCancelled: isCancelled)
         }
     }
 
     /// Opens `destination` for writing as `fopen(path, "wb")` does (following
-    /// a link, truncating a plain file) and copies `source` into it.
-    private static func writeThrough(_ source: String, to destination: String) throws(SystemError) {
+    /// a link, truncating a plain file) and copies `source` into it. A FIFO
+    /// is opened without blocking, again and again until a reader comes or
+    /// `isCancelled` says to stop: a blocking open could not be interrupted.
+    private static func writeThrough(_ source: String, to destination: String, isCancelled: () -> Bool) throws(SystemError) {
+        var info = stat()
+        let isFIFO = SystemCall.fstatat(AT_FDCWD, destination, &info, 0) == 0 && info.st_mode & S_IFMT == S_IFIFO
         var descriptor: Int32
-        repeat {
-            descriptor = SystemCall.open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        } while descriptor < 0 && Errno.current == .interrupted  // a FIFO's open waits for a reader
-        guard descriptor >= 0 else { throw SystemError("write", path: destination) }
+        while true {
+            descriptor = SystemCall.open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (isFIFO ? O_NONBLOCK : 0), 0o666)
+            if descriptor >= 0 { break }
+            let failure = Errno.current
+            if failure == .interrupted { continue }
+            // ENXIO: a FIFO without a reader yet.
+            guard isFIFO, failure == Errno(ENXIO) else { throw SystemError("write", path: destination, errno: failure) }
+            if isCancelled() { throw SystemError("write", path: destination, errno: .interrupted) }
+            var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+            nanosleep(&pause, nil)
+        }
         defer { SystemCall.close(descriptor) }
+        if isFIFO { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK) }
         try FileSystem.copy(source, to: descriptor, destinationName: destination)
     }
 
-    /// Replaces the plain file `destination` (or makes it) by a rename, with
-    /// `mode` when it existed, else the permission bits the user's umask allows.
-    private static func replace(_ destination: String, with source: String, mode: mode_t?) throws(SystemError) {
+    /// Replaces the plain file `destination` (or makes it) by a rename,
+    /// keeping the permission bits and, where allowed, the owner of the file
+    /// it replaces (`kept`); a new one takes the bits the user's umask allows.
+    private static func replace(_ destination: String, with source: String, keeping kept: stat?) throws(SystemError) {
         let directory = FileSystem.parentDirectory(of: destination)
         var generator = SystemRandomNumberGenerator()
         let name = destination.split(separator: "/").last.map(String.init) ?? "output"
@@ -57,8 +72,11 @@ public enum OutputFile {
         guard output >= 0 else { throw SystemError("write", path: destination) }
         do throws(SystemError) {
             defer { SystemCall.close(output) }
+            // As root, a file of another user stays theirs (best effort, as a group may not be ours to give).
+            if let kept, kept.st_uid != geteuid() || kept.st_gid != getegid() { _ = fchown(output, kept.st_uid, kept.st_gid) }
             // A new file takes the user's umask, not the cache's (IMGCACHE_UMASK).
-            if SystemCall.fchmod(output, mode ?? (0o666 & ~CacheUmask.userMask)) != 0 { throw SystemError("write", path: destination) }
+            let mode = kept.map { $0.st_mode & 0o7777 } ?? (0o666 & ~CacheUmask.userMask)
+            if SystemCall.fchmod(output, mode) != 0 { throw SystemError("write", path: destination) }
             try FileSystem.copy(source, to: output, destinationName: destination)
         } catch {
             try? FileSystem.remove(temporary)

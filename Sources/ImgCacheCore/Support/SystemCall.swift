@@ -76,6 +76,10 @@ package enum SystemCall {
         Glibc.lseek(descriptor, offset, whence)
     }
 
+    static func chmod(_ path: String, _ mode: mode_t) -> Int32 {
+        faulting(.setTime, path: path) { Glibc.chmod(path, mode) }
+    }
+
     static func fchmod(_ descriptor: Int32, _ mode: mode_t) -> Int32 {
         faulting(.write, descriptor: descriptor) { Glibc.fchmod(descriptor, mode) }
     }

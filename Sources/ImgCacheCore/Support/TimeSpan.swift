@@ -14,8 +14,13 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
         guard let multiplier = TimeSpan.multipliers[String(quantity.unit)] else {
             throw .invalid("unknown unit '\(quantity.unit)' (use ms, s, m, h, d, w, mo or y)")
         }
-        seconds = quantity.value * multiplier
+        let seconds = quantity.value * multiplier
+        guard seconds.isFinite, seconds <= TimeSpan.maximum else { throw .invalid("too long: at most 100y") }
+        self.seconds = seconds
     }
+
+    /// The longest duration imgcache takes anywhere: 100 years.
+    public static let maximum: Double = 100 * 31_536_000
 
     private static let multipliers: [String: Double] = [
         "": 1, "ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400, "w": 604_800,
@@ -24,6 +29,8 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
 
     /// The largest whole unit that fits: `7d`, `90m`, `1.5s`.
     public var description: String {
+        // Only what a person wrote (at most `maximum`) is spelt in units; anything else as it is.
+        guard seconds.isFinite, seconds >= 0, seconds <= TimeSpan.maximum else { return "\(seconds)s" }
         for (unit, size) in [("w", 604_800.0), ("d", 86_400), ("h", 3600), ("m", 60)]
         where seconds >= size && (seconds / size).rounded() == seconds / size {
             return "\(Int(seconds / size))\(unit)"
@@ -40,6 +47,8 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// "1 day" (not "23 hours", a second after "1 day" was said), 90 minutes
     /// "2 hours", 100 s "2 minutes"; under a minute, whole seconds (at least 1).
     static func rough(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return seconds > 0 ? "forever" : "no time" }
+        let seconds = min(seconds, 1e15)
         for (unit, size) in [("week", 604_800.0), ("day", 86_400), ("hour", 3600), ("minute", 60)] where seconds >= size * 0.97 {
             return Plural.count(Int((seconds / size).rounded()), unit)
         }

@@ -13,10 +13,10 @@ public struct ImageTransform: Equatable, Sendable {
     public var quality = ImageEncoder.Settings.defaultQuality
     /// `--background`: what transparent pixels become in JPEG, which has no alpha.
     public var background = RGBColor.white
-    /// TransformAnimatedImage: an animation whose own format imgcache cannot
-    /// write animated is written as an animated WebP rather than as its first
-    /// frame. (GIF and WebP animations keep their frames in their own format
-    /// anyway, and so does any animation written as GIF or WebP.)
+    /// TransformAnimatedImage: an animation in a format imgcache cannot write
+    /// animated becomes an animated WebP rather than its first frame. Every
+    /// animation imgcache decodes frame by frame (GIF, WebP) already keeps its
+    /// frames in its own format, so today this changes no output.
     public var transformsAnimations = false
 
     /// SDWebImage's default for ScaleDownLargeImages: 60 MB of RGBA8 at 4 bytes a pixel.
@@ -59,7 +59,6 @@ public struct ImageTransform: Equatable, Sendable {
         if format == .jpeg || format == .webp || format == nil { parts.append("quality(\(quality))") }
         // JPEG output flattens transparency: onto white unless told.
         if format == .jpeg { parts.append("background(\(background))") }
-        if transformsAnimations { parts.append("animated") }
         return parts.joined(separator: "-")
     }
 

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+/// What a nightly `clean` from cron relies on: values that cannot trap,
+/// settings that cannot be read stopping a clean rather than letting it guess.
+@Suite final class MaintenanceTrustTests: LoopbackCacheSuite {
+    var namespace: String { cacheRoot + "/default" }
+    var settingsPath: String { namespace + "/settings" }
+
+    /// Three entries, last used ten days ago: a 30-day setting keeps them, the 7-day default would not.
+    func agedEntries() throws -> [String] {
+        let result = try fetch(["fetch", server.url("logo.png"), server.url("photo.jpg"), server.url("anim.gif")])
+        #expect(result.status == 0, "\(result.standardError)")
+        let tenDaysAgo = Date(timeIntervalSinceNow: -10 * 86_400)
+        for path in result.lines { try FileManager.default.setAttributes([.modificationDate: tenDaysAgo], ofItemAtPath: path) }
+        return result.lines
+    }
+
+    func writeSettings(_ text: String) throws {
+        try text.write(toFile: settingsPath, atomically: true, encoding: .utf8)
+    }
+
+    /// Runs imgcache as an unprivileged user when this process is root (root reads any file).
+    func fetchUnprivileged(_ arguments: [String]) throws -> RunResult {
+        guard getuid() == 0 else { return try fetch(arguments) }
+        for path in [home.path, cacheRoot] { chmod(path, 0o755) }
+        let quoted = (["--cache-dir", cacheRoot] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        _ = try ImgCacheProcess.runShell("chown -R 65534:65534 '\(cacheRoot)'", environment: ["PATH": "/usr/bin:/bin"],
+                                         home: home.path, workingDirectory: home.path)
+        return try ImgCacheProcess.runShell("setpriv --reuid=65534 --regid=65534 --clear-groups -- \"$BIN\" \(quoted)",
+                                            environment: ["BIN": Paths.binary, "PATH": "/usr/bin:/bin"],
+                                            home: home.path, workingDirectory: "/")
+    }
+
+    // MARK: - No value traps
+
+    @Test func durationsAndSizesTooLargeAreUsageErrors() throws {
+        for arguments in [["config", "--max-age", "9999999999999999999"], ["clean", "--max-age", "99999999999999999999w"],
+                          ["config", "--failed-ttl", "101y"], ["clean", "--max-size", "99999999999999999999T"],
+                          ["fetch", "--timeout", "1e9", server.url("logo.png")]] {
+            let result = try fetch(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.status) \(result.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: settingsPath))
+    }
+
+    @Test(arguments: ["max-age inf", "max-age 1e300", "max-age nan", "max-age 99999999999999999999", "failed-ttl -inf",
+                      "max-size 99999999999999999999999", "umask 99"])
+    func aSettingsFileWithAValueNoCommandLineTakesTrapsNothing(line: String) throws {
+        _ = try agedEntries()
+        try writeSettings("imgcache-settings 1\n\(line)\n")
+        let info = try fetch(["--json", "cache-info"])
+        #expect(info.status == 0, "\(line): \(info.standardError)")
+        #expect(info.standardError.contains("settings file \(settingsPath) has a bad line 2"), "\(line): \(info.standardError)")
+        #expect(try info.jsonLines().count == 1)
+        let config = try fetch(["--json", "config"])
+        #expect(config.status == 78, "\(line): \(config.status) \(config.standardError)")
+        let clean = try fetch(["--json", "clean"])
+        #expect(clean.status == 78, "\(line): \(clean.status) \(clean.standardError)")
+        #expect(CacheInspection.storedFiles(under: namespace).filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") || $0.hasSuffix(".gif") }.count == 3)
+        // A fetch says it too, and goes on.
+        let fetched = try fetch(["fetch", server.url("logo.png")])
+        #expect(fetched.status == 0 && fetched.standardError.contains("ignored"), "\(fetched.standardError)")
+    }
+
+    @Test func statisticsThatOverflowAreTheLargestCountNotATrap() throws {
+        _ = try agedEntries()
+        let big = "run hits=9223372036854775807 remote=0 downloads=9223372036854775807 bytes=9223372036854775807 failures=0\n"
+        try (big + big + "zeroed inf\nrun hits=x\n").write(toFile: namespace + "/stats", atomically: true, encoding: .utf8)
+        let info = try fetch(["--json", "cache-info"])
+        #expect(info.status == 0, "\(info.standardError)")
+        #expect(try info.jsonLines().first?["hits"] as? Int == Int.max)
+        #expect(try fetch(["cache-info"]).status == 0)
+        #expect(try fetch(["clean"]).status == 0)
+    }
+
+    // MARK: - Settings that cannot be read stop a clean
+
+    @Test(arguments: [
+        ("garbage\nmax-age 2592000\n", "is not an imgcache settings file"),
+        ("imgcache-settings 2\nmax-age 2592000\n", "was written by a later version"),
+        ("imgcache-settings 1\nmax-age 2592000\nmax-size -5\n", "max-size '-5'"),
+        ("imgcache-settings 1\nmax-age 2592000\nmax-size 0\n", "max-size '0'"),
+        ("imgcache-settings 1\nmax-age 0\n", "max-age '0'"),
+        ("imgcache-settings 1\nmax-age nan\n", "max-age 'nan'"),
+    ])
+    func settingsThatCannotBeUsedStopTheCleanAndKeepEveryEntry(text: String, said: String) throws {
+        let entries = try agedEntries()
+        try writeSettings(text)
+        let clean = try fetch(["clean"])
+        #expect(clean.status == 78, "\(clean.status) \(clean.standardError)")
+        #expect(clean.standardError.contains(settingsPath) && clean.standardError.contains(said), "\(clean.standardError)")
+        #expect(clean.standardError.contains("not cleaned"))
+        #expect(entries.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+        // config shows the problem, not defaults.
+        let config = try fetch(["config"])
+        #expect(config.status == 78 && config.output.isEmpty && config.standardError.contains(said), "\(config.standardError)")
+        // Setting it again mends the file.
+        #expect(try fetch(["config", "--max-age", "30d"]).status == 0)
+        let again = try fetch(["clean"])
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(entries.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+    }
+
+    @Test func anUnreadableSettingsFileStopsTheCleanToo() throws {
+        let entries = try agedEntries()
+        try writeSettings("imgcache-settings 1\nmax-age 2592000\n")
+        #expect(chmod(settingsPath, 0) == 0)
+        let clean = try fetchUnprivileged(["clean"])
+        #expect(clean.status == 78, "\(clean.status) \(clean.standardError)")
+        #expect(clean.standardError.contains("cannot be read: Permission denied"), "\(clean.standardError)")
+        #expect(entries.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+        let config = try fetchUnprivileged(["config"])
+        #expect(config.status == 78, "\(config.standardError)")
+    }
+}
