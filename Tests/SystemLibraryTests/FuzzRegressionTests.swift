@@ -24,4 +24,23 @@ import Testing
             _ = try? ImageDecoder.decode(bytes, maximumPixels: PixelLimit(pixels: 4_000_000))
         }
     }
+
+    @Test func everyKeptInputReadsBackAsACacheFileWithoutATrap() throws {
+        // What the `files` fuzz target does: every file imgcache reads back from a cache.
+        for url in Self.inputs() {
+            let bytes = [UInt8](try Data(contentsOf: url))
+            let text = String(decoding: bytes, as: UTF8.self)
+            let settings = NamespaceSettings.parse(bytes, path: "settings").settings
+            _ = (settings.maxSize?.description, settings.maxAge?.description, settings.failedTTL?.description)
+            let counts = StatisticsLog.parse(bytes)
+            _ = (counts.statistics.misses, counts.statistics.line, counts.since.map(Timestamp.iso8601))
+            _ = FailedURLStore.parse(bytes, failedAt: 1_700_000_000)
+            _ = URLLog.parse(bytes).values.map(URLLog.split)
+            if let metadata = EntryMetadata(parsing: text) { _ = (metadata.serialized(), EntryAttribute.encode(metadata)) }
+            if let decoded = EntryAttribute.decode(bytes, fileName: "0123456789abcdef0123456789abcdef.jpg", key: nil) {
+                _ = (decoded.metadata.serialized(), EntryAttribute.encode(decoded.metadata))
+            }
+            _ = try? RemoteObject(decoding: bytes)
+        }
+    }
 }
