@@ -39,7 +39,7 @@ public enum CommandRunner {
         do {
             location = try CacheLocation.resolve(
                 cacheDirectory: globals.cacheDirectory, namespace: globals.namespace,
-                environment: environment, currentDirectory: FileSystem.currentDirectory())
+                environment: environment, currentDirectory: FileSystem.currentDirectory()).followingRootLink()
         } catch {
             return usageFailure(.invalidEnvironment(error.commandLineMessage), console: console)
         }
@@ -80,7 +80,16 @@ public enum CommandRunner {
 
     /// The namespace the command names, or with `--all-namespaces` every one under the root.
     private static func namespaces(_ all: Bool, _ cache: DiskCache, console: Console, status: inout ExitStatus) -> [DiskCache]? {
-        guard all else { return [cache] }
+        guard all else {
+            // A link in the namespace's place is neither read nor written through, whatever the command.
+            guard !cache.location.namespaceIsLink else {
+                console.error("namespace '\(cache.location.namespace)': \(cache.directory) is a symbolic link; imgcache does not follow links inside the cache "
+                    + "(a link may stand for the whole cache folder: --cache-dir or IMGCACHE_DIR)")
+                status = .cacheUnwritable
+                return nil
+            }
+            return [cache]
+        }
         do {
             return try CacheRoot(path: cache.location.root).namespaces().map {
                 DiskCache(location: CacheLocation(root: cache.location.root, namespace: $0), metadataPlacement: cache.metadataPlacement)

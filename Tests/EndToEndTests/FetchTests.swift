@@ -11,8 +11,8 @@ import Testing
         let expectedPath = "\(cacheRoot)/default/\(digest.prefix(2))/\(digest).png"
         #expect(result.lines == [expectedPath])
         #expect(try Data(contentsOf: URL(fileURLWithPath: expectedPath)) == Paths.fixture("logo.png"))
-        #expect(CacheInspection.files(under: cacheRoot) == ["default/\(digest.prefix(2))/\(digest).png", "default/\(digest.prefix(2))/urls", "default/lock",
-                                                         "default/stats"])
+        #expect(CacheInspection.files(under: cacheRoot) == ["default/CACHEDIR.TAG", "default/\(digest.prefix(2))/\(digest).png",
+                                                         "default/\(digest.prefix(2))/urls", "default/lock", "default/stats"])
         #expect(CacheInspection.metadata(ofImage: expectedPath)?.contains("\nkey \(url)\n") == true)
     }
 

@@ -114,3 +114,87 @@ import Testing
         #expect(config.status == 78, "\(config.standardError)")
     }
 }
+
+/// The cron line acts on imgcache's own folders, found where the user put them.
+@Suite final class CacheFolderTests: LoopbackCacheSuite {
+    let work: TemporaryDirectory
+
+    override init() throws {
+        work = try TemporaryDirectory("imgcache-folders")
+        try super.init()
+    }
+
+    func run(_ arguments: [String]) throws -> RunResult {
+        try ImgCacheProcess.run(arguments, home: home.path)
+    }
+
+    @Test func aCacheRootMovedBehindALinkIsFollowedByEveryCommand() throws {
+        let real = work.appending("disk2/imgcache"), link = work.appending("imgcache")
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: true)
+        #expect(symlink(real, link) == 0)
+        #expect(try run(["--cache-dir", link, "fetch", server.url("logo.png")]).status == 0)
+        #expect(try run(["--cache-dir", link, "-n", "thumbs", "fetch", server.url("photo.jpg")]).status == 0)
+        // The README's cron line, through the link.
+        let clean = try run(["--cache-dir", link, "--json", "clean", "--all-namespaces"])
+        #expect(clean.status == 0, "\(clean.standardError)")
+        #expect(try clean.jsonLines().map { $0["namespace"] as? String } == ["default", "thumbs"])
+        let info = try run(["--cache-dir", link, "--json", "cache-info", "--all-namespaces"])
+        #expect(try info.status == 0 && info.jsonLines().count == 2, "\(info.standardError)")
+        #expect(try run(["--cache-dir", link, "list"]).status == 0)
+        #expect(try run(["--cache-dir", link, "clear", "--all-namespaces"]).status == 0)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == real)
+    }
+
+    @Test func aNamespaceThatIsALinkIsNeitherReadNorWrittenThrough() throws {
+        let root = work.appending("cache"), elsewhere = work.appending("elsewhere")
+        // A real namespace, then moved away and linked back.
+        #expect(try run(["--cache-dir", root, "fetch", server.url("logo.png")]).status == 0)
+        try FileManager.default.moveItem(atPath: root + "/default", toPath: elsewhere)
+        #expect(symlink(elsewhere, root + "/default") == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: elsewhere).sorted()
+        for arguments in [["fetch", server.url("logo.png")], ["fetch", server.url("photo.jpg")], ["fetch", "--cache-only", server.url("logo.png")],
+                          ["clean"], ["clear"], ["list"]] {
+            let result = try run(["--cache-dir", root] + arguments)
+            #expect(result.status == 73, "\(arguments): \(result.standardError)")
+            #expect(result.standardError.contains("is a symbolic link"), "\(arguments): \(result.standardError)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).sorted() == before)
+    }
+
+    @Test func onlyFoldersImgcacheMadeAreNamespaces() throws {
+        let root = work.appending("cache")
+        #expect(try run(["--cache-dir", root, "fetch", server.url("logo.png")]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: root + "/default/CACHEDIR.TAG"))
+        // Another program's folder under the root, shaped like a namespace.
+        let foreign = root + "/proj/0f"
+        try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
+        let file = foreign + "/0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f.jpg"
+        try Paths.fixture("photo.jpg").write(to: URL(fileURLWithPath: file))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -90 * 86_400)], ofItemAtPath: file)
+
+        let clean = try run(["--cache-dir", root, "--json", "clean", "--all-namespaces", "--max-age", "1s"])
+        #expect(clean.status == 0, "\(clean.standardError)")
+        #expect(try clean.jsonLines().map { $0["namespace"] as? String } == ["default"])
+        let info = try run(["--cache-dir", root, "--json", "cache-info", "--all-namespaces"])
+        #expect(try info.jsonLines().map { $0["namespace"] as? String } == ["default"])
+        #expect(try run(["--cache-dir", root, "clear", "--all-namespaces"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: file))
+
+        // Named on purpose, it is refused and left as it is.
+        for arguments in [["clean", "--max-age", "1s"], ["clear"], ["fetch", server.url("photo.jpg")], ["config", "--max-age", "1d"]] {
+            let result = try run(["--cache-dir", root, "-n", "proj"] + arguments)
+            #expect(result.status != 0 && result.standardError.contains("not one of its namespaces"), "\(arguments): \(result.standardError)")
+        }
+        #expect(FileManager.default.fileExists(atPath: file))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/proj") == ["0f"])
+
+        // An empty folder may become a namespace; one made by an earlier version (a lock, no tag) is one.
+        try FileManager.default.createDirectory(atPath: root + "/empty", withIntermediateDirectories: true)
+        #expect(try run(["--cache-dir", root, "-n", "empty", "fetch", server.url("logo.png")]).status == 0)
+        try FileManager.default.removeItem(atPath: root + "/default/CACHEDIR.TAG")
+        let listed = try run(["--cache-dir", root, "--json", "cache-info", "--all-namespaces"])
+        #expect(try listed.jsonLines().map { $0["namespace"] as? String } == ["default", "empty"])
+        #expect(try run(["--cache-dir", root, "fetch", server.url("anim.gif")]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: root + "/default/CACHEDIR.TAG"))
+    }
+}

@@ -33,7 +33,7 @@ import Testing
 
     /// Every regular file under the cache root but the shards' URL logs.
     func regularFiles() throws -> [String] {
-        try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasSuffix("/urls") }.filter {
+        try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasSuffix("/urls") && !$0.hasSuffix("/CACHEDIR.TAG") }.filter {
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: root + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
         }.sorted()

@@ -67,6 +67,8 @@ public struct CacheCleaner: Sendable {
         guard (try? FileSystem.status(cache.directory)) != nil else {
             return .cleaned(Report(dryRun: dryRun, limits: limits))  // nothing was ever stored
         }
+        // Another program's folder is never cleaned, nor given a lock file.
+        guard NamespaceMarker.mayAdopt(cache.directory) else { throw NamespaceMarker.notANamespace(cache.directory) }
         // A dry run changes nothing, so it neither needs nor takes the claim.
         let claim = dryRun ? nil : try cache.lock.tryClaimCleaner()
         if !dryRun && claim == nil { return .alreadyRunning }

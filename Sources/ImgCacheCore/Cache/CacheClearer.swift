@@ -26,6 +26,8 @@ public struct CacheClearer: Sendable {
             if error.errno == .noSuchFile { return report }
             throw error
         }
+        // Another program's folder is never emptied, nor given a lock file.
+        guard NamespaceMarker.mayAdopt(cache.directory) else { throw NamespaceMarker.notANamespace(cache.directory) }
         try? cache.lock.create()  // so that readers and writers wait for each shard
         let attributes = FileSystem.supportsAttributes(cache.directory)
         for item in try namespace.list() where EntryNames.isShard(item.name) {

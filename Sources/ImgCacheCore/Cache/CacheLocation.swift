@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where a namespace lives: the cache root and the namespace folder under it.
 public struct CacheLocation: Equatable, Sendable {
     /// The cache root (absolute).
@@ -17,6 +21,21 @@ public struct CacheLocation: Equatable, Sendable {
         self.root = trimmed
         self.namespace = namespace
         self.isPrivateRoot = isPrivateRoot
+    }
+
+    /// The location with its root's own symbolic link followed: a cache
+    /// moved to another disk behind a link is used there by every command.
+    /// (Links inside the cache, in a namespace's or a shard's place, are
+    /// never followed.) One `lstat` when the root is no link.
+    public func followingRootLink() -> CacheLocation {
+        guard (try? FileSystem.status(root))??.isSymbolicLink == true, let resolved = realpath(root, nil) else { return self }
+        defer { free(resolved) }
+        return CacheLocation(root: String(cString: resolved), namespace: namespace, isPrivateRoot: isPrivateRoot)
+    }
+
+    /// Whether the namespace's own folder is a symbolic link, which no command follows.
+    public var namespaceIsLink: Bool {
+        (try? FileSystem.status(directory))??.isSymbolicLink == true
     }
 
     /// Why no location could be worked out.

@@ -10,8 +10,9 @@ public struct CacheRoot: Sendable {
         self.path = path
     }
 
-    /// The namespaces present: folders with valid namespace names, sorted.
-    /// A link in a namespace's place is skipped, never followed.
+    /// The namespaces present: folders with valid namespace names that carry
+    /// imgcache's marker (`NamespaceMarker`), sorted. A link in a namespace's
+    /// place is skipped, never followed, and so is any other folder.
     public func namespaces() throws(SystemError) -> [Namespace] {
         let root: DirectoryHandle
         do { root = try DirectoryHandle(path) } catch {
@@ -21,7 +22,8 @@ public struct CacheRoot: Sendable {
         var found: [Namespace] = []
         for item in try root.list() {
             guard let namespace = try? Namespace(validating: item.name),
-                  let status = try root.status(item.name), status.isDirectory else { continue }
+                  let status = try root.status(item.name), status.isDirectory,
+                  NamespaceMarker.isMarked(path + "/" + item.name) else { continue }
             found.append(namespace)
         }
         return found.sorted { $0.name < $1.name }

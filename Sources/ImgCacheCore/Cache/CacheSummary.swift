@@ -17,6 +17,7 @@ public struct CacheSummary: Equatable, Sendable {
 
     /// Scans `cache`'s namespace (listing and lstat only: no file is opened).
     public static func summarize(_ cache: DiskCache, now: Double) throws(SystemError) -> CacheSummary {
+        guard NamespaceMarker.mayAdopt(cache.directory) else { throw NamespaceMarker.notANamespace(cache.directory) }
         let scan = try NamespaceScan.scan(cache.directory)
         var entries = CacheCleaner.Tally(), temporaries = CacheCleaner.Tally()
         var oldest: Double?, newest: Double?

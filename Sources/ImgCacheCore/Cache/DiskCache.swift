@@ -152,7 +152,10 @@ public struct DiskCache: Sendable {
         if location.isPrivateRoot, (try? FileSystem.status(location.root)) ?? nil == nil {
             try FileSystem.makeDirectories(location.root, mode: 0o700)
         }
+        // Another program's folder under the namespace's name is never written into.
+        guard NamespaceMarker.mayAdopt(directory) else { throw NamespaceMarker.notANamespace(directory) }
         try FileSystem.makeDirectories(directory)
+        try NamespaceMarker.mark(directory)
         guard SystemCall.access(directory, W_OK) == 0 else { throw SystemError("write to", path: directory) }
         try lock.create()
     }

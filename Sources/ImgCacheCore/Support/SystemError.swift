@@ -10,15 +10,18 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     public let path: String?
     /// What the system call said went wrong.
     public let errno: Errno
+    /// Why, when imgcache refused rather than the system (then `errno` is the nearest value).
+    public let detail: String?
 
-    public init(_ operation: String, path: String? = nil, errno: Errno = .current) {
+    public init(_ operation: String, path: String? = nil, errno: Errno = .current, detail: String? = nil) {
         self.operation = operation
         self.path = path
         self.errno = errno
+        self.detail = detail
     }
 
-    /// The C library's text for `errno` ("No space left on device").
-    public var reason: String { errno.description }
+    /// The C library's text for `errno` ("No space left on device"), or imgcache's own reason.
+    public var reason: String { detail ?? errno.description }
 
     public var description: String {
         if let path { return "cannot \(operation) \(path): \(reason)" }

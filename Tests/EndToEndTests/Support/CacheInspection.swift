@@ -17,11 +17,11 @@ enum CacheInspection {
     }
 
     /// `files(under:)` without each namespace's own bookkeeping (`lock`,
-    /// `settings`, the failed-URL records in `failed/`).
+    /// `settings`, its `CACHEDIR.TAG`, the failed-URL records in `failed/`).
     static func storedFiles(under root: String) -> [String] {
         files(under: root).filter { relative in
             let parts = relative.split(separator: "/").map(String.init)
-            return !["lock", "settings", "urls", "stats"].contains(parts.last ?? "") && !parts.dropLast().contains("failed")
+            return !["lock", "settings", "urls", "stats", "CACHEDIR.TAG"].contains(parts.last ?? "") && !parts.dropLast().contains("failed")
         }
     }
 
