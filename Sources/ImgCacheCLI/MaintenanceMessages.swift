@@ -44,6 +44,15 @@ enum MaintenanceMessages {
         }
     }
 
+    /// Says, once each, which shard folders could not be read and what
+    /// that cost (`consequence`); the status a command ends with for it.
+    static func reportUnreadable(_ errors: [SystemError], of cache: DiskCache, console: Console, consequence: String) -> ExitStatus {
+        for error in errors {
+            console.warning("namespace '\(cache.location.namespace)': \(describe(error)); \(consequence)")
+        }
+        return errors.isEmpty ? .success : .partial
+    }
+
     /// An age in seconds for JSON; null for never.
     private static func seconds(_ age: AgeLimit) -> JSONValue? {
         switch age {

@@ -113,6 +113,32 @@ import Testing
         let config = try fetchUnprivileged(["config"])
         #expect(config.status == 78, "\(config.standardError)")
     }
+
+    // MARK: - One bad shard is not a bad namespace
+
+    @Test func anUnreadableShardIsReportedAndTheRestIsDone() throws {
+        let entries = try agedEntries()
+        let shards = Set(entries.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path })
+        #expect(shards.count == 3)
+        let bad = try #require(entries.first)
+        let badShard = URL(fileURLWithPath: bad).deletingLastPathComponent().path
+        _ = try fetchUnprivileged(["cache-info"])  // hands the cache to the unprivileged user (when root)
+        #expect(chmod(badShard, 0) == 0)
+        defer { chmod(badShard, 0o755) }
+
+        let info = try fetchUnprivileged(["--json", "cache-info"])
+        #expect(info.status == 75, "\(info.status) \(info.standardError)")
+        #expect(info.standardError.contains(badShard) && info.standardError.contains("left out of the counts"), "\(info.standardError)")
+        #expect(try info.jsonLines().first?["entries"] as? Int == 2)
+        let list = try fetchUnprivileged(["list"])
+        #expect(list.status == 75 && list.lines.count == 2, "\(list.status) \(list.output) \(list.standardError)")
+        let clean = try fetchUnprivileged(["clean", "--max-age", "1d"])
+        #expect(clean.status == 75, "\(clean.status) \(clean.standardError)")
+        #expect(clean.output.contains("removed 2 entries"), "\(clean.output)")
+        chmod(badShard, 0o755)
+        #expect(FileManager.default.fileExists(atPath: bad))
+        #expect(entries.dropFirst().allSatisfy { !FileManager.default.fileExists(atPath: $0) })
+    }
 }
 
 /// The cron line acts on imgcache's own folders, found where the user put them.

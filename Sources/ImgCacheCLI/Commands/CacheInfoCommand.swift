@@ -9,6 +9,7 @@ typealias CacheInfoCommand = CommandRun<CacheInfoArguments>
 extension CacheInfoCommand {
     func run() throws(SystemError) -> ExitStatus {
         let now = WallClock.now()
+        var status = ExitStatus.success
         for (index, cache) in caches.enumerated() {
             let statistics = StatisticsLog(namespaceDirectory: cache.directory)
             if arguments.zero, (try? FileSystem.status(cache.directory)) != nil {
@@ -23,9 +24,13 @@ extension CacheInfoCommand {
             if !inspection.problems.isEmpty { MaintenanceMessages.reportSettings(inspection, of: cache, console: console) }
             let summary: CacheSummary
             do { summary = try CacheSummary.summarize(cache, now: now) } catch {
-                console.error(MaintenanceMessages.describe(error))
-                return .cacheUnwritable
+                // Nothing of this namespace could be read; the others still are.
+                console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))
+                status = ExitStatus.worse(status, .partial)
+                continue
             }
+            status = ExitStatus.worse(status, MaintenanceMessages.reportUnreadable(
+                summary.unreadableShards, of: cache, console: console, consequence: "left out of the counts"))
             guard let remotes = MaintenanceMessages.remotes(cache, environment: environment, console: console) else { return .usage }
             if globals.json {
                 var object = json(summary)
@@ -41,7 +46,7 @@ extension CacheInfoCommand {
                 for line in CacheInfoCommand.statisticsText(counts.statistics, since: counts.since, now: now) { try console.output(line) }
             }
         }
-        return .success
+        return status
     }
 
     /// The statistics rows: hits and misses with their share, downloads and their bytes.

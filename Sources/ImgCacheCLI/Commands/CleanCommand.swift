@@ -44,6 +44,8 @@ extension CleanCommand {
                     try console.output(object.serialized)
                 }
             case .cleaned(let report):
+                status = ExitStatus.worse(status, MaintenanceMessages.reportUnreadable(
+                    report.unreadableShards, of: cache, console: console, consequence: "not cleaned"))
                 if globals.json {
                     try console.output(json(report, namespace: cache.location.namespace).serialized)
                 } else if !globals.quiet {

@@ -12,8 +12,9 @@ extension ListCommand {
         let now = WallClock.now()
         var count = 0, bytes: Int64 = 0
         var kept: [ListedEntry] = []
+        var unreadable: [SystemError] = []
         do {
-            try CacheListing.forEach(in: cache.directory) { (entry) throws(SystemError) in
+            unreadable = try CacheListing.forEach(in: cache.directory) { (entry) throws(SystemError) in
                 guard ListCommand.matches(arguments.pattern, entry.url) else { return }
                 count += 1
                 bytes += entry.bytes
@@ -23,8 +24,9 @@ extension ListCommand {
         } catch where error.errno == .brokenPipe {
             throw error
         } catch where error.path?.hasPrefix(cache.directory) == true {
+            // Read only: what could not be read makes the answer partial, not the cache unwritable.
             console.error(MaintenanceMessages.describe(error))
-            return .cacheUnwritable
+            return .partial
         }
         switch arguments.order {
         case .recent?: kept.sort { $0.lastUse > $1.lastUse }
@@ -37,7 +39,7 @@ extension ListCommand {
             console.note("\(Plural.count(count, "entry", "entries")), \(ByteSize.humanised(bytes))"
                 + (arguments.pattern.map { " matching '\(UsageError.visible($0))'" } ?? "") + " in namespace '\(cache.location.namespace)'")
         }
-        return .success
+        return MaintenanceMessages.reportUnreadable(unreadable, of: cache, console: console, consequence: "its entries are not listed")
     }
 
     /// Whether `url` is kept by `pattern`: a glob when it has glob characters, else a substring.

@@ -53,6 +53,8 @@ public struct CacheCleaner: Sendable {
         public var spared = 0
         /// What the namespace holds afterwards.
         public var remaining = Tally()
+        /// Shard folders that could not be read, and so were not cleaned.
+        public var unreadableShards: [SystemError] = []
     }
 
     /// Whether the clean ran.
@@ -76,6 +78,7 @@ public struct CacheCleaner: Sendable {
 
         let scan = try NamespaceScan.scan(cache.directory)
         var report = Report(dryRun: dryRun, limits: limits)
+        report.unreadableShards = scan.unreadableShards
 
         // Age first, then size: least recently used first, ties by path so the
         // choice is the same on every run.

@@ -33,11 +33,13 @@ public struct ListedEntry: Sendable {
 /// meanwhile is left out.
 public enum CacheListing {
     /// Calls `body` with each entry of the namespace in `directory`, shard by
-    /// shard in order; an absent namespace has none.
-    public static func forEach(in directory: String, _ body: (ListedEntry) throws(SystemError) -> Void) throws(SystemError) {
+    /// shard in order; an absent namespace has none. Returns the shards that
+    /// could not be read, which are left out rather than ending the listing.
+    @discardableResult
+    public static func forEach(in directory: String, _ body: (ListedEntry) throws(SystemError) -> Void) throws(SystemError) -> [SystemError] {
         let namespace: DirectoryHandle
         do { namespace = try DirectoryHandle(directory) } catch {
-            if error.errno == .noSuchFile { return }
+            if error.errno == .noSuchFile { return [] }
             throw error
         }
         let attributes = FileSystem.supportsAttributes(directory)
@@ -45,19 +47,26 @@ public enum CacheListing {
             .filter { EntryNames.isShard($0.name) && ($0.type == UInt8(DT_DIR) || $0.type == UInt8(DT_UNKNOWN)) }
             .map(\.name).sorted()
         let batch = 16
+        var unreadable: [SystemError] = []
         for start in stride(from: 0, to: shards.count, by: batch) {
             let group = Array(shards[start..<min(shards.count, start + batch)])
-            for entries in try read(group, in: directory, attributes: attributes) {
-                for entry in entries { try body(entry) }
+            for outcome in try read(group, in: directory, attributes: attributes) {
+                switch outcome {
+                case .success(let entries): for entry in entries { try body(entry) }
+                case .failure(let error): unreadable.append(error)
+                }
             }
         }
+        return unreadable
     }
 
-    /// The entries of `shards`, each shard's in name order, read on a few threads.
-    private static func read(_ shards: [String], in directory: String, attributes: Bool) throws(SystemError) -> [[ListedEntry]] {
-        try ShardWorkers.map(shards.count) { (index) throws(SystemError) in
-            try entriesOf(shard: shards[index], in: directory, attributes: attributes)
-        }.map { $0 ?? [] }
+    /// The entries of `shards`, each shard's in name order (or why it could not be read), read on a few threads.
+    private static func read(_ shards: [String], in directory: String, attributes: Bool) throws(SystemError) -> [Result<[ListedEntry], SystemError>] {
+        try ShardWorkers.map(shards.count) { (index) throws(SystemError) -> Result<[ListedEntry], SystemError> in
+            do throws(SystemError) { return .success(try entriesOf(shard: shards[index], in: directory, attributes: attributes)) } catch {
+                return .failure(error)
+            }
+        }.map { $0 ?? .success([]) }
     }
 
     private static func entriesOf(shard: String, in directory: String, attributes: Bool) throws(SystemError) -> [ListedEntry] {

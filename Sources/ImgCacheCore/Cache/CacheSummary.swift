@@ -14,6 +14,8 @@ public struct CacheSummary: Equatable, Sendable {
     public let limits: CacheLimits
     /// Where new entries keep their metadata here.
     public let metadataPlacement: EntryMetadata.Placement
+    /// Shard folders that could not be read: the counts leave them out.
+    public var unreadableShards: [SystemError] = []
 
     /// Scans `cache`'s namespace (listing and lstat only: no file is opened).
     public static func summarize(_ cache: DiskCache, now: Double) throws(SystemError) -> CacheSummary {
@@ -32,11 +34,13 @@ public struct CacheSummary: Equatable, Sendable {
         let exists = (try? FileSystem.status(cache.directory)).flatMap { $0 } != nil
         let placement: EntryMetadata.Placement =
             cache.metadataPlacement == .automatic && scan.attributesSupported ? .attribute : .sidecarFile
-        return CacheSummary(
+        var summary = CacheSummary(
             namespace: cache.location.namespace, path: cache.directory, exists: exists, entries: entries,
             oldestAccess: oldest, newestAccess: newest, temporaries: temporaries,
             failedURLs: failed.remembered - failed.expired,
             limits: limits,
             metadataPlacement: placement)
+        summary.unreadableShards = scan.unreadableShards
+        return summary
     }
 }

@@ -17,6 +17,9 @@ public struct NamespaceScan: Sendable {
     /// Whether the file system keeps extended attributes (so an image without
     /// a sidecar carries its metadata itself).
     public let attributesSupported: Bool
+    /// Shard folders that could not be read (permissions, I/O errors): left
+    /// out of the scan, so what is known of them is only that.
+    public var unreadableShards: [SystemError] = []
 
     /// One name found in a shard folder (or, for a linked shard, the namespace folder).
     public struct ScannedFile: Sendable {
@@ -73,20 +76,30 @@ public struct NamespaceScan: Sendable {
             if item.type == UInt8(DT_DIR) || item.type == UInt8(DT_UNKNOWN) { shardNames.append(item.name) }
         }
         let shards = shardNames.sorted()
-        let listings = try ShardWorkers.map(shards.count) { (index) throws(SystemError) in
-            try ShardListing.read(namespace: directory, shard: shards[index])
+        // One shard that cannot be read is reported, not the end of the scan.
+        let listings = try ShardWorkers.map(shards.count) { (index) throws(SystemError) -> Result<ShardListing, SystemError> in
+            do throws(SystemError) { return .success(try ShardListing.read(namespace: directory, shard: shards[index])) } catch {
+                return .failure(error)
+            }
         }
 
         var images: [ScannedFile] = [], sidecars: [ScannedFile] = [], temporaries: [ScannedFile] = []
-        for listing in listings {
-            guard let listing else { continue }
-            images += listing.images
-            sidecars += listing.sidecars
-            temporaries += listing.temporaries
-            links += listing.links
+        var unreadable: [SystemError] = []
+        for outcome in listings {
+            switch outcome {
+            case .success(let listing)?:
+                images += listing.images
+                sidecars += listing.sidecars
+                temporaries += listing.temporaries
+                links += listing.links
+            case .failure(let error)?: unreadable.append(error)
+            case nil: continue
+            }
         }
-        return NamespaceScan(directory: directory, images: images, sidecars: sidecars, temporaries: temporaries,
-                             links: links, attributesSupported: FileSystem.supportsAttributes(directory))
+        var scan = NamespaceScan(directory: directory, images: images, sidecars: sidecars, temporaries: temporaries,
+                                 links: links, attributesSupported: FileSystem.supportsAttributes(directory))
+        scan.unreadableShards = unreadable
+        return scan
     }
 
     /// Shards are listed on up to this many threads (a directory listing and
