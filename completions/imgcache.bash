@@ -77,6 +77,7 @@ _imgcache() {
         --max-age) return ;;
         --failed-ttl) return ;;
         --match) return ;;
+        --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
         --max-size) return ;;
         --max-age) return ;;
         --failed-ttl) return ;;
@@ -105,7 +106,7 @@ _imgcache() {
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--failed --all-namespaces --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         remove)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--match --dry-run --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--match --key-filter --dry-run --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         config)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--max-size --max-age --failed-ttl --umask --reset --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

@@ -268,15 +268,19 @@ public enum CommandTable {
         name: "remove", summary: "Remove the entries of some URLs",
         description: """
             Removes each URL's entries: the image as served and its thumbnails and shrunk \
-            copies (the URL as given to fetch; its fragment is ignored). --match removes \
-            the entries whose URL matches a glob instead. Each entry is removed under its \
-            shard's lock, and only if it has not been stored anew since it was found, so \
-            fetches, cleans and clears may run meanwhile. Prints what was removed. Exit 1 \
-            when a URL given has no entry (the others are still removed).
+            copies. A URL is found by its key, as fetch finds it (its normal form; give \
+            the --key-filter it was fetched with), even when its URL log line is lost or \
+            its metadata damaged. --match removes the entries whose URL matches a pattern \
+            instead, as list matches them (a glob with *, ? or [, else a part of the URL). \
+            Each entry is removed under its shard's lock, so fetches, cleans and clears \
+            may run meanwhile. Prints what was removed. Exit 1 when a URL given has no \
+            entry, or a pattern matches none (the others are still removed).
             """,
         options: [
-            .value(.match, metavar: "GLOB", kind: .text, repeatable: true,
-                   help: "Remove the entries whose URL matches GLOB (repeatable)"),
+            .value(.match, metavar: "PATTERN", kind: .text, repeatable: true,
+                   help: "Remove the entries whose URL matches PATTERN, as list matches it: a glob, else a part of the URL (repeatable)"),
+            .value(.keyFilter, metavar: "FILTER", kind: .suggestions(["strip-query", "keep-query=", "drop-query=", "none"]),
+                   help: "The --key-filter the URLs were fetched with, so that their entries are found"),
             .flag(.dryRun, help: "Print what would be removed; remove nothing"),
         ],
         operands: [OperandSpec(name: "URL", kind: .url, help: "a URL whose entries to remove", minimum: 0, maximum: nil)],

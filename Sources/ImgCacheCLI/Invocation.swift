@@ -126,6 +126,8 @@ public struct RemoveArguments: Equatable, Sendable {
     public var urls: [String] = []
     public var globs: [String] = []
     public var dryRun = false
+    /// `--key-filter`: the filter the entries were fetched with, so their key is found.
+    public var keyFilter: CacheKeyFilter = .none
     public init() {}
 }
 

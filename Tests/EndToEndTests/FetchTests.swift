@@ -12,7 +12,7 @@ import Testing
         #expect(result.lines == [expectedPath])
         #expect(try Data(contentsOf: URL(fileURLWithPath: expectedPath)) == Paths.fixture("logo.png"))
         #expect(CacheInspection.files(under: cacheRoot) == ["default/CACHEDIR.TAG", "default/\(digest.prefix(2))/\(digest).png",
-                                                         "default/\(digest.prefix(2))/urls", "default/lock", "default/stats"])
+                                                         "default/\(digest.prefix(2))/urls", "default/lock", "default/stats"].sorted())
         #expect(CacheInspection.metadata(ofImage: expectedPath)?.contains("\nkey \(url)\n") == true)
     }
 

@@ -42,12 +42,9 @@ extension ListCommand {
         return MaintenanceMessages.reportUnreadable(unreadable, of: cache, console: console, consequence: "its entries are not listed")
     }
 
-    /// Whether `url` is kept by `pattern`: a glob when it has glob characters, else a substring.
+    /// Whether `url` is kept by `pattern` (every URL without one), as `remove --match` decides.
     static func matches(_ pattern: String?, _ url: String?) -> Bool {
-        guard let pattern else { return true }
-        guard let url else { return false }
-        if pattern.contains(where: { "*?[".contains($0) }) { return fnmatch(pattern, url, 0) == 0 }
-        return url.contains(pattern)
+        pattern.map { URLPattern($0).matches(url) } ?? true
     }
 
     private func show(_ entry: ListedEntry, now: Double) throws(SystemError) {

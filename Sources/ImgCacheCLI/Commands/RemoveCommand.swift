@@ -9,57 +9,92 @@ typealias RemoveCommand = CommandRun<RemoveArguments>
 
 extension RemoveCommand {
     func run() throws(SystemError) -> ExitStatus {
-        // Entries are named by the URL as it was logged: without a fragment, a password shown as ***.
-        let wanted = Set(arguments.urls.map { RemoteURL.redacted(URLText.withoutFragment($0)) })
-        var found: Set<String> = []
         var removed = 0, bytes: Int64 = 0
-        var failure: SystemError?
-        do {
-            try CacheListing.forEach(in: cache.directory) { (entry) throws(SystemError) in
-                guard let url = entry.url else { return }
-                let named = wanted.contains(url)
-                guard named || arguments.globs.contains(where: { fnmatch($0, url, 0) == 0 }) else { return }
-                if named { found.insert(url) }
-                if !arguments.dryRun {
-                    do throws(SystemError) {
-                        guard try cache.remove(entry) else { return }  // stored anew meanwhile: kept
-                    } catch {
-                        failure = failure ?? error
-                        return
-                    }
+        var status = ExitStatus.success
+        // By URL: a lookup of the key fetch would use, then its variants' keys.
+        for given in arguments.urls {
+            let url = URLText.withoutFragment(given)
+            let key = CacheKey(arguments.keyFilter.key(for: URLText.normalized(url)))
+            var files: [DiskCache.RemovedFile]
+            do {
+                files = try cache.removeEntry(for: key, dryRun: arguments.dryRun)
+                for (variant, transform) in cache.variantKeys(of: key, url: url) {
+                    files += try cache.removeEntry(for: variant, transform: transform, dryRun: arguments.dryRun)
                 }
-                removed += 1
-                bytes += entry.bytes
-                try report(entry)
+            } catch {
+                console.error(MaintenanceMessages.describe(error))
+                return .cacheUnwritable
             }
-        } catch where error.errno == .brokenPipe {
-            throw error
-        } catch {
-            console.error(MaintenanceMessages.describe(error))
-            return .cacheUnwritable
+            if files.isEmpty {
+                console.error("not in the cache: \(UsageError.visible(RemoteURL.redacted(url)))")
+                status = ExitStatus.worse(status, .someFailed)
+            }
+            for file in files {
+                removed += 1
+                bytes += file.bytes
+                try report(url: RemoteURL.redacted(url), path: file.path, transform: file.transform, bytes: file.bytes)
+            }
         }
-        if let failure {
-            console.error(MaintenanceMessages.describe(failure))
-            return .cacheUnwritable
+        // By pattern: a listing, as `list PATTERN` makes it.
+        if !arguments.globs.isEmpty {
+            let patterns = arguments.globs.map(URLPattern.init)
+            var matched = Set<String>()
+            var failure: SystemError?
+            var unreadable: [SystemError] = []
+            do {
+                unreadable = try CacheListing.forEach(in: cache.directory) { (entry) throws(SystemError) in
+                    let matching = patterns.filter { $0.matches(entry.url) }
+                    guard !matching.isEmpty else { return }
+                    for pattern in matching { matched.insert(pattern.text) }
+                    if !arguments.dryRun {
+                        do throws(SystemError) {
+                            guard try cache.remove(entry) else { return }  // stored anew meanwhile: kept
+                        } catch {
+                            failure = failure ?? error
+                            return
+                        }
+                    }
+                    removed += 1
+                    bytes += entry.bytes
+                    try report(url: entry.url, path: entry.path, transform: entry.transform, bytes: entry.bytes)
+                }
+            } catch where error.errno == .brokenPipe {
+                throw error
+            } catch {
+                console.error(MaintenanceMessages.describe(error))
+                return .cacheUnwritable
+            }
+            if let failure {
+                console.error(MaintenanceMessages.describe(failure))
+                return .cacheUnwritable
+            }
+            for pattern in arguments.globs where !matched.contains(pattern) {
+                console.error("no entry matches '\(UsageError.visible(pattern))'")
+                status = ExitStatus.worse(status, .someFailed)
+            }
+            status = ExitStatus.worse(status, MaintenanceMessages.reportUnreadable(
+                unreadable, of: cache, console: console, consequence: "its entries were not looked at"))
         }
-        let missing = arguments.urls.filter { !found.contains(RemoteURL.redacted(URLText.withoutFragment($0))) }
-        for url in missing { console.error("not in the cache: \(UsageError.visible(RemoteURL.redacted(url)))") }
         if !globals.json {
             console.note("\(arguments.dryRun ? "would remove" : "removed") \(Plural.count(removed, "entry", "entries"))"
                 + " (\(ByteSize.humanised(bytes))) from namespace '\(cache.location.namespace)'")
         }
-        return missing.isEmpty ? .success : .someFailed
+        return status
     }
 
-    private func report(_ entry: ListedEntry) throws(SystemError) {
+    private func report(url: String?, path: String, transform: String?, bytes: Int64) throws(SystemError) {
         if globals.json {
-            var object = entry.json
+            var object = JSONObject()
+            object.add("url", url)
+            object.add("transform", transform)
+            object.add("path", path)
+            object.add("bytes", bytes)
             object.add("dry_run", arguments.dryRun)
             try console.output(object.serialized)
         } else if !globals.quiet || arguments.dryRun {
-            let transform = entry.transform.map { " [\(UsageError.visible($0))]" } ?? ""
-            try console.output((arguments.dryRun ? "would remove " : "removed ") + UsageError.visible(entry.url ?? entry.path)
-                + transform + " (\(ByteSize.humanised(entry.bytes)))")
+            let shown = transform.map { " [\(UsageError.visible($0))]" } ?? ""
+            try console.output((arguments.dryRun ? "would remove " : "removed ") + UsageError.visible(url ?? path)
+                + shown + " (\(ByteSize.humanised(bytes)))")
         }
     }
 }

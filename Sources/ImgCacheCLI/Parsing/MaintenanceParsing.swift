@@ -57,6 +57,13 @@ extension ParsedOptions {
         arguments.urls = operands
         arguments.globs = values[.match] ?? []
         arguments.dryRun = has(.dryRun)
+        if let text = last(.keyFilter) {
+            guard let filter = CacheKeyFilter(parsing: text) else {
+                throw .invalidValue(option: "--key-filter", value: text,
+                                    reason: "expected strip-query, keep-query=NAME[,NAME...], drop-query=NAME[,NAME...] or none")
+            }
+            arguments.keyFilter = filter
+        }
         if arguments.urls.isEmpty && arguments.globs.isEmpty {
             throw .missingOperand(command: CommandTable.remove.name, operand: "a URL (or --match GLOB)")
         }

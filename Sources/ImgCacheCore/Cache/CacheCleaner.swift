@@ -125,6 +125,12 @@ public struct CacheCleaner: Sendable {
         }
         report.leftovers = try removal.removeLeftovers(leftovers) + removal.removeUnlocked(scan.links)
         _ = try removal.removeUnlocked(abandoned)
+        // A URL log far longer than its entries need holds stale lines (a key stored
+        // again appends one each time): kept to the last line of each entry.
+        let entriesPerShard = Dictionary(grouping: scan.images, by: \.shard).mapValues(\.count)
+        for (shard, size) in scan.logSizes where size > Int64(entriesPerShard[shard, default: 0] + 1) * 400 + 4096 {
+            try removal.compactLog(shard)
+        }
         return .cleaned(report)
     }
 }
@@ -167,6 +173,15 @@ struct ShardRemoval {
             }
         }
         return (spared, gone)
+    }
+
+    /// Rewrites `shard`'s URL log with the last line of each entry there, under the shard's lock.
+    func compactLog(_ shard: String) throws(SystemError) {
+        guard let folder = try open(shard) else { return }
+        try cache.lock.withShard(Int(shard, radix: 16) ?? 0, .exclusive) { () throws(SystemError) in
+            let remaining = try folder.list().filter { EntryNames.kind(of: $0.name) == .image }.map { EntryNames.digest(of: $0.name) }
+            try URLLog.compact(shardPath: cache.directory + "/" + shard, keeping: Set(remaining))
+        }
     }
 
     /// Removes orphaned sidecars and images without metadata, rechecking under

@@ -20,6 +20,8 @@ public struct NamespaceScan: Sendable {
     /// Shard folders that could not be read (permissions, I/O errors): left
     /// out of the scan, so what is known of them is only that.
     public var unreadableShards: [SystemError] = []
+    /// The size of each shard's URL log, by shard name.
+    public var logSizes: [String: Int64] = [:]
 
     /// One name found in a shard folder (or, for a linked shard, the namespace folder).
     public struct ScannedFile: Sendable {
@@ -85,9 +87,11 @@ public struct NamespaceScan: Sendable {
 
         var images: [ScannedFile] = [], sidecars: [ScannedFile] = [], temporaries: [ScannedFile] = []
         var unreadable: [SystemError] = []
-        for outcome in listings {
+        var logSizes: [String: Int64] = [:]
+        for (index, outcome) in listings.enumerated() {
             switch outcome {
             case .success(let listing)?:
+                if let size = listing.logSize { logSizes[shards[index]] = size }
                 images += listing.images
                 sidecars += listing.sidecars
                 temporaries += listing.temporaries
@@ -99,6 +103,7 @@ public struct NamespaceScan: Sendable {
         var scan = NamespaceScan(directory: directory, images: images, sidecars: sidecars, temporaries: temporaries,
                                  links: links, attributesSupported: FileSystem.supportsAttributes(directory))
         scan.unreadableShards = unreadable
+        scan.logSizes = logSizes
         return scan
     }
 
@@ -113,6 +118,8 @@ struct ShardListing: Sendable {
     var sidecars: [NamespaceScan.ScannedFile] = []
     var temporaries: [NamespaceScan.ScannedFile] = []
     var links: [NamespaceScan.ScannedFile] = []
+    /// The size of the shard's URL log, if it has one.
+    var logSize: Int64?
 
     static func read(namespace: String, shard: String) throws(SystemError) -> ShardListing {
         let folder: DirectoryHandle
@@ -125,6 +132,10 @@ struct ShardListing: Sendable {
         var listing = ShardListing()
         for item in items {
             let kind = EntryNames.kind(of: item.name)
+            if item.name == URLLog.fileName, let status = try folder.status(item.name), status.isRegularFile {
+                listing.logSize = status.size
+                continue
+            }
             if kind == .foreign && item.type != UInt8(DT_LNK) && item.type != UInt8(DT_UNKNOWN) { continue }
             guard let status = try folder.status(item.name) else { continue }  // removed meanwhile
             let digest = EntryNames.digest(of: item.name)

@@ -82,16 +82,32 @@ final class URLLog: @unchecked Sendable {
         return (url, url + "\n" + rest[rest.index(after: space)...])
     }
 
-    /// Rewrites the log at `shardPath` in place with the lines of `keeping`
-    /// digests only. The caller holds the shard's exclusive lock, so no store
-    /// appends meanwhile; in place, so that the descriptors other processes
-    /// keep open stay the log's.
+    /// Rewrites the log at `shardPath` in place with the last line of each
+    /// of the `keeping` digests only (earlier lines of a digest are stale:
+    /// each store of a key appends one). The caller holds the shard's
+    /// exclusive lock, so no store appends meanwhile; in place, so that the
+    /// descriptors other processes keep open stay the log's.
     static func compact(shardPath: String, keeping: Set<String>) throws(SystemError) {
+        try rewrite(shardPath: shardPath) { keeping.contains($0) }
+    }
+
+    /// Rewrites the log at `shardPath` without the lines of `digests` (their
+    /// entries were removed), each other digest's last line kept.
+    static func dropLines(of digests: Set<String>, shardPath: String) throws(SystemError) {
+        try rewrite(shardPath: shardPath) { !digests.contains($0) }
+    }
+
+    /// Keeps the last line of each digest `keeps` accepts.
+    private static func rewrite(shardPath: String, keeps: (String) -> Bool) throws(SystemError) {
         let path = shardPath + "/" + fileName
         guard let bytes = try FileSystem.readFile(path, limit: 256 << 20) else { return }
+        let lines = bytes.split(separator: 0x0A).filter { $0.count > 32 }
+        var last: [String: Int] = [:]
+        for (index, line) in lines.enumerated() { last[String(decoding: line.prefix(32), as: UTF8.self)] = index }
         var kept: [UInt8] = []
-        for line in bytes.split(separator: 0x0A)
-        where line.count > 32 && keeping.contains(String(decoding: line.prefix(32), as: UTF8.self)) {
+        for (index, line) in lines.enumerated() {
+            let digest = String(decoding: line.prefix(32), as: UTF8.self)
+            guard last[digest] == index, keeps(digest) else { continue }
             kept += line
             kept.append(0x0A)
         }

@@ -1,0 +1,63 @@
+/// `imgcache remove URL`: an entry found by its key, as a fetch finds it,
+/// and the thumbnails and shrunk copies made from the same key.
+extension DiskCache {
+    /// A file `remove` took away (or would, with a dry run).
+    public struct RemovedFile: Sendable {
+        public let path: String
+        public let bytes: Int64
+        /// The transformer key, for a thumbnail or shrunk copy.
+        public let transform: String?
+    }
+
+    /// Removes the entry of `key` under every name it can have, with its
+    /// sidecar and its URL log line, holding the shard's exclusive lock; with
+    /// `dryRun`, only says what it would remove. A lookup, not a scan: found
+    /// even when its URL log line was lost or its metadata is damaged.
+    public func removeEntry(for key: CacheKey, transform: String? = nil, dryRun: Bool) throws(SystemError) -> [RemovedFile] {
+        let shard = shardDirectory(for: key)
+        return try lock.withShard(key.shardIndex, .exclusive) { () throws(SystemError) -> [RemovedFile] in
+            var removed: [RemovedFile] = []
+            for name in key.candidateFileNames {
+                let path = shard + "/" + name
+                guard let status = try FileSystem.status(path), status.isRegularFile else { continue }
+                if !dryRun { try FileSystem.remove(path) }
+                removed.append(RemovedFile(path: path, bytes: status.size, transform: transform))
+            }
+            if !dryRun, !removed.isEmpty {
+                try FileSystem.remove(sidecarPath(for: key))
+                try URLLog.dropLines(of: [key.digest], shardPath: shard)
+            }
+            return removed
+        }
+    }
+
+    /// The keys of the thumbnails and shrunk copies made from `key` (whose
+    /// URL, as logged, is `url`): each shard's URL log names them with their
+    /// transformer key, and a line counts only when its digest is that of
+    /// `key` with the transform, so the entries of another key that logs the
+    /// same text (another user's credentials, hidden as `***`) are never taken.
+    public func variantKeys(of key: CacheKey, url: String) -> [(key: CacheKey, transform: String)] {
+        // Compared in their normal forms: the variant may have been fetched under another spelling.
+        let logged = URLText.normalized(RemoteURL.redacted(url))
+        var found: [(CacheKey, String)] = []
+        var seen = Set<String>()
+        for shard in 0..<256 {
+            let path = directory + "/" + URLLog.shardName(shard) + "/" + URLLog.fileName
+            guard let bytes = try? FileSystem.readFile(path, limit: 256 << 20) else { continue }
+            // Only a variant's line has a transformer key after its URL: the others are passed over as bytes.
+            for line in bytes.split(separator: 0x0A) where line.count > 33 && line.dropFirst(33).contains(0x20) {
+                let digest = String(decoding: line.prefix(32), as: UTF8.self)
+                let (lineURL, lineKey) = URLLog.split(String(decoding: line.dropFirst(33), as: UTF8.self))
+                guard !seen.contains(digest), let newline = lineKey.firstIndex(of: "\n"),
+                      URLText.normalized(lineURL) == logged else { continue }
+                let transform = String(lineKey[lineKey.index(after: newline)...])
+                let variant = CacheKey(key.string + "\n" + transform, fileExtension: nil)
+                if variant.digest == digest {
+                    seen.insert(digest)
+                    found.append((variant, String(transform.dropFirst("imgcache-".count))))
+                }
+            }
+        }
+        return found
+    }
+}
