@@ -114,6 +114,20 @@ import Testing
         #expect(config.status == 78, "\(config.standardError)")
     }
 
+    // MARK: - Dry runs say what they do
+
+    @Test func aDryRunListsEachFileItWouldRemoveEvenWithQuiet() throws {
+        let entries = try agedEntries()
+        let dry = try fetch(["-q", "clean", "--dry-run", "--max-age", "1d"])
+        #expect(dry.status == 0)
+        #expect(dry.lines.count == 3, "\(dry.output)")
+        for path in entries { #expect(dry.lines.contains { $0.hasPrefix("would remove \(path) (") && $0.contains("unused for ") }) }
+        #expect(dry.lines.contains { $0.hasSuffix("  " + server.url("logo.png")) })
+        #expect(entries.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+        let json = try fetch(["--json", "clean", "--dry-run", "--max-age", "1d"]).jsonLines()
+        #expect(json.count == 4 && json.dropLast().allSatisfy { $0["reason"] as? String == "expired" })
+    }
+
     // MARK: - One bad shard is not a bad namespace
 
     @Test func anUnreadableShardIsReportedAndTheRestIsDone() throws {

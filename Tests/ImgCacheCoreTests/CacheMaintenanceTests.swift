@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ImgCacheCore
 import Testing
 
@@ -44,6 +45,31 @@ import Testing
             throw CocoaError(.fileLocking)
         }
         return report
+    }
+
+    @Test func aCleanToldToStopStopsBetweenShardsAndCountsWhatItRemoved() throws {
+        let entries = try (0..<40).map { try entry("old\($0)", lastUse: now - 30 * 86_400) }
+        let shards = Set(entries.map { URL(fileURLWithPath: $0.path).deletingLastPathComponent().lastPathComponent })
+        #expect(shards.count > 3)
+        // Told to stop once three shards were done.
+        let asked = Mutex(0)
+        let limits = CacheLimits(maxSize: .unlimited, maxAge: .seconds(86_400), maxSizeSource: .commandLine, maxAgeSource: .commandLine)
+        guard case .cleaned(let report) = try CacheCleaner(cache: cache).clean(limits: limits, now: now, shouldStop: {
+            asked.withLock { $0 += 1; return $0 > 3 }
+        }) else { throw CocoaError(.fileLocking) }
+        #expect(report.interrupted)
+        let gone = entries.filter { !FileManager.default.fileExists(atPath: $0.path) }
+        #expect(gone.count == report.expired.count && gone.count > 0 && gone.count < entries.count, "\(gone.count) of \(entries.count)")
+        #expect(report.remaining.count == entries.count - gone.count)
+    }
+
+    @Test func aDryRunListsWhatWouldGoAndWhy() throws {
+        let old = try entry("old", lastUse: now - 30 * 86_400)
+        _ = try entry("new", lastUse: now)
+        let report = try clean(maxAge: .seconds(86_400), dryRun: true)
+        #expect(report.planned.map(\.path) == [old.path])
+        #expect(report.planned.first?.reason == .expired && report.planned.first?.url == "http://example.test/old.png")
+        #expect(FileManager.default.fileExists(atPath: old.path))
     }
 
     @Test func twoRunsRememberingAtOnceBothKeepWhatTheySaved() {

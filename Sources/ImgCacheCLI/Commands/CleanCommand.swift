@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ImgCacheCore
 
 /// `imgcache clean`: expire and trim one namespace (or each), under the limits
@@ -8,7 +11,15 @@ extension CleanCommand {
     func run() throws(SystemError) -> ExitStatus {
         let now = WallClock.now()
         var status = ExitStatus.success
+        // SIGINT and SIGTERM stop the clean between shards, and what it removed so far is still said.
+        let stop = StopRequest()
+        if !arguments.dryRun {
+            do { try SignalWatcher.start { signal, _ in stop.stop(signal: signal) } } catch {
+                console.warning("cannot watch for SIGINT: \(error); an interruption stops the clean at once")
+            }
+        }
         for cache in caches {
+            if stop.signal != nil { break }
             let limits: CacheLimits
             let outcome: CacheCleaner.Outcome
             // Settings that cannot be used stop this namespace's clean: guessing
@@ -25,7 +36,8 @@ extension CleanCommand {
                     : inspection.settings
                 limits = CacheLimits.resolve(maxSize: arguments.maxSize, maxAge: arguments.maxAge,
                                              failedTTL: arguments.failedTTL, remembered: remembered)
-                outcome = try CacheCleaner(cache: cache).clean(limits: limits, now: now, dryRun: arguments.dryRun)
+                outcome = try CacheCleaner(cache: cache).clean(limits: limits, now: now, dryRun: arguments.dryRun,
+                                                                shouldStop: { stop.signal != nil })
                 // The statistics file grows a line per run: its lines become one sum.
                 if !arguments.dryRun { try? StatisticsLog(namespaceDirectory: cache.directory).compact() }
             } catch {
@@ -46,14 +58,45 @@ extension CleanCommand {
             case .cleaned(let report):
                 status = ExitStatus.worse(status, MaintenanceMessages.reportUnreadable(
                     report.unreadableShards, of: cache, console: console, consequence: "not cleaned"))
+                // What a dry run would remove is its result: listed whatever -q says.
+                for planned in report.planned {
+                    try console.output(globals.json ? plannedJSON(planned).serialized : plannedText(planned, now: now))
+                }
                 if globals.json {
                     try console.output(json(report, namespace: cache.location.namespace).serialized)
-                } else if !globals.quiet {
+                } else if !globals.quiet || report.interrupted {
                     for line in text(report, namespace: cache.location.namespace) { try console.output(line) }
                 }
             }
         }
+        if let signal = stop.signal {
+            console.error("interrupted by \(signal == SIGTERM ? "SIGTERM" : "SIGINT"); the clean stopped between shards")
+            return signal == SIGTERM ? .terminated : .interrupted
+        }
         return status
+    }
+
+    /// A dry run's line for one file: what, why, how large, its URL.
+    private func plannedText(_ planned: CacheCleaner.PlannedRemoval, now: Double) -> String {
+        let why: String
+        switch planned.reason {
+        case .expired: why = "unused for \(Timestamp.age(planned.lastUse, now: now).replacing(" ago", with: ""))"
+        case .evicted: why = "least recently used (\(Timestamp.age(planned.lastUse, now: now)))"
+        case .abandoned: why = "abandoned temporary file"
+        case .leftover: why = "leftover"
+        }
+        return "would remove " + UsageError.visible(planned.path) + " (\(ByteSize.humanised(planned.bytes)), \(why))"
+            + (planned.url.map { "  " + UsageError.visible($0) } ?? "")
+    }
+
+    private func plannedJSON(_ planned: CacheCleaner.PlannedRemoval) -> JSONObject {
+        var object = JSONObject()
+        object.add("path", planned.path)
+        object.add("url", planned.url)
+        object.add("reason", planned.reason.rawValue)
+        object.add("bytes", planned.bytes)
+        object.add("last_use", Timestamp.iso8601(planned.lastUse))
+        return object
     }
 
     private func text(_ report: CacheCleaner.Report, namespace: Namespace) -> [String] {
@@ -66,6 +109,7 @@ extension CleanCommand {
             reasons.append("\(report.evicted.count) least recently used, to get under \(ByteSize.humanised(maxSize / 2))")
         }
         var lines = ["namespace '\(namespace)': \(verb) \(Plural.count(removedCount, "entry", "entries")) (\(ByteSize.humanised(removedBytes)))"
+            + (report.interrupted ? " before it was interrupted" : "")
             + (reasons.isEmpty ? "" : ": " + reasons.joined(separator: "; "))]
         if report.temporaries.count > 0 {
             lines.append("  \(verb) \(Plural.count(report.temporaries.count, "abandoned temporary file")) (\(ByteSize.humanised(report.temporaries.bytes)))")
@@ -82,6 +126,7 @@ extension CleanCommand {
         var object = JSONObject()
         object.add("namespace", namespace.name)
         object.add("dry_run", report.dryRun)
+        object.add("interrupted", report.interrupted)
         object.add("removed_entries", report.expired.count + report.evicted.count)
         object.add("removed_bytes", report.expired.bytes + report.evicted.bytes)
         object.add("removed_allocated_bytes", report.expired.allocatedBytes + report.evicted.allocatedBytes)

@@ -55,6 +55,32 @@ public struct CacheCleaner: Sendable {
         public var remaining = Tally()
         /// Shard folders that could not be read, and so were not cleaned.
         public var unreadableShards: [SystemError] = []
+        /// With a dry run, every file the clean would remove and why, in the
+        /// order it would remove them (empty otherwise).
+        public var planned: [PlannedRemoval] = []
+        /// The clean was told to stop (a signal): it stopped between shards.
+        public var interrupted = false
+    }
+
+    /// One file a clean would remove, and why (`clean --dry-run`).
+    public struct PlannedRemoval: Equatable, Sendable {
+        public enum Reason: String, Sendable {
+            /// Not used for the maximum age.
+            case expired
+            /// Among the least recently used, over the maximum size.
+            case evicted
+            /// A temporary file its writer abandoned.
+            case abandoned
+            /// An orphaned sidecar, an image without metadata, or a symbolic link.
+            case leftover
+        }
+        public let path: String
+        /// The URL it was stored from, when the shard's log has it.
+        public let url: String?
+        public let reason: Reason
+        public let bytes: Int64
+        /// For an entry: its last use.
+        public let lastUse: Double
     }
 
     /// Whether the clean ran.
@@ -64,8 +90,11 @@ public struct CacheCleaner: Sendable {
         case alreadyRunning
     }
 
-    /// Cleans the namespace under `limits` (failed URLs under `limits.failedTTL`), at `now`.
-    public func clean(limits: CacheLimits, now: Double, dryRun: Bool = false) throws(SystemError) -> Outcome {
+    /// Cleans the namespace under `limits` (failed URLs under `limits.failedTTL`),
+    /// at `now`. `shouldStop` is asked between shards: a clean told to stop
+    /// removes no more and reports what it did.
+    public func clean(limits: CacheLimits, now: Double, dryRun: Bool = false,
+                      shouldStop: @escaping () -> Bool = { false }) throws(SystemError) -> Outcome {
         guard (try? FileSystem.status(cache.directory)) != nil else {
             return .cleaned(Report(dryRun: dryRun, limits: limits))  // nothing was ever stored
         }
@@ -112,16 +141,19 @@ public struct CacheCleaner: Sendable {
         let leftovers = scan.orphanSidecars + scan.incompleteImages
         report.leftovers = leftovers.count + scan.links.count
         report.failedURLs = try FailedURLStore(namespaceDirectory: cache.directory).prune(ttl: limits.failedTTL, now: now, dryRun: dryRun)
-        guard !dryRun else { return .cleaned(report) }
+        guard !dryRun else {
+            report.planned = plan([(expired, .expired), (evicted, .evicted), (abandoned, .abandoned), (leftovers + scan.links, .leftover)])
+            return .cleaned(report)
+        }
 
-        let removal = ShardRemoval(cache: cache)
+        let removal = ShardRemoval(cache: cache, shouldStop: shouldStop)
         // The report says what was removed: entries used since the scan (kept)
         // or removed meanwhile by another process (gone) are taken back out.
         for (victims, keyPath) in [(expired, \Report.expired), (evicted, \Report.evicted)] {
             let notRemoved = try removal.removeEntries(victims)
             for entry in notRemoved.used + notRemoved.gone { report[keyPath: keyPath].subtract(entry) }
             for entry in notRemoved.used { report.remaining.add(entry) }
-            report.spared += notRemoved.used.count
+            if !shouldStop() { report.spared += notRemoved.used.count }
         }
         report.leftovers = try removal.removeLeftovers(leftovers) + removal.removeUnlocked(scan.links)
         _ = try removal.removeUnlocked(abandoned)
@@ -131,7 +163,27 @@ public struct CacheCleaner: Sendable {
         for (shard, size) in scan.logSizes where size > Int64(entriesPerShard[shard, default: 0] + 1) * 400 + 4096 {
             try removal.compactLog(shard)
         }
+        report.interrupted = shouldStop()
         return .cleaned(report)
+    }
+}
+
+extension CacheCleaner {
+    /// The files of `groups` as a dry run lists them, with the URLs their shards' logs give.
+    private func plan(_ groups: [([NamespaceScan.ScannedFile], PlannedRemoval.Reason)]) -> [PlannedRemoval] {
+        var logs: [String: [String: String]] = [:]
+        var planned: [PlannedRemoval] = []
+        for (files, reason) in groups {
+            for file in files {
+                let shardPath = cache.directory + "/" + file.shard
+                if file.shard.isEmpty == false, logs[file.shard] == nil { logs[file.shard] = URLLog.read(shardPath: shardPath) }
+                let url = reason == .expired || reason == .evicted
+                    ? logs[file.shard]?[EntryNames.digest(of: file.name)].map { URLLog.split($0).url } : nil
+                planned.append(PlannedRemoval(path: cache.directory + "/" + file.relativePath, url: url, reason: reason,
+                                              bytes: file.size, lastUse: file.modified))
+            }
+        }
+        return planned
     }
 }
 
@@ -139,6 +191,8 @@ public struct CacheCleaner: Sendable {
 /// exclusive lock, each only if it is still the very file that was scanned.
 struct ShardRemoval {
     let cache: DiskCache
+    /// Asked before each shard: once true, no more is removed.
+    var shouldStop: () -> Bool = { false }
 
     /// Removes `entries` (with their sidecars). Returns those not removed: used
     /// (changed since the scan, so kept) and gone (removed by someone else).
@@ -146,6 +200,11 @@ struct ShardRemoval {
         -> (used: [NamespaceScan.ScannedFile], gone: [NamespaceScan.ScannedFile]) {
         var spared: [NamespaceScan.ScannedFile] = [], gone: [NamespaceScan.ScannedFile] = []
         for (shard, files) in Dictionary(grouping: entries, by: \.shard).sorted(by: { $0.key < $1.key }) {
+            // Stopped: what was not reached stays, as if used meanwhile (the report says so).
+            if shouldStop() {
+                spared += files
+                continue
+            }
             guard let folder = try open(shard) else {
                 gone += files
                 continue
