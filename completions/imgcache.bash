@@ -82,6 +82,7 @@ _imgcache() {
         --max-age) return ;;
         --failed-ttl) return ;;
         --umask) return ;;
+        --unset) COMPREPLY=($(compgen -W "max-size max-age failed-ttl remote umask" -- "$cur")); _imgcache_nospace; return ;;
         --remote) return ;;
         --cacert) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --capath) COMPREPLY=($(compgen -d -- "$cur")); return ;;
@@ -109,7 +110,7 @@ _imgcache() {
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--match --key-filter --dry-run --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         config)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--max-size --max-age --failed-ttl --umask --reset --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--max-size --max-age --failed-ttl --umask --unset --reset --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         remote)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--remote --insecure -k --cacert --capath --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
@@ -145,6 +146,10 @@ _imgcache_namespaces() {
     # As typed: quotes and backslash-escaped spaces undone, ~ expanded.
     root=${root//\\ / }; root=${root#[\"\']}; root=${root%[\"\']}
     [[ $root == "~"* ]] && root=$HOME${root#"~"}
-    [ -d "$root" ] && (cd "$root" && ls -d */ 2>/dev/null | tr -d /)
+    # Only imgcache's own folders: those with its CACHEDIR.TAG, or an earlier version's lock file.
+    local dir
+    for dir in "$root"/*/; do
+        [[ -f $dir/CACHEDIR.TAG || -f $dir/lock ]] && basename "$dir"
+    done 2>/dev/null
 }
 complete -F _imgcache imgcache

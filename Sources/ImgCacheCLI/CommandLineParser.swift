@@ -36,8 +36,7 @@ public enum CommandLineParser {
             if state.endOfOptions || argument == "-" || !argument.hasPrefix("-") {
                 if state.command == nil {
                     guard let command = CommandTable.command(named: argument) else {
-                        throw .unknownCommand(argument, suggestion: Suggestion.closest(
-                            to: argument, among: CommandTable.commands.map(\.name)))
+                        throw .unknownCommand(argument, suggestion: Suggestion.command(for: argument))
                     }
                     state.command = command
                 } else {
@@ -160,7 +159,7 @@ extension ParsedOptions {
             }
             guard let topic = operands.first else { return .help(command: nil) }
             guard CommandTable.command(named: topic) != nil else {
-                throw .unknownCommand(topic, suggestion: Suggestion.closest(to: topic, among: CommandTable.commands.map(\.name)))
+                throw .unknownCommand(topic, suggestion: Suggestion.command(for: topic))
             }
             return .help(command: topic)
         default:

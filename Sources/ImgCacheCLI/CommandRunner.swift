@@ -59,13 +59,13 @@ public enum CommandRunner {
         var status = ExitStatus.success
         let outcome = finish(console) { () throws(SystemError) in
             /// The command's run, or nil after saying why the namespaces cannot be listed.
-            func prepared<Arguments>(_ arguments: Arguments, allNamespaces: Bool = false) -> CommandRun<Arguments>? {
-                guard let caches = namespaces(allNamespaces, cache, console: console, status: &status) else { return nil }
+            func prepared<Arguments>(_ arguments: Arguments, allNamespaces: Bool = false, fetching: Bool = false) -> CommandRun<Arguments>? {
+                guard let caches = namespaces(allNamespaces, cache, fetching: fetching, console: console, status: &status) else { return nil }
                 return CommandRun(arguments: arguments, globals: globals, console: console, environment: environment, caches: caches)
             }
             switch command {
-            case .fetch(let arguments): status = try prepared(arguments)?.run() ?? status
-            case .prefetch(let arguments): status = try prepared(arguments)?.run() ?? status
+            case .fetch(let arguments): status = try prepared(arguments, fetching: true)?.run() ?? status
+            case .prefetch(let arguments): status = try prepared(arguments, fetching: true)?.run() ?? status
             case .cacheInfo(let arguments): status = try prepared(arguments, allNamespaces: arguments.allNamespaces)?.run() ?? status
             case .clean(let arguments): status = try prepared(arguments, allNamespaces: arguments.allNamespaces)?.run() ?? status
             case .list(let arguments): status = try prepared(arguments)?.run() ?? status
@@ -79,7 +79,15 @@ public enum CommandRunner {
     }
 
     /// The namespace the command names, or with `--all-namespaces` every one under the root.
-    private static func namespaces(_ all: Bool, _ cache: DiskCache, console: Console, status: inout ExitStatus) -> [DiskCache]? {
+    private static func namespaces(_ all: Bool, _ cache: DiskCache, fetching: Bool = false, console: Console,
+                                   status: inout ExitStatus) -> [DiskCache]? {
+        // A root that is a file is no cache: said, not taken for an empty one. (fetch and
+        // prefetch answer each URL, with an empty line, and say it once.)
+        if !fetching, let root = try? FileSystem.status(cache.location.root), !root.isDirectory {
+            console.error("the cache folder \(cache.location.root) is not a folder (--cache-dir, IMGCACHE_DIR)")
+            status = .cacheUnwritable
+            return nil
+        }
         guard all else {
             // A link in the namespace's place is neither read nor written through, whatever the command.
             guard !cache.location.namespaceIsLink else {

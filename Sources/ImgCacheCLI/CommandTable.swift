@@ -199,13 +199,13 @@ public enum CommandTable {
             """,
         options: [
             .value(.maxSize, metavar: "SIZE", kind: .text,
-                   help: "Most disk space the entries may take (500M, 2G, 1.5GiB, bytes; 'none' for no limit)"),
+                   help: "Most disk space the entries may take (500M, 2G, 1.5GiB, bytes; 'none' for no limit); with --all-namespaces, each namespace's own"),
             .value(.maxAge, metavar: "AGE", kind: .text,
                    help: "Remove entries not used for this long (45s, 30m, 12h, 7d, 2w; 'never')"),
             .value(.failedTtl, metavar: "AGE", kind: .text,
                    help: "Remove failed URLs remembered for longer than AGE (default 24h; 'never'); fetch honours a remembered one"),
             .flag(.remember, help: "Save the --max-size, --max-age and --failed-ttl given as the namespace's, for later runs"),
-            .flag(.dryRun, help: "Report what would be removed; remove nothing"),
+            .flag(.dryRun, help: "List each file that would be removed, why and its URL (also with -q); remove nothing"),
             allNamespaces,
         ],
         examples: [
@@ -297,7 +297,7 @@ public enum CommandTable {
             each with where it comes from (remembered, or the default), and the remote \
             stores. --max-size, --max-age and --failed-ttl remember new values, as clean \
             --remember does, without cleaning; --umask remembers the permission mask of \
-            the namespace's files and folders; --reset forgets every remembered value \
+            the namespace's files and folders; --unset KEY forgets one; --reset forgets every remembered value \
             (limits, mask and remote stores).
             """,
         options: [
@@ -307,6 +307,8 @@ public enum CommandTable {
             .value(.failedTtl, metavar: "AGE", kind: .text, help: "Remember how long failed URLs are kept (default 24h; 'never')"),
             .value(.umask, metavar: "MASK", kind: .text,
                    help: "Remember the permission mask for what imgcache creates in the namespace, as 002 for a team ('none': the user's umask; IMGCACHE_UMASK overrides)"),
+            .value(.unset, metavar: "KEY", kind: .choice(NamespaceSettings.keys), repeatable: true,
+                   help: "Forget one remembered setting: max-size, max-age, failed-ttl, remote or umask (repeatable)"),
             .flag(.reset, help: "Forget every remembered limit and remote store of the namespace"),
         ],
         examples: [

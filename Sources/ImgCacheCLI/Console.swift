@@ -19,10 +19,20 @@ final class OutputChannel {
     }
 
     func flush() throws(SystemError) {
+        if let failure { throw failure }
         guard !buffer.isEmpty else { return }
         defer { buffer.removeAll(keepingCapacity: true) }
-        try FileSystem.writeAll(descriptor, buffer, path: descriptor == 1 ? "standard output" : "standard error")
+        do {
+            try FileSystem.writeAll(descriptor, buffer, path: descriptor == 1 ? "standard output" : "standard error")
+        } catch {
+            failure = error
+            throw error
+        }
     }
+
+    /// The first write that failed: kept, so that a flush whose error a
+    /// caller could not act on (before a message) still ends the run with it.
+    private(set) var failure: SystemError?
 
     /// Whether the descriptor is a terminal.
     var isTerminal: Bool { isatty(descriptor) == 1 }

@@ -138,6 +138,8 @@ public struct ConfigArguments: Equatable, Sendable {
     public var failedTTL: AgeLimit?
     /// `--umask MASK`: `.some(nil)` for 'none' (forget it).
     public var umask: mode_t??
+    /// `--unset KEY`: settings to forget.
+    public var unset: [String] = []
     public var reset = false
     public init() {}
 }

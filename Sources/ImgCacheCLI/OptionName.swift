@@ -26,6 +26,7 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case insecure = "insecure"
     case cacert = "cacert"
     case umask = "umask"
+    case unset = "unset"
     case capath = "capath"
     case maxRedirects = "max-redirects"
     case maxSize = "max-size"

@@ -1,5 +1,18 @@
 /// Finds the word a user probably meant, for "did you mean" hints.
 public enum Suggestion {
+    /// What other tools call imgcache's commands (ccache -s is statistics,
+    /// `ls` and `rm` are habits): taken for the command meant.
+    static let commandSynonyms = [
+        "stats": "cache-info", "statistics": "cache-info", "info": "cache-info", "status": "cache-info",
+        "ls": "list", "rm": "remove", "delete": "remove", "purge": "clear", "get": "fetch", "download": "fetch",
+        "warm": "prefetch", "gc": "clean", "prune": "clean", "evict": "clean",
+    ]
+
+    /// The command `word` probably means: a close spelling, or the one another tool's word stands for.
+    public static func command(for word: String) -> String? {
+        commandSynonyms[word.lowercased()] ?? closest(to: word, among: CommandTable.commands.map(\.name))
+    }
+
     /// The candidate closest to `input` by edit distance (a swap of two
     /// neighbouring letters counts as one edit), if close enough to be a typo;
     /// else, of the candidates that begin as `input` does (all of it, or all

@@ -59,6 +59,8 @@ public enum UsageError: Error, Equatable, Sendable {
 
     /// The hint, pointing to `fallback`'s help when the error names no command itself.
     public func hint(command fallback: String?) -> String {
+        // A command that does not exist is best answered by the list of those that do.
+        if case .unknownCommand = self { return "Run 'imgcache --help' for the list of commands." }
         if let command = command ?? fallback { return "Run 'imgcache \(command) --help' for usage." }
         return "Run 'imgcache --help' for usage."
     }

@@ -54,7 +54,7 @@ import Testing
         let result = try run(["fecth", "http://x/a.png"])
         #expect(result.status == 64)
         #expect(result.errorLines == ["imgcache: error: unknown command 'fecth' (did you mean 'fetch'?)",
-                                      "Run 'imgcache --help' for usage."])
+                                      "Run 'imgcache --help' for the list of commands."])
     }
 
     @Test func aBadValueInACommandPointsToThatCommandsHelp() throws {

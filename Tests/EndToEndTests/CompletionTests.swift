@@ -76,11 +76,13 @@ import Testing
 
     @Test func bashCompletesNamespacesFromTheCacheFolder() throws {
         let root = try TemporaryDirectory()
-        for name in ["thumbs", "avatars"] { try FileManager.default.createDirectory(atPath: root.appending(name), withIntermediateDirectories: true) }
+        try markedNamespaces(["thumbs", "avatars"], in: root.path)
+        // Another program's folder under the root is no namespace.
+        try FileManager.default.createDirectory(atPath: root.appending("notours"), withIntermediateDirectories: true)
         #expect(try bash(["-n", ""], cacheRoot: root.path).words.sorted() == ["avatars", "thumbs"])
         // The --cache-dir given earlier on the line names the root, in either spelling.
         let other = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: other.appending("team"), withIntermediateDirectories: true)
+        try markedNamespaces(["team"], in: other.path)
         #expect(try bash(["--cache-dir", other.path, "-n", ""], cacheRoot: root.path).words == ["team"])
         #expect(try bash(["--cache-dir=" + other.path, "fetch", "--namespace", "t"], cacheRoot: root.path).words == ["team"])
         // As bash splits them at '=': --cache-dir = DIR, and --namespace = VALUE.
@@ -88,7 +90,7 @@ import Testing
         #expect(try bash(["--namespace", "=", ""], cacheRoot: root.path).words.sorted() == ["avatars", "thumbs"])
         // A folder typed with quotes or an escaped space.
         let spaced = try TemporaryDirectory("imgcache completion")
-        try FileManager.default.createDirectory(atPath: spaced.appending("crew"), withIntermediateDirectories: true)
+        try markedNamespaces(["crew"], in: spaced.path)
         #expect(try bash(["--cache-dir", "\"" + spaced.path + "\"", "-n", ""], cacheRoot: root.path).words == ["crew"])
         #expect(try bash(["--cache-dir", spaced.path.replacingOccurrences(of: " ", with: "\\ "), "-n", ""], cacheRoot: root.path).words == ["crew"])
     }
@@ -119,13 +121,22 @@ import Testing
         #expect(groups[5].isEmpty, "\(groups[5])")
     }
 
+    @Test func fishCompletesTheNamespacesOfTheCacheFolderGiven() throws {
+        let root = try TemporaryDirectory("imgcache-fish-root")
+        try markedNamespaces(["crew", "gallery"], in: root.path)
+        try FileManager.default.createDirectory(atPath: root.appending("notours"), withIntermediateDirectories: true)
+        let groups = try fish(["imgcache --cache-dir \(root.path) -n ", "imgcache --cache-dir=\(root.path) fetch --namespace "])
+        #expect(groups.count == 2)
+        for group in groups { #expect(group.sorted() == ["crew", "gallery"], "\(group)") }
+    }
+
     // MARK: - zsh
 
     /// Types `imgcache WORDS<Tab>` in an interactive zsh on a pseudo-terminal
     /// (zpty) with the completion system loaded, and returns what Tab offered
     /// (every `compadd`, recorded) and what the terminal showed. Waits are
     /// bounded by count.
-    func zsh(_ words: String) throws -> (offered: [String], screen: String) {
+    func zsh(_ words: String, sourced: Bool = false) throws -> (offered: [String], screen: String) {
         let hits = folder.appending("zsh-hits")
         let functions = folder.appending("zsh-functions")
         try FileManager.default.createDirectory(atPath: functions, withIntermediateDirectories: true)
@@ -137,7 +148,7 @@ import Testing
             typeset screen=""
             await() { local chunk i; for i in {1..500}; do if zpty -rt z chunk; then screen+=$chunk; [[ $screen == *$1* ]] && return 0; else sleep 0.02; fi; done; return 1 }
             zpty z zsh -f -i
-            zpty -w z "PROMPT='READY> '; fpath=('\(functions)' \\$fpath); autoload -U compinit; compinit -u -D"
+            zpty -w z "PROMPT='READY> '; \(sourced ? "" : "fpath=('\(functions)' \\$fpath); ")autoload -U compinit; compinit -u -D\(sourced ? "; source <(cat '\(script("_imgcache"))')" : "")"
             await 'READY> ' || exit 3; screen=""
             zpty -w z 'compadd() { if (( ${@[(I)-[OAD]]} )); then builtin compadd "$@"; return; fi; local -a h; builtin compadd -O h "$@"; print -rl -- $h >> \(hits); builtin compadd "$@"; }'
             await 'READY> ' || exit 4; screen=""
@@ -167,5 +178,25 @@ import Testing
         let result = try zsh(words)
         #expect(!result.screen.contains("_arguments") && !result.screen.contains("invalid"), "\(result.screen)")
         #expect(result.offered == expected, "\(result.screen)")
+    }
+
+    @Test func zshSourcedRegistersItselfAndCompletesTheNamespacesOfTheCacheFolderGiven() throws {
+        // As `source <(imgcache completions zsh)` in a .zshrc does.
+        let sourced = try zsh("fetch --thum", sourced: true)
+        #expect(sourced.offered == ["--thumbnail"], "\(sourced.screen)")
+        let root = try TemporaryDirectory("imgcache-zsh-root")
+        try markedNamespaces(["crew", "gallery"], in: root.path)
+        try FileManager.default.createDirectory(atPath: root.appending("notours"), withIntermediateDirectories: true)
+        let offered = try zsh("--cache-dir \(root.path) -n ")
+        #expect(offered.offered == ["crew", "gallery"], "\(offered.screen)")
+    }
+
+    /// Namespace folders as imgcache makes them (with a CACHEDIR.TAG, or an earlier version's lock).
+    func markedNamespaces(_ names: [String], in root: String) throws {
+        for (index, name) in names.enumerated() {
+            try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: true)
+            let marker = index % 2 == 0 ? "/CACHEDIR.TAG" : "/lock"
+            FileManager.default.createFile(atPath: root + "/" + name + marker, contents: Data())
+        }
     }
 }

@@ -114,6 +114,44 @@ import Testing
         #expect(config.status == 78, "\(config.standardError)")
     }
 
+    // MARK: - Small but real
+
+    @Test func aFullStandardOutputIsAnErrorForEveryCommand() throws {
+        _ = try agedEntries()
+        // A full device of its own, as /dev/full is (made only where the test may: as root).
+        let full = home.appending("full")
+        guard mknod(full, S_IFCHR | 0o666, dev_t(1 << 8 | 7)) == 0 else { return }
+        for arguments in [["list"], ["remove", "--dry-run", server.url("logo.png")], ["cache-info"], ["config"], ["clean", "--dry-run", "--max-age", "1d"],
+                          ["--version"]] {
+            let quoted = (["--cache-dir", cacheRoot] + arguments).map { "'\($0)'" }.joined(separator: " ")
+            let result = try ImgCacheProcess.runShell("\"$BIN\" \(quoted) > '\(full)'; echo $? >&2",
+                                                      environment: ["BIN": Paths.binary, "PATH": "/usr/bin:/bin"],
+                                                      home: home.path, workingDirectory: home.path)
+            #expect(result.errorLines.last == "74", "\(arguments): \(result.standardError)")
+        }
+    }
+
+    @Test func smallThings() throws {
+        // A root that is a file is said, not taken for an empty cache.
+        let file = home.appending("not-a-folder")
+        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        let clean = try ImgCacheProcess.run(["--cache-dir", file, "clean"], home: home.path)
+        #expect(clean.status == 73 && clean.standardError.contains("is not a folder"), "\(clean.standardError)")
+        // One remembered setting forgotten.
+        #expect(try fetch(["config", "--max-age", "30d", "--max-size", "2G"]).status == 0)
+        #expect(try fetch(["config", "--unset", "max-age"]).status == 0)
+        let shown = try #require(try fetch(["--json", "config"]).jsonLines().first)
+        #expect(shown["max_age_source"] as? String == "default" && shown["max_size_source"] as? String == "remembered")
+        #expect(try fetch(["config", "--unset", "color"]).status == 64)
+        // What ccache calls stats is cache-info here.
+        let stats = try fetch(["stats"])
+        #expect(stats.status == 64 && stats.standardError.contains("did you mean 'cache-info'"), "\(stats.standardError)")
+        // A damaged failed record is no failure.
+        try FileManager.default.createDirectory(atPath: namespace + "/failed", withIntermediateDirectories: true)
+        try "garbage".write(toFile: namespace + "/failed/0123456789abcdef0123456789abcdef", atomically: true, encoding: .utf8)
+        #expect(try fetch(["--json", "cache-info"]).jsonLines().first?["failed_urls"] as? Int == 0)
+    }
+
     // MARK: - Dry runs say what they do
 
     @Test func aDryRunListsEachFileItWouldRemoveEvenWithQuiet() throws {

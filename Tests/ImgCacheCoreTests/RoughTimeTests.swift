@@ -9,3 +9,18 @@ import Testing
         #expect(TimeSpan(seconds: seconds).roughDescription == text)
     }
 }
+
+@Suite struct RelativeTimeTests {
+    let now = 1_800_000_000.0
+
+    @Test func theFutureTheFarPastAndTheImpossibleAreSaidAsSuch() {
+        #expect(Timestamp.age(now + 3 * 86_400, now: now) == "in 3 days")
+        #expect(Timestamp.age(now + 10, now: now) == "just now")
+        #expect(Timestamp.age(now - 3 * 31_536_000, now: now) == "3 years ago")
+        #expect(Timestamp.age(0, now: now) == "57 years ago")
+        #expect(Timestamp.age(.nan, now: now) == "at an unknown time")
+        // Damaged metadata can hold any number: it is shown, never a trap.
+        #expect(!Timestamp.iso8601(1e300).isEmpty && !Timestamp.local(-1e300).isEmpty && !Timestamp.iso8601(.infinity).isEmpty)
+        #expect(TimeSpan(seconds: 1e300).description == "1e+300s")
+    }
+}

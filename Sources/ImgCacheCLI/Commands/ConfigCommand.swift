@@ -11,7 +11,7 @@ extension ConfigCommand {
         let inspection = NamespaceSettings.inspect(cache.directory)
         var settings = inspection.settings
         let changing = arguments.reset || arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil
-            || arguments.umask != nil
+            || arguments.umask != nil || !arguments.unset.isEmpty
         if !inspection.problems.isEmpty {
             // Shown as it is, never as defaults; a change rewrites the file with what could be used.
             MaintenanceMessages.reportSettings(inspection, of: cache, console: console,
@@ -27,6 +27,7 @@ extension ConfigCommand {
             do {
                 settings = try cache.updateSettings { settings in
                     if arguments.reset { settings = NamespaceSettings() }
+                    for key in arguments.unset { settings.unset(key) }
                     settings.remember(maxSize: arguments.maxSize, maxAge: arguments.maxAge, failedTTL: arguments.failedTTL)
                     if let umask = arguments.umask { settings.umask = umask }
                 }

@@ -77,6 +77,8 @@ extension ParsedOptions {
         arguments.maxAge = try ageLimit()
         arguments.failedTTL = try failedTTL()
         arguments.reset = has(.reset)
+        // The keys were checked against the table's choices.
+        arguments.unset = values[.unset] ?? []
         if let text = last(.umask) {
             if text == "none" {
                 arguments.umask = .some(nil)

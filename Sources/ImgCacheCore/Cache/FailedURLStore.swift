@@ -160,10 +160,12 @@ public struct FailedURLStore: Sendable {
         try? FileSystem.remove(directory + "/" + key.digest)
     }
 
-    /// How many URLs have failures remembered, and how many of those expired under `ttl`.
+    /// How many URLs have failures remembered, and how many of those expired
+    /// under `ttl`: only records this version reads count (a damaged file is no failure).
     public func count(ttl: AgeLimit, now: Double) throws(SystemError) -> (remembered: Int, expired: Int) {
         var remembered = 0, expired = 0
-        try forEachRecord(removingAbandoned: false) { _, status in
+        try forEachRecord(removingAbandoned: false) { name, status in
+            guard FailedURLStore.read(directory + "/" + name, failedAt: status.modified)?.isEmpty == false else { return false }
             remembered += 1
             if ttl.isExpired(status.modified, now: now) { expired += 1 }
             return false

@@ -21,6 +21,21 @@ public struct NamespaceSettings: Equatable, Sendable {
         self.failedTTL = failedTTL
     }
 
+    /// The names of the settings, as the file and `config --unset` spell them.
+    public static let keys = ["max-size", "max-age", "failed-ttl", "remote", "umask"]
+
+    /// Forgets the setting `key` (one of `keys`).
+    public mutating func unset(_ key: String) {
+        switch key {
+        case "max-size": maxSize = nil
+        case "max-age": maxAge = nil
+        case "failed-ttl": failedTTL = nil
+        case "remote": remotes = nil
+        case "umask": umask = nil
+        default: break
+        }
+    }
+
     /// The settings file's name inside the namespace folder.
     public static let fileName = "settings"
     static let signature = "imgcache-settings 1"

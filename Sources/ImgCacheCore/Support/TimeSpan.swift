@@ -49,7 +49,8 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
     static func rough(_ seconds: Double) -> String {
         guard seconds.isFinite else { return seconds > 0 ? "forever" : "no time" }
         let seconds = min(seconds, 1e15)
-        for (unit, size) in [("week", 604_800.0), ("day", 86_400), ("hour", 3600), ("minute", 60)] where seconds >= size * 0.97 {
+        for (unit, size) in [("year", 31_536_000.0), ("week", 604_800), ("day", 86_400), ("hour", 3600), ("minute", 60)]
+        where seconds >= size * (unit == "year" ? 1 : 0.97) {
             return Plural.count(Int((seconds / size).rounded()), unit)
         }
         return Plural.count(max(1, Int(seconds.rounded())), "second")

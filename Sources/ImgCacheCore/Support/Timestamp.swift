@@ -15,13 +15,22 @@ public enum Timestamp {
     }
 
     /// How long ago, roughly: `just now`, `5 minutes ago`, `3 days ago`.
+    /// A time ahead of `now` (a clock set wrong, a file from another
+    /// machine) is `in 3 days`; one long past is in years.
     public static func age(_ seconds: Double, now: Double) -> String {
+        guard seconds.isFinite, now.isFinite else { return "at an unknown time" }
+        if seconds - now >= 58 { return "in " + TimeSpan.rough(seconds - now) }
         let elapsed = max(0, now - seconds)
         return elapsed < 58 ? "just now" : TimeSpan.rough(elapsed) + " ago"
     }
 
+    /// Times a calendar can show: from year 0 to about year 5000.
+    static let representable = -62_167_219_200.0...95_617_584_000.0
+
     private static func format(_ seconds: Double, _ pattern: String, local: Bool) -> String {
-        var time = time_t(seconds.rounded(.down))
+        // A time no file can have (damaged metadata) is shown clamped, never a trap.
+        let clamped = seconds.isFinite ? min(max(seconds, representable.lowerBound), representable.upperBound) : 0
+        var time = time_t(clamped.rounded(.down))
         var parts = tm()
         if local { localtime_r(&time, &parts) } else { gmtime_r(&time, &parts) }
         var buffer = [CChar](repeating: 0, count: 64)
