@@ -155,9 +155,11 @@ public struct DiskCache: Sendable {
         // Another program's folder under the namespace's name is never written into.
         guard NamespaceMarker.mayAdopt(directory) else { throw NamespaceMarker.notANamespace(directory) }
         try FileSystem.makeDirectories(directory)
-        try NamespaceMarker.mark(directory)
         guard SystemCall.access(directory, W_OK) == 0 else { throw SystemError("write to", path: directory) }
+        // The lock file first: it marks the folder as a namespace already, so another
+        // process that finds the tag half-written still knows the folder for one.
         try lock.create()
+        try NamespaceMarker.mark(directory)
     }
 
     /// Replaces `entry`'s metadata with `metadata` (after a 304: the same bytes,
