@@ -53,8 +53,8 @@ public func imgcacheFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         _ = ImageFormat.sniff(bytes)
         _ = try? ImageHeader.probe(bytes)
         _ = ExifOrientation.read(bytes)
-        _ = ImageHeader.apngFrameCount(bytes)
-        _ = ImageHeader.countChunks("ANMF", in: bytes)
+        _ = PNGCodec.apngFrameCount(bytes)
+        _ = WebPCodec.countChunks("ANMF", in: bytes)
     default:
         guard let format = ImageFormat.sniff(bytes), format.rawValue == fuzzTarget else { return 0 }
         if let image = try? ImageDecoder.decode(bytes, maximumPixels: limit) {

@@ -56,6 +56,18 @@ public enum CommandTable {
     ]
 
     /// How the manager answers each URL; shared by fetch and prefetch.
+    /// The formats written animated, for help texts ("WebP or GIF").
+    private static var animated: String { CodecRegistry.spelled(CodecRegistry.animatedFormats) }
+
+    /// The writable formats with (or without) `capability`, for help texts.
+    private static func writable(with capability: CodecCapabilities) -> [ImageFormat] {
+        CodecRegistry.writableFormats.filter { CodecRegistry.codec(for: $0).capabilities.contains(capability) }
+    }
+
+    private static func writable(without capability: CodecCapabilities) -> [ImageFormat] {
+        CodecRegistry.writableFormats.filter { !CodecRegistry.codec(for: $0).capabilities.contains(capability) }
+    }
+
     public static let managerOptions: [OptionSpec] = [
         .flag(.refresh, optionalValue: "stale",
               help: "Revalidate cached copies with the server (ETag / Last-Modified); a 304 keeps the file (RefreshCached). =stale: only those whose freshness (max-age, Expires) ran out"),
@@ -67,16 +79,16 @@ public enum CommandTable {
         .value(.options, metavar: "LIST", kind: .suggestions(ImageOptions.named.map { ImageOptions.spelled($0.name) }),
                help: "SDWebImage options by name or mask: 'retry-failed,refresh-cached', '0x11', '17' (see OPTION BITS in imgcache(1))"),
         .value(.thumbnail, metavar: "WxH", kind: .text,
-               help: "Store a thumbnail that fits inside WxH instead (aspect kept, never upscaled, area-averaged; an animation keeps its frames as GIF or WebP, else its first)"),
+               help: "Store a thumbnail that fits inside WxH instead (aspect kept, never upscaled, area-averaged; an animation keeps its frames as \(animated), else its first)"),
         .flag(.scaleDown, optionalValue: "PIXELS",
               help: "Store images over PIXELS (default 15.7M) shrunk to fit it (ScaleDownLargeImages)"),
         .flag(.transformAnimated,
-              help: "Accepted for SDWebImage's TransformAnimatedImage; no effect: animations always keep their frames as GIF or WebP"),
+              help: "Accepted for SDWebImage's TransformAnimatedImage; no effect: animations always keep their frames as \(animated)"),
         .value(.format, metavar: "FORMAT", kind: .choice(ImageEncoder.writableFormats.map(\.rawValue)),
-               help: "Format of a thumbnail or shrunk image: png, jpeg, webp or gif (default: the input's)"),
+               help: "Format of a thumbnail or shrunk image: \(CodecRegistry.writableFormats.map(\.rawValue).joined(separator: ", ")) (default: the input's)"),
         .value(.background, metavar: "COLOR", kind: .suggestions(RGBColor.named.map(\.0)),
-               help: "What transparent pixels become in a JPEG: #RRGGBB, #RGB or a name (default white)"),
-        .value(.quality, metavar: "N", kind: .text, help: "JPEG and WebP quality of a thumbnail or shrunk image, 1 to 100 (default 85)"),
+               help: "What transparent pixels become in a format without alpha (\(CodecRegistry.spelled(writable(without: .alpha)))): #RRGGBB, #RGB or a name (default white)"),
+        .value(.quality, metavar: "N", kind: .text, help: "\(CodecRegistry.spelled(writable(with: .quality)).replacing(" or ", with: " and ")) quality of a thumbnail or shrunk image, 1 to 100 (default 85)"),
         .value(.verify, metavar: "LEVEL", kind: .choice(FetchSettings.Verification.allCases.map(\.rawValue)),
                help: "Check a download before storing it: header (signature and header decode; default) or full (every pixel of every frame)"),
         .value(.maxPixels, metavar: "PIXELS", kind: .text,
@@ -101,9 +113,9 @@ public enum CommandTable {
         description: """
             Looks each URL up in the cache; the misses are downloaded together, up to -j at \
             a time over kept-alive connections (redirects followed, a 15 s idle timeout), and \
-            the same URL given twice is downloaded once. Each body must be a PNG, JPEG, GIF or \
-            WebP image whose header decodes; it is then stored atomically, named for its \
-            format (.jpg, .png, .gif, .webp). Prints one line per URL, in the order of the \
+            the same URL given twice is downloaded once. Each body must be a \(CodecRegistry.spelled(CodecRegistry.storedFormats)) \
+            image whose header decodes; it is then stored atomically, named for its format \
+            (\(CodecRegistry.spelled(CodecRegistry.storedFormats, extensions: true))). Prints one line per URL, in the order of the \
             URLs: the cached file's path, or an empty line for a URL that failed (its error \
             goes to standard error, and the others go on). URLs may also come from a list, \
             one per line (--input FILE, or '-' for standard input), answered in order as \
@@ -111,7 +123,7 @@ public enum CommandTable {
             """,
         options: [
             .value(.output, "o", metavar: "FILE", kind: .path,
-                   help: "Also write the image to FILE ('-' for standard output); one URL only. A device, FIFO or link is written through, a plain file replaced atomically. A name ending in .png, .jpg, .gif or .webp must match the image's format"),
+                   help: "Also write the image to FILE ('-' for standard output); one URL only. A device, FIFO or link is written through, a plain file replaced atomically. A name ending in \(CodecRegistry.spelled(CodecRegistry.storedFormats, extensions: true)) must match the image's format"),
             .value(.input, "i", metavar: "FILE", kind: .path,
                    help: "Read URLs from FILE, one per line ('-': standard input); blank lines and '#' comments skipped"),
             .flag(.withUrl, help: "Print URL<TAB>PATH lines (an empty PATH for a URL that failed)"),

@@ -30,7 +30,9 @@ public enum OptionBits {
         case .allowInvalidSSLCertificates: return ("-k", "Do not verify TLS certificates or host names (prints a warning).")
         case .highPriority: return ("--priority high", "Queue ahead of normal downloads of the same run.")
         case .transformAnimatedImage:
-            return ("--transform-animated", "No effect: a thumbnail or shrunk copy of an animation always keeps every frame when written as GIF or WebP (and is its first frame as PNG or JPEG, which imgcache writes still).")
+            let animated = CodecRegistry.animatedFormats, still = CodecRegistry.writableFormats.filter { !animated.contains($0) }
+            return ("--transform-animated", "No effect: a thumbnail or shrunk copy of an animation always keeps every frame when written as "
+                + "\(CodecRegistry.spelled(animated)) (and is its first frame as \(CodecRegistry.spelled(still)), which imgcache writes still).")
         case .scaleDownLargeImages:
             return ("--scale-down", "Store images over 15.7 megapixels (or --scale-down=PIXELS) shrunk to fit, under a key of their own.")
         case .fromCacheOnly: return ("--cache-only", "Never download: a URL that is not cached is an error.")

@@ -28,4 +28,14 @@ import Testing
         // It depends on this run's --max-pixels: not remembered.
         #expect(CacheInspection.failedRecords(inNamespace: namespace).isEmpty)
     }
+
+    @Test func aFormatRecognisedButNotStoredAndAnUnknownOneAreRefusedFromTheirFirstBytes() throws {
+        for (name, said) in [("tiff", "TIFF images are not supported"), ("unknown", "not an image")] {
+            let result = try fetch(["fetch", faults.baseURL + "/huge/" + name])
+            #expect(result.status == 1 && result.standardError.contains(said), "\(name): \(result.standardError)")
+            // Of 30 MB, no more than the first 2 MB went out before imgcache hung up.
+            #expect(faults.bodyBytes(path: "/huge/" + name) <= 2 << 20, "\(name): \(faults.bodyBytes(path: "/huge/" + name)) bytes")
+            #expect(CacheInspection.storedFiles(under: cacheRoot).isEmpty)
+        }
+    }
 }

@@ -104,7 +104,7 @@ import Testing
         #expect(error("fetch --thumbnail 0x10 u")
             == .invalidValue(option: "--thumbnail", value: "0x10", reason: "expected WIDTHxHEIGHT, each from 1 to 65535"))
         #expect(error("fetch --thumbnail 8x8 --format tiff u")
-            == .invalidValue(option: "--format", value: "tiff", reason: "expected png, jpeg, webp or gif"))
+            == .invalidValue(option: "--format", value: "tiff", reason: "expected jpeg, png, webp or gif"))
         #expect(error("fetch --refresh=yes u") == .invalidValue(option: "--refresh", value: "yes", reason: "expected --refresh or --refresh=stale"))
         #expect(try manager("fetch --refresh=stale u").settings.refreshesOnlyStale)
         #expect(try manager("fetch --thumbnail 8x8 --format jpeg --background #123 u").settings.transform?.background

@@ -30,7 +30,7 @@ import Testing
     @Test func webpChunkCountingStopsAtTheEnd() {
         // A chunk claiming 4 GB: the walk steps past the end and stops.
         let bytes = Array("RIFF\0\0\0\0WEBPANMF".utf8) + [0xFF, 0xFF, 0xFF, 0xFF] + Array("ANMF".utf8)
-        #expect(ImageHeader.countChunks("ANMF", in: bytes) == 1)
+        #expect(WebPCodec.countChunks("ANMF", in: bytes) == 1)
     }
 
     @Test func apngFramesComeFromACTLBeforeTheFirstIDAT() {
@@ -39,7 +39,7 @@ import Testing
         }
         let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         let ihdr = chunk("IHDR", Array(repeating: 0, count: 13))
-        #expect(ImageHeader.apngFrameCount(signature + ihdr + chunk("acTL", [0, 0, 0, 5, 0, 0, 0, 0]) + chunk("IDAT", [])) == 5)
-        #expect(ImageHeader.apngFrameCount(signature + ihdr + chunk("IDAT", []) + chunk("acTL", [0, 0, 0, 5, 0, 0, 0, 0])) == nil)
+        #expect(PNGCodec.apngFrameCount(signature + ihdr + chunk("acTL", [0, 0, 0, 5, 0, 0, 0, 0]) + chunk("IDAT", [])) == 5)
+        #expect(PNGCodec.apngFrameCount(signature + ihdr + chunk("IDAT", []) + chunk("acTL", [0, 0, 0, 5, 0, 0, 0, 0])) == nil)
     }
 }

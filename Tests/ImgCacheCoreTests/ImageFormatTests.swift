@@ -31,7 +31,20 @@ import Testing
     }
 
     @Test func onlyTheFourStoredFormatsAreSupported() {
-        #expect(ImageFormat.allCases.filter(\.isSupported) == [.jpeg, .png, .gif, .webp])
+        #expect(ImageFormat.allCases.filter(\.isSupported) == [.jpeg, .png, .webp, .gif])
+    }
+
+    @Test func theRegistryDecidesEverythingAFormatIs() {
+        // Every format is named, once, by one codec, and the facade answers from it.
+        #expect(Set(CodecRegistry.codecs.map(\.format)).count == CodecRegistry.codecs.count)
+        for codec in CodecRegistry.codecs {
+            #expect(ImageFormat(rawValue: codec.format.rawValue) == codec.format)
+            #expect(codec.format.fileExtension == codec.fileExtensions.first)
+            if codec.capabilities.contains(.decode) { #expect(ImageFormat(fileExtension: codec.fileExtensions[0]) == codec.format) }
+        }
+        #expect(ImageFormat(rawValue: "bogus") == nil && ImageFormat(fileExtension: "tif") == nil)
+        #expect(CodecRegistry.writableFormats == [.jpeg, .png, .webp, .gif] && CodecRegistry.animatedFormats == [.webp, .gif])
+        #expect(CodecRegistry.spelled([.png, .jpeg, .gif]) == "PNG, JPEG or GIF" && CodecRegistry.spelled([.jpeg], extensions: true) == ".jpg")
     }
 
     @Test func headerProbeRefusesUnsupportedAndUnknownBytes() {

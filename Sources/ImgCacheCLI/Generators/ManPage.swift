@@ -12,8 +12,8 @@ public enum ManPage {
             "[\\fIglobal options\\fR] \\fICOMMAND\\fR [\\fIoptions\\fR] [\\fIarguments\\fR]",
             ".SH DESCRIPTION",
             "imgcache downloads images over HTTP(S) into a namespaced disk cache and answers later requests "
-                + "for the same URL from the cache. A download is stored only if it is a PNG, JPEG, GIF or WebP "
-                + "image whose header decodes; stores are atomic.",
+                + "for the same URL from the cache. A download is stored only if it is a "
+                + CodecRegistry.spelled(CodecRegistry.storedFormats) + " image whose header decodes; stores are atomic.",
             ".SH COMMANDS",
         ]
         for command in CommandTable.commands {

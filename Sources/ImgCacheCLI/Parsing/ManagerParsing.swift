@@ -145,7 +145,8 @@ extension ParsedOptions {
         }
         guard ImageEncoder.writableFormats.contains(named) else {
             throw .invalidValue(option: "--output", value: output,
-                                reason: "a transformed image is written as PNG, JPEG, WebP or GIF; name it .png, .jpg, .webp or .gif")
+                                reason: "a transformed image is written as \(CodecRegistry.spelled(CodecRegistry.writableFormats)); "
+                                    + "name it \(CodecRegistry.spelled(CodecRegistry.writableFormats, extensions: true))")
         }
         transform.format = named
     }

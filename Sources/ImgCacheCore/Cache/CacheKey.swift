@@ -25,7 +25,7 @@ public struct CacheKey: Equatable, Hashable, Sendable {
     static let reservedExtensions: Set<String> = ["meta", "tmp"]
     /// The extensions of the formats stored, most common first: the order a
     /// lookup tries them when the URL does not say.
-    public static let formatExtensions = ["jpg", "png", "webp", "gif"]
+    public static let formatExtensions = CodecRegistry.storedFormats.map(\.fileExtension)
 
     public init(_ string: String) {
         self.string = string

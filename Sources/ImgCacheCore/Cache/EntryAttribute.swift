@@ -143,7 +143,7 @@ enum EntryAttribute {
         return hash
     }
 
-    private static func defaultContentType(_ format: ImageFormat) -> String { "image/" + format.rawValue }
+    private static func defaultContentType(_ format: ImageFormat) -> String { format.mediaType }
 
     private static let hexDigits = (0..<16).map { String($0, radix: 16) }
 

@@ -1,10 +1,8 @@
-import CImgCacheShims
-
-/// Encodes RGBA8 pixels as PNG, JPEG, WebP or GIF through the C libraries,
-/// for transformed images (thumbnails, downscaled copies). What the picture
-/// is stays: an opaque image is written without an alpha channel, one with
-/// alpha written as JPEG is flattened onto `Settings.background`, and GIF and
-/// WebP keep an animation's frames.
+/// Encodes RGBA8 pixels, through the codec of the format asked for, for
+/// transformed images (thumbnails, downscaled copies). What the picture is
+/// stays: an opaque image is written without an alpha channel where the
+/// format allows, one with alpha written in a format without it is flattened
+/// onto `Settings.background`, and formats that animate keep the frames.
 public enum ImageEncoder {
     /// How to encode: the format and its quality settings.
     public struct Settings: Equatable, Sendable {
@@ -43,77 +41,29 @@ public enum ImageEncoder {
     }
 
     /// The formats imgcache writes.
-    public static let writableFormats: [ImageFormat] = [.png, .jpeg, .webp, .gif]
+    public static var writableFormats: [ImageFormat] { CodecRegistry.writableFormats }
 
     /// The formats imgcache writes animated.
-    public static let animatedFormats: [ImageFormat] = [.webp, .gif]
+    public static var animatedFormats: [ImageFormat] { CodecRegistry.animatedFormats }
 
-    /// An animated WebP or GIF from `frameCount` frames of `width` × `height`
-    /// RGBA8 pixels, one after another in `frames`, each shown for its `delays`
-    /// entry (ms), played `loopCount` times (0: forever).
+    /// An animation from `frameCount` frames of `width` × `height` RGBA8
+    /// pixels, one after another in `frames`, each shown for its `delays`
+    /// entry (ms), played `loopCount` times (0: forever), in a format that animates.
     public static func encodeAnimation(_ frames: [UInt8], width: Int, height: Int, frameCount: Int, delays: [Int],
                                        loopCount: Int, settings: Settings) throws(EncodeError) -> [UInt8] {
         precondition(frames.count == width * height * 4 * frameCount && delays.count == frameCount)
-        guard animatedFormats.contains(settings.format) else { throw .unsupported(settings.format) }
-        var encoded = ic_encoded()
-        var message = [CChar](repeating: 0, count: 256)
-        let times = delays.map { UInt32(max(0, $0)) }
-        let status = frames.withUnsafeBufferPointer { buffer in
-            times.withUnsafeBufferPointer { delays in
-                settings.format == .gif
-                    ? ic_gif_encode(buffer.baseAddress, UInt32(width), UInt32(height), UInt32(frameCount), delays.baseAddress,
-                                    Int32(loopCount), &encoded, &message, message.count)
-                    : ic_webp_encode_animation(buffer.baseAddress, UInt32(width), UInt32(height), UInt32(frameCount), delays.baseAddress,
-                                               Int32(loopCount), Int32(settings.quality), settings.lossless ? 1 : 0,
-                                               &encoded, &message, message.count)
-            }
-        }
-        guard status == 0 else {
-            let text = String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasPrefix("cannot load") { throw .libraryMissing(text) }
-            throw .failed(settings.format, text)
-        }
-        defer { ic_encoded_free(&encoded) }
-        return [UInt8](UnsafeBufferPointer(start: encoded.bytes, count: encoded.size))
+        let codec = CodecRegistry.codec(for: settings.format)
+        guard codec.capabilities.contains(.animation) else { throw .unsupported(settings.format) }
+        return try codec.encodeAnimation(frames, width: width, height: height, frameCount: frameCount, delays: delays,
+                                         loopCount: loopCount, settings: settings)
     }
 
     /// `rgba` holds `width` × `height` pixels, 4 bytes each.
     public static func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int, settings: Settings) throws(EncodeError) -> [UInt8] {
         precondition(rgba.count == width * height * 4, "pixel buffer does not match the size")
-        if settings.format == .gif {
-            return try encodeAnimation(Array(rgba), width: width, height: height, frameCount: 1, delays: [0], loopCount: 1, settings: settings)
-        }
-        let opaque = isOpaque(rgba)
-        // PNG: an opaque image as RGB; JPEG: alpha flattened onto the background (it has no alpha).
-        var pixels = rgba
-        var channels: Int32 = 4
-        if settings.format == .png, opaque {
-            pixels = withoutAlpha(rgba)
-            channels = 3
-        } else if settings.format == .jpeg, !opaque {
-            pixels = flattened(rgba, onto: settings.background)
-        }
-        var encoded = ic_encoded()
-        var message = [CChar](repeating: 0, count: 256)
-        let status: Int32 = pixels.withUnsafeBufferPointer { buffer in
-            let (w, h) = (UInt32(width), UInt32(height))
-            switch settings.format {
-            case .png: return ic_png_encode(buffer.baseAddress, w, h, channels, &encoded, &message, message.count)
-            case .jpeg: return ic_jpeg_encode(buffer.baseAddress, w, h, Int32(settings.quality), &encoded, &message, message.count)
-            case .webp:
-                return ic_webp_encode(buffer.baseAddress, w, h, Int32(settings.quality), settings.lossless ? 1 : 0,
-                                      &encoded, &message, message.count)
-            default: return -2
-            }
-        }
-        if status == -2 { throw .unsupported(settings.format) }
-        guard status == 0 else {
-            let text = String(decoding: message.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasPrefix("cannot load") { throw .libraryMissing(text) }
-            throw .failed(settings.format, text)
-        }
-        defer { ic_encoded_free(&encoded) }
-        return [UInt8](UnsafeBufferPointer(start: encoded.bytes, count: encoded.size))
+        let codec = CodecRegistry.codec(for: settings.format)
+        guard codec.capabilities.contains(.encode) else { throw .unsupported(settings.format) }
+        return try codec.encode(rgba, width: width, height: height, settings: settings)
     }
 
     /// Whether every pixel is fully opaque.
@@ -129,7 +79,7 @@ public enum ImageEncoder {
     }
 
     /// The RGB bytes of RGBA pixels.
-    private static func withoutAlpha(_ rgba: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    static func withoutAlpha(_ rgba: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         var rgb = [UInt8](repeating: 0, count: rgba.count / 4 * 3)
         rgba.withUnsafeBufferPointer { source in
             rgb.withUnsafeMutableBufferPointer { target in

@@ -21,7 +21,13 @@ public struct BodyCheck: Equatable, Sendable {
     /// once nothing more is to be learnt, or `nil` to look again with more bytes.
     func examine(_ bytes: [UInt8], contentType: String?, complete: Bool) -> (refusal: BodyRefusal?, settled: Bool) {
         guard bytes.count >= BodyCheck.signatureLength || complete else { return (nil, false) }
-        guard ImageFormat.sniff(bytes) != nil else { return (.notAnImage(contentType: contentType), true) }
+        guard let codec = CodecRegistry.codec(recognizing: bytes) else {
+            // An XML document may say it is SVG only after its prolog.
+            if bytes.first == UInt8(ascii: "<"), bytes.count < ImageFormat.sniffLength, !complete { return (nil, false) }
+            return (.notAnImage(contentType: contentType), true)
+        }
+        // A format imgcache recognises but does not store is refused from its signature, not its end.
+        guard codec.capabilities.contains(.decode) else { return (.unsupported(codec.format), true) }
         guard let header = try? ImageHeader.probe(bytes) else {
             return (nil, complete || bytes.count >= BodyCheck.probeLimit)
         }
@@ -36,6 +42,8 @@ public struct BodyCheck: Equatable, Sendable {
 public enum BodyRefusal: Equatable, Sendable {
     /// Its first bytes are no image's (what the server said it was).
     case notAnImage(contentType: String?)
+    /// Its signature is of a format imgcache recognises but does not store.
+    case unsupported(ImageFormat)
     /// Its header announces this many pixels, more than the limit.
     case tooManyPixels(width: Int, height: Int)
     /// Sent with this Content-Encoding, it grew more than

@@ -28,6 +28,7 @@ struct DownloadStore {
         case .failure(.libraryMissing(let message)): return .failure(.libraryMissing(message))
         // Refused while it arrived: the same answers as the checks of a whole body.
         case .failure(.refused(.notAnImage(let contentType))): return .failure(.notAnImage(url: url, contentType: contentType))
+        case .failure(.refused(.unsupported(let format))): return .failure(.unsupportedFormat(url: url, format))
         case .failure(.refused(.tooManyPixels(let width, let height))):
             return .failure(.tooManyPixels(url: url, width: width, height: height, limit: settings.maximumPixels))
         case .failure(let error):
@@ -77,7 +78,7 @@ struct DownloadStore {
         } catch {
             return .failure(error)
         }
-        let orientation = header.format == .jpeg ? ExifOrientation.read(bytes) : nil
+        let orientation = header.orientation
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
             EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
                           etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
@@ -154,7 +155,7 @@ struct DownloadStore {
                               url: RemoteURL.redacted(miss.text), etag: object.etag, lastModified: object.lastModified,
                               contentType: object.contentType, format: header.format, width: header.width, height: header.height,
                               frameCount: header.frameCount, storedAt: now,
-                              orientation: header.format == .jpeg ? ExifOrientation.read(object.bytes) : nil)
+                              orientation: header.orientation)
             }
             log?("\(RemoteURL.displayed(miss.text)): from remote \(store), \(object.bytes.count) bytes")
             return .stored(FetchResult(url: miss.text, path: entry.path, cacheType: .remote, metadata: entry.metadata))

@@ -56,9 +56,10 @@ public struct ImageTransform: Equatable, Sendable {
         if let thumbnail { parts.append("thumbnail(\(thumbnail))") }
         if let scaleDownLimit { parts.append("scale-down(\(scaleDownLimit.pixels))") }
         if let format { parts.append("format(\(format.rawValue))") }
-        if format == .jpeg || format == .webp || format == nil { parts.append("quality(\(quality))") }
-        // JPEG output flattens transparency: onto white unless told.
-        if format == .jpeg { parts.append("background(\(background))") }
+        let capabilities = format.map { CodecRegistry.codec(for: $0).capabilities }
+        if capabilities?.contains(.quality) ?? true { parts.append("quality(\(quality))") }
+        // A format without alpha flattens transparency: onto white unless told.
+        if let capabilities, !capabilities.contains(.alpha) { parts.append("background(\(background))") }
         return parts.joined(separator: "-")
     }
 
@@ -91,8 +92,10 @@ public struct ImageTransform: Equatable, Sendable {
     /// becomes an animated WebP with TransformAnimatedImage.
     public func outputFormat(for input: ImageFormat, animated: Bool = false) -> ImageFormat {
         if let format { return format }
-        let own = ImageEncoder.writableFormats.contains(input) ? input : .png
-        if animated && transformsAnimations && !ImageEncoder.animatedFormats.contains(own) { return .webp }
+        let own = ImageEncoder.writableFormats.contains(input) ? input : CodecRegistry.fallbackFormat
+        if animated && transformsAnimations && !ImageEncoder.animatedFormats.contains(own), let animated = ImageEncoder.animatedFormats.first {
+            return animated
+        }
         return own
     }
 
@@ -149,6 +152,6 @@ public struct ImageTransform: Equatable, Sendable {
 
     /// The media type of a format's files, for a transformed entry's metadata.
     static func mediaType(_ format: ImageFormat) -> String {
-        "image/" + format.rawValue
+        format.mediaType
     }
 }

@@ -44,6 +44,7 @@ final class FaultServer: @unchecked Sendable {
     private var gateWaiting = 0
     private var gateOpenings = 0
     private var flakyHits: [String: Int] = [:]
+    private var bodyBytesSent: [String: Int] = [:]
 
     /// Why the server could not start: the failing call and its errno.
     struct SocketError: Error { let call: String; let code: Int32 }
@@ -92,6 +93,12 @@ final class FaultServer: @unchecked Sendable {
 
     /// The most requests ever being answered at the same moment.
     var maxInFlight: Int { locked { peak } }
+
+    /// Body bytes handed to the socket for `path`'s `huge/` responses (with a
+    /// small send buffer, about what the client took before it hung up).
+    func bodyBytes(path: String) -> Int {
+        locked { bodyBytesSent[path, default: 0] }
+    }
 
     /// How many requests arrived for `path` (query ignored; absolute-form reduced to its path).
     func requestCount(path: String) -> Int {
@@ -226,6 +233,22 @@ final class FaultServer: @unchecked Sendable {
                 usleep(30_000)
             }
             return false
+        case let .huge(start, total, type):
+            // A small send buffer, so that what was sent is about what the client read.
+            var size: Int32 = 16_384
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            let head = FaultServer.head(200, FaultServer.fields(type, total, "close"))
+            guard sendAll(fd, head[...]) else { return false }
+            var chunk = start + [UInt8](repeating: 0x41, count: max(0, 65_536 - start.count))
+            var sent = 0
+            while sent < total {
+                let piece = chunk.prefix(total - sent)
+                guard sendAll(fd, piece) else { break }
+                sent += piece.count
+                locked { bodyBytesSent[request.path, default: 0] = sent }
+                chunk = [UInt8](repeating: 0x41, count: 65_536)
+            }
+            return false
         case .endless(let start, let type):
             let head = FaultServer.head(200, [("Content-Type", type), ("Connection", "close")])
             guard sendAll(fd, (head + start)[...]) else { return false }
@@ -253,6 +276,8 @@ final class FaultServer: @unchecked Sendable {
         case raw([UInt8])
         /// A complete response whose body arrives slowly, then the connection closes.
         case drip(body: [UInt8], type: String)
+        /// `start`, then filler, `total` bytes in all, announced; the connection closes.
+        case huge(start: [UInt8], total: Int, type: String)
     }
 
     /// How a half-sent response ends.
@@ -284,6 +309,11 @@ final class FaultServer: @unchecked Sendable {
             return .endless(start: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], type: "image/png")
         case ("endless-html", 1):
             return .endless(start: Array("<!DOCTYPE html>\n<html><body>".utf8), type: "text/html")
+        case ("huge", 2):
+            // 30 MB that begin as a TIFF (recognised, not stored), or as nothing imgcache knows.
+            let starts = ["tiff": [UInt8]([0x49, 0x49, 0x2A, 0x00]), "unknown": Array("PK\u{3}\u{4}some archive".utf8)]
+            guard let start = starts[parts[1]] else { break }
+            return .huge(start: start, total: 30 << 20, type: "image/tiff")
         case ("endless-bomb", 1):
             // bomb.png's header (50000x50000 pixels), then an endless body.
             guard let (bytes, _) = file("bomb.png") else { break }

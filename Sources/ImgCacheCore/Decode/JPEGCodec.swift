@@ -1,0 +1,54 @@
+import CImgCacheShims
+
+extension ImageFormat {
+    public static let jpeg = ImageFormat(declaring: "jpeg")
+}
+
+/// JPEG through libjpeg-turbo: the header and its EXIF orientation, the end
+/// of the image after its first scan, decode (with DCT scaling), and encode
+/// (transparency flattened onto the background: JPEG has no alpha).
+struct JPEGCodec: ImageCodec {
+    let format = ImageFormat.jpeg
+    let displayName = "JPEG"
+    let fileExtensions = ["jpg", "jpeg", "jpe", "jfif"]
+    let capabilities: CodecCapabilities = [.decode, .encode, .quality]
+
+    func recognizes(_ bytes: [UInt8]) -> Bool {
+        CodecShim.starts(bytes, with: [0xFF, 0xD8, 0xFF])
+    }
+
+    func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        let header = try CodecShim.header(bytes, format: format, ic_jpeg_read_header)
+        return ImageHeader(format: format, width: Int(header.width), height: Int(header.height), frameCount: 1,
+                           hasAlpha: false, bitDepth: Int(header.bit_depth), orientation: ExifOrientation.read(bytes) ?? 1)
+    }
+
+    /// After the first scan begins, FF D9 can only be the end-of-image marker
+    /// (scan data escapes FF); it may be followed by other data (Motion Photos append a video).
+    func missingEnd(of bytes: [UInt8]) -> String? {
+        var index = 2, sawScan = false
+        while index + 1 < bytes.count {
+            if bytes[index] == 0xFF {
+                if bytes[index + 1] == 0xDA { sawScan = true }
+                if bytes[index + 1] == 0xD9 && sawScan { return nil }
+            }
+            index += 1
+        }
+        return "the file ends before its end-of-image marker"
+    }
+
+    func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
+                maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_jpeg_decode)
+    }
+
+    func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int,
+                settings: ImageEncoder.Settings) throws(ImageEncoder.EncodeError) -> [UInt8] {
+        let pixels = ImageEncoder.isOpaque(rgba) ? rgba : ImageEncoder.flattened(rgba, onto: settings.background)
+        return try CodecShim.encoded(format) { encoded, message, size in
+            pixels.withUnsafeBufferPointer { buffer in
+                ic_jpeg_encode(buffer.baseAddress, UInt32(width), UInt32(height), Int32(settings.quality), encoded, message, size)
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import CImgCacheShims
+
+extension ImageFormat {
+    public static let png = ImageFormat(declaring: "png")
+}
+
+/// PNG through libpng: the header (and an APNG's frame count from its
+/// `acTL` chunk), the chunks up to IEND, decode, and encode (an opaque image
+/// as RGB).
+struct PNGCodec: ImageCodec {
+    let format = ImageFormat.png
+    let displayName = "PNG"
+    let fileExtensions = ["png", "apng"]
+    let capabilities: CodecCapabilities = [.decode, .encode, .alpha]
+
+    func recognizes(_ bytes: [UInt8]) -> Bool {
+        CodecShim.starts(bytes, with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    }
+
+    func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        let header = try CodecShim.header(bytes, format: format, ic_png_read_header)
+        return ImageHeader(format: format, width: Int(header.width), height: Int(header.height),
+                           frameCount: PNGCodec.apngFrameCount(bytes) ?? 1, hasAlpha: header.has_alpha != 0,
+                           bitDepth: Int(header.bit_depth))
+    }
+
+    /// An APNG's frame count from its `acTL` chunk (which precedes the first
+    /// IDAT); nil for a plain PNG.
+    static func apngFrameCount(_ bytes: [UInt8]) -> Int? {
+        var offset = 8
+        while offset + 12 <= bytes.count {
+            let length = CodecShim.bigEndian(bytes, offset)
+            let type = bytes[(offset + 4)..<(offset + 8)]
+            if type.elementsEqual("acTL".utf8), length >= 8, offset + 16 <= bytes.count {
+                return max(1, CodecShim.bigEndian(bytes, offset + 8))
+            }
+            if type.elementsEqual("IDAT".utf8) { return nil }
+            guard length >= 0, length <= bytes.count else { return nil }
+            offset += 12 + length
+        }
+        return nil
+    }
+
+    /// Chunk by chunk to IEND; whatever follows it (rare) does not matter.
+    func missingEnd(of bytes: [UInt8]) -> String? {
+        var offset = 8
+        while offset + 12 <= bytes.count {
+            let length = CodecShim.bigEndian(bytes, offset)
+            if bytes[(offset + 4)..<(offset + 8)].elementsEqual("IEND".utf8) { return nil }
+            guard length >= 0, length <= bytes.count else { break }
+            offset += 12 + length
+        }
+        return "the file ends before its IEND chunk"
+    }
+
+    func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
+                maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_png_decode)
+    }
+
+    func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int,
+                settings: ImageEncoder.Settings) throws(ImageEncoder.EncodeError) -> [UInt8] {
+        // What the picture is stays: an opaque image has no alpha channel.
+        let opaque = ImageEncoder.isOpaque(rgba)
+        let pixels = opaque ? ImageEncoder.withoutAlpha(rgba) : rgba
+        return try CodecShim.encoded(format) { encoded, message, size in
+            pixels.withUnsafeBufferPointer { buffer in
+                ic_png_encode(buffer.baseAddress, UInt32(width), UInt32(height), opaque ? 3 : 4, encoded, message, size)
+            }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import CImgCacheShims
+
+extension ImageFormat {
+    public static let webp = ImageFormat(declaring: "webp")
+}
+
+/// WebP through libwebp (its demux API for animations): the VP8, VP8L or
+/// VP8X header read here, the RIFF size, decode, and encode, still or animated.
+struct WebPCodec: ImageCodec {
+    let format = ImageFormat.webp
+    let displayName = "WebP"
+    let fileExtensions = ["webp"]
+    let capabilities: CodecCapabilities = [.decode, .encode, .animation, .alpha, .quality]
+
+    func recognizes(_ bytes: [UInt8]) -> Bool {
+        CodecShim.starts(bytes, with: Array("RIFF".utf8)) && CodecShim.starts(bytes, with: Array("WEBP".utf8), at: 8)
+            && ["VP8 ", "VP8L", "VP8X"].contains { CodecShim.starts(bytes, with: Array($0.utf8), at: 12) }
+    }
+
+    func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        let chunk = String(decoding: bytes[12..<16], as: UTF8.self)
+        let le = { (offset: Int, count: Int) in CodecShim.littleEndian(bytes, offset, count) }
+        switch chunk {
+        case "VP8 ":
+            // Frame tag (3 bytes), start code 9D 01 2A, then 14-bit width and height.
+            guard bytes.count >= 30, bytes[23] == 0x9D, bytes[24] == 0x01, bytes[25] == 0x2A else {
+                throw .corrupt(format, "bad VP8 start code")
+            }
+            return try sized(le(26, 2) & 0x3FFF, le(28, 2) & 0x3FFF)
+        case "VP8L":
+            guard bytes.count >= 25, bytes[20] == 0x2F else { throw .corrupt(format, "bad VP8L signature") }
+            let bits = le(21, 4)
+            return try sized((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1, alpha: bits >> 28 & 1 == 1)
+        default:
+            guard bytes.count >= 30 else { throw .corrupt(format, "file ends inside the VP8X header") }
+            let flags = bytes[20]
+            let animated = flags & 0x02 != 0
+            return try sized(le(24, 3) + 1, le(27, 3) + 1, alpha: flags & 0x10 != 0,
+                             frames: animated ? max(1, WebPCodec.countChunks("ANMF", in: bytes)) : 1)
+        }
+        func sized(_ width: Int, _ height: Int, alpha: Bool = false, frames: Int = 1) throws(ImageHeader.ProbeError) -> ImageHeader {
+            guard width > 0, height > 0 else { throw .corrupt(format, "zero width or height") }
+            return ImageHeader(format: format, width: width, height: height, frameCount: frames, hasAlpha: alpha)
+        }
+    }
+
+    /// How many top-level RIFF chunks called `name` a WebP file has.
+    static func countChunks(_ name: String, in bytes: [UInt8]) -> Int {
+        var offset = 12
+        var count = 0
+        while offset + 8 <= bytes.count {
+            if bytes[offset..<(offset + 4)].elementsEqual(name.utf8) { count += 1 }
+            let size = CodecShim.littleEndian(bytes, offset + 4, 4)
+            offset += 8 + size + (size & 1)
+        }
+        return count
+    }
+
+    func missingEnd(of bytes: [UInt8]) -> String? {
+        guard bytes.count >= 12 else { return "the file ends inside the RIFF header" }
+        let declared = CodecShim.littleEndian(bytes, 4, 4) + 8
+        return declared > bytes.count ? "the file is \(bytes.count) bytes; its RIFF header says \(declared)" : nil
+    }
+
+    func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
+                maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_webp_decode)
+    }
+
+    func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int,
+                settings: ImageEncoder.Settings) throws(ImageEncoder.EncodeError) -> [UInt8] {
+        // libwebp writes no alpha chunk for an opaque picture.
+        try CodecShim.encoded(format) { encoded, message, size in
+            rgba.withUnsafeBufferPointer { buffer in
+                ic_webp_encode(buffer.baseAddress, UInt32(width), UInt32(height), Int32(settings.quality), settings.lossless ? 1 : 0,
+                               encoded, message, size)
+            }
+        }
+    }
+
+    func encodeAnimation(_ frames: [UInt8], width: Int, height: Int, frameCount: Int, delays: [Int], loopCount: Int,
+                         settings: ImageEncoder.Settings) throws(ImageEncoder.EncodeError) -> [UInt8] {
+        let times = delays.map { UInt32(max(0, $0)) }
+        return try CodecShim.encoded(format) { encoded, message, size in
+            frames.withUnsafeBufferPointer { buffer in
+                times.withUnsafeBufferPointer { delays in
+                    ic_webp_encode_animation(buffer.baseAddress, UInt32(width), UInt32(height), UInt32(frameCount), delays.baseAddress,
+                                             Int32(loopCount), Int32(settings.quality), settings.lossless ? 1 : 0, encoded, message, size)
+                }
+            }
+        }
+    }
+}
