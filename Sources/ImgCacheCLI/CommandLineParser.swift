@@ -131,39 +131,7 @@ extension ParsedOptions {
         guard let command else { throw .missingCommand }
         try checkAgainstTable(command)
         let globals = try globalOptions()
-        switch command.name {
-        case CommandTable.fetch.name:
-            return .run(globals, .fetch(try fetchArguments(globals: globals)))
-        case CommandTable.prefetch.name:
-            return .run(globals, .prefetch(try prefetchArguments()))
-        case CommandTable.cacheInfo.name:
-            return .run(globals, .cacheInfo(try cacheInfoArguments(globals: globals)))
-        case CommandTable.clean.name:
-            return .run(globals, .clean(try cleanArguments(globals: globals)))
-        case CommandTable.clear.name:
-            return .run(globals, .clear(try clearArguments(globals: globals)))
-        case CommandTable.list.name:
-            return .run(globals, .list(listArguments()))
-        case CommandTable.remove.name:
-            return .run(globals, .remove(try removeArguments()))
-        case CommandTable.config.name:
-            return .run(globals, .config(try configArguments()))
-        case CommandTable.remote.name:
-            return .run(globals, .remote(try remoteArguments()))
-        case CommandTable.completions.name:
-            return .completions(shell: operands[0])
-        case CommandTable.help.name:
-            if has(.man) {
-                if let extra = operands.first { throw .unexpectedOperand(command: command.name, operand: extra) }
-                return .manual
-            }
-            guard let topic = operands.first else { return .help(command: nil) }
-            guard CommandTable.command(named: topic) != nil else {
-                throw .unknownCommand(topic, suggestion: Suggestion.command(for: topic))
-            }
-            return .help(command: topic)
-        default:
-            preconditionFailure("command '\(command.name)' is in the table but not parsed")
-        }
+        guard let type = CommandTable.subcommand(named: command.name) else { throw .unknownCommand(command.name, suggestion: nil) }
+        return try type.invocation(self, globals: globals)
     }
 }

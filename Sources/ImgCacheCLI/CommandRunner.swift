@@ -50,45 +50,38 @@ public enum CommandRunner {
             return usageFailure(.invalidEnvironment("invalid IMGCACHE_UMASK: \(error.reason)"), console: console)
         }
         let cache = DiskCache(location: location, metadataPlacement: placement)
-        switch command {
-        // These say it themselves, and stop for it where they must.
-        case .clean, .config, .cacheInfo: break
-        default: if !settings.problems.isEmpty { MaintenanceMessages.reportSettings(settings, of: cache, console: console) }
+        // Some commands say it themselves, and stop for it where they must.
+        if !settings.problems.isEmpty, !type(of: command.value).reportsSettings {
+            MaintenanceMessages.reportSettings(settings, of: cache, console: console)
         }
         if let exposure = CacheRoot.exposure(of: [location.root, location.directory]) { console.warning(exposure) }
         var status = ExitStatus.success
         let outcome = finish(console) { () throws(SystemError) in
-            /// The command's run, or nil after saying why the namespaces cannot be listed.
-            func prepared<Arguments>(_ arguments: Arguments, allNamespaces: Bool = false, fetching: Bool = false) -> CommandRun<Arguments>? {
-                guard let caches = namespaces(allNamespaces, cache, fetching: fetching, console: console, status: &status) else { return nil }
-                return CommandRun(arguments: arguments, globals: globals, console: console, environment: environment, caches: caches)
-            }
-            switch command {
-            case .fetch(let arguments): status = try prepared(arguments, fetching: true)?.run() ?? status
-            case .prefetch(let arguments): status = try prepared(arguments, fetching: true)?.run() ?? status
-            case .cacheInfo(let arguments): status = try prepared(arguments, allNamespaces: arguments.allNamespaces)?.run() ?? status
-            case .clean(let arguments): status = try prepared(arguments, allNamespaces: arguments.allNamespaces)?.run() ?? status
-            case .list(let arguments): status = try prepared(arguments)?.run() ?? status
-            case .remove(let arguments): status = try prepared(arguments)?.run() ?? status
-            case .config(let arguments): status = try prepared(arguments)?.run() ?? status
-            case .remote(let arguments): status = try prepared(arguments)?.run() ?? status
-            case .clear(let arguments): status = try prepared(arguments, allNamespaces: arguments.allNamespaces)?.run() ?? status
-            }
+            status = try execute(command.value, globals: globals, console: console, environment: environment, cache: cache)
         }
         return outcome == ExitStatus.success.rawValue ? status.rawValue : outcome
     }
 
+    /// Runs `arguments`' command on the namespaces its scope names (after
+    /// saying why there are none, when there are none).
+    private static func execute<Arguments: Subcommand>(_ arguments: Arguments, globals: GlobalOptions, console: Console,
+                                                       environment: Environment, cache: DiskCache) throws(SystemError) -> ExitStatus {
+        var status = ExitStatus.success
+        guard let caches = namespaces(arguments.scope, cache, console: console, status: &status) else { return status }
+        return try Arguments.run(CommandRun(arguments: arguments, globals: globals, console: console, environment: environment, caches: caches))
+    }
+
     /// The namespace the command names, or with `--all-namespaces` every one under the root.
-    private static func namespaces(_ all: Bool, _ cache: DiskCache, fetching: Bool = false, console: Console,
+    private static func namespaces(_ scope: CommandScope, _ cache: DiskCache, console: Console,
                                    status: inout ExitStatus) -> [DiskCache]? {
         // A root that is a file is no cache: said, not taken for an empty one. (fetch and
         // prefetch answer each URL, with an empty line, and say it once.)
-        if !fetching, let root = try? FileSystem.status(cache.location.root), !root.isDirectory {
+        if scope != .fetching, let root = try? FileSystem.status(cache.location.root), !root.isDirectory {
             console.error("the cache folder \(cache.location.root) is not a folder (--cache-dir, IMGCACHE_DIR)")
             status = .cacheUnwritable
             return nil
         }
-        guard all else {
+        guard scope == .allNamespaces else {
             // A link in the namespace's place is neither read nor written through, whatever the command.
             guard !cache.location.namespaceIsLink else {
                 console.error("namespace '\(cache.location.namespace)': \(cache.directory) is a symbolic link; imgcache does not follow links inside the cache "

@@ -375,9 +375,21 @@ public enum CommandTable {
                    ("imgcache help --man | man -l -", "the manual page")]
     )
 
-    /// All commands, in the order help lists them.
-    public static let commands: [CommandSpec] = [fetch, prefetch, list, cacheInfo, clean, clear, remove, config, remote,
-                                                 completions, help]
+    /// Every command, as the type that reads its arguments and runs it, in
+    /// the order help lists them: adding a command is its file and a line here.
+    static let subcommands: [any Subcommand.Type] = [
+        FetchArguments.self, PrefetchArguments.self, ListArguments.self, CacheInfoArguments.self, CleanArguments.self,
+        ClearArguments.self, RemoveArguments.self, ConfigArguments.self, RemoteArguments.self, CompletionsRequest.self,
+        HelpRequest.self,
+    ]
+
+    /// All commands' table entries, in the order help lists them.
+    public static let commands: [CommandSpec] = subcommands.map { $0.spec }
+
+    /// The command called `name`.
+    static func subcommand(named name: String) -> (any Subcommand.Type)? {
+        subcommands.first { $0.spec.name == name }
+    }
 
     /// The command called `name`, if there is one.
     public static func command(named name: String) -> CommandSpec? {

@@ -16,18 +16,6 @@ public enum Invocation: Equatable, Sendable {
     case run(GlobalOptions, Command)
 }
 
-/// A command with its typed arguments.
-public enum Command: Equatable, Sendable {
-    case fetch(FetchArguments)
-    case prefetch(PrefetchArguments)
-    case cacheInfo(CacheInfoArguments)
-    case clean(CleanArguments)
-    case clear(ClearArguments)
-    case remote(RemoteArguments)
-    case list(ListArguments)
-    case remove(RemoveArguments)
-    case config(ConfigArguments)
-}
 
 /// Options that apply to every command.
 public struct GlobalOptions: Equatable, Sendable {

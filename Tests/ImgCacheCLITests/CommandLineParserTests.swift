@@ -9,7 +9,7 @@ import Testing
     }
 
     func fetch(_ words: String) throws -> (GlobalOptions, FetchArguments) {
-        guard case .run(let globals, .fetch(let arguments)) = try parse(words) else {
+        guard case .run(let globals, let command) = try parse(words), let arguments = command.arguments(as: FetchArguments.self) else {
             Issue.record("not a fetch: \(words)")
             throw UsageError.missingCommand
         }
@@ -287,12 +287,14 @@ import Testing
     }
 
     @Test func userWithoutPasswordIsToBeAsked() throws {
-        guard case .run(_, .fetch(let arguments)) = try CommandLineParser.parse(["fetch", "-u", "alice", "u"]) else {
+        guard case .run(_, let command) = try CommandLineParser.parse(["fetch", "-u", "alice", "u"]),
+              let arguments = command.arguments(as: FetchArguments.self) else {
             Issue.record("not a fetch")
             return
         }
         #expect(arguments.manager.asksPassword && arguments.manager.settings.credentials?.user == "alice")
-        guard case .run(_, .fetch(let given)) = try CommandLineParser.parse(["fetch", "-u", "alice:pw", "u"]) else { return }
+        guard case .run(_, let command) = try CommandLineParser.parse(["fetch", "-u", "alice:pw", "u"]),
+              let given = command.arguments(as: FetchArguments.self) else { return }
         #expect(!given.manager.asksPassword)
     }
 }

@@ -9,13 +9,12 @@ import Testing
     }
 
     func manager(_ words: String) throws -> ManagerArguments {
-        switch try invocation(words) {
-        case .run(_, .fetch(let arguments)): return arguments.manager
-        case .run(_, .prefetch(let arguments)): return arguments.manager
-        default:
+        guard case .run(_, let command) = try invocation(words),
+              let manager = command.arguments(as: FetchArguments.self)?.manager ?? command.arguments(as: PrefetchArguments.self)?.manager else {
             Issue.record("not fetch or prefetch: \(words)")
             throw UsageError.missingCommand
         }
+        return manager
     }
 
     func options(_ words: String) throws -> ImageOptions { try manager(words).settings.options }
@@ -129,7 +128,8 @@ import Testing
         #expect(try manager("fetch --failed-ttl 2h u").settings.failedTTL == .seconds(7200))
         #expect(try manager("prefetch --failed-ttl never").settings.failedTTL == .never)
         #expect(try manager("fetch u").settings.failedTTL == nil)
-        guard case .run(_, .clean(let clean)) = try invocation("clean --failed-ttl 3d --remember") else {
+        guard case .run(_, let command) = try invocation("clean --failed-ttl 3d --remember"),
+              let clean = command.arguments(as: CleanArguments.self) else {
             Issue.record("not a clean")
             return
         }
@@ -144,9 +144,12 @@ import Testing
     }
 
     @Test func prefetchTakesAtMostOneList() throws {
-        guard case .run(_, .prefetch(let fromStdin)) = try invocation("prefetch"),
-              case .run(_, .prefetch(let dash)) = try invocation("prefetch -"),
-              case .run(_, .prefetch(let file)) = try invocation("prefetch --no-progress urls.txt") else {
+        func prefetch(_ words: String) throws -> PrefetchArguments? {
+            guard case .run(_, let command) = try invocation(words) else { return nil }
+            return command.arguments(as: PrefetchArguments.self)
+        }
+        guard let fromStdin = try prefetch("prefetch"), let dash = try prefetch("prefetch -"),
+              let file = try prefetch("prefetch --no-progress urls.txt") else {
             Issue.record("not a prefetch")
             return
         }

@@ -124,3 +124,15 @@ extension CacheInfoCommand {
         return object
     }
 }
+
+extension CacheInfoArguments: Subcommand {
+    static var spec: CommandSpec { CommandTable.cacheInfo }
+    var scope: CommandScope { allNamespaces ? .allNamespaces : .namespace }
+    static let reportsSettings = true
+
+    static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
+        .run(globals, Command(try options.cacheInfoArguments(globals: globals)))
+    }
+
+    static func run(_ command: CacheInfoCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}

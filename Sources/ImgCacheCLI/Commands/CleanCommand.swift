@@ -143,3 +143,15 @@ extension CleanCommand {
         return object
     }
 }
+
+extension CleanArguments: Subcommand {
+    static var spec: CommandSpec { CommandTable.clean }
+    var scope: CommandScope { allNamespaces ? .allNamespaces : .namespace }
+    static let reportsSettings = true
+
+    static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
+        .run(globals, Command(try options.cleanArguments(globals: globals)))
+    }
+
+    static func run(_ command: CleanCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}

@@ -63,3 +63,14 @@ extension ClearCommand {
         return status
     }
 }
+
+extension ClearArguments: Subcommand {
+    static var spec: CommandSpec { CommandTable.clear }
+    var scope: CommandScope { allNamespaces ? .allNamespaces : .namespace }
+
+    static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
+        .run(globals, Command(try options.clearArguments(globals: globals)))
+    }
+
+    static func run(_ command: ClearCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}

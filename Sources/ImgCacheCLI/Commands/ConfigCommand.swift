@@ -66,3 +66,14 @@ extension ConfigCommand {
         return .success
     }
 }
+
+extension ConfigArguments: Subcommand {
+    static var spec: CommandSpec { CommandTable.config }
+    static let reportsSettings = true
+
+    static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
+        .run(globals, Command(try options.configArguments()))
+    }
+
+    static func run(_ command: ConfigCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}

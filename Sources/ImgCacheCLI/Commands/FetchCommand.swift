@@ -170,3 +170,14 @@ extension FetchCommand {
         }
     }
 }
+
+extension FetchArguments: Subcommand {
+    static var spec: CommandSpec { CommandTable.fetch }
+    var scope: CommandScope { .fetching }
+
+    static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
+        .run(globals, Command(try options.fetchArguments(globals: globals)))
+    }
+
+    static func run(_ command: FetchCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}

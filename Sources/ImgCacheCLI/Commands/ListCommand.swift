@@ -112,3 +112,13 @@ extension ListCommand {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 }
+
+extension ListArguments: Subcommand {
+    static var spec: CommandSpec { CommandTable.list }
+
+    static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
+        .run(globals, Command(options.listArguments()))
+    }
+
+    static func run(_ command: ListCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}

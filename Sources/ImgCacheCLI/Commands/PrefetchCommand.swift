@@ -119,3 +119,14 @@ extension PrefetchCommand {
         try console.output(line)
     }
 }
+
+extension PrefetchArguments: Subcommand {
+    static var spec: CommandSpec { CommandTable.prefetch }
+    var scope: CommandScope { .fetching }
+
+    static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
+        .run(globals, Command(try options.prefetchArguments()))
+    }
+
+    static func run(_ command: PrefetchCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}

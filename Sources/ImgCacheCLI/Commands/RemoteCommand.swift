@@ -60,3 +60,13 @@ extension RemoteCommand {
 
     private static func milliseconds(_ seconds: Double) -> Int { Int((seconds * 1000).rounded()) }
 }
+
+extension RemoteArguments: Subcommand {
+    static var spec: CommandSpec { CommandTable.remote }
+
+    static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
+        .run(globals, Command(try options.remoteArguments()))
+    }
+
+    static func run(_ command: RemoteCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}

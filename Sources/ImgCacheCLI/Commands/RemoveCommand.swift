@@ -98,3 +98,13 @@ extension RemoveCommand {
         }
     }
 }
+
+extension RemoveArguments: Subcommand {
+    static var spec: CommandSpec { CommandTable.remove }
+
+    static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
+        .run(globals, Command(try options.removeArguments()))
+    }
+
+    static func run(_ command: RemoveCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
