@@ -20,12 +20,12 @@ import Testing
     }
 
     /// Submits `requests` as one batch and waits for every answer, in submission order.
-    func downloadAll(_ requests: [(DownloadRequest, DownloadPriority)], with downloader: Downloader) -> [Result<DownloadedFile, DownloadError>] {
-        let answers = BlockingQueue<(Int, Result<DownloadedFile, DownloadError>)>()
+    func downloadAll(_ requests: [(DownloadRequest, DownloadPriority)], with downloader: Downloader) -> [Result<DownloadedBody, DownloadError>] {
+        let answers = BlockingQueue<(Int, Result<DownloadedBody, DownloadError>)>()
         downloader.submit(requests.enumerated().map { index, pair in
             DownloadSubmission(request: pair.0, priority: pair.1) { answers.push((index, $0)) }
         })
-        var results = [Result<DownloadedFile, DownloadError>?](repeating: nil, count: requests.count)
+        var results = [Result<DownloadedBody, DownloadError>?](repeating: nil, count: requests.count)
         for _ in requests.indices {
             let (index, result) = answers.pop()
             results[index] = result
@@ -40,7 +40,7 @@ import Testing
         return configuration
     }
 
-    func failure(_ result: Result<DownloadedFile, DownloadError>) -> DownloadError? {
+    func failure(_ result: Result<DownloadedBody, DownloadError>) -> DownloadError? {
         if case .failure(let error) = result { return error }
         return nil
     }
@@ -125,7 +125,7 @@ import Testing
         let downloader = try Downloader(configuration: configuration())
         var slow = try request(faults.baseURL + "/stall-body/photo.jpg")
         slow.timeout = 1
-        let answers = BlockingQueue<(Int, Result<DownloadedFile, DownloadError>)>()
+        let answers = BlockingQueue<(Int, Result<DownloadedBody, DownloadError>)>()
         let started = BlockingQueue<Bool>()
         let tickets = downloader.submit((0..<2).map { index in
             DownloadSubmission(request: slow, onEvent: { if case .progress = $0 { started.push(true) } },
@@ -147,7 +147,7 @@ import Testing
     @Test func cancellingTheOnlyRequesterAbortsTheTransferAndRemovesTheBody() throws {
         // At -j 256 an endless body goes to a file after 256 KiB.
         let downloader = try Downloader(configuration: configuration(concurrency: 256))
-        let answer = BlockingQueue<Result<DownloadedFile, DownloadError>>()
+        let answer = BlockingQueue<Result<DownloadedBody, DownloadError>>()
         let started = BlockingQueue<Bool>()
         let ticket = downloader.submit(DownloadSubmission(
             request: try request(faults.baseURL + "/endless"),
@@ -217,7 +217,7 @@ import Testing
         var flaky = try request(faults.baseURL + "/flaky/2/503/logo.png")
         flaky.retries = 2
         let retries = BlockingQueue<DownloadEvent>()
-        let answer = BlockingQueue<Result<DownloadedFile, DownloadError>>()
+        let answer = BlockingQueue<Result<DownloadedBody, DownloadError>>()
         downloader.submit(DownloadSubmission(request: flaky, onEvent: { if case .retrying = $0 { retries.push($0) } },
                                              completion: { answer.push($0) }))
         let file = try answer.pop().get()

@@ -30,7 +30,7 @@ import Testing
         let answers = fetch(urls, with: scheduler)
         #expect(scheduler.submitted.map { $0.url.string } == ["http://h/a.png", "http://h/b.png"])
         #expect(answers.map(\.index) == [0, 1, 2])
-        #expect(answers.compactMap { try? $0.result.get().cacheType } == [CacheType.none, CacheType.none, CacheType.memory])
+        #expect(answers.compactMap { try? $0.result.get().cacheType } == [CacheType.downloaded, CacheType.downloaded, CacheType.memory])
     }
 
     @Test func answersKeepTheInputOrderWhateverOrderDownloadsEnd() {

@@ -13,7 +13,7 @@ import Testing
 
     @Test func eachAnswerIsCountedOnce() {
         var summary = PrefetchSummary()
-        for result in [fetched(.none), fetched(.none), fetched(.disk), fetched(.memory), fetched(.refreshed),
+        for result in [fetched(.downloaded), fetched(.downloaded), fetched(.disk), fetched(.memory), fetched(.refreshed),
                        .failure(.download(url: "u", .httpStatus(503))), .failure(.notAnImage(url: "u", contentType: nil)),
                        .failure(.blacklisted(url: "u", reason: "r", failedAt: 0, ttl: .never, now: 0)),
                        .failure(.interrupted(url: "u")), nil, nil] {

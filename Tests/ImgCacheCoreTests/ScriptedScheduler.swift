@@ -16,14 +16,14 @@ final class ScriptedScheduler: DownloadScheduling, @unchecked Sendable {
     }
 
     let state = Mutex(State())
-    let script: @Sendable (DownloadRequest) -> Result<DownloadedFile, DownloadError>?
+    let script: @Sendable (DownloadRequest) -> Result<DownloadedBody, DownloadError>?
     /// Called after each batch is recorded (from the manager's thread).
     let afterSubmit: @Sendable () -> Void
     /// Answers the batch's submissions in reverse order, to test that output keeps input order.
     let answersInReverse: Bool
 
     init(answersInReverse: Bool = false, afterSubmit: @escaping @Sendable () -> Void = {},
-         script: @escaping @Sendable (DownloadRequest) -> Result<DownloadedFile, DownloadError>?) {
+         script: @escaping @Sendable (DownloadRequest) -> Result<DownloadedBody, DownloadError>?) {
         self.script = script
         self.afterSubmit = afterSubmit
         self.answersInReverse = answersInReverse
@@ -63,8 +63,8 @@ final class ScriptedScheduler: DownloadScheduling, @unchecked Sendable {
     func close() { cancelAll() }
 
     /// A download of `bytes`, as the real downloader would answer it.
-    static func served(_ bytes: [UInt8], from url: String, contentType: String = "image/png") -> Result<DownloadedFile, DownloadError> {
-        .success(DownloadedFile(body: .memory(bytes), response: DownloadResponse(
+    static func served(_ bytes: [UInt8], from url: String, contentType: String = "image/png") -> Result<DownloadedBody, DownloadError> {
+        .success(DownloadedBody(body: .memory(bytes), response: DownloadResponse(
             statusCode: 200, effectiveURL: url, etag: "\"e\"", lastModified: nil, contentType: contentType, byteCount: Int64(bytes.count))))
     }
 }

@@ -63,7 +63,7 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: kept.path)) == Data(png))
         #expect(cache.lookup(CacheKey("http://h/kept.png"), now: WallClock.now()).entry != nil)
         // A full disk is the machine's trouble, not the URL's: the next run fetches it.
-        #expect(try fetch(["http://h/new.png"]).first?.result.get().cacheType == CacheType.none)
+        #expect(try fetch(["http://h/new.png"]).first?.result.get().cacheType == CacheType.downloaded)
     }
 
     @Test func aFolderWithoutPermissionIsReportedWithItsPathAndNothingIsCreated() throws {

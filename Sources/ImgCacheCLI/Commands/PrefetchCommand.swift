@@ -47,7 +47,7 @@ extension PrefetchCommand {
                 }
                 if let bar, let result = outcome.result {
                     var downloaded: Int64?
-                    if case .success(let fetched) = result, fetched.cacheType == .none || fetched.cacheType == .refreshed {
+                    if case .success(let fetched) = result, fetched.cacheType == .downloaded || fetched.cacheType == .refreshed {
                         downloaded = fetched.metadata.byteCount
                     }
                     bar.answered(url: URLText.withoutFragment(outcome.url), downloadedBytes: downloaded)

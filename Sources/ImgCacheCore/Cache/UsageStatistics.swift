@@ -31,7 +31,7 @@ public struct UsageStatistics: Equatable, Sendable {
             switch fetched.cacheType {
             case .disk, .memory, .stale: hits += 1
             case .remote: remoteHits += 1
-            case .none, .refreshed:
+            case .downloaded, .refreshed:
                 downloads += 1
                 downloadedBytes += fetched.metadata.byteCount
             }

@@ -67,11 +67,11 @@ public struct DownloadSubmission: Sendable {
     /// Called on the download thread; keep it short.
     public var onEvent: (@Sendable (DownloadEvent) -> Void)?
     /// Called once, on the download thread, with the body file or the failure.
-    public var completion: @Sendable (Result<DownloadedFile, DownloadError>) -> Void
+    public var completion: @Sendable (Result<DownloadedBody, DownloadError>) -> Void
 
     public init(request: DownloadRequest, priority: DownloadPriority = .normal,
                 onEvent: (@Sendable (DownloadEvent) -> Void)? = nil,
-                completion: @escaping @Sendable (Result<DownloadedFile, DownloadError>) -> Void) {
+                completion: @escaping @Sendable (Result<DownloadedBody, DownloadError>) -> Void) {
         self.request = request
         self.priority = priority
         self.onEvent = onEvent

@@ -6,7 +6,7 @@ final class DownloadJob {
     struct Requester {
         let ticket: DownloadTicket
         let onEvent: (@Sendable (DownloadEvent) -> Void)?
-        let completion: @Sendable (Result<DownloadedFile, DownloadError>) -> Void
+        let completion: @Sendable (Result<DownloadedBody, DownloadError>) -> Void
     }
 
     enum State {
@@ -49,7 +49,7 @@ final class DownloadJob {
     var wantsEvents: Bool { requesters.contains { $0.onEvent != nil } }
 
     /// Hands the answer to every requester and forgets them.
-    func finish(_ result: Result<DownloadedFile, DownloadError>) {
+    func finish(_ result: Result<DownloadedBody, DownloadError>) {
         state = .finished
         let waiting = requesters
         requesters = []

@@ -60,8 +60,8 @@ public final class Downloader: Sendable {
     }
 
     /// Downloads one request and waits for the answer.
-    public func download(_ request: DownloadRequest, priority: DownloadPriority = .normal) throws(DownloadError) -> DownloadedFile {
-        let answer = BlockingQueue<Result<DownloadedFile, DownloadError>>()
+    public func download(_ request: DownloadRequest, priority: DownloadPriority = .normal) throws(DownloadError) -> DownloadedBody {
+        let answer = BlockingQueue<Result<DownloadedBody, DownloadError>>()
         submit(DownloadSubmission(request: request, priority: priority) { answer.push($0) })
         return try answer.pop().get()
     }

@@ -172,7 +172,7 @@ final class TransferLoop {
         case .success(var response):
             response.attempts = job.attempts
             response.elapsed = now - (job.firstStart ?? now)
-            finish(job, .success(DownloadedFile(body: transfer.sink.takeBody(), response: response)))
+            finish(job, .success(DownloadedBody(body: transfer.sink.takeBody(), response: response)))
         case .failure(let error):
             transfer.discard()
             if error.isRetryable && job.attempts <= job.request.retries {
@@ -186,7 +186,7 @@ final class TransferLoop {
         }
     }
 
-    private func finish(_ job: DownloadJob, _ result: Result<DownloadedFile, DownloadError>) {
+    private func finish(_ job: DownloadJob, _ result: Result<DownloadedBody, DownloadError>) {
         jobsByKey.removeValue(forKey: job.key)
         for requester in job.requesters { jobsByTicket.removeValue(forKey: requester.ticket) }
         job.finish(result)

@@ -85,7 +85,7 @@ final class TransferSink {
     }
 
     /// The body as the download's answer; the spill file (if any) is closed.
-    func takeBody() -> DownloadedFile.Body {
+    func takeBody() -> DownloadedBody.Body {
         if let spill {
             SystemCall.close(spill.descriptor)
             self.spill = (-1, spill.path)

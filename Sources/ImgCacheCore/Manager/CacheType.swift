@@ -4,8 +4,8 @@ public enum CacheType: String, Equatable, Sendable {
     case memory
     /// Served from the disk cache.
     case disk
-    /// Downloaded.
-    case none
+    /// Downloaded (SDImageCacheTypeNone: from no cache; JSON keeps its name).
+    case downloaded = "none"
     /// Revalidated with the server and kept or replaced.
     case refreshed
     /// Taken from a remote store (the second cache level), then stored here.

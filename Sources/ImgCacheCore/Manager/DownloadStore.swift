@@ -18,10 +18,10 @@ struct DownloadStore {
 
     /// Turns a finished download into a cache entry (or a freshened one after
     /// a 304). `storedBytes` receives the bytes of a new entry, for the remote stores.
-    func store(_ result: Result<DownloadedFile, DownloadError>, for miss: PendingFetch,
+    func store(_ result: Result<DownloadedBody, DownloadError>, for miss: PendingFetch,
                storedBytes: inout [UInt8]?) -> Result<FetchResult, FetchError> {
-        let url = miss.text
-        let file: DownloadedFile
+        let url = miss.url
+        let file: DownloadedBody
         switch result {
         case .success(let downloaded): file = downloaded
         case .failure(.localWrite(let error)): return .failure(.cacheUnwritable(error))
@@ -94,7 +94,7 @@ struct DownloadStore {
             log?("\(RemoteURL.displayed(url)): not stored (CacheMemoryOnly)")
             do {
                 let path = try handOver(bytes)
-                return .success(FetchResult(url: url, path: path, cacheType: .none,
+                return .success(FetchResult(url: url, path: path, cacheType: .downloaded,
                                             metadata: describe(inode: 0, size: response.byteCount), isStored: false))
             } catch {
                 return .failure(.cacheUnwritable(error))
@@ -113,7 +113,7 @@ struct DownloadStore {
             defer { pending.discard() }
             let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle, describe: describe)
             storedBytes = bytes
-            return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
+            return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .downloaded : .refreshed,
                                         metadata: entry.metadata))
         } catch {
             return .failure(.cacheUnwritable(error))
@@ -140,7 +140,7 @@ struct DownloadStore {
         }
         let header: ImageHeader
         do throws(FetchError) {
-            header = try verify(object.bytes, contentType: object.contentType, url: miss.text)
+            header = try verify(object.bytes, contentType: object.contentType, url: miss.url)
         } catch {
             if case .libraryMissing = error { return .failed(error) }
             return .defective(error.message)
@@ -152,13 +152,13 @@ struct DownloadStore {
             try FileSystem.writeAll(pending.descriptor, object.bytes, path: pending.temporaryPath)
             let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle) { inode, size in
                 EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm,
-                              url: RemoteURL.redacted(miss.text), etag: object.etag, lastModified: object.lastModified,
+                              url: RemoteURL.redacted(miss.url), etag: object.etag, lastModified: object.lastModified,
                               contentType: object.contentType, format: header.format, width: header.width, height: header.height,
                               frameCount: header.frameCount, storedAt: now,
                               orientation: header.orientation)
             }
-            log?("\(RemoteURL.displayed(miss.text)): from remote \(store), \(object.bytes.count) bytes")
-            return .stored(FetchResult(url: miss.text, path: entry.path, cacheType: .remote, metadata: entry.metadata))
+            log?("\(RemoteURL.displayed(miss.url)): from remote \(store), \(object.bytes.count) bytes")
+            return .stored(FetchResult(url: miss.url, path: entry.path, cacheType: .remote, metadata: entry.metadata))
         } catch {
             return .failed(.cacheUnwritable(error))
         }
@@ -195,9 +195,9 @@ struct DownloadStore {
 
     /// Decodes a download, transforms its first frame, encodes it and stores that
     /// (or with CacheMemoryOnly hands it over in a temporary file).
-    private func storeTransformed(_ file: DownloadedFile, bytes: [UInt8], header: ImageHeader, transform: ImageTransform,
+    private func storeTransformed(_ file: DownloadedBody, bytes: [UInt8], header: ImageHeader, transform: ImageTransform,
                                   for miss: PendingFetch, now: Double, storedBytes: inout [UInt8]?) -> Result<FetchResult, FetchError> {
-        let url = miss.text
+        let url = miss.url
         let result: ImageTransform.Output
         do throws(FetchError) {
             let image: DecodedImage
@@ -231,7 +231,7 @@ struct DownloadStore {
         }
         do throws(SystemError) {
             if settings.options.contains(.cacheMemoryOnly) {
-                return .success(FetchResult(url: url, path: try handOver(result.bytes), cacheType: .none,
+                return .success(FetchResult(url: url, path: try handOver(result.bytes), cacheType: .downloaded,
                                             metadata: describe(inode: 0, size: Int64(result.bytes.count)), isStored: false))
             }
             let pending = try cache.beginStore(for: miss.key)
@@ -239,7 +239,7 @@ struct DownloadStore {
             try FileSystem.writeAll(pending.descriptor, result.bytes, path: pending.temporaryPath)
             let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle, describe: describe)
             storedBytes = result.bytes
-            return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .none : .refreshed,
+            return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .downloaded : .refreshed,
                                         metadata: entry.metadata))
         } catch {
             return .failure(.cacheUnwritable(error))
@@ -249,7 +249,7 @@ struct DownloadStore {
     /// Accepts the downloaded bytes only if they are a supported image whose
     /// header decodes, within the pixel limit, and with `--verify full` whose
     /// every pixel decodes. Returns the header and the bytes, for a transform.
-    private func verify(_ file: DownloadedFile, url: String) throws(FetchError) -> (ImageHeader, [UInt8]) {
+    private func verify(_ file: DownloadedBody, url: String) throws(FetchError) -> (ImageHeader, [UInt8]) {
         let bytes: [UInt8]
         do {
             bytes = try file.bytes()

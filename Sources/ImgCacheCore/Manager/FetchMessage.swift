@@ -4,7 +4,7 @@ import Synchronization
 enum FetchMessage: Sendable {
     case input([URLList.Item])
     case event(Int, DownloadEvent)
-    case finished(Int, Result<DownloadedFile, DownloadError>)
+    case finished(Int, Result<DownloadedBody, DownloadError>)
     /// URLs of a list, looked up on its reader thread.
     case looked([ListLookup.Item])
     /// A remote store's answer for the request in a slot: the object, nil when it has none.

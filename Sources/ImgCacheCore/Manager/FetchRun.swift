@@ -65,8 +65,8 @@ struct RecentKeys {
 
 /// A URL that needs the network, and the inputs that asked for it.
 struct PendingFetch {
-    /// The URL as given.
-    let text: String
+    /// The URL as given (its fragment dropped).
+    let url: String
     let key: CacheKey
     let fingerprint: KeyFingerprint
     /// The entry being revalidated (RefreshCached), if any.
@@ -81,8 +81,8 @@ struct PendingFetch {
     /// The remote store being asked for it, if any.
     var remoteStore: Int?
 
-    init(text: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int) {
-        self.text = text
+    init(url: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int) {
+        self.url = url
         self.key = key
         self.fingerprint = fingerprint
         self.cached = cached

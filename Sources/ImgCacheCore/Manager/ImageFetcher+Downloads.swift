@@ -15,14 +15,14 @@ extension ImageFetcher {
                 run.pending[existing] = nil
                 run.slotByKey[request.fingerprint] = nil
             }
-            try settle(request.fingerprint, result, first: request.firstIndex, url: request.text, repeats: request.repeats, &run, emit: emit)
+            try settle(request.fingerprint, result, first: request.firstIndex, url: request.url, repeats: request.repeats, &run, emit: emit)
         }
         let remote: RemoteURL, cached: CacheEntry?, failedBefore: Bool
         switch outcome {
         case .answer(let result, let note):
             if let note { log?(note) }
             // A success under RetryFailed takes the URL off the list, a cached one too.
-            if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(request.text)) }
+            if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(request.url)) }
             if settings.remoteReshare, case .success(let hit) = result, hit.cacheType == .disk { reshare(hit, key: request.key, &run) }
             try answer(result)
             return
@@ -34,10 +34,10 @@ extension ImageFetcher {
             (remote, cached, failedBefore) = (url, entry, failed)
         }
         if run.interrupted {
-            try answer(.failure(.interrupted(url: request.text)))
+            try answer(.failure(.interrupted(url: request.url)))
             return
         }
-        var miss = PendingFetch(text: request.text, key: request.key, fingerprint: request.fingerprint,
+        var miss = PendingFetch(url: request.url, key: request.key, fingerprint: request.fingerprint,
                                 cached: cached, firstIndex: request.firstIndex)
         miss.repeats = request.repeats
         miss.hadFailedRecord = failedBefore
@@ -62,7 +62,7 @@ extension ImageFetcher {
                 run.pending[existing] = nil
                 run.slotByKey[request.fingerprint] = nil
             }
-            try settle(request.fingerprint, .failure(error), first: request.firstIndex, url: request.text, repeats: request.repeats, &run, emit: emit)
+            try settle(request.fingerprint, .failure(error), first: request.firstIndex, url: request.url, repeats: request.repeats, &run, emit: emit)
         }
     }
 
@@ -70,7 +70,7 @@ extension ImageFetcher {
     func submitOrigin(_ slot: Int, _ run: inout FetchRun) throws(FetchError) {
         guard let miss = run.pending[slot], let origin = miss.origin else { return }
         let bodyDirectory = try bodyDirectory(for: miss.key)
-        log?("download: \(RemoteURL.displayed(miss.text))" + (miss.validators != nil ? " (conditional)" : ""))
+        log?("download: \(RemoteURL.displayed(miss.url))" + (miss.validators != nil ? " (conditional)" : ""))
         let downloadRequest = settings.request(for: origin, bodyDirectory: bodyDirectory, validators: miss.validators)
         let messages = self.messages
         // Progress costs a message ten times a second per transfer: only for a listener.
@@ -96,7 +96,7 @@ extension ImageFetcher {
         guard let tier = remoteTier, let miss = run.pending[slot] else { return }
         run.pending[slot]?.remoteStore = store
         let messages = self.messages
-        log?("\(RemoteURL.displayed(miss.text)): asking remote \(tier.stores[store].backend.spec.identity)")
+        log?("\(RemoteURL.displayed(miss.url)): asking remote \(tier.stores[store].backend.spec.identity)")
         tier.stores[store].backend.get(remoteKey(miss.key)) { result in messages.push(.remote(slot: slot, store: store, result)) }
     }
 
@@ -110,9 +110,9 @@ extension ImageFetcher {
             run.pending[slot] = nil
             run.slotByKey[miss.fingerprint] = nil
             remember(answer, for: miss)
-            try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.text, repeats: miss.repeats, &run, emit: emit)
+            try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url, repeats: miss.repeats, &run, emit: emit)
         }
-        if run.interrupted { return try finish(.failure(.interrupted(url: miss.text))) }
+        if run.interrupted { return try finish(.failure(.interrupted(url: miss.url))) }
         let identity = tier.stores[store].backend.spec.identity
         switch result {
         case .success(let data?):
@@ -126,10 +126,10 @@ extension ImageFetcher {
                 // A bad object is a miss: the origin answers, and the object is written anew.
                 tier.statistics.errors += 1
                 tier.damaged.insert(RemoteTier.Damaged(store: store, key: remoteKey(miss.key)))
-                warn?("remote \(identity): bad object for \(RemoteURL.displayed(miss.text)) (\(reason)); fetched from the origin", nil)
+                warn?("remote \(identity): bad object for \(RemoteURL.displayed(miss.url)) (\(reason)); fetched from the origin", nil)
             }
         case .success(nil):
-            log?("\(RemoteURL.displayed(miss.text)): not in remote \(identity)")
+            log?("\(RemoteURL.displayed(miss.url)): not in remote \(identity)")
         case .failure(let failure):
             tier.giveUp(store, failure, now: WallClock.now())
         }
@@ -232,7 +232,7 @@ extension ImageFetcher {
         }
     }
 
-    static func isCancellation(_ result: Result<DownloadedFile, DownloadError>) -> Bool {
+    static func isCancellation(_ result: Result<DownloadedBody, DownloadError>) -> Bool {
         if case .failure(.cancelled) = result { return true }
         return false
     }

@@ -196,7 +196,7 @@ public final class ImageFetcher {
         for slot in run.pending.keys.sorted() {
             guard let miss = run.pending.removeValue(forKey: slot) else { continue }
             run.slotByKey[miss.fingerprint] = nil
-            try settle(miss.fingerprint, .failure(.interrupted(url: miss.text)), first: miss.firstIndex, url: miss.text,
+            try settle(miss.fingerprint, .failure(.interrupted(url: miss.url)), first: miss.firstIndex, url: miss.url,
                        repeats: miss.repeats, &run, emit: emit)
         }
         if run.pendingWrites > 0 { log?("interrupted again: \(Plural.count(run.pendingWrites, "remote write")) given up") }
@@ -217,10 +217,10 @@ public final class ImageFetcher {
             }
         case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
             guard let miss = run.pending[slot] else { return }
-            log?("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.displayed(miss.text)): \(error.reason)")
+            log?("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.displayed(miss.url)): \(error.reason)")
         case .event(let slot, .progress(let received, let expected)):
             guard let miss = run.pending[slot] else { return }
-            progress?(miss.text, received, expected)
+            progress?(miss.url, received, expected)
         case .looked(let items):
             for item in items {
                 if interruption.signal != nil, !run.interrupted { stopAll(&run) }
@@ -231,10 +231,10 @@ public final class ImageFetcher {
             run.slotByKey[miss.fingerprint] = nil
             var stored: [UInt8]?
             let answer = run.interrupted && Self.isCancellation(result)
-                ? .failure(.interrupted(url: miss.text)) : downloadStore.store(result, for: miss, storedBytes: &stored)
+                ? .failure(.interrupted(url: miss.url)) : downloadStore.store(result, for: miss, storedBytes: &stored)
             remember(answer, for: miss)
             if let stored, case .success(let fetched) = answer { share(stored, of: miss.key, as: fetched, &run) }
-            try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.text, repeats: miss.repeats, &run, emit: emit)
+            try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url, repeats: miss.repeats, &run, emit: emit)
         case .remote(let slot, let store, let result):
             try remoteAnswered(slot: slot, store: store, result, &run, emit: emit)
         case .remoteWritten(let store, let result):
@@ -312,7 +312,7 @@ public final class ImageFetcher {
                 // Looked up before the same key's answer was stored: looked up again, now.
                 outcome = lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)
             }
-            try proceed(outcome, PendingFetch(text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
+            try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
                         slot: nil, &run, emit: emit)
         }
     }
@@ -324,14 +324,14 @@ public final class ImageFetcher {
             // A refresh that failed keeps the entry, which answers later fetches: the list answers misses only.
             guard miss.cached == nil, let scope = error.rememberedScope(request: request) else { return }
             do {
-                try failedURLs.record(Lookup.failureKey(miss.text), url: miss.text, reason: error.recordedReason, scope: scope, now: WallClock.now())
-                log?("\(RemoteURL.displayed(miss.text)): remembered as failed")
+                try failedURLs.record(Lookup.failureKey(miss.url), url: miss.url, reason: error.recordedReason, scope: scope, now: WallClock.now())
+                log?("\(RemoteURL.displayed(miss.url)): remembered as failed")
             } catch {
-                log?("cannot remember the failure of \(RemoteURL.displayed(miss.text)): \(error)")
+                log?("cannot remember the failure of \(RemoteURL.displayed(miss.url)): \(error)")
             }
         case .success:
             // Only when one may exist: the lookup saw it, or skipped looking (RetryFailed).
-            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(miss.text)) }
+            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(miss.url)) }
         }
     }
 
@@ -376,7 +376,7 @@ public final class ImageFetcher {
             return
         }
         let outcome = lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)
-        try proceed(outcome, PendingFetch(text: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
+        try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
                     slot: nil, &run, emit: emit)
     }
 

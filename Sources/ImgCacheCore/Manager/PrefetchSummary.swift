@@ -38,7 +38,7 @@ public struct PrefetchSummary: Equatable, Sendable {
         switch result {
         case .success(let fetched):
             switch fetched.cacheType {
-            case .none: downloaded += 1
+            case .downloaded: downloaded += 1
             case .refreshed: refreshed += 1
             case .disk, .memory: cached += 1
             case .remote: fromRemotes += 1

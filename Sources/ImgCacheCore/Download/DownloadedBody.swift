@@ -9,7 +9,7 @@ import Glibc
 /// to a temporary file instead (`spilledPath`). Every requester of a
 /// coalesced download gets the same instance. A spilled file is removed when
 /// the last of them lets go, unless one of them has renamed it into the cache.
-public final class DownloadedFile: Sendable {
+public final class DownloadedBody: Sendable {
     /// The body, in memory or in a file of its own.
     public enum Body: Sendable {
         case memory([UInt8])
