@@ -96,8 +96,10 @@ public struct DiskCache: Sendable {
         }
     }
 
-    /// Creates the temporary image file a download writes into.
-    /// Its shard folder is made when missing (and with it, when the namespace
+    /// Creates the temporary file in `key`'s shard folder that a body held in
+    /// memory (a small download, a remote object, a transform's output) is
+    /// written to before its commit; a large download arrives in such a file
+    /// already and is adopted instead. Its shard folder is made when missing (and with it, when the namespace
     /// was removed meanwhile, the namespace and its lock file), at the cost of
     /// a system call only then.
     public func beginStore(for key: CacheKey) throws(SystemError) -> PendingEntry {

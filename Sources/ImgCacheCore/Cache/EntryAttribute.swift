@@ -33,7 +33,8 @@ import Glibc
 enum EntryAttribute {
     static let version: UInt8 = 0xC2
 
-    /// `metadata` in the compact form; `format` is the stored file's.
+    /// `metadata` in the compact form. Its format is not written (the file's
+    /// extension says it); it only decides whether the Content-Type is worth keeping.
     static func encode(_ metadata: EntryMetadata) -> [UInt8] {
         var out: [UInt8] = [version]
         out.reserveCapacity(64)

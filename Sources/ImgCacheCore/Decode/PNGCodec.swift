@@ -53,6 +53,12 @@ struct PNGCodec: ImageCodec {
         return "the file ends before its IEND chunk"
     }
 
+    /// Whole when its last chunk is IEND (with its fixed CRC); anything after it needs the whole file.
+    func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? {
+        let end: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
+        return tail.count >= end.count && tail.suffix(end.count).elementsEqual(end) ? .some(nil) : nil
+    }
+
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
                 maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
         try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_png_decode)

@@ -2,12 +2,12 @@
 import Glibc
 #endif
 
-/// Turns a finished download into a cache entry (SDWebImageManager's
-/// callCompletionBlock after the store): the bytes are checked (signature,
-/// header, end of the image, pixel limit; every pixel with `--verify full`),
-/// transformed if asked, and stored atomically; a 304 freshens the entry's
-/// metadata; a refresh told the image is gone removes it. Runs on the
-/// manager's thread, the one thread of the process that writes entries.
+/// Turns a finished download or a remote object into a cache entry
+/// (SDWebImageManager's callCompletionBlock after the store): `BodyVerifier`
+/// checks the body, a transform is applied if asked, and `EntryCommitter`
+/// stores it atomically; a 304 freshens the entry's metadata; a failed
+/// refresh serves the entry it meant to replace. Runs on the manager's
+/// thread, the one thread of the process that writes entries.
 struct DownloadStore {
     let cache: DiskCache
     let settings: FetchSettings
@@ -16,10 +16,15 @@ struct DownloadStore {
     /// The calling thread's open lock file.
     let lockHandle: NamespaceLock.Handle
 
+    private var verifier: BodyVerifier { BodyVerifier(settings: settings) }
+    private var committer: EntryCommitter { EntryCommitter(cache: cache, options: settings.options, lockHandle: lockHandle) }
+
     /// Turns a finished download into a cache entry (or a freshened one after
-    /// a 304). `storedBytes` receives the bytes of a new entry, for the remote stores.
+    /// a 304). `stored` receives a new entry's body, for the remote stores:
+    /// its bytes when they were read, else its file (a body spilled to a file
+    /// is checked from its head and tail only).
     func store(_ result: Result<DownloadedBody, DownloadError>, for miss: PendingFetch,
-               storedBytes: inout [UInt8]?) -> Result<FetchResult, FetchError> {
+               stored: inout EntryCommitter.Body?) -> Result<FetchResult, FetchError> {
         let url = miss.url
         let file: DownloadedBody
         switch result {
@@ -72,47 +77,41 @@ struct DownloadStore {
             }
         }
 
-        let header: ImageHeader, bytes: [UInt8]
+        let verified: BodyVerifier.Verified
         do throws(FetchError) {
-            (header, bytes) = try verify(file, url: url)
+            verified = try verifier.verify(file, url: url)
         } catch {
             return .failure(error)
         }
-        let orientation = header.orientation
+        let header = verified.header
+        // The body's bytes, read now if the checks did not need them.
+        func bytes() throws(SystemError) -> [UInt8] {
+            if let read = verified.bytes { return read }
+            return try file.bytes()
+        }
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
             EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
                           etag: response.etag, lastModified: response.lastModified, contentType: response.contentType,
                           format: header.format, width: header.width, height: header.height,
                           frameCount: header.frameCount, storedAt: now, freshUntil: response.freshness.freshUntil(received: now),
-                          orientation: orientation)
+                          orientation: header.orientation)
         }
-        if let transform = settings.transform,
-           !transform.keepsAsServed(width: header.width, height: header.height, format: header.format, frameCount: header.frameCount ?? 1) {
-            return storeTransformed(file, bytes: bytes, header: header, transform: transform, for: miss, now: now, storedBytes: &storedBytes)
-        }
-        if settings.options.contains(.cacheMemoryOnly) {
-            log?("\(RemoteURL.displayed(url)): not stored (CacheMemoryOnly)")
-            do {
-                let path = try handOver(bytes)
+        do throws(SystemError) {
+            if let transform = settings.transform,
+               !transform.keepsAsServed(width: header.width, height: header.height, format: header.format, frameCount: header.frameCount ?? 1) {
+                return storeTransformed(try bytes(), header: header, response: response,
+                                        transform: transform, for: miss, now: now, stored: &stored)
+            }
+            if settings.options.contains(.cacheMemoryOnly) {
+                log?("\(RemoteURL.displayed(url)): not stored (CacheMemoryOnly)")
+                let path = try committer.handOver(bytes())
                 return .success(FetchResult(url: url, path: path, cacheType: .downloaded,
                                             metadata: describe(inode: 0, size: response.byteCount), isStored: false))
-            } catch {
-                return .failure(.cacheUnwritable(error))
             }
-        }
-        do {
-            // A body that went to a file (in the shard folder) is renamed into place;
-            // one in memory is written to a temporary file there first.
-            let pending: PendingEntry
-            if let spilled = file.spilledPath {
-                pending = cache.adopt(spilled, for: miss.key)
-            } else {
-                pending = try cache.beginStore(for: miss.key)
-                try FileSystem.writeAll(pending.descriptor, bytes, path: pending.temporaryPath)
-            }
-            defer { pending.discard() }
-            let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle, describe: describe)
-            storedBytes = bytes
+            let body: EntryCommitter.Body
+            if let spilled = file.spilledPath { body = .file(spilled) } else { body = .bytes(try bytes()) }
+            let entry = try committer.commit(body, for: miss, describe: describe)
+            stored = verified.bytes.map { .bytes($0) } ?? .file(entry.path)
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .downloaded : .refreshed,
                                         metadata: entry.metadata))
         } catch {
@@ -140,17 +139,14 @@ struct DownloadStore {
         }
         let header: ImageHeader
         do throws(FetchError) {
-            header = try verify(object.bytes, contentType: object.contentType, url: miss.url)
+            header = try verifier.verify(object.bytes, contentType: object.contentType, url: miss.url)
         } catch {
             if case .libraryMissing = error { return .failed(error) }
             return .defective(error.message)
         }
         let now = WallClock.now()
         do {
-            let pending = try cache.beginStore(for: miss.key)
-            defer { pending.discard() }
-            try FileSystem.writeAll(pending.descriptor, object.bytes, path: pending.temporaryPath)
-            let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle) { inode, size in
+            let entry = try committer.commit(.bytes(object.bytes), for: miss) { inode, size in
                 EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm,
                               url: RemoteURL.redacted(miss.url), etag: object.etag, lastModified: object.lastModified,
                               contentType: object.contentType, format: header.format, width: header.width, height: header.height,
@@ -164,39 +160,10 @@ struct DownloadStore {
         }
     }
 
-    /// Files a new entry for `miss` replaces under another name: the entry a
-    /// refresh revalidated (its format may have changed), or with
-    /// FromLoaderOnly, which looked nothing up, every name the key can have.
-    /// After a plain miss there is none: the lookup tried every name.
-    private func superseded(by miss: PendingFetch) -> [String] {
-        if let cached = miss.cached { return [cached.path] }
-        guard settings.options.contains(.fromLoaderOnly) else { return [] }
-        let shard = cache.shardDirectory(for: miss.key) + "/"
-        return miss.key.candidateFileNames.map { shard + $0 }
-    }
-
-    /// With CacheMemoryOnly, `bytes` in a new temporary file of the system's
-    /// temporary folder, removed once the answer is delivered.
-    private func handOver(_ bytes: [UInt8]) throws(SystemError) -> String {
-        let (descriptor, path) = try TemporaryFile.create(in: DownloadStore.memoryOnlyDirectory, tag: "memory")
-        defer { SystemCall.close(descriptor) }
-        do { try FileSystem.writeAll(descriptor, bytes, path: path) } catch {
-            try? FileSystem.remove(path)
-            throw error
-        }
-        return path
-    }
-
-    /// Where CacheMemoryOnly bodies go: `$TMPDIR`, else /tmp; never the cache.
-    static var memoryOnlyDirectory: String {
-        guard let value = getenv("TMPDIR"), value.pointee != 0 else { return "/tmp" }
-        return String(cString: value)
-    }
-
     /// Decodes a download, transforms its first frame, encodes it and stores that
     /// (or with CacheMemoryOnly hands it over in a temporary file).
-    private func storeTransformed(_ file: DownloadedBody, bytes: [UInt8], header: ImageHeader, transform: ImageTransform,
-                                  for miss: PendingFetch, now: Double, storedBytes: inout [UInt8]?) -> Result<FetchResult, FetchError> {
+    private func storeTransformed(_ bytes: [UInt8], header: ImageHeader, response: DownloadResponse, transform: ImageTransform,
+                                  for miss: PendingFetch, now: Double, stored: inout EntryCommitter.Body?) -> Result<FetchResult, FetchError> {
         let url = miss.url
         let result: ImageTransform.Output
         do throws(FetchError) {
@@ -221,7 +188,6 @@ struct DownloadStore {
             return .failure(error)
         }
         log?("\(RemoteURL.displayed(url)): \(transform.key) -> \(result.width)x\(result.height) \(result.format.displayName), \(result.bytes.count) bytes")
-        let response = file.response
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
             EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
                           etag: response.etag, lastModified: response.lastModified, contentType: ImageTransform.mediaType(result.format),
@@ -231,65 +197,15 @@ struct DownloadStore {
         }
         do throws(SystemError) {
             if settings.options.contains(.cacheMemoryOnly) {
-                return .success(FetchResult(url: url, path: try handOver(result.bytes), cacheType: .downloaded,
+                return .success(FetchResult(url: url, path: try committer.handOver(result.bytes), cacheType: .downloaded,
                                             metadata: describe(inode: 0, size: Int64(result.bytes.count)), isStored: false))
             }
-            let pending = try cache.beginStore(for: miss.key)
-            defer { pending.discard() }
-            try FileSystem.writeAll(pending.descriptor, result.bytes, path: pending.temporaryPath)
-            let entry = try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle, describe: describe)
-            storedBytes = result.bytes
+            let entry = try committer.commit(.bytes(result.bytes), for: miss, describe: describe)
+            stored = .bytes(result.bytes)
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .downloaded : .refreshed,
                                         metadata: entry.metadata))
         } catch {
             return .failure(.cacheUnwritable(error))
         }
-    }
-
-    /// Accepts the downloaded bytes only if they are a supported image whose
-    /// header decodes, within the pixel limit, and with `--verify full` whose
-    /// every pixel decodes. Returns the header and the bytes, for a transform.
-    private func verify(_ file: DownloadedBody, url: String) throws(FetchError) -> (ImageHeader, [UInt8]) {
-        let bytes: [UInt8]
-        do {
-            bytes = try file.bytes()
-        } catch {
-            throw .cacheUnwritable(error)
-        }
-        return (try verify(bytes, contentType: file.response.contentType, url: url), bytes)
-    }
-
-    /// The checks of `verify(_:url:)` on bytes in memory; their header.
-    private func verify(_ bytes: [UInt8], contentType: String?, url: String) throws(FetchError) -> ImageHeader {
-        let header: ImageHeader
-        do {
-            header = try ImageHeader.probe(bytes)
-        } catch {
-            switch error {
-            case .notAnImage: throw .notAnImage(url: url, contentType: contentType)
-            case .unsupported(let format): throw .unsupportedFormat(url: url, format)
-            case .corrupt(let format, let reason):
-                throw .corruptImage(url: url, reason: "corrupt \(format.displayName) image: \(reason)")
-            case .libraryMissing(let message): throw .libraryMissing(message)
-            }
-        }
-        if let missing = ImageHeader.missingEnd(of: bytes, format: header.format) {
-            throw .corruptImage(url: url, reason: "truncated \(header.format.displayName) image: \(missing)")
-        }
-        guard settings.maximumPixels.allows(width: header.width, height: header.height) else {
-            throw .tooManyPixels(url: url, width: header.width, height: header.height, limit: settings.maximumPixels)
-        }
-        if settings.verification == .full {
-            // Every pixel of every frame, through the format's library.
-            do {
-                _ = try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels)
-            } catch {
-                switch error {
-                case .libraryMissing(let message): throw .libraryMissing(message)
-                default: throw .notUsable(url: url, reason: error.description)
-                }
-            }
-        }
-        return header
     }
 }

@@ -145,11 +145,19 @@ extension ImageFetcher {
     }
 
     /// Writes a new entry's bytes to every remote store in use that takes writes.
-    func share(_ bytes: [UInt8], of key: CacheKey, as fetched: FetchResult, _ run: inout FetchRun) {
-        // An image too large for an object is only kept locally.
-        guard let tier = remoteTier, fetched.isStored, bytes.count < RemoteObject.maximumLength - 4096 else { return }
+    func share(_ stored: EntryCommitter.Body, of key: CacheKey, as fetched: FetchResult, _ run: inout FetchRun) {
+        guard let tier = remoteTier, fetched.isStored else { return }
         let stores = tier.writable
-        guard !stores.isEmpty else { return }
+        // An image too large for an object is only kept locally.
+        guard !stores.isEmpty, fetched.metadata.byteCount < Int64(RemoteObject.maximumLength - 4096) else { return }
+        let bytes: [UInt8]
+        switch stored {
+        case .bytes(let read): bytes = read
+        case .file(let path):
+            // A body checked from its head and tail is read now, only for the remote stores.
+            guard let read = try? FileSystem.readFile(path, limit: RemoteObject.maximumLength) else { return }
+            bytes = read
+        }
         let metadata = fetched.metadata
         let object: [UInt8]
         do {
@@ -175,8 +183,8 @@ extension ImageFetcher {
 
     /// With --remote-reshare, a local hit is written to the remote stores too.
     func reshare(_ hit: FetchResult, key: CacheKey, _ run: inout FetchRun) {
-        guard (try? startDownloader()) != nil, let bytes = try? FileSystem.readFile(hit.path, limit: RemoteObject.maximumLength) else { return }
-        share(bytes, of: key, as: hit, &run)
+        guard (try? startDownloader()) != nil else { return }
+        share(.file(hit.path), of: key, as: hit, &run)
     }
 
     /// The folder a body too large for memory goes to: its entry's shard, so
@@ -185,7 +193,7 @@ extension ImageFetcher {
     /// written. The namespace and its lock file are made once, before the first
     /// download, so that a cache that cannot be written fails before any traffic.
     func bodyDirectory(for key: CacheKey) throws(FetchError) -> String {
-        if settings.options.contains(.cacheMemoryOnly) { return DownloadStore.memoryOnlyDirectory }
+        if settings.options.contains(.cacheMemoryOnly) { return EntryCommitter.memoryOnlyDirectory }
         do {
             if !storesPrepared {
                 try cache.prepareForStores()

@@ -229,9 +229,9 @@ public final class ImageFetcher {
         case .finished(let slot, let result):
             guard let miss = run.pending.removeValue(forKey: slot) else { return }
             run.slotByKey[miss.fingerprint] = nil
-            var stored: [UInt8]?
+            var stored: EntryCommitter.Body?
             let answer = run.interrupted && Self.isCancellation(result)
-                ? .failure(.interrupted(url: miss.url)) : downloadStore.store(result, for: miss, storedBytes: &stored)
+                ? .failure(.interrupted(url: miss.url)) : downloadStore.store(result, for: miss, stored: &stored)
             remember(answer, for: miss)
             if let stored, case .success(let fetched) = answer { share(stored, of: miss.key, as: fetched, &run) }
             try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url, repeats: miss.repeats, &run, emit: emit)

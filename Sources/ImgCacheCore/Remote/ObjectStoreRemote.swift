@@ -58,7 +58,7 @@ final class ObjectStoreRemote: RemoteBackend {
         do { remote = try RemoteURL(parsing: url(key)) } catch { throw RemoteFailure("bad object URL for \(spec.identity)") }
         // An object stays in memory unless it is larger than a transfer keeps
         // there; then it waits in the system's temporary folder until it is read.
-        var request = DownloadRequest(url: remote, bodyDirectory: DownloadStore.memoryOnlyDirectory)
+        var request = DownloadRequest(url: remote, bodyDirectory: EntryCommitter.memoryOnlyDirectory)
         request.maximumBytes = Int64(RemoteObject.maximumLength)
         request.method = method
         request.uploadBody = body

@@ -105,6 +105,29 @@ public enum FileSystem {
         return bytes
     }
 
+    /// Reads the last `count` bytes of a file of `size` bytes.
+    public static func readSuffix(_ path: String, count: Int, size: Int64) throws(SystemError) -> [UInt8] {
+        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { throw SystemError("read", path: path) }
+        defer { SystemCall.close(descriptor) }
+        let length = Int(min(Int64(count), max(0, size)))
+        var bytes = [UInt8](repeating: 0, count: length)
+        var filled = 0
+        while filled < length {
+            let read = bytes.withUnsafeMutableBytes {
+                SystemCall.pread(descriptor, $0.baseAddress! + filled, length - filled, off_t(size - Int64(length) + Int64(filled)))
+            }
+            if read < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("read", path: path)
+            }
+            if read == 0 { break }
+            filled += read
+        }
+        bytes.removeSubrange(filled...)
+        return bytes
+    }
+
     /// Writes all of `bytes` to `descriptor`, retrying short writes and EINTR.
     public static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(SystemError) {
         var offset = 0
