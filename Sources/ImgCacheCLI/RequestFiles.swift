@@ -57,24 +57,21 @@ enum RequestFiles {
 
     /// Why `path` cannot be read as a file (or a folder), if it cannot.
     private static func unreadable(_ path: String, folder: Bool, mayBeMissing: Bool = false) -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if mayBeMissing, errno == ENOENT { return nil }
-            return String(cString: strerror(errno))
+        let info: FileStatus
+        switch FileSystem.statusFollowingLinks(path) {
+        case .success(let found): info = found
+        case .failure(.noSuchFile) where mayBeMissing: return nil
+        case .failure(let errno): return errno.description
         }
-        let isFolder = info.st_mode & S_IFMT == S_IFDIR
-        if isFolder != folder { return folder ? "not a folder" : "it is a folder" }
-        guard access(path, R_OK | (folder ? X_OK : 0)) == 0 else { return String(cString: strerror(errno)) }
-        return nil
+        if info.isDirectory != folder { return folder ? "not a folder" : "it is a folder" }
+        return FileSystem.accessDenial(path, R_OK | (folder ? X_OK : 0))?.description
     }
 
     /// Why the cookie jar at `path` cannot be written when the run ends, if it cannot.
     private static func unwritable(_ path: String) -> String? {
-        if access(path, F_OK) == 0 {
-            return access(path, W_OK) == 0 ? nil : String(cString: strerror(errno))
-        }
+        if FileSystem.accessDenial(path, F_OK) == nil { return FileSystem.accessDenial(path, W_OK)?.description }
         let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-        return access(folder.isEmpty ? "/" : folder, W_OK | X_OK) == 0 ? nil : "its folder: " + String(cString: strerror(errno))
+        return FileSystem.accessDenial(folder.isEmpty ? "/" : folder, W_OK | X_OK).map { "its folder: " + $0.description }
     }
 
     /// The file a symbolic link at `path` leads to, when it is one whose folder exists.

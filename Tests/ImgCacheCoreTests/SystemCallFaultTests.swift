@@ -130,15 +130,14 @@ import Testing
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let interrupted = arm([.lock], .interrupted, times: 2)
         let lockFile = root + "/lock"
-        let holder = SystemCall.open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let holder = try SystemCall.open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600).get()
         defer { SystemCall.close(holder) }
-        #expect(SystemCall.lockByte(holder, 7, exclusive: true, wait: true) == 0)
+        #expect(throws: Never.self) { try SystemCall.lockByte(holder, 7, exclusive: true, wait: true).get() }
         #expect(SystemCallFaults.disarm(interrupted) == 2)
         // Held: another open of the file cannot take the byte.
-        let other = SystemCall.open(lockFile, O_RDWR | O_CLOEXEC)
+        let other = try SystemCall.open(lockFile, O_RDWR | O_CLOEXEC).get()
         defer { SystemCall.close(other) }
-        #expect(SystemCall.lockByte(other, 7, exclusive: true, wait: false) == -1)
-        #expect(Errno.current == .wouldBlock)
+        #expect(throws: Errno.wouldBlock) { try SystemCall.lockByte(other, 7, exclusive: true, wait: false).get() }
     }
 
     @Test func aFolderThatCannotBeListedStopsCleanBeforeItRemovesAnything() throws {

@@ -37,9 +37,8 @@ public struct CacheRoot: Sendable {
     public static func exposure(of paths: [String]) -> String? {
         let me = geteuid()
         for (index, path) in paths.enumerated() {
-            var info = stat()
             // A link is refused elsewhere; its own mode bits mean nothing.
-            guard SystemCall.lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { continue }
+            guard case .success(let info) = SystemCall.lstat(path), info.st_mode & S_IFMT != S_IFLNK else { continue }
             let isRoot = index == 0
             if info.st_mode & S_IWOTH != 0 && !(isRoot && info.st_mode & S_ISVTX != 0) {
                 return "\(path) is writable by every user, who could replace cached images; run chmod o-w on it"

@@ -59,8 +59,7 @@ public enum CacheUmask {
     /// made before the mask was set is shared from then on.
     public static func share(namespaceDirectory directory: String, mask: mode_t) {
         func adjust(_ path: String, folder: Bool) {
-            var info = stat()
-            guard SystemCall.lstat(path, &info) == 0, info.st_uid == geteuid() else { return }
+            guard case .success(let info) = SystemCall.lstat(path), info.st_uid == geteuid() else { return }
             let type = info.st_mode & S_IFMT
             guard folder ? type == S_IFDIR : type == S_IFREG else { return }
             let mode = (folder ? 0o777 : 0o666) & ~mask | (info.st_mode & S_ISGID)

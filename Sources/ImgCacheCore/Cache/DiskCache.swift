@@ -122,20 +122,20 @@ public struct DiskCache: Sendable {
     public func prepareShard(for key: CacheKey) throws(SystemError) -> String {
         let shard = shardDirectory(for: key)
         guard !readyShards.contains(key.shardIndex) else { return shard }
-        if SystemCall.mkdir(shard, 0o777) != 0 {
-            switch errno {
-            case EEXIST:
-                guard try FileSystem.status(shard)?.isDirectory == true else {
-                    throw SystemError("use directory", path: shard, errno: .notDirectory)
-                }
-            case ENOENT:
-                // The namespace itself is gone (removed while a run goes on): made
-                // again, lock file included.
-                try prepareForStores()
-                try FileSystem.makeDirectories(shard)
-            default:
-                throw SystemError("create directory", path: shard)
+        switch SystemCall.mkdir(shard, 0o777) {
+        case .success:
+            break
+        case .failure(.fileExists):
+            guard try FileSystem.status(shard)?.isDirectory == true else {
+                throw SystemError("use directory", path: shard, errno: .notDirectory)
             }
+        case .failure(.noSuchFile):
+            // The namespace itself is gone (removed while a run goes on): made
+            // again, lock file included.
+            try prepareForStores()
+            try FileSystem.makeDirectories(shard)
+        case .failure(let errno):
+            throw SystemError("create directory", path: shard, errno: errno)
         }
         readyShards.insert(key.shardIndex)
         return shard
@@ -157,7 +157,7 @@ public struct DiskCache: Sendable {
         // Another program's folder under the namespace's name is never written into.
         guard NamespaceMarker.mayAdopt(directory) else { throw NamespaceMarker.notANamespace(directory) }
         try FileSystem.makeDirectories(directory)
-        guard SystemCall.access(directory, W_OK) == 0 else { throw SystemError("write to", path: directory) }
+        try SystemCall.access(directory, W_OK).get("write to", path: directory)
         // The lock file first: it marks the folder as a namespace already, so another
         // process that finds the tag half-written still knows the folder for one.
         try lock.create()

@@ -97,7 +97,8 @@ public struct FailedURLStore: Sendable {
     /// its fragment); whether there were any.
     public func forget(url: String) -> Bool {
         let path = directory + "/" + Lookup.failureKey(URLText.withoutFragment(url)).digest
-        return SystemCall.unlink(path) == 0
+        if case .success = SystemCall.unlink(path) { return true }
+        return false
     }
 
     /// The failures in the file at `path`, whose modification time is

@@ -33,9 +33,7 @@ public struct NamespaceLock: Sendable {
 
     /// Creates the lock file if it is missing.
     func create() throws(SystemError) {
-        let descriptor = SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
-        guard descriptor >= 0 else { throw SystemError("create", path: path) }
-        SystemCall.close(descriptor)
+        SystemCall.close(try SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666).get("create", path: path))
     }
 
     /// Runs `body` holding shard `shard`'s byte in `mode`. Without a lock file
@@ -45,15 +43,13 @@ public struct NamespaceLock: Sendable {
         _ shard: Int, _ mode: Mode, using handle: Handle? = nil, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         if let handle, mode == .shared, let descriptor = handle.descriptor(opening: path) {
-            let locked = SystemCall.lockByte(descriptor, shard, exclusive: false, wait: true) == 0
+            let locked = (try? SystemCall.lockByte(descriptor, shard, exclusive: false, wait: true).get()) != nil
             defer { if locked { SystemCall.unlockByte(descriptor, shard) } }
             return try body()
         }
-        var descriptor = SystemCall.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        if descriptor < 0 && mode == .shared { descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-        guard descriptor >= 0 else { return try body() }
+        guard let descriptor = NamespaceLock.open(path, readOnlyAllowed: mode == .shared) else { return try body() }
         defer { SystemCall.close(descriptor) }  // closing releases the lock
-        let locked = SystemCall.lockByte(descriptor, shard, exclusive: mode == .exclusive, wait: true) == 0
+        let locked = (try? SystemCall.lockByte(descriptor, shard, exclusive: mode == .exclusive, wait: true).get()) != nil
         defer { if locked { SystemCall.unlockByte(descriptor, shard) } }
         return try body()
     }
@@ -70,10 +66,7 @@ public struct NamespaceLock: Sendable {
 
         /// The open lock file; opened on first use (and tried again while it does not exist).
         func descriptor(opening path: String) -> Int32? {
-            if openDescriptor < 0 {
-                openDescriptor = SystemCall.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-                if openDescriptor < 0 { openDescriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-            }
+            if openDescriptor < 0 { openDescriptor = NamespaceLock.open(path, readOnlyAllowed: true) ?? -1 }
             return openDescriptor >= 0 ? openDescriptor : nil
         }
     }
@@ -81,15 +74,23 @@ public struct NamespaceLock: Sendable {
     /// Claims the namespace's one running clean. Nil when another process has it.
     func tryClaimCleaner() throws(SystemError) -> CleanerClaim? {
         try create()
-        let descriptor = SystemCall.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { throw SystemError("open", path: path) }
-        guard SystemCall.lockByte(descriptor, NamespaceLock.cleanerByte, exclusive: true, wait: false) == 0 else {
-            let errno = Errno.current
+        let descriptor = try SystemCall.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW).get("open", path: path)
+        switch SystemCall.lockByte(descriptor, NamespaceLock.cleanerByte, exclusive: true, wait: false) {
+        case .success:
+            return CleanerClaim(descriptor: descriptor)
+        case .failure(let errno):
             SystemCall.close(descriptor)
             if errno == .wouldBlock || errno == .permissionDenied { return nil }
             throw SystemError("lock", path: path, errno: errno)
         }
-        return CleanerClaim(descriptor: descriptor)
+    }
+
+    /// The lock file opened for writing, or for reading only where allowed
+    /// (a cache the user may read but not write); nil when it cannot be opened.
+    private static func open(_ path: String, readOnlyAllowed: Bool) -> Int32? {
+        if case .success(let descriptor) = SystemCall.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) { return descriptor }
+        guard readOnlyAllowed else { return nil }
+        return try? SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW).get()
     }
 }
 

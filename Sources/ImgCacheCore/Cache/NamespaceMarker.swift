@@ -38,10 +38,11 @@ public enum NamespaceMarker {
     /// Tags the namespace folder `directory` if it has no tag yet.
     static func mark(_ directory: String) throws(SystemError) {
         let path = directory + "/" + fileName
-        let descriptor = SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666)
-        guard descriptor >= 0 else {
-            if Errno.current == .fileExists { return }
-            throw SystemError("create", path: path)
+        let descriptor: Int32
+        switch SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666) {
+        case .success(let created): descriptor = created
+        case .failure(.fileExists): return
+        case .failure(let errno): throw SystemError("create", path: path, errno: errno)
         }
         defer { SystemCall.close(descriptor) }
         try FileSystem.writeAll(descriptor, Array(contents.utf8), path: path)

@@ -38,10 +38,12 @@ public enum TemporaryFile {
         for _ in 0..<16 {
             let suffix = String(nameCounter.add(1, ordering: .relaxed).newValue, radix: 36)
             let path = directory + "/" + prefix + tag + "." + owner + "." + suffix
-            let descriptor = createLive(path)
-            if descriptor >= 0 { return (descriptor, path) }
+            switch createLive(path) {
+            case .success(let descriptor): return (descriptor, path)
             // A name left by a killed process with the same PID: take the next.
-            if errno != EEXIST { throw SystemError("create a file in", path: directory) }
+            case .failure(.fileExists): continue
+            case .failure(let errno): throw SystemError("create a file in", path: directory, errno: errno)
+            }
         }
         throw SystemError("create a file in", path: directory, errno: .fileExists)
     }
@@ -77,14 +79,14 @@ public enum TemporaryFile {
     private static let live = Mutex<Set<String>>([])
 
     /// Creates `path` exclusively (`open` with O_CREAT | O_EXCL) and keeps it
-    /// among the live temporary files; -1 with errno set when it cannot. The
+    /// among the live temporary files; its descriptor, or why it cannot be. The
     /// file is made inside the lock `exitRemovingLiveFiles` holds, so none can
     /// appear after that removal.
-    static func createLive(_ path: String) -> Int32 {
+    static func createLive(_ path: String) -> Result<Int32, Errno> {
         live.withLock { paths in
-            let descriptor = SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666)
-            if descriptor >= 0 { paths.insert(path) }
-            return descriptor
+            let opened = SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666)
+            if case .success = opened { paths.insert(path) }
+            return opened
         }
     }
 
@@ -92,9 +94,6 @@ public enum TemporaryFile {
     static func forget(_ path: String) {
         _ = live.withLock { $0.remove(path) }
     }
-
-    /// How many temporary files this process has now (for tests).
-    package static var liveCount: Int { live.withLock { $0.count } }
 
     /// Removes every live temporary file and ends the process with `status`
     /// at once (a second SIGINT or SIGTERM). The lock is never released:
@@ -119,6 +118,6 @@ public enum TemporaryFile {
         guard parts.count >= 4 else { return false }
         let owner = parts[parts.count - 2].split(separator: "-")
         guard owner.count == 2, owner[0] == hostToken, let pid = Int32(owner[1]), pid > 0 else { return false }
-        return kill(pid, 0) != 0 && errno == ESRCH
+        return SystemCall.processIsGone(pid)
     }
 }

@@ -10,9 +10,7 @@ import Synchronization
 /// lock; the last line of a digest wins. `clean` drops the lines of entries
 /// it removed, under the shard's exclusive lock, so no append is lost; `clear`
 /// removes the file. Lookups never read it.
-///
-/// `@unchecked Sendable`: the descriptors are only touched inside `lock`.
-final class URLLog: @unchecked Sendable {
+final class URLLog: Sendable {
     /// The file's name inside a shard folder.
     static let fileName = "urls"
 
@@ -48,7 +46,7 @@ final class URLLog: @unchecked Sendable {
         descriptors.withLock { open in
             if open[shard] < 0 {
                 let path = directory + "/" + URLLog.shardName(shard) + "/" + URLLog.fileName
-                open[shard] = SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
+                open[shard] = (try? SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666).get()) ?? -1
             }
             guard open[shard] >= 0 else { return }
             try? FileSystem.writeAll(open[shard], Array(line.utf8), path: URLLog.fileName)
@@ -112,11 +110,9 @@ final class URLLog: @unchecked Sendable {
             kept.append(0x0A)
         }
         guard kept.count < bytes.count else { return }
-        let descriptor = SystemCall.open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { throw SystemError("open", path: path) }
+        let descriptor = try SystemCall.open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW).get("open", path: path)
         defer { SystemCall.close(descriptor) }
-        guard SystemCall.lseek(descriptor, 0, SEEK_SET) == 0 else { throw SystemError("seek in", path: path) }
         try FileSystem.writeAll(descriptor, kept, path: path)
-        guard SystemCall.ftruncate(descriptor, off_t(kept.count)) == 0 else { throw SystemError("truncate", path: path) }
+        try SystemCall.ftruncate(descriptor, off_t(kept.count)).get("truncate", path: path)
     }
 }

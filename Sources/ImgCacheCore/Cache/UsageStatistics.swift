@@ -103,12 +103,12 @@ public struct StatisticsLog: Sendable {
     public func append(_ statistics: UsageStatistics, using handle: NamespaceLock.Handle? = nil) {
         guard !statistics.isEmpty else { return }
         lock.withShard(NamespaceLock.statisticsByte, .shared, using: handle) {
-            var descriptor = SystemCall.open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
+            var opened = SystemCall.open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
             // Made only in a namespace (its lock file there): never in a folder imgcache refused to adopt.
-            if descriptor < 0, Errno.current == .noSuchFile, (try? FileSystem.status(lock.path))??.isRegularFile == true {
-                descriptor = SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
+            if case .failure(.noSuchFile) = opened, (try? FileSystem.status(lock.path))??.isRegularFile == true {
+                opened = SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
             }
-            guard descriptor >= 0 else { return }
+            guard case .success(let descriptor) = opened else { return }
             // One write of one short line: appends of concurrent processes never interleave.
             try? FileSystem.writeAll(descriptor, Array(statistics.line.utf8), path: path)
             SystemCall.close(descriptor)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The lookups of a list (prefetch, fetch -i), made on the list's reader
 /// thread as lines arrive, so that each URL crosses to the manager's thread
 /// once, in a batch, with its lookup done: a warm run keeps both cores busy
@@ -6,10 +8,9 @@
 /// For prefetch it also skips repeats, by a 16-byte fingerprint of the key,
 /// before any lookup: the only state that grows with a list.
 ///
-/// `@unchecked Sendable`: `seen` and `lockHandle` are touched only by `look`
-/// for URL lines, which only the list's one reader thread hands over (the line
-/// counter's `.length` items pass through `look` touching neither).
-final class ListLookup: @unchecked Sendable {
+/// Only the list's reader thread calls `look`; its state is behind a mutex
+/// all the same, taken once per batch, so that the compiler checks it.
+final class ListLookup: Sendable {
     /// A list line as the manager receives it.
     enum Item: Sendable {
         case looked(url: String, key: CacheKey, fingerprint: KeyFingerprint, outcome: LookupOutcome)
@@ -24,9 +25,12 @@ final class ListLookup: @unchecked Sendable {
     private let lookup: Lookup
     private let ttl: AgeLimit
     private let skipsRepeats: Bool
-    private var seen: Set<KeyFingerprint> = []
-    /// The lock file, kept open for every lookup of the run.
-    private let lockHandle = NamespaceLock.Handle()
+    private struct State {
+        var seen: Set<KeyFingerprint> = []
+        /// The lock file, kept open for every lookup of the run.
+        let lockHandle = NamespaceLock.Handle()
+    }
+    private let state = Mutex(State())
 
     init(lookup: Lookup, failedTTL: AgeLimit, skipsRepeats: Bool) {
         self.lookup = lookup
@@ -37,6 +41,10 @@ final class ListLookup: @unchecked Sendable {
     /// `items` in their order, every other URL looked up (the rest are left
     /// to the manager's thread: a warm run's lookups then use two cores).
     func look(_ items: [URLList.Item]) -> [Item] {
+        state.withLock { state in look(items, &state) }
+    }
+
+    private func look(_ items: [URLList.Item], _ state: inout State) -> [Item] {
         var leaveNext = false
         return items.map { item in
             guard case .url(let given, _) = item else { return .other(item) }
@@ -44,12 +52,12 @@ final class ListLookup: @unchecked Sendable {
             let url = URLText.withoutFragment(given)
             let key = lookup.settings.cacheKey(for: url)
             let fingerprint = KeyFingerprint(key)
-            if skipsRepeats, !seen.insert(fingerprint).inserted { return .repeated(url: url) }
+            if skipsRepeats, !state.seen.insert(fingerprint).inserted { return .repeated(url: url) }
             leaveNext.toggle()
             if !leaveNext { return .unlooked(url: url, key: key, fingerprint: fingerprint) }
             let ttl = self.ttl
             return .looked(url: url, key: key, fingerprint: fingerprint,
-                           outcome: lookup.run(url, key: key, ttl: { ttl }, lockHandle: lockHandle))
+                           outcome: lookup.run(url, key: key, ttl: { ttl }, lockHandle: state.lockHandle))
         }
     }
 }

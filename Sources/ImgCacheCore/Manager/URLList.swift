@@ -47,10 +47,8 @@ public final class URLList: Sendable {
     /// process ends: the reader thread may still be in `read` when a run is
     /// interrupted. Throws EISDIR for a folder.
     public static func open(path: String) throws(SystemError) -> URLList {
-        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SystemError("open", path: path) }
-        var status = stat()
-        if SystemCall.fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+        let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC).get("open", path: path)
+        if case .success(let status) = SystemCall.fstat(descriptor), status.st_mode & S_IFMT == S_IFDIR {
             SystemCall.close(descriptor)
             throw SystemError("read", path: path, errno: .isDirectory)
         }
@@ -62,10 +60,9 @@ public final class URLList: Sendable {
     /// `window` URLs ahead of `release(_:)` calls.
     func start(window: Int, emit: @escaping @Sendable ([Item]) -> Void) throws(SystemError) {
         credits.give(window)
-        var status = stat()
         // Counted from where the reader starts: a shell may have read some of the file already.
-        let start = SystemCall.lseek(descriptor, 0, SEEK_CUR)
-        if SystemCall.fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, start >= 0 {
+        if case .success(let start) = SystemCall.lseek(descriptor, 0, SEEK_CUR),
+           case .success(let status) = SystemCall.fstat(descriptor), status.st_mode & S_IFMT == S_IFREG {
             let descriptor = self.descriptor
             try counter.start { [self] in
                 if let count = URLList.countURLLines(descriptor, from: start, stopped: stopped) { emit([.length(count)]) }
@@ -92,10 +89,11 @@ public final class URLList: Sendable {
         var splitter = LineSplitter(maximumLength: URLList.maximumLineLength)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !stopped.load(ordering: .relaxed) {
-            let count = buffer.withUnsafeMutableBytes { SystemCall.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                emit([.failed(SystemError("read", path: name))])
+            let count: Int
+            switch buffer.withUnsafeMutableBytes({ SystemCall.read(descriptor, $0.baseAddress, $0.count) }) {
+            case .success(let read): count = read
+            case .failure(let errno):
+                emit([.failed(SystemError("read", path: name, errno: errno))])
                 return
             }
             let lines = count == 0 ? splitter.finish() : splitter.push(buffer[0..<count])
@@ -145,11 +143,9 @@ public final class URLList: Sendable {
         var offset = start
         var count = 0
         while !stopped.load(ordering: .relaxed) {
-            let read = buffer.withUnsafeMutableBytes { SystemCall.pread(descriptor, $0.baseAddress, $0.count, offset) }
-            if read < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
+            guard case .success(let read) = buffer.withUnsafeMutableBytes({
+                SystemCall.pread(descriptor, $0.baseAddress, $0.count, offset)
+            }) else { return nil }
             offset += off_t(read)
             for line in read == 0 ? splitter.finish() : splitter.push(buffer[0..<read]) where item(for: line) != nil {
                 count += 1
@@ -219,37 +215,32 @@ struct LineSplitter {
 /// A counting semaphore the reader waits on: how many more URLs it may hand
 /// over. Taken in bulk and given back in bulk, so that a fast list costs few
 /// wake-ups.
-///
-/// `@unchecked Sendable`: `available` and `closed` are only touched inside
-/// `lock.withLock`.
-final class CreditGate: @unchecked Sendable {
-    private let lock = ConditionLock()
-    private var available = 0
-    private var closed = false
+final class CreditGate: Sendable {
+    private struct Credits {
+        var available = 0
+        var closed = false
+    }
+
+    private let credits = ConditionLock(Credits())
 
     func give(_ count: Int) {
         guard count > 0 else { return }
-        lock.withLock {
-            available += count
-            lock.signal()
-        }
+        credits.withLock { $0.available += count }
+        credits.signal()
     }
 
     /// Between 1 and `limit` credits, waiting for at least one; 0 once closed.
     func take(upTo limit: Int) -> Int {
-        lock.withLock {
-            while available == 0, !closed { lock.wait() }
-            guard !closed else { return 0 }
-            let granted = min(available, max(1, limit))
-            available -= granted
+        credits.wait(until: { $0.available > 0 || $0.closed }) { credits in
+            guard !credits.closed else { return 0 }
+            let granted = min(credits.available, max(1, limit))
+            credits.available -= granted
             return granted
         }
     }
 
     func close() {
-        lock.withLock {
-            closed = true
-            lock.broadcast()
-        }
+        credits.withLock { $0.closed = true }
+        credits.broadcast()
     }
 }

@@ -5,10 +5,8 @@ import CImgCacheShims
 /// One connection, owned by a thread of its own; requests queued meanwhile go
 /// out together, pipelined, and their replies are read in order, so a
 /// prefetch's lookups cost one round trip per batch, not per URL.
-///
-/// `@unchecked Sendable`: its stored properties are immutable or the queue
-/// (thread-safe); the connection lives only on the worker thread.
-final class RedisRemote: RemoteBackend, @unchecked Sendable {
+/// The connection lives only on the worker thread.
+final class RedisRemote: RemoteBackend, Sendable {
     let spec: RemoteSpec
     private enum Operation {
         case get(RemoteKey, @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)

@@ -28,8 +28,9 @@ public struct RemoteHealth: Sendable {
     public func markDown(_ spec: RemoteSpec, now: Double) {
         try? FileSystem.makeDirectories(directory)
         let marker = path(spec)
-        let descriptor = SystemCall.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
-        if descriptor >= 0 { SystemCall.close(descriptor) }
+        if case .success(let descriptor) = SystemCall.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666) {
+            SystemCall.close(descriptor)
+        }
         try? FileSystem.setModificationTime(marker, to: now)
     }
 

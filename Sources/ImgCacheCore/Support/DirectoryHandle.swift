@@ -20,23 +20,26 @@ public final class DirectoryHandle {
     /// Opens `path` as a directory; throws ELOOP when it is a symbolic link and
     /// ENOTDIR when it is not a directory.
     public init(_ path: String) throws(SystemError) {
-        let descriptor = SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw DirectoryHandle.openFailure(path) }
-        self.path = path
-        self.descriptor = descriptor
+        switch SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) {
+        case .success(let descriptor):
+            self.path = path
+            self.descriptor = descriptor
+        case .failure(let errno):
+            throw DirectoryHandle.openFailure(path, errno)
+        }
     }
 
     /// Opens the folder `name` inside this one, refusing a link in its place.
     public func child(_ name: String) throws(SystemError) -> DirectoryHandle {
-        let child = SystemCall.openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard child >= 0 else { throw DirectoryHandle.openFailure(path + "/" + name) }
-        return DirectoryHandle(path: path + "/" + name, descriptor: child)
+        switch SystemCall.openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) {
+        case .success(let child): return DirectoryHandle(path: path + "/" + name, descriptor: child)
+        case .failure(let errno): throw DirectoryHandle.openFailure(path + "/" + name, errno)
+        }
     }
 
     /// The error for a failed open: ELOOP when a link stands in the folder's place
     /// (O_DIRECTORY reports it as ENOTDIR), else what open said.
-    private static func openFailure(_ path: String) -> SystemError {
-        let errno = Errno.current
+    private static func openFailure(_ path: String, _ errno: Errno) -> SystemError {
         if errno == .notDirectory, (try? FileSystem.status(path))??.isSymbolicLink == true {
             return SystemError("open", path: path, errno: .tooManySymbolicLinks)
         }
@@ -53,20 +56,19 @@ public final class DirectoryHandle {
     /// Every name in the directory except `.` and `..`.
     public func list() throws(SystemError) -> [Item] {
         // fdopendir takes over the descriptor it is given, so it gets a duplicate.
-        let copy = SystemCall.dup(descriptor)
-        guard copy >= 0, let stream = fdopendir(copy) else {
-            if copy >= 0 { SystemCall.close(copy) }
-            throw SystemError("list", path: path)
+        let copy = try SystemCall.dup(descriptor).get("list", path: path)
+        let stream: OpaquePointer
+        switch SystemCall.openDirectoryStream(copy) {
+        case .success(let opened): stream = opened
+        case .failure(let errno):
+            SystemCall.close(copy)
+            throw SystemError("list", path: path, errno: errno)
         }
         defer { closedir(stream) }
         rewinddir(stream)
         var items: [Item] = []
         while true {
-            errno = 0
-            guard let entry = readdir(stream) else {
-                if errno != 0 { throw SystemError("list", path: path) }
-                return items
-            }
+            guard let entry = try SystemCall.readDirectory(stream).get("list", path: path) else { return items }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
@@ -77,20 +79,21 @@ public final class DirectoryHandle {
 
     /// `lstat` of `name` inside this directory; nil when it is gone.
     public func status(_ name: String) throws(SystemError) -> FileStatus? {
-        var info = stat()
-        guard SystemCall.fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-            if errno == ENOENT { return nil }
-            throw SystemError("examine", path: path + "/" + name)
+        switch SystemCall.fstatat(descriptor, name, AT_SYMLINK_NOFOLLOW) {
+        case .success(let info): return FileStatus(info)
+        case .failure(.noSuchFile): return nil
+        case .failure(let errno): throw SystemError("examine", path: path + "/" + name, errno: errno)
         }
-        return FileStatus(info)
     }
 
     /// Removes the file or link `name` (never what a link points to). Returns
     /// false when it was already gone.
     @discardableResult
     public func remove(_ name: String) throws(SystemError) -> Bool {
-        if SystemCall.unlinkat(descriptor, name, 0) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw SystemError("remove", path: path + "/" + name)
+        switch SystemCall.unlinkat(descriptor, name, 0) {
+        case .success: return true
+        case .failure(.noSuchFile): return false
+        case .failure(let errno): throw SystemError("remove", path: path + "/" + name, errno: errno)
+        }
     }
 }

@@ -11,7 +11,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public init(_ rawValue: Int32) { self.rawValue = rawValue }
 
     /// The value the calling thread's last failed system call left.
-    public static var current: Errno {
+    static var current: Errno {
         get { Errno(Glibc.errno) }
         set { Glibc.errno = newValue.rawValue }
     }

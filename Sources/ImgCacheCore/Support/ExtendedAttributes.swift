@@ -11,15 +11,13 @@ extension FileSystem {
         var capacity = 1024
         while true {
             var bytes = [UInt8](repeating: 0, count: capacity)
-            let count = bytes.withUnsafeMutableBytes { SystemCall.getAttribute(path, name, $0.baseAddress, capacity) }
-            if count >= 0 {
-                bytes.removeSubrange(Int(count)...)
+            switch bytes.withUnsafeMutableBytes({ SystemCall.getAttribute(path, name, $0.baseAddress, capacity) }) {
+            case .success(let count):
+                bytes.removeSubrange(count...)
                 return bytes
-            }
-            switch errno {
-            case ENODATA: return nil
-            case ERANGE where capacity < limit: capacity = min(limit, capacity * 8)
-            default: throw SystemError("read the metadata of", path: path)
+            case .failure(Errno(ENODATA)): return nil
+            case .failure(Errno(ERANGE)) where capacity < limit: capacity = min(limit, capacity * 8)
+            case .failure(let errno): throw SystemError("read the metadata of", path: path, errno: errno)
             }
         }
     }
@@ -27,8 +25,8 @@ extension FileSystem {
     /// Sets (creates or replaces) extended attribute `name` of `path`. One call:
     /// a reader sees the old value or the new one.
     package static func setAttribute(_ name: String, of path: String, to value: [UInt8]) throws(SystemError) {
-        let result = value.withUnsafeBytes { SystemCall.setAttribute(path, name, $0.baseAddress, $0.count) }
-        guard result == 0 else { throw SystemError("write the metadata of", path: path) }
+        try value.withUnsafeBytes { SystemCall.setAttribute(path, name, $0.baseAddress, $0.count) }
+            .get("write the metadata of", path: path)
     }
 
     /// Whether the file system holding `path` keeps user extended attributes.

@@ -23,19 +23,27 @@ private let utimeOmit = (1 << 30) - 2
 public enum FileSystem {
     /// `lstat`: never follows a symbolic link. Nil when the path does not exist.
     public static func status(_ path: String) throws(SystemError) -> FileStatus? {
-        var info = stat()
-        guard SystemCall.lstat(path, &info) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw SystemError("examine", path: path)
+        switch SystemCall.lstat(path) {
+        case .success(let info): return FileStatus(info)
+        case .failure(.noSuchFile), .failure(.notDirectory): return nil
+        case .failure(let errno): throw SystemError("examine", path: path, errno: errno)
         }
-        return FileStatus(info)
+    }
+
+    /// `stat`, following a symbolic link: what a path a user gave leads to.
+    public static func statusFollowingLinks(_ path: String) -> Result<FileStatus, Errno> {
+        SystemCall.stat(following: path).map(FileStatus.init)
+    }
+
+    /// What `access` says of `path` for `mode` (R_OK, W_OK, X_OK, F_OK): nil when allowed.
+    public static func accessDenial(_ path: String, _ mode: Int32) -> Errno? {
+        if case .failure(let errno) = SystemCall.access(path, mode) { return errno }
+        return nil
     }
 
     /// `fstat` on an open descriptor.
     public static func status(descriptor: Int32, path: String) throws(SystemError) -> FileStatus {
-        var info = stat()
-        guard SystemCall.fstat(descriptor, &info) == 0 else { throw SystemError("examine", path: path) }
-        return FileStatus(info)
+        FileStatus(try SystemCall.fstat(descriptor).get("examine", path: path))
     }
 
     /// Creates `path` and any missing parents with `mode` (as the umask
@@ -43,45 +51,45 @@ public enum FileSystem {
     /// `followingLinks`: a link to a folder counts as the folder (a user's
     /// output folder may be one); the cache's own folders are never links.
     public static func makeDirectories(_ path: String, mode: mode_t = 0o777, followingLinks: Bool = false) throws(SystemError) {
-        if SystemCall.mkdir(path, mode) == 0 { return }
-        switch errno {
-        case EEXIST:
-            var info = stat()
-            if followingLinks, SystemCall.fstatat(AT_FDCWD, path, &info, 0) == 0, info.st_mode & S_IFMT == S_IFDIR { return }
+        switch SystemCall.mkdir(path, mode) {
+        case .success:
+            return
+        case .failure(.fileExists):
+            if followingLinks, case .success(let info) = SystemCall.stat(following: path), info.st_mode & S_IFMT == S_IFDIR { return }
             guard let existing = try status(path) else { return }
             if !existing.isDirectory { throw SystemError("create directory", path: path, errno: .notDirectory) }
-        case ENOENT:
+        case .failure(.noSuchFile):
             let parent = parentDirectory(of: path)
-            guard parent != path, !parent.isEmpty else { throw SystemError("create directory", path: path) }
+            guard parent != path, !parent.isEmpty else { throw SystemError("create directory", path: path, errno: .noSuchFile) }
             try makeDirectories(parent, mode: mode, followingLinks: followingLinks)
-            if SystemCall.mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError("create directory", path: path) }
-        default:
-            throw SystemError("create directory", path: path)
+            switch SystemCall.mkdir(path, mode) {
+            case .success, .failure(.fileExists): return
+            case .failure(let errno): throw SystemError("create directory", path: path, errno: errno)
+            }
+        case .failure(let errno):
+            throw SystemError("create directory", path: path, errno: errno)
         }
     }
 
     /// Reads a whole file of at most `limit` bytes. Nil when it does not exist.
     public static func readFile(_ path: String, limit: Int) throws(SystemError) -> [UInt8]? {
-        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw SystemError("read", path: path)
+        let descriptor: Int32
+        switch SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) {
+        case .success(let opened): descriptor = opened
+        case .failure(.noSuchFile), .failure(.notDirectory): return nil
+        case .failure(let errno): throw SystemError("read", path: path, errno: errno)
         }
         defer { SystemCall.close(descriptor) }
         // Sized from the file, not the limit: a generous limit must not cost its size in memory.
-        var status = stat()
-        let expected = SystemCall.fstat(descriptor, &status) == 0 && status.st_size > 0 ? min(limit, Int(status.st_size)) : limit
+        let size = (try? SystemCall.fstat(descriptor).get()).map { Int($0.st_size) } ?? 0
+        let expected = size > 0 ? min(limit, size) : limit
         let capacity = min(limit, expected + 1)  // one more byte notices a file that grew
         var bytes = [UInt8](repeating: 0, count: capacity)
         var filled = 0
         while filled < capacity {
-            let count = bytes.withUnsafeMutableBytes { buffer in
+            let count = try bytes.withUnsafeMutableBytes { buffer in
                 SystemCall.read(descriptor, buffer.baseAddress! + filled, capacity - filled)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw SystemError("read", path: path)
-            }
+            }.get("read", path: path)
             if count == 0 { break }
             filled += count
         }
@@ -92,35 +100,25 @@ public enum FileSystem {
     /// Reads up to `count` bytes from the start of a file.
     public static func readPrefix(_ path: String, count: Int) throws(SystemError) -> [UInt8] {
         // One read, no fstat: a hit reads 64 bytes.
-        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { throw SystemError("read", path: path) }
+        let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW).get("read", path: path)
         defer { SystemCall.close(descriptor) }
         var bytes = [UInt8](repeating: 0, count: count)
-        var read: Int
-        repeat {
-            read = bytes.withUnsafeMutableBytes { SystemCall.read(descriptor, $0.baseAddress, count) }
-        } while read < 0 && Errno.current == .interrupted
-        guard read >= 0 else { throw SystemError("read", path: path) }
+        let read = try bytes.withUnsafeMutableBytes { SystemCall.read(descriptor, $0.baseAddress, count) }.get("read", path: path)
         bytes.removeSubrange(read...)
         return bytes
     }
 
     /// Reads the last `count` bytes of a file of `size` bytes.
     public static func readSuffix(_ path: String, count: Int, size: Int64) throws(SystemError) -> [UInt8] {
-        let descriptor = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { throw SystemError("read", path: path) }
+        let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW).get("read", path: path)
         defer { SystemCall.close(descriptor) }
         let length = Int(min(Int64(count), max(0, size)))
         var bytes = [UInt8](repeating: 0, count: length)
         var filled = 0
         while filled < length {
-            let read = bytes.withUnsafeMutableBytes {
+            let read = try bytes.withUnsafeMutableBytes {
                 SystemCall.pread(descriptor, $0.baseAddress! + filled, length - filled, off_t(size - Int64(length) + Int64(filled)))
-            }
-            if read < 0 {
-                if errno == EINTR { continue }
-                throw SystemError("read", path: path)
-            }
+            }.get("read", path: path)
             if read == 0 { break }
             filled += read
         }
@@ -132,12 +130,7 @@ public enum FileSystem {
     public static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(SystemError) {
         var offset = 0
         while offset < bytes.count {
-            let written = SystemCall.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw SystemError("write", path: path)
-            }
-            offset += written
+            offset += try SystemCall.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset).get("write", path: path)
         }
     }
 
@@ -153,13 +146,16 @@ public enum FileSystem {
     /// Atomically replaces `destination` with `source` (same file system).
     /// A temporary file of this process renamed is no longer its to clean up.
     package static func rename(_ source: String, to destination: String) throws(SystemError) {
-        guard SystemCall.rename(source, destination) == 0 else { throw SystemError("rename", path: destination) }
+        try SystemCall.rename(source, destination).get("rename", path: destination)
         TemporaryFile.forget(source)
     }
 
     /// Removes a file; a file that is already gone is not an error.
     static func remove(_ path: String) throws(SystemError) {
-        guard SystemCall.unlink(path) == 0 || errno == ENOENT else { throw SystemError("remove", path: path) }
+        switch SystemCall.unlink(path) {
+        case .success, .failure(.noSuchFile): break
+        case .failure(let errno): throw SystemError("remove", path: path, errno: errno)
+        }
         TemporaryFile.forget(path)
     }
 
@@ -171,12 +167,11 @@ public enum FileSystem {
             timespec(tv_sec: 0, tv_nsec: utimeOmit),
             timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
         )
-        let result = withUnsafePointer(to: &times) { pair in
+        try withUnsafePointer(to: &times) { pair in
             pair.withMemoryRebound(to: timespec.self, capacity: 2) {
                 SystemCall.utimensat(path, $0, AT_SYMLINK_NOFOLLOW)
             }
-        }
-        guard result == 0 else { throw SystemError("update the access time of", path: path) }
+        }.get("update the access time of", path: path)
     }
 
     /// The folder part of `path` ("/a/b" for "/a/b/c"; "/" for "/a").
@@ -190,9 +185,7 @@ public enum FileSystem {
 
     /// The process's working directory ("/" if it cannot be read).
     public static func currentDirectory() -> String {
-        guard let cwd = getcwd(nil, 0) else { return "/" }
-        defer { free(cwd) }
-        return String(cString: cwd)
+        (try? SystemCall.currentDirectory().get()) ?? "/"
     }
 }
 
@@ -214,16 +207,11 @@ extension FileStatus {
 extension FileSystem {
     /// Copies the file at `source` to the open `descriptor`.
     public static func copy(_ source: String, to descriptor: Int32, destinationName: String) throws(SystemError) {
-        let input = SystemCall.open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw SystemError("read", path: source) }
+        let input = try SystemCall.open(source, O_RDONLY | O_CLOEXEC).get("read", path: source)
         defer { SystemCall.close(input) }
         var buffer = [UInt8](repeating: 0, count: 128 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { SystemCall.read(input, $0.baseAddress!, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw SystemError("read", path: source)
-            }
+            let count = try buffer.withUnsafeMutableBytes { SystemCall.read(input, $0.baseAddress!, $0.count) }.get("read", path: source)
             if count == 0 { return }
             let failure: SystemError? = buffer.withUnsafeBytes { bytes in
                 do throws(SystemError) {

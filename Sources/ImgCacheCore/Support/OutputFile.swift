@@ -16,9 +16,11 @@ public enum OutputFile {
     public static func write(contentsOf source: String, to destination: String,
                              isCancelled: () -> Bool = { false }) throws(SystemError) {
         var info = stat()
-        let exists = SystemCall.lstat(destination, &info) == 0
-        if !exists, Errno.current != .noSuchFile {
-            throw SystemError("write", path: destination)
+        let exists: Bool
+        switch SystemCall.lstat(destination) {
+        case .success(let found): (info, exists) = (found, true)
+        case .failure(.noSuchFile): exists = false
+        case .failure(let errno): throw SystemError("write", path: destination, errno: errno)
         }
         let type = info.st_mode & S_IFMT
         if exists, type == S_IFDIR { throw SystemError("write", path: destination, errno: .isDirectory) }
@@ -41,14 +43,14 @@ public enum OutputFile {
     /// is opened without blocking, again and again until a reader comes or
     /// `isCancelled` says to stop: a blocking open could not be interrupted.
     private static func writeThrough(_ source: String, to destination: String, isCancelled: () -> Bool) throws(SystemError) {
-        var info = stat()
-        let isFIFO = SystemCall.fstatat(AT_FDCWD, destination, &info, 0) == 0 && info.st_mode & S_IFMT == S_IFIFO
+        let isFIFO = (try? SystemCall.stat(following: destination).get()).map { $0.st_mode & S_IFMT == S_IFIFO } ?? false
         var descriptor: Int32
         while true {
-            descriptor = SystemCall.open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (isFIFO ? O_NONBLOCK : 0), 0o666)
-            if descriptor >= 0 { break }
-            let failure = Errno.current
-            if failure == .interrupted { continue }
+            let opened = SystemCall.open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (isFIFO ? O_NONBLOCK : 0), 0o666)
+            guard case .failure(let failure) = opened else {
+                descriptor = try opened.get("write", path: destination)
+                break
+            }
             // ENXIO: a FIFO without a reader yet.
             guard isFIFO, failure == Errno(ENXIO) else { throw SystemError("write", path: destination, errno: failure) }
             if isCancelled() { throw SystemError("write", path: destination, errno: .interrupted) }
@@ -68,15 +70,14 @@ public enum OutputFile {
         var generator = SystemRandomNumberGenerator()
         let name = destination.split(separator: "/").last.map(String.init) ?? "output"
         let temporary = directory + "/." + name + ".imgcache-" + String(generator.next() as UInt64, radix: 36)
-        let output = TemporaryFile.createLive(temporary)
-        guard output >= 0 else { throw SystemError("write", path: destination) }
+        let output = try TemporaryFile.createLive(temporary).get("write", path: destination)
         do throws(SystemError) {
             defer { SystemCall.close(output) }
             // As root, a file of another user stays theirs (best effort, as a group may not be ours to give).
             if let kept, kept.st_uid != geteuid() || kept.st_gid != getegid() { _ = fchown(output, kept.st_uid, kept.st_gid) }
             // A new file takes the user's umask, not the cache's (IMGCACHE_UMASK).
             let mode = kept.map { $0.st_mode & 0o7777 } ?? (0o666 & ~CacheUmask.userMask)
-            if SystemCall.fchmod(output, mode) != 0 { throw SystemError("write", path: destination) }
+            try SystemCall.fchmod(output, mode).get("write", path: destination)
             try FileSystem.copy(source, to: output, destinationName: destination)
         } catch {
             try? FileSystem.remove(temporary)

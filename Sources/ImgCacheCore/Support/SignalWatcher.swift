@@ -50,9 +50,12 @@ public enum SignalWatcher {
                     var now = timespec()
                     clock_gettime(CLOCK_MONOTONIC, &now)
                     var left = timespec(tv_sec: max(0, end.tv_sec - now.tv_sec), tv_nsec: 0)
-                    received = sigtimedwait(&set, nil, &left)
-                    if received < 0 {
-                        if errno == EINTR { continue }
+                    switch SystemCall.waitForSignal(&set, timeout: &left) {
+                    case .success(let signal):
+                        received = signal
+                    case .failure(.interrupted):
+                        continue
+                    case .failure:
                         let note = "imgcache: still running \(forcedExitDelay) s after the second signal: stopped at once\n"
                         _ = note.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
                         TemporaryFile.exitRemovingLiveFiles(status: 128 + firstSignal)

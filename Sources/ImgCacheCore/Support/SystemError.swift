@@ -13,7 +13,7 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Why, when imgcache refused rather than the system (then `errno` is the nearest value).
     public let detail: String?
 
-    public init(_ operation: String, path: String? = nil, errno: Errno = .current, detail: String? = nil) {
+    public init(_ operation: String, path: String? = nil, errno: Errno, detail: String? = nil) {
         self.operation = operation
         self.path = path
         self.errno = errno
