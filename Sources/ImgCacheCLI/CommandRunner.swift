@@ -44,12 +44,12 @@ public enum CommandRunner {
             return usageFailure(.invalidEnvironment(error.commandLineMessage), console: console)
         }
         do { placement = try metadataPlacement(environment) } catch { return usageFailure(error, console: console) }
-        // The namespace's settings are read once here: their umask applies to every file the run makes.
-        let settings = NamespaceSettings.inspect(location.directory)
+        let cache = DiskCache(location: location, metadataPlacement: placement)
+        // The namespace's settings are read once, here: their umask applies to every file the run makes.
+        let settings = cache.settingsInspection
         do { try CacheUmask.apply(environment: environment, remembered: settings.settings.umask) } catch {
             return usageFailure(.invalidEnvironment("invalid IMGCACHE_UMASK: \(error.reason)"), console: console)
         }
-        let cache = DiskCache(location: location, metadataPlacement: placement)
         // Some commands say it themselves, and stop for it where they must.
         if !settings.problems.isEmpty, !type(of: command.value).reportsSettings {
             MaintenanceMessages.reportSettings(settings, of: cache, console: console)

@@ -84,7 +84,7 @@ enum ManagerSetup {
             return .success(given)
         }
         do {
-            let selection = try RemoteSelection.resolve(given: nil, environment: environment, namespaceDirectory: cache.directory)
+            let selection = try RemoteSelection.resolve(given: nil, environment: environment, remembered: cache.settings)
             for (text, reason) in selection.unreadable { console.warning("ignoring the remembered remote '\(text)': \(reason)") }
             return .success(selection.remotes)
         } catch {

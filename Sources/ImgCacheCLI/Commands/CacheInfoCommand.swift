@@ -20,7 +20,7 @@ extension CacheInfoCommand {
                 console.note("statistics of namespace '\(cache.location.namespace)' zeroed")
             }
             let counts = statistics.read()
-            let inspection = NamespaceSettings.inspect(cache.directory)
+            let inspection = cache.settingsInspection
             if !inspection.problems.isEmpty { MaintenanceMessages.reportSettings(inspection, of: cache, console: console) }
             let summary: CacheSummary
             do { summary = try CacheSummary.summarize(cache, now: now) } catch {

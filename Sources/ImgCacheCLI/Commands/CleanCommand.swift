@@ -24,7 +24,7 @@ extension CleanCommand {
             let outcome: CacheCleaner.Outcome
             // Settings that cannot be used stop this namespace's clean: guessing
             // its limits could remove what a remembered 30 days keeps.
-            let inspection = NamespaceSettings.inspect(cache.directory)
+            let inspection = cache.settingsInspection
             if !inspection.problems.isEmpty, !arguments.remember {
                 MaintenanceMessages.reportSettings(inspection, of: cache, console: console, refusing: "not cleaned")
                 status = ExitStatus.worse(status, .configurationError)

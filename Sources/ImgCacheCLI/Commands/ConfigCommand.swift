@@ -8,7 +8,7 @@ typealias ConfigCommand = CommandRun<ConfigArguments>
 
 extension ConfigCommand {
     func run() throws(SystemError) -> ExitStatus {
-        let inspection = NamespaceSettings.inspect(cache.directory)
+        let inspection = cache.settingsInspection
         var settings = inspection.settings
         let changing = arguments.reset || arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil
             || arguments.umask != nil || !arguments.unset.isEmpty

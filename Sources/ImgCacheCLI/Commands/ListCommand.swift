@@ -69,7 +69,7 @@ extension ListCommand {
 
     private func listFailed() throws(SystemError) -> ExitStatus {
         let now = WallClock.now()
-        let ttl = NamespaceSettings.load(from: cache.directory).failedTTL ?? FailedURLStore.defaultTTL
+        let ttl = cache.settings.failedTTL ?? FailedURLStore.defaultTTL
         var records: [FailedURLStore.Record]
         do { records = try FailedURLStore(namespaceDirectory: cache.directory).records() } catch {
             console.error(MaintenanceMessages.describe(error))

@@ -29,7 +29,7 @@ public struct CacheSummary: Equatable, Sendable {
             newest = max(newest ?? entry.modified, entry.modified)
         }
         for file in scan.temporaries { temporaries.add(file) }
-        let limits = CacheLimits.resolve(maxSize: nil, maxAge: nil, remembered: NamespaceSettings.load(from: cache.directory))
+        let limits = CacheLimits.resolve(maxSize: nil, maxAge: nil, remembered: cache.settings)
         let failed = try FailedURLStore(namespaceDirectory: cache.directory).count(ttl: limits.failedTTL, now: now)
         let exists = (try? FileSystem.status(cache.directory)).flatMap { $0 } != nil
         let placement: EntryMetadata.Placement =

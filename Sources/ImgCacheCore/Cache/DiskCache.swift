@@ -32,6 +32,8 @@ public struct DiskCache: Sendable {
     private let readyShards = ShardSet()
     /// Each shard's URLs, which the compact attribute has no room for.
     let urlLog: URLLog
+    /// The namespace's settings, read on first use and then kept for the run.
+    private let settingsRead = SettingsSnapshot()
 
     /// Where an entry's metadata goes on store.
     public enum MetadataPlacement: String, Sendable {
@@ -51,6 +53,25 @@ public struct DiskCache: Sendable {
 
     /// The namespace folder.
     public var directory: String { location.directory }
+
+    /// The namespace's settings file as read, with what in it cannot be used:
+    /// read once per run (the first asker reads it), kept up to date by `updateSettings`.
+    public var settingsInspection: NamespaceSettings.Inspection {
+        settingsRead.value.withLock { read in
+            if let read { return read }
+            let inspection = NamespaceSettings.inspect(directory)
+            read = inspection
+            return inspection
+        }
+    }
+
+    /// The namespace's usable settings (`settingsInspection.settings`).
+    public var settings: NamespaceSettings { settingsInspection.settings }
+
+    /// Keeps what `updateSettings` saved as the settings of the run.
+    func settingsSaved(_ settings: NamespaceSettings) {
+        settingsRead.value.withLock { $0 = NamespaceSettings.Inspection(settings: settings, path: directory + "/" + NamespaceSettings.fileName) }
+    }
 
     /// The shard folder of `key`.
     public func shardDirectory(for key: CacheKey) -> String { reader.shardDirectory(for: key) }
@@ -353,6 +374,11 @@ public final class PendingEntry {
     }
 
     deinit { discard() }
+}
+
+/// A namespace's settings once read, shared by the copies of a `DiskCache`.
+final class SettingsSnapshot: Sendable {
+    let value = Mutex<NamespaceSettings.Inspection?>(nil)
 }
 
 /// A set of shard numbers (0-255) that threads share without a lock.

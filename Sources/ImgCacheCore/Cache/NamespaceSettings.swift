@@ -149,6 +149,7 @@ extension DiskCache {
             var settings = NamespaceSettings.load(from: directory)
             change(&settings)
             try settings.save(to: directory)
+            settingsSaved(settings)
             return settings
         }
     }

@@ -208,7 +208,7 @@ extension ImageFetcher {
 
     func failedTTL() -> AgeLimit {
         if let resolvedFailedTTL { return resolvedFailedTTL }
-        let ttl = settings.failedTTL ?? NamespaceSettings.load(from: cache.directory).failedTTL ?? FailedURLStore.defaultTTL
+        let ttl = settings.failedTTL ?? cache.settings.failedTTL ?? FailedURLStore.defaultTTL
         resolvedFailedTTL = ttl
         return ttl
     }

@@ -22,12 +22,12 @@ public struct RemoteSelection: Equatable, Sendable {
     /// `IMGCACHE_REMOTE` is an error (the user's own setting), a bad remembered
     /// line is only left out (another version may have written it).
     public static func resolve(given: [RemoteSpec]?, environment: Environment,
-                               namespaceDirectory: String) throws(ValueError) -> RemoteSelection {
+                               remembered: NamespaceSettings) throws(ValueError) -> RemoteSelection {
         if let given { return RemoteSelection(remotes: given, source: .commandLine, unreadable: []) }
         if let text = environment["IMGCACHE_REMOTE"] {
             return RemoteSelection(remotes: try RemoteSpec.list(parsing: text), source: .environment, unreadable: [])
         }
-        guard let texts = NamespaceSettings.load(from: namespaceDirectory).remotes else {
+        guard let texts = remembered.remotes else {
             return RemoteSelection(remotes: [], source: .none, unreadable: [])
         }
         var remotes: [RemoteSpec] = [], unreadable: [(text: String, reason: String)] = []
