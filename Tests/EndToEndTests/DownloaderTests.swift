@@ -93,18 +93,7 @@ import Testing
         #expect(nginx.requests(atLeast: 6).map(\.uri) == ["high1", "high2", "normal1", "normal2", "low1", "low2"].map { "/logo.png?\($0)" })
     }
 
-    // MARK: Coalescing and cancelling
-
-    @Test func tenRequestsForOneURLMakeOneTransfer() throws {
-        let downloader = try Downloader(configuration: configuration())
-        let url = faults.baseURL + "/image/photo.jpg"
-        let results = downloadAll(try (0..<10).map { _ in (try request(url), .normal) }, with: downloader)
-        let files = results.compactMap { try? $0.get() }
-        #expect(files.count == 10)
-        #expect(Set(files.map { ObjectIdentifier($0) }).count == 1, "every requester gets the one result")
-        #expect(faults.requestCount(path: "/image/photo.jpg") == 1)
-        #expect(try Data(files[0].bytes()) == Paths.fixture("photo.jpg"))
-    }
+    // MARK: Bodies and cancelling
 
     @Test func aSmallBodyStaysInMemoryAndALargeOneGoesToAFile() throws {
         // At -j 256 a transfer keeps at most 256 KiB in memory.
@@ -121,30 +110,7 @@ import Testing
         #expect(leftoverBodies.isEmpty)
     }
 
-    @Test func cancellingOneRequesterLeavesTheTransferToTheOthers() throws {
-        let downloader = try Downloader(configuration: configuration())
-        var slow = try request(faults.baseURL + "/stall-body/photo.jpg")
-        slow.timeout = 1
-        let answers = BlockingQueue<(Int, Result<DownloadedBody, DownloadError>)>()
-        let started = BlockingQueue<Bool>()
-        let tickets = downloader.submit((0..<2).map { index in
-            DownloadSubmission(request: slow, onEvent: { if case .progress = $0 { started.push(true) } },
-                               completion: { answers.push((index, $0)) })
-        })
-        _ = started.pop()   // bytes are arriving: the transfer is under way
-        downloader.cancel(tickets[0])
-        var results: [Int: DownloadError] = [:]
-        for _ in 0..<2 {
-            let (index, result) = answers.pop()
-            results[index] = failure(result)
-        }
-        #expect(results[0] == .cancelled)
-        #expect(results[1] == .timeout(seconds: 1), "the other requester kept the transfer until it timed out")
-        #expect(faults.requestCount(path: "/stall-body/photo.jpg") == 1)
-        #expect(leftoverBodies.isEmpty)
-    }
-
-    @Test func cancellingTheOnlyRequesterAbortsTheTransferAndRemovesTheBody() throws {
+    @Test func cancellingARequestAbortsTheTransferAndRemovesTheBody() throws {
         // At -j 256 an endless body goes to a file after 256 KiB.
         let downloader = try Downloader(configuration: configuration(concurrency: 256))
         let answer = BlockingQueue<Result<DownloadedBody, DownloadError>>()

@@ -106,6 +106,25 @@ import Testing
         #expect(objects[2]["format"] as? String == "jpeg")
     }
 
+    @Test func oneImageAskedForManyTimesInARunIsDownloadedOnce() throws {
+        let photo = server.url("photo.jpg")
+        // The same URL, and with a fragment (never sent): one download answers them all.
+        let given = try fetch(["--json", "fetch", photo, photo + "#b", server.url("logo.png"), photo])
+        #expect(given.status == 0, "\(given.standardError)")
+        #expect(try given.jsonLines().count == 4)
+        #expect(server.requestCount("photo.jpg") == 1)
+        // A list read as it is answered (fetch -i) and a prefetch, each into an empty cache.
+        let list = home.appending("list")
+        try Array(repeating: server.url("logo.png"), count: 40).joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+        for command in [["fetch", "-i", list], ["prefetch", list]] {
+            #expect(try fetch(["clear"]).status == 0)
+            let before = server.requestCount("logo.png")
+            let result = try fetch(command)
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(server.requestCount("logo.png") == before + 1, "\(command)")
+        }
+    }
+
     @Test func aNamespaceIsAFolderOfItsOwn() throws {
         let url = server.url("logo.png")
         let result = try fetch(["-n", "thumbs", "fetch", url])

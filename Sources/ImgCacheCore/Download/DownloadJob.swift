@@ -1,14 +1,7 @@
-/// One URL being downloaded for one or more requesters (coalescing): its
-/// place in the queue, its attempts, and who gets the answer. Lives on the
-/// download thread only.
+/// One request being downloaded: its place in the queue, its attempts, and
+/// who gets the answer. Lives on the download thread only. (Requests for the
+/// same image are coalesced before they get here, by the fetcher, per cache key.)
 final class DownloadJob {
-    /// Whoever asked, and how to tell them.
-    struct Requester {
-        let ticket: DownloadTicket
-        let onEvent: (@Sendable (DownloadEvent) -> Void)?
-        let completion: @Sendable (Result<DownloadedBody, DownloadError>) -> Void
-    }
-
     enum State {
         case queued
         /// Waiting until a monotonic time before the next attempt.
@@ -17,22 +10,23 @@ final class DownloadJob {
         case finished
     }
 
-    let key: DownloadRequest.CoalescingKey
+    let ticket: DownloadTicket
     let request: DownloadRequest
-    /// The highest priority among the requesters.
-    var priority: DownloadPriority
-    var requesters: [Requester] = []
+    let priority: DownloadPriority
+    private let onEvent: (@Sendable (DownloadEvent) -> Void)?
+    private var completion: (@Sendable (Result<DownloadedBody, DownloadError>) -> Void)?
     var state = State.queued
     /// Attempts started so far.
     var attempts = 0
     /// When the first attempt started (monotonic seconds).
     var firstStart: Double?
 
-    /// `key` is the one the job is filed under: a write's key is new each time it is asked for.
-    init(request: DownloadRequest, key: DownloadRequest.CoalescingKey, priority: DownloadPriority) {
-        self.key = key
-        self.request = request
-        self.priority = priority
+    init(_ submission: DownloadSubmission, ticket: DownloadTicket) {
+        self.ticket = ticket
+        request = submission.request
+        priority = submission.priority
+        onEvent = submission.onEvent
+        completion = submission.completion
     }
 
     var isQueued: Bool {
@@ -40,19 +34,17 @@ final class DownloadJob {
         return false
     }
 
-    /// Tells every requester about `event`.
-    func notify(_ event: DownloadEvent) {
-        for requester in requesters { requester.onEvent?(event) }
-    }
+    /// Tells the requester about `event`.
+    func notify(_ event: DownloadEvent) { onEvent?(event) }
 
-    /// Whether anyone wants progress reports (they cost a clock read per write).
-    var wantsEvents: Bool { requesters.contains { $0.onEvent != nil } }
+    /// Whether the requester wants progress reports (they cost a clock read per write).
+    var wantsEvents: Bool { onEvent != nil }
 
-    /// Hands the answer to every requester and forgets them.
+    /// Hands the answer to the requester, once.
     func finish(_ result: Result<DownloadedBody, DownloadError>) {
         state = .finished
-        let waiting = requesters
-        requesters = []
-        for requester in waiting { requester.completion(result) }
+        let waiting = completion
+        completion = nil
+        waiting?(result)
     }
 }

@@ -1,9 +1,8 @@
 /// Jobs waiting for a free transfer slot, in the order they should start:
 /// higher priority first, then first-in or last-in first within a priority.
 ///
-/// Removal is lazy: a job that was cancelled, or raised to a higher priority
-/// (which queues it again), stays in its old lane and is skipped when reached,
-/// so every operation is O(1) amortised even with 100,000 jobs waiting.
+/// Removal is lazy: a job that was cancelled stays in its lane and is skipped
+/// when reached, so every operation is O(1) amortised even with 100,000 jobs waiting.
 struct DownloadQueue<Job: AnyObject> {
     private var lanes: [Lane] = Array(repeating: Lane(), count: DownloadPriority.allCases.count)
 

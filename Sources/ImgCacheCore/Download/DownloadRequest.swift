@@ -1,4 +1,3 @@
-import Synchronization
 
 /// What to download and how: SDWebImageDownloader's per-request settings.
 public struct DownloadRequest: Equatable, Sendable {
@@ -62,25 +61,6 @@ public struct DownloadRequest: Equatable, Sendable {
         return lines
     }
 
-    /// Requests with equal keys get the same answer, so one transfer serves them all.
-    /// Only GETs are coalesced: every write is a transfer of its own, its key
-    /// new each time it is computed (so it must be computed once per submission).
-    var coalescingKey: CoalescingKey {
-        CoalescingKey(url: url.string, headers: headers, credentials: credentials, validators: validators,
-                      write: method == .get ? 0 : DownloadRequest.writeSerial.add(1, ordering: .relaxed).newValue)
-    }
-
-    /// Numbers each write, so that no two are coalesced.
-    private static let writeSerial = Atomic<UInt64>(0)
-
-    struct CoalescingKey: Hashable {
-        let url: String
-        let headers: [HTTPHeader]
-        let credentials: Credentials?
-        let validators: Validators?
-        /// 0 for a GET; a number of its own for a write.
-        let write: UInt64
-    }
 }
 
 /// A user name and password for HTTP authentication. Its description never

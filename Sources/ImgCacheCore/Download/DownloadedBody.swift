@@ -6,9 +6,8 @@ import Glibc
 ///
 /// A body is kept in memory as it arrives, so that it is checked and stored
 /// without being read back; one larger than the transfer's memory limit goes
-/// to a temporary file instead (`spilledPath`). Every requester of a
-/// coalesced download gets the same instance. A spilled file is removed when
-/// the last of them lets go, unless one of them has renamed it into the cache.
+/// to a temporary file instead (`spilledPath`), removed when the body is let
+/// go unless it was renamed into the cache first.
 public final class DownloadedBody: Sendable {
     /// The body, in memory or in a file of its own.
     public enum Body: Sendable {

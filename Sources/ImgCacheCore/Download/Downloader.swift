@@ -5,9 +5,10 @@ import Glibc
 
 /// Downloads many URLs at once over libcurl's multi interface
 /// (SDWebImageDownloader): a bounded number of transfers in flight, a queue
-/// ordered by priority then FIFO or LIFO, identical requests coalesced into
-/// one transfer, connections kept alive and HTTP/2 multiplexed, transient
-/// failures retried with backoff.
+/// ordered by priority then FIFO or LIFO, connections kept alive and HTTP/2
+/// multiplexed, transient failures retried with backoff. Each submission is
+/// a transfer of its own: requests for one image are coalesced before, by
+/// `ImageFetcher`, per cache key.
 ///
 /// One thread of its own owns every libcurl handle. Submissions, cancellations
 /// and `close()` may come from any thread; answers arrive on the download
@@ -48,8 +49,7 @@ public final class Downloader: Sendable {
         mailbox.post([submission])[0]
     }
 
-    /// Withdraws one submission: it is answered `cancelled` at once; the
-    /// transfer goes on while other requesters still want it.
+    /// Withdraws one submission: its transfer stops and it is answered `cancelled`.
     public func cancel(_ ticket: DownloadTicket) {
         mailbox.post(cancelling: [ticket])
     }

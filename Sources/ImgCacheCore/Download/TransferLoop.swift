@@ -12,7 +12,6 @@ final class TransferLoop {
 
     private var queue = DownloadQueue<DownloadJob>()
     private var queuedCount = 0
-    private var jobsByKey: [DownloadRequest.CoalescingKey: DownloadJob] = [:]
     private var jobsByTicket: [DownloadTicket: DownloadJob] = [:]
     /// Running jobs by their easy handle's address.
     private var running: [UnsafeMutableRawPointer: DownloadJob] = [:]
@@ -59,37 +58,18 @@ final class TransferLoop {
     private var isIdle: Bool { running.isEmpty && waitingToRetry.isEmpty && queuedCount == 0 }
 
     private func accept(_ submission: DownloadSubmission, ticket: DownloadTicket) {
-        let requester = DownloadJob.Requester(ticket: ticket, onEvent: submission.onEvent, completion: submission.completion)
-        let key = submission.request.coalescingKey
-        if let job = jobsByKey[key] {
-            job.requesters.append(requester)
-            jobsByTicket[ticket] = job
-            if submission.priority > job.priority {
-                job.priority = submission.priority
-                if job.isQueued { queue.push(job, priority: job.priority) }
-            }
-            if case .running(let transfer) = job.state, submission.onEvent != nil, transfer.sink.onProgress == nil {
-                attachProgress(job, to: transfer)
-            }
-            return
-        }
-        let job = DownloadJob(request: submission.request, key: key, priority: submission.priority)
-        job.requesters.append(requester)
-        jobsByKey[key] = job
+        let job = DownloadJob(submission, ticket: ticket)
         jobsByTicket[ticket] = job
         queue.push(job, priority: job.priority)
         queuedCount += 1
     }
 
-    /// Answers one requester with `cancelled`; the transfer stops only when nobody else wants it.
+    /// Stops a job and answers it `cancelled`.
     private func cancel(_ ticket: DownloadTicket) {
-        guard let job = jobsByTicket.removeValue(forKey: ticket),
-              let index = job.requesters.firstIndex(where: { $0.ticket == ticket }) else { return }
-        let requester = job.requesters.remove(at: index)
+        guard let job = jobsByTicket.removeValue(forKey: ticket) else { return }
         // The transfer stops (and its body file goes) before the answer, so that
         // whoever cancelled sees it gone.
-        defer { requester.completion(.failure(.cancelled)) }
-        guard job.requesters.isEmpty else { return }
+        defer { job.finish(.failure(.cancelled)) }
         switch job.state {
         case .queued: queuedCount -= 1
         case .waitingToRetry: waitingToRetry.removeAll { $0 === job }
@@ -100,8 +80,6 @@ final class TransferLoop {
             idleHandles.append(transfer.easy)
         case .finished: break
         }
-        job.state = .finished
-        jobsByKey.removeValue(forKey: job.key)
     }
 
     private func promoteDueRetries(now: Double) {
@@ -187,8 +165,7 @@ final class TransferLoop {
     }
 
     private func finish(_ job: DownloadJob, _ result: Result<DownloadedBody, DownloadError>) {
-        jobsByKey.removeValue(forKey: job.key)
-        for requester in job.requesters { jobsByTicket.removeValue(forKey: requester.ticket) }
+        jobsByTicket.removeValue(forKey: job.ticket)
         job.finish(result)
     }
 

@@ -2,7 +2,6 @@ import Synchronization
 
 /// What other threads tell the fetching thread.
 enum FetchMessage: Sendable {
-    case input([URLList.Item])
     case event(Int, DownloadEvent)
     case finished(Int, Result<DownloadedBody, DownloadError>)
     /// URLs of a list, looked up on its reader thread.

@@ -19,10 +19,8 @@ struct FetchRun {
     var nextIndex = 0
     var inputOpen = true
     var interrupted = false
-    /// Downloads in flight by slot, and the slot of each key in flight.
-    var pending: [Int: PendingFetch] = [:]
-    var slotByKey: [KeyFingerprint: Int] = [:]
-    var nextSlot = 0
+    /// Fetches waiting on a remote store or the origin.
+    var inFlight = InFlightFetches()
     /// Keys answered, unless repeats are looked up again; answered from memory, their answers too.
     var seen: Set<KeyFingerprint> = []
     var answers: [KeyFingerprint: Result<FetchResult, FetchError>] = [:]

@@ -8,17 +8,11 @@ extension ImageFetcher {
     /// one repeated later is looked up again (a hit, usually).
     public func fetch<E: Error>(_ list: URLList, window: Int? = nil, deliver: (FetchOutcome) throws(E) -> Void,
                                 update report: (PrefetchUpdate) throws(E) -> Void) throws(E) {
-        var waiting: [Int: FetchOutcome] = [:]
-        var next = 0
+        var answers = ReorderBuffer<FetchOutcome>()
         try stream(list, window: window, repeats: .lookedUpAgain, releasesOnAnswer: false, deliver: { (update: PrefetchUpdate) throws(E) in
             guard case .answered(let outcome) = update else { return try report(update) }
-            waiting[outcome.index] = outcome
-            var delivered = 0
-            while let ready = waiting.removeValue(forKey: next) {
-                try deliver(ready)
-                next += 1
-                delivered += 1
-            }
+            answers.insert(outcome, at: outcome.index)
+            let delivered = try answers.drain { (_, ready) throws(E) in try deliver(ready) }
             // The reader may read as many more as were delivered in order: a
             // slow first URL holds the window, not memory.
             list.release(delivered)

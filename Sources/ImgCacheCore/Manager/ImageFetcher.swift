@@ -87,17 +87,14 @@ public final class ImageFetcher {
     /// error thrown by `deliver` stops the run and is rethrown.
     public func fetch<E: Error>(_ urls: [String], deliver: (Int, Result<FetchResult, FetchError>) throws(E) -> Void) throws(E) {
         precondition(!hasRun, "an ImageFetcher runs once")
-        messages.push(.input(urls.map { .url($0, line: 0) } + [.end]))
-        var answers = [Result<FetchResult, FetchError>?](repeating: nil, count: urls.count)
-        var delivered = 0
+        var answers = ReorderBuffer<Result<FetchResult, FetchError>>()
         var run = FetchRun(repeats: .answeredFromMemory, list: nil)
-        try self.run(&run, emit: { (outcome: FetchOutcome) throws(E) in
-            answers[outcome.index] = outcome.result
-            while delivered < answers.count, let ready = answers[delivered] {
-                answers[delivered] = nil
+        try self.run(&run, input: urls.map { .url($0, line: 0) } + [.end], emit: { (outcome: FetchOutcome) throws(E) in
+            guard let result = outcome.result else { return }
+            answers.insert(result, at: outcome.index)
+            try answers.drain { (index, ready) throws(E) in
                 defer { if case .success(let result) = ready, !result.isStored { try? FileSystem.remove(result.path) } }
-                try deliver(delivered, ready)
-                delivered += 1
+                try deliver(index, ready)
             }
         }, update: { (_: PrefetchUpdate) throws(E) in })
     }
@@ -121,15 +118,18 @@ public final class ImageFetcher {
 
     // MARK: - The run
 
-    /// Handles messages until the input has ended (or the run was
-    /// interrupted) and no download is left; answers go to `emit`.
-    func run<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void,
-                               update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+    /// Takes `input` (URLs given at once), then handles messages until the
+    /// input has ended (or the run was interrupted) and no fetch is left in
+    /// flight; answers go to `emit`.
+    func run<E: Error>(_ run: inout FetchRun, input: [URLList.Item] = [], emit: (FetchOutcome) throws(E) -> Void,
+                       update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         do throws(E) {
             defer { hasRun = true }
-            while run.inputOpen || !run.pending.isEmpty || run.pendingWrites > 0 {
+            try take(input, &run, emit: emit, update: emitUpdate)
+            submitQueued(&run)
+            while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 {
                 if interruption.signal != nil, !run.interrupted { stopAll(&run) }
-                if run.interrupted, run.pending.isEmpty, run.list != nil {
+                if run.interrupted, run.inFlight.isEmpty, run.list != nil {
                     // URLs already read are answered `interrupted`, so the summary counts them.
                     while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
                     break
@@ -193,9 +193,8 @@ public final class ImageFetcher {
     private func abandonWaiting<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void,
                                           update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
-        for slot in run.pending.keys.sorted() {
-            guard let miss = run.pending.removeValue(forKey: slot) else { continue }
-            run.slotByKey[miss.fingerprint] = nil
+        for slot in run.inFlight.slots {
+            guard let miss = run.inFlight.remove(slot) else { continue }
             try settle(miss.fingerprint, .failure(.interrupted(url: miss.url)), first: miss.firstIndex, url: miss.url,
                        repeats: miss.repeats, &run, emit: emit)
         }
@@ -210,16 +209,11 @@ public final class ImageFetcher {
         switch message {
         case .wake:
             break
-        case .input(let items):
-            for item in items {
-                if interruption.signal != nil, !run.interrupted { stopAll(&run) }
-                try handle(item, &run, emit: emit, update: emitUpdate)
-            }
         case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
-            guard let miss = run.pending[slot] else { return }
+            guard let miss = run.inFlight[slot] else { return }
             log?("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.displayed(miss.url)): \(error.reason)")
         case .event(let slot, .progress(let received, let expected)):
-            guard let miss = run.pending[slot] else { return }
+            guard let miss = run.inFlight[slot] else { return }
             progress?(miss.url, received, expected)
         case .looked(let items):
             for item in items {
@@ -227,8 +221,7 @@ public final class ImageFetcher {
                 try handle(item, &run, emit: emit, update: emitUpdate)
             }
         case .finished(let slot, let result):
-            guard let miss = run.pending.removeValue(forKey: slot) else { return }
-            run.slotByKey[miss.fingerprint] = nil
+            guard let miss = run.inFlight.remove(slot) else { return }
             var stored: EntryCommitter.Body?
             let answer = run.interrupted && Self.isCancellation(result)
                 ? .failure(.interrupted(url: miss.url)) : downloadStore.store(result, for: miss, stored: &stored)
@@ -238,15 +231,16 @@ public final class ImageFetcher {
         case .remote(let slot, let store, let result):
             try remoteAnswered(slot: slot, store: store, result, &run, emit: emit)
         case .remoteWritten(let store, let result):
-            run.pendingWrites -= 1
-            switch result {
-            case .success:
-                remoteTier?.statistics.writes += 1
-                if let spec = remoteTier?.stores[store].backend.spec { log?("remote \(spec.identity): object written") }
-            case .failure(let failure):
-                // Writes cut short by an interruption are no fault of the store.
-                if !run.interrupted { remoteTier?.giveUp(store, failure, now: WallClock.now()) }
-            }
+            remoteWritten(store, result, &run)
+        }
+    }
+
+    /// URLs given at once, in their order.
+    private func take<E: Error>(_ items: [URLList.Item], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void,
+                                update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
+        for item in items {
+            if interruption.signal != nil, !run.interrupted { stopAll(&run) }
+            try handle(item, &run, emit: emit, update: emitUpdate)
         }
     }
 
@@ -303,17 +297,14 @@ public final class ImageFetcher {
         case .looked(let url, let key, let fingerprint, let outcome):
             guard let index = try nextIndex(for: url, &run, emit: emit) else { return }
             // The same key in flight (looked up before its download ended): answered with it.
-            if let slot = run.slotByKey[fingerprint] {
-                run.pending[slot]?.repeats.append((index, url))
-                return
-            }
+            if run.inFlight.join(fingerprint, index: index, url: url) { return }
             var outcome = outcome
             if case .download = outcome, run.recentlySettled.contains(fingerprint) {
                 // Looked up before the same key's answer was stored: looked up again, now.
                 outcome = lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)
             }
             try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
-                        slot: nil, &run, emit: emit)
+                        &run, emit: emit)
         }
     }
 
@@ -359,9 +350,9 @@ public final class ImageFetcher {
         let url = URLText.withoutFragment(given)
         let key = settings.cacheKey(for: url)
         let fingerprint = KeyFingerprint(key)
-        if let slot = run.slotByKey[fingerprint] {
+        if run.inFlight.contains(fingerprint) {
             if run.repeats != .skipped {
-                run.pending[slot]?.repeats.append((index, url))
+                _ = run.inFlight.join(fingerprint, index: index, url: url)
             } else {
                 // prefetch keeps nothing per repeat: it is answered now, whatever the first one becomes.
                 try emit(FetchOutcome(index: index, url: url, result: nil))
@@ -377,7 +368,7 @@ public final class ImageFetcher {
         }
         let outcome = lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)
         try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
-                    slot: nil, &run, emit: emit)
+                    &run, emit: emit)
     }
 
     /// The cache, the read-only folders and the failed list, for one URL.

@@ -2,23 +2,24 @@
 /// a local miss and before the origin, written after an origin download.
 /// A store that fails is given up for the rest of the run and marked down
 /// for a minute (`RemoteHealth`), so it costs at most one timeout: a remote
-/// never fails a fetch. Owned by the manager's thread.
+/// never fails a fetch. The manager reaches the stores only through here.
+/// Owned by the manager's thread.
 final class RemoteTier {
     /// A store and whether the run still uses it.
-    struct Store {
+    private struct Store {
         let backend: any RemoteBackend
         var inUse = true
     }
 
-    private(set) var stores: [Store] = []
+    private var stores: [Store] = []
     let namespace: String
     private let health: RemoteHealth
     private let report: (String, DownloadError?) -> Void
     var statistics = RemoteStatistics()
     /// Objects found damaged, by store and key: written anew, not "if absent".
-    var damaged: Set<Damaged> = []
+    private var damaged: Set<Damaged> = []
 
-    struct Damaged: Hashable {
+    private struct Damaged: Hashable {
         let store: Int
         let key: RemoteKey
     }
@@ -50,7 +51,41 @@ final class RemoteTier {
     }
 
     /// The stores in use that take writes.
-    var writable: [Int] { stores.indices.filter { stores[$0].inUse && !stores[$0].backend.spec.readOnly } }
+    private var writable: [Int] { stores.indices.filter { stores[$0].inUse && !stores[$0].backend.spec.readOnly } }
+
+    /// Whether any store in use takes writes.
+    var takesWrites: Bool { !writable.isEmpty }
+
+    /// How store `index` is named in messages.
+    func identity(of index: Int) -> String { stores[index].backend.spec.identity }
+
+    /// An entry's place in the stores.
+    func place(of key: CacheKey) -> RemoteKey { RemoteKey(namespace: namespace, digest: key.digest) }
+
+    /// Asks store `index` for `key`'s object.
+    func get(_ key: CacheKey, from index: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
+        stores[index].backend.get(place(of: key), completion: completion)
+    }
+
+    /// Store `index` gave a damaged object for `key`: counted, and written anew later.
+    func markDamaged(_ key: CacheKey, in index: Int) {
+        statistics.errors += 1
+        damaged.insert(Damaged(store: index, key: place(of: key)))
+    }
+
+    /// Writes `object` as `key`'s to every store in use that takes writes:
+    /// replacing what is there when asked or when the store's was damaged,
+    /// else only where there is none. The number of writes started.
+    func put(_ object: [UInt8], as key: CacheKey, replacing: Bool,
+             completion: @escaping @Sendable (Int, Result<Void, RemoteFailure>) -> Void) -> Int {
+        let place = place(of: key)
+        let targets = writable
+        for index in targets {
+            let replaces = damaged.remove(Damaged(store: index, key: place)) != nil || replacing
+            stores[index].backend.put(place, object, replacing: replaces) { completion(index, $0) }
+        }
+        return targets.count
+    }
 
     var isEmpty: Bool { stores.isEmpty }
 

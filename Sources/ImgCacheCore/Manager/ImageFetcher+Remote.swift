@@ -1,0 +1,106 @@
+/// How the manager uses the remote stores, all through `RemoteTier`: a miss
+/// asks each store in turn before the origin, an object that passes every
+/// check answers it, and a new entry is written to every store that takes
+/// writes. Answers come back as messages, as downloads do.
+extension ImageFetcher {
+    /// Asks remote store `store` for the request in `slot`; the answer comes as a message.
+    func askRemote(_ store: Int, slot: Int, _ run: inout FetchRun) {
+        guard let tier = remoteTier, let miss = run.inFlight[slot] else { return }
+        run.inFlight[slot]?.remoteStore = store
+        let messages = self.messages
+        log?("\(RemoteURL.displayed(miss.url)): asking remote \(tier.identity(of: store))")
+        tier.get(miss.key, from: store) { result in messages.push(.remote(slot: slot, store: store, result)) }
+    }
+
+    /// A remote store answered for the request in `slot`: an object that passes
+    /// every check is stored and answers it; otherwise the next store, or the
+    /// origin, is asked. A store that failed is given up for the run.
+    func remoteAnswered<E: Error>(slot: Int, store: Int, _ result: Result<[UInt8]?, RemoteFailure>, _ run: inout FetchRun,
+                                  emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        guard let miss = run.inFlight[slot], let tier = remoteTier else { return }
+        func finish(_ answer: Result<FetchResult, FetchError>) throws(E) {
+            _ = run.inFlight.remove(slot)
+            remember(answer, for: miss)
+            try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url, repeats: miss.repeats, &run, emit: emit)
+        }
+        if run.interrupted { return try finish(.failure(.interrupted(url: miss.url))) }
+        let identity = tier.identity(of: store)
+        switch result {
+        case .success(let data?):
+            switch downloadStore.storeRemote(data, for: miss, from: identity) {
+            case .stored(let fetched):
+                tier.statistics.hits += 1
+                return try finish(.success(fetched))
+            case .failed(let error):
+                return try finish(.failure(error))
+            case .defective(let reason):
+                // A bad object is a miss: the origin answers, and the object is written anew.
+                tier.markDamaged(miss.key, in: store)
+                warn?("remote \(identity): bad object for \(RemoteURL.displayed(miss.url)) (\(reason)); fetched from the origin", nil)
+            }
+        case .success(nil):
+            log?("\(RemoteURL.displayed(miss.url)): not in remote \(identity)")
+        case .failure(let failure):
+            tier.giveUp(store, failure, now: WallClock.now())
+        }
+        if let next = tier.readable(after: store) {
+            askRemote(next, slot: slot, &run)
+            return
+        }
+        do throws(FetchError) {
+            try submitOrigin(slot, &run)
+        } catch {
+            try finish(.failure(error))
+        }
+    }
+
+    /// A remote store answered a write.
+    func remoteWritten(_ store: Int, _ result: Result<Void, RemoteFailure>, _ run: inout FetchRun) {
+        run.pendingWrites -= 1
+        guard let tier = remoteTier else { return }
+        switch result {
+        case .success:
+            tier.statistics.writes += 1
+            log?("remote \(tier.identity(of: store)): object written")
+        case .failure(let failure):
+            // Writes cut short by an interruption are no fault of the store.
+            if !run.interrupted { tier.giveUp(store, failure, now: WallClock.now()) }
+        }
+    }
+
+    /// Writes a new entry's bytes to every remote store in use that takes writes.
+    func share(_ stored: EntryCommitter.Body, of key: CacheKey, as fetched: FetchResult, _ run: inout FetchRun) {
+        guard let tier = remoteTier, fetched.isStored, tier.takesWrites else { return }
+        // An image too large for an object is only kept locally.
+        guard fetched.metadata.byteCount < Int64(RemoteObject.maximumLength - 4096) else { return }
+        let bytes: [UInt8]
+        switch stored {
+        case .bytes(let read): bytes = read
+        case .file(let path):
+            // A body checked from its head and tail is read now, only for the remote stores.
+            guard let read = try? FileSystem.readFile(path, limit: RemoteObject.maximumLength) else { return }
+            bytes = read
+        }
+        let metadata = fetched.metadata
+        let object: [UInt8]
+        do {
+            object = try RemoteObject(bytes: bytes, contentType: metadata.contentType, url: fetched.url, etag: metadata.etag,
+                                      lastModified: metadata.lastModified, storedAt: metadata.storedAt).encoded()
+        } catch {
+            tier.statistics.errors += 1
+            warn?("cannot write to the remote stores: \(error)", nil)
+            return
+        }
+        let messages = self.messages
+        // One a refresh found outdated is replaced; otherwise the first writer's stays.
+        run.pendingWrites += tier.put(object, as: key, replacing: fetched.cacheType == .refreshed) { store, result in
+            messages.push(.remoteWritten(store: store, result))
+        }
+    }
+
+    /// With --remote-reshare, a local hit is written to the remote stores too.
+    func reshare(_ hit: FetchResult, key: CacheKey, _ run: inout FetchRun) {
+        guard (try? startDownloader()) != nil else { return }
+        share(.file(hit.path), of: key, as: hit, &run)
+    }
+}
