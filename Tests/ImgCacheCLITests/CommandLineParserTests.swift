@@ -212,19 +212,19 @@ import Testing
         let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"],
                           "background": ["--format", "jpeg"],
                           "remember": ["--remote", "http://127.0.0.1/store"]]
-        for spec in CommandTable.fetch.options {
+        for spec in CommandTable.command(named: "fetch")!.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
             // --input brings the URLs itself.
             let operands = spec.long == "input" ? [] : ["u"]
             _ = try CommandLineParser.parse(["fetch", "--" + spec.long] + value + operands)
             if let short = spec.short { _ = try CommandLineParser.parse(["fetch", "-\(short)"] + value + operands) }
         }
-        for spec in CommandTable.prefetch.options {
+        for spec in CommandTable.command(named: "prefetch")!.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
             _ = try CommandLineParser.parse(["prefetch", "--" + spec.long] + value + ["list.txt"])
             if let short = spec.short { _ = try CommandLineParser.parse(["prefetch", "-\(short)"] + value) }
         }
-        for spec in CommandTable.remote.options {
+        for spec in CommandTable.command(named: "remote")!.options {
             let value = spec.takesValue ? [samples[spec.long] ?? "v1"] : []
             _ = try CommandLineParser.parse(["remote", "check", "--" + spec.long] + value)
             if let short = spec.short { _ = try CommandLineParser.parse(["remote", "check", "-\(short)"] + value) }

@@ -3,6 +3,14 @@ import Glibc
 #endif
 import ImgCacheCore
 
+/// `imgcache cache-info` arguments.
+public struct CacheInfoArguments: Equatable, Sendable {
+    public var allNamespaces = false
+    /// Zero the statistics before showing them.
+    public var zero = false
+    public init() {}
+}
+
 /// `imgcache cache-info`: what one namespace (or each) holds, and its limits.
 typealias CacheInfoCommand = CommandRun<CacheInfoArguments>
 
@@ -126,7 +134,26 @@ extension CacheInfoCommand {
 }
 
 extension CacheInfoArguments: Subcommand {
-    static var spec: CommandSpec { CommandTable.cacheInfo }
+    static let spec = CommandSpec(
+        name: "cache-info", summary: "Show what a namespace holds and its limits",
+        description: """
+            Prints the namespace's folder, its entries with their size (the bytes of the \
+            images, and the space they take on disk), the oldest and newest last use, the \
+            failed URLs remembered, temporary files of stores in progress (or abandoned), \
+            the limits clean applies (remembered with clean --remember, or the \
+            defaults), the remote stores, and the statistics of fetch and prefetch since \
+            they were last zeroed: hits, misses (from remote stores, downloaded, failed) \
+            and the bytes downloaded, each process adding its counts once as it ends. \
+            Reads directory listings, file sizes and the statistics file.
+            """,
+        options: [CommandTable.allNamespaces,
+                  .flag(.zero, help: "Zero the statistics (hits, misses, downloads, failures) first, as ccache -z does")],
+        examples: [
+            ("imgcache cache-info", "the default namespace"),
+            ("imgcache --json cache-info --all-namespaces", "one JSON object per namespace"),
+            ("imgcache cache-info --zero", "start counting hits and misses afresh"),
+        ]
+    )
     var scope: CommandScope { allNamespaces ? .allNamespaces : .namespace }
     static let reportsSettings = true
 
@@ -135,4 +162,14 @@ extension CacheInfoArguments: Subcommand {
     }
 
     static func run(_ command: CacheInfoCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
+
+/// `cache-info` arguments from the parsed words.
+extension ParsedOptions {
+    func cacheInfoArguments(globals: GlobalOptions) throws(UsageError) -> CacheInfoArguments {
+        var arguments = CacheInfoArguments()
+        arguments.allNamespaces = try allNamespaces(globals: globals)
+        arguments.zero = has(.zero)
+        return arguments
+    }
 }

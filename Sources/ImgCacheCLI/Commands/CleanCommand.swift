@@ -3,6 +3,18 @@ import Glibc
 #endif
 import ImgCacheCore
 
+/// `imgcache clean` arguments.
+public struct CleanArguments: Equatable, Sendable {
+    /// Limits given on the command line (nil: remembered or default).
+    public var maxSize: SizeLimit?
+    public var maxAge: AgeLimit?
+    public var failedTTL: AgeLimit?
+    public var remember = false
+    public var dryRun = false
+    public var allNamespaces = false
+    public init() {}
+}
+
 /// `imgcache clean`: expire and trim one namespace (or each), under the limits
 /// given, remembered or default.
 typealias CleanCommand = CommandRun<CleanArguments>
@@ -145,7 +157,36 @@ extension CleanCommand {
 }
 
 extension CleanArguments: Subcommand {
-    static var spec: CommandSpec { CommandTable.clean }
+    static let spec = CommandSpec(
+        name: "clean", summary: "Expire unused entries and trim the namespace to size",
+        description: """
+            Removes entries not used for --max-age; then, if the entries still take more \
+            than --max-size on disk, removes the least recently used until they take less \
+            than half of it. Also removes temporary files left by interrupted stores, \
+            expired failed URLs (kept \(FailedURLStore.defaultTTL)), and symbolic links planted in the \
+            cache (never what they point to). Safe while other imgcache processes use the \
+            namespace: an entry used since the scan is kept. A second clean of the same \
+            namespace notices the first, says so and exits 0. Limits not given come from \
+            the namespace (clean --remember), else the defaults: --max-age \(CacheLimits.defaultMaxAge), \
+            --max-size \(CacheLimits.defaultMaxSize).
+            """,
+        options: [
+            .value(.maxSize, metavar: "SIZE", kind: .text,
+                   help: "Most disk space the entries may take (500M, 2G, 1.5GiB, bytes; 'none' for no limit); with --all-namespaces, each namespace's own"),
+            .value(.maxAge, metavar: "AGE", kind: .text,
+                   help: "Remove entries not used for this long (45s, 30m, 12h, 7d, 2w; 'never')"),
+            .value(.failedTtl, metavar: "AGE", kind: .text,
+                   help: "Remove failed URLs remembered for longer than AGE (default 24h; 'never'); fetch honours a remembered one"),
+            .flag(.remember, help: "Save the --max-size, --max-age and --failed-ttl given as the namespace's, for later runs"),
+            .flag(.dryRun, help: "List each file that would be removed, why and its URL (also with -q); remove nothing"),
+            CommandTable.allNamespaces,
+        ],
+        examples: [
+            ("imgcache clean --max-size 2G --max-age 30d --remember", "set the limits once, and clean"),
+            ("imgcache clean -q", "a cron line: the remembered limits"),
+            ("imgcache clean --dry-run --max-age 1d", "what a day's limit would remove"),
+        ]
+    )
     var scope: CommandScope { allNamespaces ? .allNamespaces : .namespace }
     static let reportsSettings = true
 
@@ -154,4 +195,28 @@ extension CleanArguments: Subcommand {
     }
 
     static func run(_ command: CleanCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
+
+/// `clean` arguments from the parsed words.
+extension ParsedOptions {
+    func cleanArguments(globals: GlobalOptions) throws(UsageError) -> CleanArguments {
+        var arguments = CleanArguments()
+        arguments.maxSize = try sizeLimit()
+        arguments.maxAge = try ageLimit()
+        arguments.failedTTL = try failedTTL()
+        arguments.remember = has(.remember)
+        arguments.dryRun = has(.dryRun)
+        arguments.allNamespaces = has(.allNamespaces)
+        if arguments.remember {
+            if arguments.maxSize == nil && arguments.maxAge == nil && arguments.failedTTL == nil {
+                throw .requires("--remember", "--max-size, --max-age or --failed-ttl")
+            }
+            if arguments.dryRun { throw .conflictingOptions("--remember", "--dry-run", reason: "a dry run changes nothing") }
+            if arguments.allNamespaces {
+                throw .conflictingOptions("--remember", "--all-namespaces", reason: "limits are remembered per namespace")
+            }
+        }
+        arguments.allNamespaces = try allNamespaces(globals: globals)
+        return arguments
+    }
 }

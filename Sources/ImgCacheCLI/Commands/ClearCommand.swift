@@ -1,5 +1,15 @@
 import ImgCacheCore
 
+/// `imgcache clear` arguments.
+public struct ClearArguments: Equatable, Sendable {
+    /// Forget the failed URLs instead of removing entries.
+    public var failedOnly = false
+    /// With `failedOnly`: forget only these URLs' failures.
+    public var failedURLs: [String] = []
+    public var allNamespaces = false
+    public init() {}
+}
+
 /// `imgcache clear`: every entry of one namespace (or each), or its failed URLs.
 typealias ClearCommand = CommandRun<ClearArguments>
 
@@ -65,7 +75,27 @@ extension ClearCommand {
 }
 
 extension ClearArguments: Subcommand {
-    static var spec: CommandSpec { CommandTable.clear }
+    static let spec = CommandSpec(
+        name: "clear", summary: "Remove every entry of a namespace (or its failed URLs)",
+        description: """
+            Removes every entry of the namespace, shard by shard, so that concurrent readers \
+            see an entry whole or not at all. Stores running at the same time finish \
+            normally. Remembered limits and failed URLs are kept; --failed empties the \
+            failed-URL list instead, and leaves the entries. Symbolic links in the cache \
+            are removed, never followed.
+            """,
+        options: [
+            .flag(.failed, help: "Forget the failed URLs only (or only the URLs given, each if remembered); keep the entries"),
+            CommandTable.allNamespaces,
+        ],
+        operands: [OperandSpec(name: "URL", kind: .url, help: "with --failed: forget only this URL's failure",
+                               minimum: 0, maximum: nil)],
+        examples: [
+            ("imgcache clear -n thumbnails", "empty the 'thumbnails' namespace"),
+            ("imgcache clear --failed", "try every failed URL again next time"),
+            ("imgcache clear --failed https://example.com/logo.png", "try that one again next time"),
+        ]
+    )
     var scope: CommandScope { allNamespaces ? .allNamespaces : .namespace }
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
@@ -73,4 +103,19 @@ extension ClearArguments: Subcommand {
     }
 
     static func run(_ command: ClearCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
+
+/// `clear` arguments from the parsed words.
+extension ParsedOptions {
+    func clearArguments(globals: GlobalOptions) throws(UsageError) -> ClearArguments {
+        var arguments = ClearArguments()
+        arguments.failedOnly = has(.failed)
+        if !operands.isEmpty {
+            guard arguments.failedOnly else { throw .requires("URL operands", "--failed") }
+            if has(.allNamespaces) { throw .conflictingOptions("URL operands", "--all-namespaces", reason: "a URL's failure is one namespace's") }
+            arguments.failedURLs = operands
+        }
+        arguments.allNamespaces = try allNamespaces(globals: globals)
+        return arguments
+    }
 }

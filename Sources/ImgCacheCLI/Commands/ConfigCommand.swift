@@ -3,6 +3,19 @@ import Glibc
 #endif
 import ImgCacheCore
 
+/// `imgcache config` arguments.
+public struct ConfigArguments: Equatable, Sendable {
+    public var maxSize: SizeLimit?
+    public var maxAge: AgeLimit?
+    public var failedTTL: AgeLimit?
+    /// `--umask MASK`: `.some(nil)` for 'none' (forget it).
+    public var umask: mode_t??
+    /// `--unset KEY`: settings to forget.
+    public var unset: [String] = []
+    public var reset = false
+    public init() {}
+}
+
 /// `imgcache config`: a namespace's remembered limits, shown or set without cleaning.
 typealias ConfigCommand = CommandRun<ConfigArguments>
 
@@ -68,7 +81,32 @@ extension ConfigCommand {
 }
 
 extension ConfigArguments: Subcommand {
-    static var spec: CommandSpec { CommandTable.config }
+    static let spec = CommandSpec(
+        name: "config", summary: "Show or set a namespace's remembered limits",
+        description: """
+            Without options, shows the limits clean applies and the failed TTL fetch uses, \
+            each with where it comes from (remembered, or the default), and the remote \
+            stores. --max-size, --max-age and --failed-ttl remember new values, as clean \
+            --remember does, without cleaning; --umask remembers the permission mask of \
+            the namespace's files and folders; --unset KEY forgets one; --reset forgets every remembered value \
+            (limits, mask and remote stores).
+            """,
+        options: [
+            .value(.maxSize, metavar: "SIZE", kind: .text,
+                   help: "Remember this size limit for clean (500M, 2G, 1.5GiB, bytes; 'none')"),
+            .value(.maxAge, metavar: "AGE", kind: .text, help: "Remember this age limit for clean (30m, 12h, 7d, 2w, 1mo; 'never')"),
+            .value(.failedTtl, metavar: "AGE", kind: .text, help: "Remember how long failed URLs are kept (default 24h; 'never')"),
+            .value(.umask, metavar: "MASK", kind: .text,
+                   help: "Remember the permission mask for what imgcache creates in the namespace, as 002 for a team ('none': the user's umask; IMGCACHE_UMASK overrides)"),
+            .value(.unset, metavar: "KEY", kind: .choice(NamespaceSettings.keys), repeatable: true,
+                   help: "Forget one remembered setting: max-size, max-age, failed-ttl, remote or umask (repeatable)"),
+            .flag(.reset, help: "Forget every remembered limit and remote store of the namespace"),
+        ],
+        examples: [
+            ("imgcache config", "the limits in force, and where each comes from"),
+            ("imgcache -n thumbs config --max-size 500M --max-age 30d", "set them once, for later cleans"),
+        ]
+    )
     static let reportsSettings = true
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
@@ -76,4 +114,30 @@ extension ConfigArguments: Subcommand {
     }
 
     static func run(_ command: ConfigCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
+
+/// `config` arguments from the parsed words.
+extension ParsedOptions {
+    func configArguments() throws(UsageError) -> ConfigArguments {
+        var arguments = ConfigArguments()
+        arguments.maxSize = try sizeLimit()
+        arguments.maxAge = try ageLimit()
+        arguments.failedTTL = try failedTTL()
+        arguments.reset = has(.reset)
+        // The keys were checked against the table's choices.
+        arguments.unset = values[.unset] ?? []
+        if let text = last(.umask) {
+            if text == "none" {
+                arguments.umask = .some(nil)
+            } else {
+                do { arguments.umask = try CacheUmask.parse(text) } catch {
+                    throw .invalidValue(option: "--umask", value: text, reason: error.reason)
+                }
+            }
+        }
+        if arguments.reset, arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil || arguments.umask != nil {
+            throw .conflictingOptions("--reset", "new limits", reason: "--reset forgets them")
+        }
+        return arguments
+    }
 }

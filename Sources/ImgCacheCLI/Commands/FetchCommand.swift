@@ -3,6 +3,25 @@ import Glibc
 #endif
 import ImgCacheCore
 
+/// `imgcache fetch` arguments.
+public struct FetchArguments: Equatable, Sendable {
+    public var urls: [String]
+    /// A list of URLs to read instead ("-" is standard input).
+    public var input: String?
+    /// Where to write a copy of the image ("-" is standard output).
+    public var output: String?
+    /// Print `URL<TAB>PATH` lines rather than paths.
+    public var withURL = false
+    /// Copy each image into this folder under its URL's file name.
+    public var outputDirectory: String?
+    public var manager = ManagerArguments()
+
+    public init(urls: [String], output: String? = nil) {
+        self.urls = urls
+        self.output = output
+    }
+}
+
 /// `imgcache fetch URL...` (or a list, `-i FILE`): each URL from the cache or
 /// the network, then one line per URL in their order (its path, or an empty
 /// line when it failed), a JSON line, or the image itself (`-o`).
@@ -172,7 +191,43 @@ extension FetchCommand {
 }
 
 extension FetchArguments: Subcommand {
-    static var spec: CommandSpec { CommandTable.fetch }
+    static let spec = CommandSpec(
+        name: "fetch",
+        summary: "Get images: from the cache if there, else download and store them",
+        description: """
+            Looks each URL up in the cache; the misses are downloaded together, up to -j at \
+            a time over kept-alive connections (redirects followed, a 15 s idle timeout), and \
+            the same URL given twice is downloaded once. Each body must be a \(CodecRegistry.spelled(CodecRegistry.storedFormats)) \
+            image whose header decodes; it is then stored atomically, named for its format \
+            (\(CodecRegistry.spelled(CodecRegistry.storedFormats, extensions: true))). Prints one line per URL, in the order of the \
+            URLs: the cached file's path, or an empty line for a URL that failed (its error \
+            goes to standard error, and the others go on). URLs may also come from a list, \
+            one per line (--input FILE, or '-' for standard input), answered in order as \
+            they finish, in the same memory however long the list.
+            """,
+        options: [
+            .value(.output, "o", metavar: "FILE", kind: .path,
+                   help: "Also write the image to FILE ('-' for standard output); one URL only. A device, FIFO or link is written through, a plain file replaced atomically. A name ending in \(CodecRegistry.spelled(CodecRegistry.storedFormats, extensions: true)) must match the image's format"),
+            .value(.input, "i", metavar: "FILE", kind: .path,
+                   help: "Read URLs from FILE, one per line ('-': standard input); blank lines and '#' comments skipped"),
+            .flag(.withUrl, help: "Print URL<TAB>PATH lines (an empty PATH for a URL that failed)"),
+            .value(.outputDir, metavar: "DIR", kind: .directory,
+                   help: "Also copy each image into DIR under the URL's file name with the extension of its format (DIR made if missing), as curl -O --output-dir"),
+            .flag(.memoryOnly, help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
+            .flag(.progressive, help: "Show the download's progress on a terminal, or in -v lines (ProgressiveDownload)"),
+        ] + CommandTable.managerOptions + CommandTable.downloadOptions,
+        operands: [OperandSpec(name: "URL", kind: .url, help: "http or https URL of an image ('-': read URLs from standard input)",
+                               minimum: 0, maximum: nil)],
+        examples: [
+            ("imgcache fetch https://example.com/logo.png", "print the cached file's path"),
+            ("imgcache fetch -i urls.txt --with-url", "URL<TAB>PATH for each line of a list, in order"),
+            ("imgcache fetch -o logo.png https://example.com/logo.png", "save a copy as logo.png"),
+            ("imgcache --json fetch URL1 URL2", "one JSON object per URL"),
+            ("imgcache fetch -j 12 --retries 2 $(cat urls.txt)", "many at once, retrying transient failures"),
+            ("imgcache fetch -H 'Referer: https://example.com/' -u me:secret URL", "with a header and credentials"),
+            ("imgcache fetch --key-filter keep-query=w,h 'https://cdn.example/a.jpg?w=64&h=64&sig=x'", "one entry whatever the signature"),
+        ]
+    )
     var scope: CommandScope { .fetching }
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
@@ -180,4 +235,51 @@ extension FetchArguments: Subcommand {
     }
 
     static func run(_ command: FetchCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
+
+/// `fetch` arguments from the parsed words.
+extension ParsedOptions {
+    func fetchArguments(globals: GlobalOptions) throws(UsageError) -> FetchArguments {
+        var input = last(.input)
+        if let input {
+            guard !input.isEmpty else { throw .invalidValue(option: "--input", value: input, reason: "the path is empty") }
+            if !operands.isEmpty { throw .conflictingOptions("--input", "URL operands", reason: "the URLs come from the list") }
+        } else if operands.contains("-") {
+            // `fetch -` reads the list from standard input, as `fetch -i -` does.
+            guard operands.count == 1 else { throw .conflictingOptions("-", "URL operands", reason: "'-' reads the URLs from standard input") }
+            input = "-"
+        } else if operands.isEmpty {
+            throw .missingOperand(command: "fetch", operand: "a URL (or --input FILE)")
+        }
+        let output = last(.output)
+        if let output {
+            guard !output.isEmpty else { throw .invalidValue(option: "--output", value: output, reason: "the path is empty") }
+            if operands.count > 1 || input != nil {
+                throw .conflictingOptions("--output", input != nil ? "a list of URLs" : "several URLs", reason: "--output writes one image")
+            }
+            if output == "-" && globals.json {
+                throw .conflictingOptions("--output -", "--json", reason: "both write to standard output")
+            }
+        }
+        var arguments = FetchArguments(urls: input == nil ? operands : [], output: output)
+        arguments.input = input
+        arguments.withURL = has(.withUrl)
+        if let directory = last(.outputDir) {
+            guard !directory.isEmpty else { throw .invalidValue(option: "--output-dir", value: directory, reason: "the path is empty") }
+            if let output { throw .conflictingOptions("--output-dir", "--output \(output)", reason: "--output names the file itself") }
+            arguments.outputDirectory = directory
+        }
+        if arguments.withURL, let output { throw .conflictingOptions("--with-url", "--output \(output)", reason: "--output prints no paths") }
+        if arguments.withURL, globals.json { throw .conflictingOptions("--with-url", "--json", reason: "JSON lines carry the URL already") }
+        arguments.manager = try managerArguments(defaultPriority: .normal)
+        if let output, var transform = arguments.manager.settings.transform {
+            try fitTransform(&transform, toOutput: output)
+            arguments.manager.settings.transform = transform
+        }
+        let options = arguments.manager.settings.options
+        if options.contains(.cacheMemoryOnly), output == nil {
+            throw .requires("--memory-only", "--output (the image is not stored, so it has no path to print)")
+        }
+        return arguments
+    }
 }

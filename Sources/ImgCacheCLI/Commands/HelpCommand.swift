@@ -3,7 +3,14 @@ import ImgCacheCore
 /// `imgcache help [COMMAND]` and `imgcache help --man`: answered by the
 /// invocation itself (the text is printed without a cache), so its run is never reached.
 struct HelpRequest: Subcommand {
-    static var spec: CommandSpec { CommandTable.help }
+    static let spec = CommandSpec(
+        name: "help", summary: "Show help for imgcache or one of its commands",
+        description: "Shows the overview, or with a command name that command's help.",
+        options: [.flag(.man, help: "Print the manual page instead (man(7) source; read it with man -l -)")],
+        operands: [OperandSpec(name: "COMMAND", kind: .command, help: "the command to explain", minimum: 0, maximum: 1)],
+        examples: [("imgcache help fetch", "the fetch command's options"),
+                   ("imgcache help --man | man -l -", "the manual page")]
+    )
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
         if options.has(.man) {
@@ -22,7 +29,13 @@ struct HelpRequest: Subcommand {
 
 /// `imgcache completions SHELL`: answered by the invocation (the script is printed), never run.
 struct CompletionsRequest: Subcommand {
-    static var spec: CommandSpec { CommandTable.completions }
+    static let spec = CommandSpec(
+        name: "completions", summary: "Print a shell completion script",
+        description: "Prints the completion script for bash, zsh or fish. `make install` installs all three.",
+        operands: [OperandSpec(name: "SHELL", kind: .choice(CompletionScript.shells), help: "bash, zsh or fish",
+                               minimum: 1, maximum: 1)],
+        examples: [("source <(imgcache completions bash)", "completion in the current bash session")]
+    )
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
         // The shell was checked against the operand's choices.

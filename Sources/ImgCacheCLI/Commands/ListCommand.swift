@@ -3,6 +3,16 @@ import Glibc
 #endif
 import ImgCacheCore
 
+/// `imgcache list` arguments.
+public struct ListArguments: Equatable, Sendable {
+    /// How `list` orders its lines.
+    public enum Order: String, Equatable, Sendable { case recent, size, url }
+    public var pattern: String?
+    public var order: Order?
+    public var failed = false
+    public init() {}
+}
+
 /// `imgcache list [PATTERN]`: the entries of a namespace (or its failed URLs).
 typealias ListCommand = CommandRun<ListArguments>
 
@@ -114,11 +124,47 @@ extension ListCommand {
 }
 
 extension ListArguments: Subcommand {
-    static var spec: CommandSpec { CommandTable.list }
+    static let spec = CommandSpec(
+        name: "list", summary: "List the cached images (or the failed URLs) of a namespace",
+        description: """
+            Prints a line per entry: its last use, size, format, pixel size and URL (a \
+            thumbnail's transform after the URL, in brackets), a shard at a time, so that \
+            the first lines come at once and memory stays flat however large the namespace. \
+            PATTERN keeps the URLs it matches: a glob (*, ?, [...]) matched against the whole \
+            URL, or, without those characters, any URL that contains it. --sort orders \
+            the lines, after reading them all. --failed lists the failed URLs instead: when \
+            each failed, why, and whether it has expired. Reads only: safe beside every \
+            other command.
+            """,
+        options: [
+            .value(.sort, metavar: "ORDER", kind: .choice(["recent", "size", "url"]),
+                   help: "recent (most recently used first), size (largest first) or url (alphabetical); default: cache order"),
+            .flag(.failed, help: "List the failed URLs instead, with their causes and ages"),
+        ],
+        operands: [OperandSpec(name: "PATTERN", kind: .text, help: "keep URLs matching this glob, or containing this text",
+                               minimum: 0, maximum: 1)],
+        examples: [
+            ("imgcache list", "every entry"),
+            ("imgcache list 'https://cdn.example/*.png' --sort size", "the PNGs from one host, largest first"),
+            ("imgcache --json list | jq -r 'select(.bytes > 1000000) | .url'", "the URLs of the entries over 1 MB"),
+            ("imgcache list --failed", "what failed, and why"),
+        ]
+    )
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
         .run(globals, Command(options.listArguments()))
     }
 
     static func run(_ command: ListCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
+
+/// `list` arguments from the parsed words.
+extension ParsedOptions {
+    func listArguments() -> ListArguments {
+        var arguments = ListArguments()
+        arguments.pattern = operands.first
+        arguments.order = last(.sort).flatMap(ListArguments.Order.init(rawValue:))
+        arguments.failed = has(.failed)
+        return arguments
+    }
 }

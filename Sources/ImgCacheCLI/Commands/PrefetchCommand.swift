@@ -3,6 +3,18 @@ import Glibc
 #endif
 import ImgCacheCore
 
+/// `imgcache prefetch` arguments.
+public struct PrefetchArguments: Equatable, Sendable {
+    /// The list's path; nil or "-" is standard input.
+    public var input: String?
+    public var showProgress = true
+    public var manager = ManagerArguments()
+
+    public init(input: String? = nil) {
+        self.input = input
+    }
+}
+
 /// `imgcache prefetch [FILE|-]`: warm the cache from a list of URLs, with a
 /// progress bar on a terminal and a summary at the end.
 typealias PrefetchCommand = CommandRun<PrefetchArguments>
@@ -121,7 +133,32 @@ extension PrefetchCommand {
 }
 
 extension PrefetchArguments: Subcommand {
-    static var spec: CommandSpec { CommandTable.prefetch }
+    static let spec = CommandSpec(
+        name: "prefetch", summary: "Warm the cache from a list of URLs",
+        description: """
+            Reads URLs from FILE, or standard input when FILE is '-' or absent: one per line; \
+            blank lines and lines starting with '#' are skipped. Work starts while the list is \
+            still being read, and memory stays flat however long it is. Each distinct URL is \
+            looked up and, if missing, downloaded (low priority unless --priority says \
+            otherwise), checked and stored, as fetch does; repeats are skipped. On a terminal, \
+            a progress bar on standard error. At the end a summary: URLs, downloaded, already \
+            cached, failed, skipped as failed before (blacklisted). With --json, one JSON line \
+            per distinct URL as it finishes, then a summary line. Exit 0 only when every URL \
+            is in the cache at the end. SIGINT or SIGTERM stops it: transfers are aborted, \
+            their temporary files removed, and the summary so far is printed.
+            """,
+        options: [
+            .flag(.noProgress, help: "No progress bar, even on a terminal"),
+        ] + CommandTable.managerOptions + CommandTable.downloadOptions,
+        operands: [OperandSpec(name: "FILE", kind: .path, help: "list of URLs, one per line ('-': standard input)",
+                               minimum: 0, maximum: 1)],
+        examples: [
+            ("imgcache prefetch urls.txt", "warm the cache, with a progress bar"),
+            ("grep -o 'https://[^\"]*\\.jpg' page.html | imgcache prefetch -j 12", "from a pipe"),
+            ("imgcache --json prefetch urls.txt | jq -r 'select(.error) | .url'", "the URLs that failed"),
+            ("imgcache -q prefetch --retry-failed urls.txt || echo some failed", "in a script"),
+        ]
+    )
     var scope: CommandScope { .fetching }
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
@@ -129,4 +166,18 @@ extension PrefetchArguments: Subcommand {
     }
 
     static func run(_ command: PrefetchCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
+
+/// `prefetch` arguments from the parsed words.
+extension ParsedOptions {
+    func prefetchArguments() throws(UsageError) -> PrefetchArguments {
+        var arguments = PrefetchArguments(input: operands.first)
+        if arguments.input == "" { throw .invalidValue(option: "FILE", value: "", reason: "the path is empty") }
+        arguments.showProgress = !has(.noProgress)
+        arguments.manager = try managerArguments(defaultPriority: .low)
+        if arguments.manager.settings.options.contains(.cacheMemoryOnly) {
+            throw .conflictingOptions("CacheMemoryOnly", "prefetch", reason: "prefetch only stores images")
+        }
+        return arguments
+    }
 }

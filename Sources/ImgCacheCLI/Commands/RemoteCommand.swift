@@ -1,5 +1,13 @@
 import ImgCacheCore
 
+/// `imgcache remote check` arguments.
+public struct RemoteArguments: Equatable, Sendable {
+    /// `--remote`: the stores to check; nil: the ones fetch would use.
+    public var remotes: [RemoteSpec]?
+    public var allowInvalidCertificates = false
+    public init() {}
+}
+
 /// `imgcache remote check`: each remote store fetch would use, probed.
 typealias RemoteCommand = CommandRun<RemoteArguments>
 
@@ -62,11 +70,48 @@ extension RemoteCommand {
 }
 
 extension RemoteArguments: Subcommand {
-    static var spec: CommandSpec { CommandTable.remote }
+    static let spec = CommandSpec(
+        name: "remote", summary: "Check the remote stores: write, read back and remove a probe",
+        description: """
+            'remote check' checks each remote store fetch and prefetch would use (--remote, \
+            else $IMGCACHE_REMOTE, else the namespace's remembered ones): it reads an object \
+            that is not there (a miss must not look like a failure), then writes a small \
+            probe object, reads it back, compares it and removes it; a read-only store is \
+            only read. Prints one line per store, OK with each request's time, or FAILED \
+            with what went wrong (connection, credentials, a full store, a damaged answer). \
+            A store that passes is no longer skipped as down. Exit 0 when every store \
+            passes, 1 when one fails, 64 when there is none to check.
+            """,
+        options: [
+            .value(.remote, metavar: "URL", kind: .text, repeatable: true,
+                   help: "Check this store instead (repeatable; the same URL|attributes as fetch --remote)"),
+            .flag(.insecure, "k", help: "Do not verify TLS certificates or host names (prints a warning)"),
+        .value(.cacert, metavar: "FILE", kind: .path,
+               help: "Trust the certificate authorities in this PEM file (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE, else the system's)"),
+        .value(.capath, metavar: "DIR", kind: .directory,
+               help: "Trust the certificate authorities in this hashed folder, as c_rehash makes (default: $SSL_CERT_DIR)"),
+        ],
+        operands: [OperandSpec(name: "ACTION", kind: .choice(["check"]), help: "check: write, read and remove a probe object",
+                               minimum: 1, maximum: 1)],
+        examples: [
+            ("imgcache remote check", "the remotes fetch would use"),
+            ("imgcache remote check --remote 'redis://cache.lan|timeout=2s'", "one store, before remembering it"),
+        ]
+    )
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
         .run(globals, Command(try options.remoteArguments()))
     }
 
     static func run(_ command: RemoteCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
+
+/// `remote` arguments from the parsed words.
+extension ParsedOptions {
+    func remoteArguments() throws(UsageError) -> RemoteArguments {
+        var arguments = RemoteArguments()
+        if let texts = values[.remote] { arguments.remotes = try Self.remotes(texts, option: "--remote") }
+        arguments.allowInvalidCertificates = has(.insecure)
+        return arguments
+    }
 }

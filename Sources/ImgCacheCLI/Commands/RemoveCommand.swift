@@ -3,6 +3,16 @@ import Glibc
 #endif
 import ImgCacheCore
 
+/// `imgcache remove` arguments.
+public struct RemoveArguments: Equatable, Sendable {
+    public var urls: [String] = []
+    public var globs: [String] = []
+    public var dryRun = false
+    /// `--key-filter`: the filter the entries were fetched with, so their key is found.
+    public var keyFilter: CacheKeyFilter = .none
+    public init() {}
+}
+
 /// `imgcache remove URL...|--match GLOB`: some entries of a namespace, each
 /// under its shard's lock.
 typealias RemoveCommand = CommandRun<RemoveArguments>
@@ -100,11 +110,57 @@ extension RemoveCommand {
 }
 
 extension RemoveArguments: Subcommand {
-    static var spec: CommandSpec { CommandTable.remove }
+    static let spec = CommandSpec(
+        name: "remove", summary: "Remove the entries of some URLs",
+        description: """
+            Removes each URL's entries: the image as served and its thumbnails and shrunk \
+            copies. A URL is found by its key, as fetch finds it (its normal form; give \
+            the --key-filter it was fetched with), even when its URL log line is lost or \
+            its metadata damaged. --match removes the entries whose URL matches a pattern \
+            instead, as list matches them (a glob with *, ? or [, else a part of the URL). \
+            Each entry is removed under its shard's lock, so fetches, cleans and clears \
+            may run meanwhile. Prints what was removed. Exit 1 when a URL given has no \
+            entry, or a pattern matches none (the others are still removed).
+            """,
+        options: [
+            .value(.match, metavar: "PATTERN", kind: .text, repeatable: true,
+                   help: "Remove the entries whose URL matches PATTERN, as list matches it: a glob, else a part of the URL (repeatable)"),
+            .value(.keyFilter, metavar: "FILTER", kind: .suggestions(["strip-query", "keep-query=", "drop-query=", "none"]),
+                   help: "The --key-filter the URLs were fetched with, so that their entries are found"),
+            .flag(.dryRun, help: "Print what would be removed; remove nothing"),
+        ],
+        operands: [OperandSpec(name: "URL", kind: .url, help: "a URL whose entries to remove", minimum: 0, maximum: nil)],
+        examples: [
+            ("imgcache remove https://example.com/logo.png", "that image, and its thumbnails"),
+            ("imgcache remove --match 'https://old-cdn.example/*'", "everything from one host"),
+        ]
+    )
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
         .run(globals, Command(try options.removeArguments()))
     }
 
     static func run(_ command: RemoveCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
+
+/// `remove` arguments from the parsed words.
+extension ParsedOptions {
+    func removeArguments() throws(UsageError) -> RemoveArguments {
+        var arguments = RemoveArguments()
+        arguments.urls = operands
+        arguments.globs = values[.match] ?? []
+        arguments.dryRun = has(.dryRun)
+        if let text = last(.keyFilter) {
+            guard let filter = CacheKeyFilter(parsing: text) else {
+                throw .invalidValue(option: "--key-filter", value: text,
+                                    reason: "expected strip-query, keep-query=NAME[,NAME...], drop-query=NAME[,NAME...] or none")
+            }
+            arguments.keyFilter = filter
+        }
+        if arguments.urls.isEmpty && arguments.globs.isEmpty {
+            throw .missingOperand(command: RemoveArguments.spec.name, operand: "a URL (or --match GLOB)")
+        }
+        if let empty = arguments.globs.first(where: \.isEmpty) { throw .invalidValue(option: "--match", value: empty, reason: "the pattern is empty") }
+        return arguments
+    }
 }
