@@ -13,7 +13,7 @@ _imgcache() {
     done
     case $prev in
         --cache-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-        --namespace|-n) COMPREPLY=($(compgen -W "$(_imgcache_namespaces)" -- "$cur")); return ;;
+        --namespace|-n) COMPREPLY=(); local n; while IFS= read -r n; do [[ $n == "$cur"* ]] && COMPREPLY+=("$n"); done < <(_imgcache_namespaces); return ;;
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); _imgcache_nospace; return ;;
         --output|-o) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --input|-i) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -146,10 +146,12 @@ _imgcache_namespaces() {
     # As typed: quotes and backslash-escaped spaces undone, ~ expanded.
     root=${root//\\ / }; root=${root#[\"\']}; root=${root%[\"\']}
     [[ $root == "~"* ]] && root=$HOME${root#"~"}
-    # Only imgcache's own folders: those with its CACHEDIR.TAG, or an earlier version's lock file.
-    local dir
+    # Only imgcache's own folders (its CACHEDIR.TAG, or an earlier version's lock file) with a namespace's name.
+    local dir name
     for dir in "$root"/*/; do
-        [[ -f $dir/CACHEDIR.TAG || -f $dir/lock ]] && basename "$dir"
+        name=${dir%/}; name=${name##*/}
+        [[ $name =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]] || continue
+        [[ -f $dir/CACHEDIR.TAG || -f $dir/lock ]] && printf '%s\n' "$name"
     done 2>/dev/null
 }
 complete -F _imgcache imgcache

@@ -14,8 +14,10 @@ function __imgcache_namespaces
     end
     set root (string replace -r '^~' $HOME -- $root)
     for dir in $root/*/
+        set -l name (basename $dir)
+        string match -qr '^[A-Za-z0-9_][A-Za-z0-9._-]*$' -- $name; or continue
         if test -f $dir/CACHEDIR.TAG; or test -f $dir/lock
-            basename $dir
+            echo $name
         end
     end
 end
@@ -139,7 +141,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from remove' -l dry-run -d 'Prin
 complete -c imgcache -n '__fish_seen_subcommand_from config' -l max-size -x -d 'Remember this size limit for clean (500M, 2G, 1.5GiB, bytes; \'none\')'
 complete -c imgcache -n '__fish_seen_subcommand_from config' -l max-age -x -d 'Remember this age limit for clean (30m, 12h, 7d, 2w, 1mo; \'never\')'
 complete -c imgcache -n '__fish_seen_subcommand_from config' -l failed-ttl -x -d 'Remember how long failed URLs are kept (default 24h; \'never\')'
-complete -c imgcache -n '__fish_seen_subcommand_from config' -l umask -x -d 'Remember the permission mask for what imgcache creates in the namespace, as 002 for a team (\'none\': the user\'s umask; IMGCACHE_UMASK overrides)'
+complete -c imgcache -n '__fish_seen_subcommand_from config' -l umask -x -d 'Remember the permission mask for what imgcache creates in the namespace, as 002 for a team, and give its folders and shared files those permissions now (\'none\': the user\'s umask; IMGCACHE_UMASK overrides)'
 complete -c imgcache -n '__fish_seen_subcommand_from config' -l unset -x -a 'max-size max-age failed-ttl remote umask' -d 'Forget one remembered setting: max-size, max-age, failed-ttl, remote or umask (repeatable)'
 complete -c imgcache -n '__fish_seen_subcommand_from config' -l reset -d 'Forget every remembered limit and remote store of the namespace'
 complete -c imgcache -n '__fish_seen_subcommand_from remote' -l remote -x -d 'Check this store instead (repeatable; the same URL|attributes as fetch --remote)'

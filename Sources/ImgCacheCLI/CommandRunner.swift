@@ -54,7 +54,11 @@ public enum CommandRunner {
         if !settings.problems.isEmpty, !type(of: command.value).reportsSettings {
             MaintenanceMessages.reportSettings(settings, of: cache, console: console)
         }
-        if let exposure = CacheRoot.exposure(of: [location.root, location.directory]) { console.warning(exposure) }
+        // config --umask says it after the change, as the folders then are.
+        if !command.value.changesUmask,
+           let exposure = CacheRoot.exposure(of: [location.root, location.directory], sharedMask: CacheUmask.chosenMask) {
+            console.warning(exposure)
+        }
         var status = ExitStatus.success
         let outcome = finish(console) { () throws(SystemError) in
             status = try execute(command.value, globals: globals, console: console, environment: environment, cache: cache)
@@ -68,7 +72,7 @@ public enum CommandRunner {
                                                        environment: Environment, cache: DiskCache) throws(SystemError) -> ExitStatus {
         var status = ExitStatus.success
         guard let caches = namespaces(arguments.scope, cache, console: console, status: &status) else { return status }
-        return try Arguments.run(CommandRun(arguments: arguments, globals: globals, console: console, environment: environment, caches: caches))
+        return ExitStatus.worse(status, try Arguments.run(CommandRun(arguments: arguments, globals: globals, console: console, environment: environment, caches: caches)))
     }
 
     /// The namespace the command names, or with `--all-namespaces` every one under the root.
@@ -89,10 +93,26 @@ public enum CommandRunner {
                 status = .cacheUnwritable
                 return nil
             }
+            // Another program's folder under the namespace's name is neither read nor written.
+            guard NamespaceMarker.mayAdopt(cache.directory) else {
+                console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(NamespaceMarker.notANamespace(cache.directory)))
+                status = .cacheUnwritable
+                return nil
+            }
             return [cache]
         }
         do {
-            return try CacheRoot(path: cache.location.root).namespaces().map {
+            let listing = try CacheRoot(path: cache.location.root).list()
+            if !listing.exists {
+                // A mistyped IMGCACHE_DIR in a cron line should not pass unnoticed.
+                console.warning("there is no cache at \(cache.location.root) (--cache-dir, IMGCACHE_DIR): no namespace to act on")
+            }
+            for link in listing.links {
+                // As with -n: an error, so a cron line's status tells of it; the other namespaces are still done.
+                console.error("namespace '\(link)' is a symbolic link in \(cache.location.root); skipped (imgcache does not follow links inside the cache)")
+                status = ExitStatus.worse(status, .cacheUnwritable)
+            }
+            return listing.namespaces.map {
                 DiskCache(location: CacheLocation(root: cache.location.root, namespace: $0), metadataPlacement: cache.metadataPlacement)
             }
         } catch {

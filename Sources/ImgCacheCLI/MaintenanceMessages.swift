@@ -30,13 +30,14 @@ enum MaintenanceMessages {
     }
 
     /// Says what in a namespace's settings file cannot be used: an error
-    /// when the command stops for it (`refusing`: what it did not do), else a warning.
+    /// when the command stops for it (`refusing`: what it did not do), else a
+    /// warning (`instead`: what is done about it; by default it is ignored).
     static func reportSettings(_ inspection: NamespaceSettings.Inspection, of cache: DiskCache, console: Console, refusing: String? = nil,
-                               advise: Bool = true) {
+                               instead: String = "ignored", advise: Bool = true) {
         let file = ControlCharacters.escaped(inspection.path)
         for problem in inspection.problems {
             let line = "namespace '\(cache.location.namespace)': settings file \(file) \(problem.hasPrefix("line") ? "has a bad " + problem : problem)"
-            if let refusing { console.error(line + "; " + refusing) } else { console.warning(line + "; ignored") }
+            if let refusing { console.error(line + "; " + refusing) } else { console.warning(line + "; " + instead) }
         }
         if refusing != nil, advise {
             console.plain("fix or remove it, or set the limits again with 'imgcache -n \(cache.location.namespace) config --reset' "
@@ -47,8 +48,9 @@ enum MaintenanceMessages {
     /// Says, once each, which shard folders could not be read and what
     /// that cost (`consequence`); the status a command ends with for it.
     static func reportUnreadable(_ errors: [SystemError], of cache: DiskCache, console: Console, consequence: String) -> ExitStatus {
+        // An error, not a warning: it decides the exit status, so -q still says it.
         for error in errors {
-            console.warning("namespace '\(cache.location.namespace)': \(describe(error)); \(consequence)")
+            console.error("namespace '\(cache.location.namespace)': \(describe(error)); \(consequence)")
         }
         return errors.isEmpty ? .success : .partial
     }

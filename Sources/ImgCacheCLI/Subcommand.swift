@@ -17,6 +17,8 @@ protocol Subcommand: Equatable, Sendable {
     /// Whether it says itself what in a namespace's settings cannot be used
     /// (else the runner warns of it before the command runs).
     static var reportsSettings: Bool { get }
+    /// Whether it sets the namespace's permission mask (then it, not the runner, says what is exposed).
+    var changesUmask: Bool { get }
     /// Does the work of `command` and says how it went.
     static func run(_ command: CommandRun<Self>) throws(SystemError) -> ExitStatus
 }
@@ -35,6 +37,7 @@ enum CommandScope {
 extension Subcommand {
     var scope: CommandScope { .namespace }
     static var reportsSettings: Bool { false }
+    var changesUmask: Bool { false }
 
     /// The invocation running this command with these arguments.
     func running(_ globals: GlobalOptions) -> Invocation { .run(globals, Command(self)) }

@@ -95,6 +95,17 @@ import Testing
         #expect(try bash(["--cache-dir", spaced.path.replacingOccurrences(of: " ", with: "\\ "), "-n", ""], cacheRoot: root.path).words == ["crew"])
     }
 
+    @Test func aFolderNamedLikeACommandRunsNothingInAnyShell() throws {
+        // On a shared cache any member can make folders: their names must never be run.
+        let root = try TemporaryDirectory("imgcache-hostile-root")
+        try markedNamespaces(["good", "$(touch pwned)", "`touch pwned2`", "a b", "-n"], in: root.path)
+        #expect(try bash(["--cache-dir", root.path, "-n", ""]).words == ["good"])
+        for group in try fish(["imgcache --cache-dir \(root.path) -n "]) { #expect(group == ["good"], "\(group)") }
+        #expect(try zsh("--cache-dir \(root.path) -n ").offered == ["good"])
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(!left.contains("pwned") && !left.contains("pwned2"), "\(left)")
+    }
+
     // MARK: - fish
 
     /// What fish offers for each command line (`complete -C`), by line.

@@ -77,6 +77,19 @@ import Testing
     // MARK: - Settings that cannot be read stop a clean
 
     @Test(arguments: [
+        // Forms the command line refuses are refused in the file too.
+        ("imgcache-settings 1\nmax-age 0x10\n", "max-age '0x10'"),
+        ("imgcache-settings 1\nmax-age 1e-300\n", "max-age '1e-300'"),
+        ("imgcache-settings 1\nmax-age 4e6\n", "max-age '4e6'"),
+        ("imgcache-settings 1\nmax-age +4000000\n", "max-age '+4000000'"),
+        ("imgcache-settings 1\nmax-size +1000\n", "max-size '+1000'"),
+        ("imgcache-settings 1\nmax-size 9223372036854775807\n", "max-size '9223372036854775807'"),
+        ("imgcache-settings 1\nfailed-ttl 0x10\n", "failed-ttl '0x10'"),
+        // A misspelt limit is not an absent one, and a second value is not a choice.
+        ("imgcache-settings 1\nmax_age 2592000\n", "unknown setting 'max_age'"),
+        ("imgcache-settings 1\nmax-age never\nmax-age 60\n", "max-age is set again"),
+        ("imgcache-settings 0\nmax-age 2592000\n", "a version line this imgcache does not understand"),
+        ("imgcache-settings 1.0\nmax-age 2592000\n", "a version line this imgcache does not understand"),
         ("garbage\nmax-age 2592000\n", "is not an imgcache settings file"),
         ("imgcache-settings 2\nmax-age 2592000\n", "was written by a later version"),
         ("imgcache-settings 1\nmax-age 2592000\nmax-size -5\n", "max-size '-5'"),
@@ -193,6 +206,79 @@ import Testing
     }
 }
 
+extension MaintenanceTrustTests {
+    @Test func aSettingsFileWithWindowsLineEndsIsRead() throws {
+        let entries = try agedEntries()
+        try writeSettings("imgcache-settings 1\r\nmax-age 2592000\r\n")
+        let clean = try fetch(["clean"])
+        #expect(clean.status == 0 && clean.standardError.isEmpty, "\(clean.standardError)")
+        #expect(entries.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+    }
+
+    /// Runs imgcache with a bound on its time (a command waiting on a FIFO would wait for ever).
+    func fetchBounded(_ arguments: [String]) throws -> RunResult {
+        let quoted = (["--cache-dir", cacheRoot] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        return try ImgCacheProcess.runShell("timeout -s KILL 20 \"$BIN\" \(quoted)", environment: ["BIN": Paths.binary, "PATH": "/usr/bin:/bin"],
+                                            home: home.path, workingDirectory: home.path)
+    }
+
+    @Test(arguments: ["settings", "CACHEDIR.TAG", "stats", "lock"])
+    func aFIFOPlantedInTheNamespaceMakesNoCommandWait(name: String) throws {
+        let entries = try agedEntries()
+        _ = try fetch(["cache-info"])
+        let path = namespace + "/" + name
+        try? FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o644) == 0)
+        let shard = URL(fileURLWithPath: entries[0]).deletingLastPathComponent().path
+        try? FileManager.default.removeItem(atPath: shard + "/urls")
+        #expect(mkfifo(shard + "/urls", 0o644) == 0)
+        for arguments in [["config"], ["clean", "-q"], ["cache-info"], ["list"], ["fetch", server.url("logo.png")],
+                          ["remove", "--dry-run", server.url("photo.jpg")], ["remove", "--dry-run", "--match", "*"], ["clear", "--failed"]] {
+            let result = try fetchBounded(arguments)
+            #expect(result.status != 137, "\(name): \(arguments) waited until killed")
+        }
+        // A clean that could not read its settings removed nothing.
+        if name == "settings" { #expect(entries.allSatisfy { FileManager.default.fileExists(atPath: $0) }) }
+    }
+
+    @Test func clearGoesOnPastAnUnreadableShardAndSaysSoEvenWithQuiet() throws {
+        let entries = try agedEntries()
+        let bad = try #require(entries.first)
+        let badShard = URL(fileURLWithPath: bad).deletingLastPathComponent().path
+        _ = try fetchUnprivileged(["cache-info"])
+        #expect(chmod(badShard, 0) == 0)
+        defer { chmod(badShard, 0o755) }
+        let clear = try fetchUnprivileged(["-q", "--json", "clear"])
+        #expect(clear.status == 75, "\(clear.status) \(clear.standardError)")
+        #expect(clear.standardError.contains(badShard) && clear.standardError.contains("not cleared"), "\(clear.standardError)")
+        let line = try #require(try clear.jsonLines().first)
+        #expect(line["removed_entries"] as? Int == 2 && line["unreadable_shards"] as? Int == 1, "\(line)")
+        chmod(badShard, 0o755)
+        #expect(FileManager.default.fileExists(atPath: bad))
+        #expect(entries.dropFirst().allSatisfy { !FileManager.default.fileExists(atPath: $0) })
+        // clean -q says an unreadable shard too: it decides the exit status.
+        chmod(badShard, 0)
+        let clean = try fetchUnprivileged(["-q", "clean"])
+        #expect(clean.status == 75 && clean.standardError.contains(badShard), "\(clean.status) \(clean.standardError)")
+    }
+
+    @Test func aTeamMaskIsNotWarnedOfButEveryoneIs() throws {
+        _ = try agedEntries()
+        let team = try fetch(["config", "--umask", "002"])
+        #expect(team.status == 0 && !team.standardError.contains("warning"), "\(team.standardError)")
+        let later = try fetch(["cache-info"])
+        #expect(!later.standardError.contains("writable by its group"), "\(later.standardError)")
+        let closed = try fetch(["config", "--umask", "077"])
+        #expect(!closed.standardError.contains("writable by its group"), "\(closed.standardError)")
+        let open = try fetch(["config", "--umask", "000"])
+        #expect(open.standardError.contains("lets every user of this machine replace cached images"), "\(open.standardError)")
+        // Without a mask chosen for the cache, a group-writable namespace is warned of.
+        #expect(try fetch(["config", "--umask", "none"]).status == 0)
+        chmod(namespace, 0o775)
+        #expect(try fetch(["cache-info"]).standardError.contains("writable by its group"))
+    }
+}
+
 /// The cron line acts on imgcache's own folders, found where the user put them.
 @Suite final class CacheFolderTests: LoopbackCacheSuite {
     let work: TemporaryDirectory
@@ -237,6 +323,13 @@ import Testing
             #expect(result.standardError.contains("is a symbolic link"), "\(arguments): \(result.standardError)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).sorted() == before)
+        // The cron line skips it, and says so.
+        let all = try run(["--cache-dir", root, "-q", "clean", "--all-namespaces"])
+        #expect(all.status == 73 && all.standardError.contains("namespace 'default' is a symbolic link"), "\(all.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).sorted() == before)
+        // A root that does not exist (a mistyped IMGCACHE_DIR) is said, not taken for an empty cache.
+        let missing = try run(["--cache-dir", work.appending("no-such-root"), "clean", "--all-namespaces"])
+        #expect(missing.status == 0 && missing.standardError.contains("there is no cache at"), "\(missing.standardError)")
     }
 
     @Test func onlyFoldersImgcacheMadeAreNamespaces() throws {
@@ -259,10 +352,17 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: file))
 
         // Named on purpose, it is refused and left as it is.
-        for arguments in [["clean", "--max-age", "1s"], ["clear"], ["fetch", server.url("photo.jpg")], ["config", "--max-age", "1d"]] {
+        // The URL log a namespace would have, so that remove finds the file by its URL.
+        let url = "http://127.0.0.1:1/img0.jpg"
+        try "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f \(url)\n".write(toFile: foreign + "/urls", atomically: true, encoding: .utf8)
+        for arguments in [["clean", "--max-age", "1s"], ["clear"], ["fetch", server.url("photo.jpg")], ["config", "--max-age", "1d"],
+                          ["remove", url], ["remove", "--match", "*"], ["list"], ["cache-info"], ["clear", "--failed"]] {
             let result = try run(["--cache-dir", root, "-n", "proj"] + arguments)
-            #expect(result.status != 0 && result.standardError.contains("not one of its namespaces"), "\(arguments): \(result.standardError)")
+            #expect(result.status == 73, "\(arguments): \(result.status)")
+            #expect(result.standardError.contains("not one of its namespaces"), "\(arguments): \(result.standardError)")
+            #expect(result.output.isEmpty, "\(arguments): \(result.output)")
         }
+        #expect(try String(contentsOfFile: foreign + "/urls", encoding: .utf8).contains(url))
         #expect(FileManager.default.fileExists(atPath: file))
         #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/proj") == ["0f"])
 

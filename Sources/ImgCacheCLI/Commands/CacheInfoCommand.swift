@@ -41,7 +41,7 @@ extension CacheInfoCommand {
                 summary.unreadableShards, of: cache, console: console, consequence: "left out of the counts"))
             guard let remotes = MaintenanceMessages.remotes(cache, environment: environment, console: console) else { return .usage }
             if globals.json {
-                var object = json(summary)
+                var object = json(summary, settingsProblems: inspection.problems.count)
                 object.add("remotes", remotes.remotes.isEmpty ? nil : remotes.listed)
                 object.add("remotes_source", remotes.source.rawValue)
                 CacheInfoCommand.addStatistics(counts.statistics, since: counts.since, to: &object)
@@ -114,7 +114,7 @@ extension CacheInfoCommand {
         return lines
     }
 
-    private func json(_ summary: CacheSummary) -> JSONObject {
+    private func json(_ summary: CacheSummary, settingsProblems: Int) -> JSONObject {
         var object = JSONObject()
         object.add("namespace", summary.namespace.name)
         object.add("path", summary.path)
@@ -128,6 +128,7 @@ extension CacheInfoCommand {
         object.add("temporary_files", summary.temporaries.count)
         object.add("temporary_bytes", summary.temporaries.bytes)
         MaintenanceMessages.addLimits(summary.limits, to: &object)
+        object.add("settings_problems", settingsProblems)
         object.add("metadata", summary.metadataPlacement.rawValue)
         return object
     }

@@ -48,11 +48,14 @@ extension ClearCommand {
                     lines.append("namespace '\(namespace)': forgot \(Plural.count(forgotten, "failed URL"))")
                 } else {
                     let report = try CacheClearer(cache: cache).clear(now: now)
+                    status = ExitStatus.worse(status, MaintenanceMessages.reportUnreadable(
+                        report.unreadableShards, of: cache, console: console, consequence: "not cleared"))
                     object.add("removed_entries", report.entries.count)
                     object.add("removed_bytes", report.entries.bytes)
                     object.add("removed_allocated_bytes", report.entries.allocatedBytes)
                     object.add("removed_temporary_files", report.temporaries)
                     object.add("removed_leftovers", report.leftovers)
+                    object.add("unreadable_shards", report.unreadableShards.count)
                     lines.append("namespace '\(namespace)': removed \(Plural.count(report.entries.count, "entry", "entries")) (\(ByteSize.humanised(report.entries.bytes)))")
                     let kept = try failed.count(ttl: FailedURLStore.defaultTTL, now: now)
                     if kept.remembered > kept.expired {

@@ -27,9 +27,11 @@ extension ConfigCommand {
             || arguments.umask != nil || !arguments.unset.isEmpty
         if !inspection.problems.isEmpty {
             // Shown as it is, never as defaults; a change rewrites the file with what could be used.
-            MaintenanceMessages.reportSettings(inspection, of: cache, console: console,
-                                               refusing: changing ? "rewritten with what could be used" : "the settings in force are unknown",
-                                               advise: !changing)
+            if changing {
+                MaintenanceMessages.reportSettings(inspection, of: cache, console: console, instead: "rewritten with what could be used")
+            } else {
+                MaintenanceMessages.reportSettings(inspection, of: cache, console: console, refusing: "the settings in force are unknown")
+            }
             if !changing { return .configurationError }
         }
         // A new mask applies at once: the folder, lock and settings made now are shared
@@ -45,11 +47,22 @@ extension ConfigCommand {
                     if let umask = arguments.umask { settings.umask = umask }
                 }
                 if case .some(.some(let mask)) = arguments.umask {
-                    CacheUmask.share(namespaceDirectory: cache.directory, mask: environmentMask ?? mask)
+                    let applied = environmentMask ?? mask
+                    CacheUmask.share(namespaceDirectory: cache.directory, mask: applied)
+                    if applied & 0o002 == 0 {
+                        console.warning("umask \(CacheUmask.text(applied)) lets every user of this machine replace cached images")
+                    }
                 }
             } catch {
                 console.error("namespace '\(cache.location.namespace)': " + MaintenanceMessages.describe(error))
                 return .cacheUnwritable
+            }
+            if let change = arguments.umask {
+                // What is exposed now, with the mask just set (or the user's, after 'none').
+                let shared = environmentMask ?? change
+                if let exposure = CacheRoot.exposure(of: [cache.location.root, cache.directory], sharedMask: shared) {
+                    console.warning(exposure)
+                }
             }
         }
         let limits = CacheLimits.resolve(maxSize: nil, maxAge: nil, failedTTL: nil, remembered: settings)
@@ -81,6 +94,8 @@ extension ConfigCommand {
 }
 
 extension ConfigArguments: Subcommand {
+    var changesUmask: Bool { umask != nil }
+
     static let spec = CommandSpec(
         name: "config", summary: "Show or set a namespace's remembered limits",
         description: """
@@ -97,7 +112,7 @@ extension ConfigArguments: Subcommand {
             .value(.maxAge, metavar: "AGE", kind: .text, help: "Remember this age limit for clean (30m, 12h, 7d, 2w, 1mo; 'never')"),
             .value(.failedTtl, metavar: "AGE", kind: .text, help: "Remember how long failed URLs are kept (default 24h; 'never')"),
             .value(.umask, metavar: "MASK", kind: .text,
-                   help: "Remember the permission mask for what imgcache creates in the namespace, as 002 for a team ('none': the user's umask; IMGCACHE_UMASK overrides)"),
+                   help: "Remember the permission mask for what imgcache creates in the namespace, as 002 for a team, and give its folders and shared files those permissions now ('none': the user's umask; IMGCACHE_UMASK overrides)"),
             .value(.unset, metavar: "KEY", kind: .choice(NamespaceSettings.keys), repeatable: true,
                    help: "Forget one remembered setting: max-size, max-age, failed-ttl, remote or umask (repeatable)"),
             .flag(.reset, help: "Forget every remembered limit and remote store of the namespace"),

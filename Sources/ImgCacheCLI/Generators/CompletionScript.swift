@@ -55,7 +55,8 @@ public enum CompletionScript {
             case .directory?:
                 lines.append("        \(words)) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;")
             case .namespace?:
-                lines.append("        \(words)) COMPREPLY=($(compgen -W \"$(_imgcache_namespaces)\" -- \"$cur\")); return ;;")
+                // Folder names are never handed to compgen -W, which would expand them.
+                lines.append("        \(words)) COMPREPLY=(); local n; while IFS= read -r n; do [[ $n == \"$cur\"* ]] && COMPREPLY+=(\"$n\"); done < <(_imgcache_namespaces); return ;;")
             case .path?:
                 lines.append("        \(words)) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")); return ;;")
             default:
@@ -103,10 +104,12 @@ public enum CompletionScript {
             "    # As typed: quotes and backslash-escaped spaces undone, ~ expanded.",
             "    root=${root//\\\\ / }; root=${root#[\\\"\\']}; root=${root%[\\\"\\']}",
             "    [[ $root == \"~\"* ]] && root=$HOME${root#\"~\"}",
-            "    # Only imgcache's own folders: those with its CACHEDIR.TAG, or an earlier version's lock file.",
-            "    local dir",
+            "    # Only imgcache's own folders (its CACHEDIR.TAG, or an earlier version's lock file) with a namespace's name.",
+            "    local dir name",
             "    for dir in \"$root\"/*/; do",
-            "        [[ -f $dir/CACHEDIR.TAG || -f $dir/lock ]] && basename \"$dir\"",
+            "        name=${dir%/}; name=${name##*/}",
+            "        [[ $name =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]] || continue",
+            "        [[ -f $dir/CACHEDIR.TAG || -f $dir/lock ]] && printf '%s\\n' \"$name\"",
             "    done 2>/dev/null",
             "}",
             "complete -F _imgcache imgcache",
@@ -154,7 +157,10 @@ public enum CompletionScript {
             "    root=${(Q)~root}",
             "    local -a names; names=($root/*(/N:t))",
             "    local -a marked; local name",
-            "    for name in $names; do [[ -f $root/$name/CACHEDIR.TAG || -f $root/$name/lock ]] && marked+=($name); done",
+            "    for name in $names; do",
+            "        [[ $name =~ '^[A-Za-z0-9_][A-Za-z0-9._-]*$' ]] || continue",
+            "        [[ -f $root/$name/CACHEDIR.TAG || -f $root/$name/lock ]] && marked+=($name)",
+            "    done",
             "    _describe namespace marked",
             "}",
             "_imgcache() {",
@@ -204,8 +210,10 @@ public enum CompletionScript {
             "    end",
             "    set root (string replace -r '^~' $HOME -- $root)",
             "    for dir in $root/*/",
+            "        set -l name (basename $dir)",
+            "        string match -qr '^[A-Za-z0-9_][A-Za-z0-9._-]*$' -- $name; or continue",
             "        if test -f $dir/CACHEDIR.TAG; or test -f $dir/lock",
-            "            basename $dir",
+            "            echo $name",
             "        end",
             "    end",
             "end",

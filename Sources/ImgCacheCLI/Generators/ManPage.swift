@@ -53,8 +53,9 @@ public enum ManPage {
                 + "DNS failures, refused, reset or lost connections, timeouts, TLS failures, HTTP 5xx, 408 and 429, too many "
                 + "redirects, an image over --max-pixels or failing --verify full or a transform (they depend on this run's "
                 + "options), an interruption. The record is kept per URL as requested, without its fragment and whatever "
-                + "--key-filter does. A --refresh answered 404 or 410 removes the cached entry; other failures of a refresh "
-                + "keep it. A success removes the URL from the list; clean removes expired ones; clear --failed empties it."),
+                + "--key-filter does. A --refresh that fails keeps the cached entry: for a passing reason (the server down, a "
+                + "timeout, a 5xx) the entry answers, with a warning (cache type stale); for a lasting one (404, 410) the error is "
+                + "reported and later fetches still serve the entry. A success removes the URL from the list; clean removes expired ones; clear --failed empties it."),
             ".SH REMOTE STORES",
             escape("With --remote (or IMGCACHE_REMOTE, or a list remembered with --remote ... --remember), a miss in the "
                 + "local cache asks each remote store in turn before the origin: an HTTP server that takes PUT (nginx WebDAV), "

@@ -17,6 +17,8 @@ public struct CacheClearer: Sendable {
         public var temporaries = 0
         /// Sidecars, images without metadata, links and the like.
         public var leftovers = 0
+        /// Shards that could not be read or emptied (left as they are; the others are cleared).
+        public var unreadableShards: [SystemError] = []
     }
 
     public func clear(now: Double) throws(SystemError) -> Report {
@@ -31,14 +33,28 @@ public struct CacheClearer: Sendable {
         try? cache.lock.create()  // so that readers and writers wait for each shard
         let attributes = FileSystem.supportsAttributes(cache.directory)
         for item in try namespace.list() where EntryNames.isShard(item.name) {
+            // One shard that cannot be read or emptied stops only itself.
+            do throws(SystemError) {
+                try clear(shard: item.name, in: namespace, attributes: attributes, now: now, into: &report)
+            } catch {
+                report.unreadableShards.append(error)
+            }
+        }
+        return report
+    }
+
+    /// Empties the shard folder `shard`.
+    private func clear(shard: String, in namespace: DirectoryHandle, attributes: Bool, now: Double,
+                       into report: inout Report) throws(SystemError) {
+        do {
             let folder: DirectoryHandle
-            do { folder = try namespace.child(item.name) } catch {
+            do { folder = try namespace.child(shard) } catch {
                 guard error.errno == .tooManySymbolicLinks || error.errno == .notDirectory else { throw error }
                 // A link (or file) where a shard folder belongs: removed, never entered.
-                if try namespace.remove(item.name) { report.leftovers += 1 }
-                continue
+                if try namespace.remove(shard) { report.leftovers += 1 }
+                return
             }
-            try cache.lock.withShard(Int(item.name, radix: 16) ?? 0, .exclusive) { () throws(SystemError) in
+            try cache.lock.withShard(Int(shard, radix: 16) ?? 0, .exclusive) { () throws(SystemError) in
                 let names = try folder.list().map(\.name)
                 let sidecars = Set(names.filter(EntryNames.isSidecar).map(EntryNames.digest(of:)))
                 for name in names {
@@ -66,6 +82,5 @@ public struct CacheClearer: Sendable {
                 }
             }
         }
-        return report
     }
 }

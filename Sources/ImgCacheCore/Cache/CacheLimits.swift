@@ -18,8 +18,12 @@ public enum SizeLimit: Equatable, Sendable, CustomStringConvertible {
     /// Reads what `stored` wrote: `none`, or a positive byte count.
     public init(stored text: String) throws(ValueError) {
         if text == "none" { self = .unlimited; return }
-        guard let bytes = Int64(text) else { throw .invalid("expected a byte count or 'none'") }
+        // Only the digits `stored` writes: no sign, exponent or hexadecimal the command line would refuse.
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let bytes = Int64(text) else {
+            throw .invalid("expected a byte count (digits only) or 'none'")
+        }
         guard bytes > 0 else { throw .invalid("must be more than 0") }
+        guard Double(bytes) < 9.0e18 else { throw .invalid("too large") }
         self = .bytes(bytes)
     }
 
@@ -65,7 +69,12 @@ public enum AgeLimit: Equatable, Sendable, CustomStringConvertible {
     /// Reads what `stored` wrote: `never`, or seconds, more than 0 and at most 100 years.
     public init(stored text: String) throws(ValueError) {
         if text == "never" { self = .never; return }
-        guard let seconds = Double(text), seconds.isFinite else { throw .invalid("expected seconds or 'never'") }
+        // Only the decimal form `stored` writes ("2592000", "2592000.0"): no sign, exponent or hexadecimal.
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }),
+              let seconds = Double(text), seconds.isFinite else {
+            throw .invalid("expected seconds (digits, with an optional fraction) or 'never'")
+        }
         guard seconds > 0 else { throw .invalid("must be more than 0") }
         guard seconds <= TimeSpan.maximum else { throw .invalid("too long: at most 100 years") }
         self = .seconds(seconds)

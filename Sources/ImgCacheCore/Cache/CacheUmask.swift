@@ -13,6 +13,16 @@ public enum CacheUmask {
     /// The process's umask when the run began, for files outside the cache.
     public static var userMask: mode_t { mode_t(saved.load(ordering: .relaxed)) }
     private static let saved = Atomic<UInt32>(0o022)
+    /// The mask chosen for the cache (IMGCACHE_UMASK or the namespace's), or `noMaskChosen`.
+    private static let chosen = Atomic<UInt32>(noMaskChosen)
+    private static let noMaskChosen: UInt32 = 0xFFFF
+
+    /// The mask the cache was given on purpose for this run (IMGCACHE_UMASK or
+    /// `config --umask`); nil when it follows the user's umask.
+    public static var chosenMask: mode_t? {
+        let value = chosen.load(ordering: .relaxed)
+        return value == noMaskChosen ? nil : mode_t(value)
+    }
 
     /// Sets the process's umask for the cache: `IMGCACHE_UMASK` in
     /// `environment`, else the namespace's `remembered` one; none: left as it is.
@@ -28,7 +38,11 @@ public enum CacheUmask {
             }
         } else if let remembered {
             mask = remembered
+        } else {
+            umask(mask)
+            return
         }
+        chosen.store(UInt32(mask), ordering: .relaxed)
         umask(mask)
     }
 

@@ -12,7 +12,7 @@ public struct NamespaceScan: Sendable {
     /// Sidecar metadata files (`<digest>.meta`).
     public let sidecars: [ScannedFile]
     public let temporaries: [ScannedFile]
-    /// Symbolic links where shard folders or files belong: never followed.
+    /// Symbolic links (and FIFOs, devices, sockets) where shard folders or the cache's files belong: never followed or opened.
     public let links: [ScannedFile]
     /// Whether the file system keeps extended attributes (so an image without
     /// a sidecar carries its metadata itself).
@@ -144,7 +144,11 @@ struct ShardListing: Sendable {
                 allocatedSize: status.allocatedSize, modified: status.modified,
                 hasSidecar: kind == .image && sidecarDigests.contains(digest))
             if status.isSymbolicLink { listing.links.append(file); continue }
-            guard status.isRegularFile else { continue }
+            guard status.isRegularFile else {
+                // A FIFO, device or socket under one of the cache's names was planted: removed as a link is.
+                if kind != .foreign, !status.isDirectory { listing.links.append(file) }
+                continue
+            }
             switch kind {
             case .image: listing.images.append(file)
             case .sidecar: listing.sidecars.append(file)

@@ -79,22 +79,41 @@ public struct NamespaceSettings: Equatable, Sendable {
             inspection.problems.append("is not text")
             return inspection
         }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // Lines as an editor may leave them: a final carriage return (CRLF) is no part of a line.
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
         guard let first = lines.first, first.hasPrefix("imgcache-settings ") else {
             inspection.problems.append("is not an imgcache settings file (its first line is not '\(signature)')")
             return inspection
         }
         guard first == Substring(signature) else {
-            inspection.problems.append("was written by a later version of imgcache ('\(ControlCharacters.escaped(String(first.prefix(40))))')")
+            let version = first.dropFirst("imgcache-settings ".count)
+            let shown = ControlCharacters.escaped(String(first.prefix(40)))
+            if let number = Int(version), number > 1, version.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                inspection.problems.append("was written by a later version of imgcache ('\(shown)')")
+            } else {
+                inspection.problems.append("has a version line this imgcache does not understand ('\(shown)'; it writes '\(signature)')")
+            }
             return inspection
         }
         var settings = NamespaceSettings()
+        var seen: [String: Int] = [:]
         for (offset, line) in lines.enumerated().dropFirst() where !line.isEmpty {
             let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
             guard parts.count == 2 else {
                 inspection.problems.append("line \(offset + 1) is not 'NAME VALUE'")
                 continue
             }
+            guard NamespaceSettings.keys.contains(parts[0]) else {
+                // A misspelt limit must not pass for an absent one: clean would apply the default.
+                let name = ControlCharacters.escaped(String(parts[0].prefix(40)))
+                inspection.problems.append("line \(offset + 1): unknown setting '\(name)' (known: \(NamespaceSettings.keys.joined(separator: ", ")))")
+                continue
+            }
+            if parts[0] != "remote", let earlier = seen[parts[0]] {
+                inspection.problems.append("line \(offset + 1): \(parts[0]) is set again (first on line \(earlier)); which one is meant is unknown")
+                continue
+            }
+            seen[parts[0]] = offset + 1
             do throws(ValueError) {
                 switch parts[0] {
                 case "max-size": settings.maxSize = try SizeLimit(stored: parts[1])
@@ -102,7 +121,7 @@ public struct NamespaceSettings: Equatable, Sendable {
                 case "failed-ttl": settings.failedTTL = try AgeLimit(stored: parts[1])
                 case "remote": settings.remotes = (settings.remotes ?? []) + (parts[1] == "none" ? [] : [parts[1]])
                 case "umask": settings.umask = try CacheUmask.parse(parts[1])
-                default: continue  // a setting of a later version: not this one's to judge
+                default: continue
                 }
             } catch {
                 let value = ControlCharacters.escaped(String(parts[1].prefix(40)))

@@ -46,7 +46,7 @@ final class URLLog: Sendable {
         descriptors.withLock { open in
             if open[shard] < 0 {
                 let path = directory + "/" + URLLog.shardName(shard) + "/" + URLLog.fileName
-                open[shard] = (try? SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666).get()) ?? -1
+                open[shard] = (try? FileSystem.openForAppending(path, creating: true).get()) ?? -1
             }
             guard open[shard] >= 0 else { return }
             try? FileSystem.writeAll(open[shard], Array(line.utf8), path: URLLog.fileName)

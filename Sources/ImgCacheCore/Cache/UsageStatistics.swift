@@ -103,10 +103,10 @@ public struct StatisticsLog: Sendable {
     public func append(_ statistics: UsageStatistics, using handle: NamespaceLock.Handle? = nil) {
         guard !statistics.isEmpty else { return }
         lock.withShard(NamespaceLock.statisticsByte, .shared, using: handle) {
-            var opened = SystemCall.open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
+            var opened = FileSystem.openForAppending(path, creating: false)
             // Made only in a namespace (its lock file there): never in a folder imgcache refused to adopt.
             if case .failure(.noSuchFile) = opened, (try? FileSystem.status(lock.path))??.isRegularFile == true {
-                opened = SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
+                opened = FileSystem.openForAppending(path, creating: true)
             }
             guard case .success(let descriptor) = opened else { return }
             // One write of one short line: appends of concurrent processes never interleave.

@@ -53,7 +53,7 @@ public enum RemoteBackends {
             return value
         }
         if let path {
-            guard let bytes = try? FileSystem.readFile(path, limit: 64 * 1024) else { throw RemoteFailure("cannot read \(path)") }
+            guard let bytes = try? FileSystem.readFile(path, limit: 64 * 1024, allowingSpecialFiles: true) else { throw RemoteFailure("cannot read \(path)") }
             let text = String(decoding: bytes, as: UTF8.self)
             return String(text.prefix { $0 != "\n" && $0 != "\r" })
         }

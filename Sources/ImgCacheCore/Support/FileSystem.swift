@@ -72,16 +72,21 @@ public enum FileSystem {
     }
 
     /// Reads a whole file of at most `limit` bytes. Nil when it does not exist.
-    public static func readFile(_ path: String, limit: Int) throws(SystemError) -> [UInt8]? {
+    /// Only a regular file is read (a FIFO or device planted in its place is
+    /// refused, never waited on) unless `allowingSpecialFiles` (a file a user
+    /// named, which may be a pipe).
+    public static func readFile(_ path: String, limit: Int, allowingSpecialFiles: Bool = false) throws(SystemError) -> [UInt8]? {
         let descriptor: Int32
-        switch SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) {
+        switch SystemCall.open(path, O_RDONLY | O_CLOEXEC | (allowingSpecialFiles ? 0 : O_NOFOLLOW | O_NONBLOCK)) {
         case .success(let opened): descriptor = opened
         case .failure(.noSuchFile), .failure(.notDirectory): return nil
         case .failure(let errno): throw SystemError("read", path: path, errno: errno)
         }
         defer { SystemCall.close(descriptor) }
+        let status = try SystemCall.fstat(descriptor).get("read", path: path)
+        if !allowingSpecialFiles, status.st_mode & S_IFMT != S_IFREG { throw notARegularFile(path, status) }
         // Sized from the file, not the limit: a generous limit must not cost its size in memory.
-        let size = (try? SystemCall.fstat(descriptor).get()).map { Int($0.st_size) } ?? 0
+        let size = Int(status.st_size)
         let expected = size > 0 ? min(limit, size) : limit
         let capacity = min(limit, expected + 1)  // one more byte notices a file that grew
         var bytes = [UInt8](repeating: 0, count: capacity)
@@ -99,8 +104,8 @@ public enum FileSystem {
 
     /// Reads up to `count` bytes from the start of a file.
     public static func readPrefix(_ path: String, count: Int) throws(SystemError) -> [UInt8] {
-        // One read, no fstat: a hit reads 64 bytes.
-        let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW).get("read", path: path)
+        // One read, no fstat: a hit reads 64 bytes. Never waits: a FIFO in a file's place reads as empty.
+        let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK).get("read", path: path)
         defer { SystemCall.close(descriptor) }
         var bytes = [UInt8](repeating: 0, count: count)
         let read = try bytes.withUnsafeMutableBytes { SystemCall.read(descriptor, $0.baseAddress, count) }.get("read", path: path)
@@ -110,7 +115,7 @@ public enum FileSystem {
 
     /// Reads the last `count` bytes of a file of `size` bytes.
     public static func readSuffix(_ path: String, count: Int, size: Int64) throws(SystemError) -> [UInt8] {
-        let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW).get("read", path: path)
+        let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK).get("read", path: path)
         defer { SystemCall.close(descriptor) }
         let length = Int(min(Int64(count), max(0, size)))
         var bytes = [UInt8](repeating: 0, count: length)
@@ -124,6 +129,32 @@ public enum FileSystem {
         }
         bytes.removeSubrange(filled...)
         return bytes
+    }
+
+    /// The error for a FIFO, device or socket where a file of the cache should be.
+    static func notARegularFile(_ path: String, _ status: stat) -> SystemError {
+        let kind: String
+        switch status.st_mode & S_IFMT {
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFCHR, S_IFBLK: kind = "a device"
+        case S_IFSOCK: kind = "a socket"
+        case S_IFDIR: kind = "a folder"
+        default: kind = "not a regular file"
+        }
+        return SystemError("read", path: path, errno: Errno(EINVAL), detail: "it is \(kind), not a regular file; left as it is")
+    }
+
+    /// Opens `path` to append to it, creating it when `creating`: only a regular
+    /// file (a FIFO planted in its place fails at once, never waits for a reader).
+    static func openForAppending(_ path: String, creating: Bool) -> Result<Int32, Errno> {
+        let flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (creating ? O_CREAT : 0)
+        let opened = SystemCall.open(path, flags, 0o666)
+        guard case .success(let descriptor) = opened else { return opened }
+        guard case .success(let status) = SystemCall.fstat(descriptor), status.st_mode & S_IFMT == S_IFREG else {
+            SystemCall.close(descriptor)
+            return .failure(Errno(EINVAL))
+        }
+        return opened
     }
 
     /// Writes all of `bytes` to `descriptor`, retrying short writes and EINTR.
