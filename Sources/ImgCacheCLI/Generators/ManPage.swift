@@ -84,7 +84,8 @@ public enum ManPage {
             ".SH FILES",
             ".TP", ".I <root>/<namespace>/<xx>/<md5>.<ext>",
             "A cached image: the bytes the server sent. \\fIxx\\fR is the first two hex digits of the MD5 of the URL; "
-                + "the extension names the format of the bytes (jpg, png, gif, webp), whatever the URL says.",
+                + "the extension names the format of the bytes (\(CodecRegistry.storedFormats.map(\.fileExtension).joined(separator: ", "))), "
+                + "whatever the URL says.",
             "Its metadata (ETag, Last-Modified, Content-Type, size, pixel size, time stored) is the file's extended "
                 + "attribute \\fIuser.imgcache\\fR, in a compact form that fits in the inode. The file's modification time is its last use.",
             ".TP", ".I <root>/<namespace>/<xx>/<md5>.meta",
