@@ -13,6 +13,8 @@
 #   /to-file         302 to file:///etc/passwd
 #   /status/CODE     that status (400 401 403 404 408 410 429 500 502 503 504)
 #   /fake.png        page.html served as image/png
+#   /negotiated      formats/still.avif to a request whose Accept names
+#                    image/avif, else photo.jpg; with Vary: Accept
 #   /store/...       a WebDAV store (GET PUT DELETE) kept in WORKDIR/dav, for
 #                    imgcache's remote tier; /private-store/... the same store,
 #                    answering only requests with "Authorization: Bearer fleet-token"
@@ -41,6 +43,12 @@ http {
         image/gif gif;
         image/webp webp;
         image/tiff tif tiff;
+        image/avif avif;
+        image/heic heic;
+        image/jxl jxl;
+        image/bmp bmp;
+        image/x-icon ico;
+        image/svg+xml svg;
         text/html html;
         text/plain txt;
     }
@@ -56,6 +64,10 @@ http {
     keepalive_timeout 30;
     keepalive_requests 100000;
     etag on;
+    map \$http_accept \$negotiated {
+        ~image/avif /formats/still.avif;
+        default /photo.jpg;
+    }
     server {
         listen 127.0.0.1:$port;
 $(if [ -n "$tls_port" ]; then
@@ -69,6 +81,7 @@ fi)
         location = /to-file { return 302 file:///etc/passwd; }
 $(for code in 400 401 403 404 408 410 429 500 502 503 504; do echo "        location = /status/$code { return $code; }"; done)
         location = /fake.png { default_type image/png; alias $docroot/page.html; }
+        location = /negotiated { add_header Vary Accept; try_files \$negotiated =404; }
         location /store/ {
             root $workdir/dav;
             dav_methods PUT DELETE;

@@ -4,6 +4,7 @@
 // that copies the library's message and longjmps back, and always frees what
 // it created.
 #include "imgcache_shims.h"
+#include "decoded_image.h"
 #include "loader.h"
 
 #include <png.h>
@@ -31,6 +32,9 @@
        int *, int *, int *))                                                             \
     X(void, png_set_expand, (png_structrp))                                              \
     X(void, png_set_strip_16, (png_structrp))                                            \
+    X(void, png_set_scale_16, (png_structrp))                                            \
+    X(png_uint_32, png_get_iCCP,                                                         \
+      (png_const_structrp, png_inforp, png_charpp, int *, png_bytepp, png_uint_32 *))    \
     X(void, png_set_gray_to_rgb, (png_structrp))                                         \
     X(void, png_set_add_alpha, (png_structrp, png_uint_32, int))                         \
     X(int, png_set_interlace_handling, (png_structrp))                                   \
@@ -133,7 +137,9 @@ int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
     X(void, jpeg_set_quality, (j_compress_ptr, int, boolean))                   \
     X(void, jpeg_start_compress, (j_compress_ptr, boolean))                     \
     X(JDIMENSION, jpeg_write_scanlines, (j_compress_ptr, JSAMPARRAY, JDIMENSION)) \
-    X(void, jpeg_finish_compress, (j_compress_ptr))
+    X(void, jpeg_finish_compress, (j_compress_ptr))                               \
+    X(void, jpeg_save_markers, (j_decompress_ptr, int, unsigned int))           \
+    X(boolean, jpeg_read_icc_profile, (j_decompress_ptr, JOCTET **, unsigned int *))
 
 IC_LIBRARY(jpeg, "libjpeg-dev", IC_JPEG_FUNCTIONS, "libjpeg.so.62", "libjpeg.so")
 
@@ -200,10 +206,18 @@ void ic_decoded_image_free(ic_decoded_image *image) {
     if (image == NULL) return;
     free(image->pixels);
     free(image->delays_ms);
+    free(image->icc);
     memset(image, 0, sizeof *image);
 }
 
-/// Allocates a still image's pixels after checking the limit; 0 or -1.
+void ic_attach_icc(ic_decoded_image *out, const uint8_t *icc, size_t size) {
+    if (icc == NULL || size == 0) return;
+    free(out->icc);
+    out->icc = malloc(size);
+    out->icc_size = out->icc ? size : 0;
+    if (out->icc) memcpy(out->icc, icc, size);
+}
+
 int ic_allocate_still(ic_decoded_image *out, uint32_t width, uint32_t height, uint64_t max_pixels,
                       char *error, size_t error_size) {
     if (width == 0 || height == 0) {
@@ -253,16 +267,23 @@ int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
     png_uint_32 width = 0, height = 0;
     int bit_depth = 0, color_type = 0, interlace = 0;
     p_png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
-    // Palette, low-bit grey and tRNS expand to full channels; 16-bit samples keep
-    // their high byte; grey becomes RGB; an opaque alpha is added where none is.
+    // Palette, low-bit grey and tRNS expand to full channels; 16-bit samples are
+    // scaled to 8 bits, rounded; grey becomes RGB; an opaque alpha is added where none is.
     p_png_set_expand(png);
-    p_png_set_strip_16(png);
+    p_png_set_scale_16(png);
     p_png_set_gray_to_rgb(png);
     p_png_set_add_alpha(png, 0xFF, PNG_FILLER_AFTER);
     p_png_set_interlace_handling(png);
     p_png_read_update_info(png, info);
     if (p_png_get_rowbytes(png, info) != (size_t)width * 4) png_probe_error(png, "unexpected row layout");
     if (ic_allocate_still(out, width, height, max_pixels, error, error_size) != 0) longjmp(context.jump, 1);
+    png_charp profile_name = NULL;
+    png_bytep profile = NULL;
+    png_uint_32 profile_size = 0;
+    int compression = 0;
+    if (p_png_get_iCCP(png, info, &profile_name, &compression, &profile, &profile_size) != 0) {
+        ic_attach_icc(out, profile, profile_size);
+    }
     rows = malloc(sizeof(png_bytep) * height);
     if (rows == NULL) png_probe_error(png, "out of memory");
     for (png_uint_32 y = 0; y < height; y++) rows[y] = out->pixels + (size_t)y * width * 4;
@@ -317,6 +338,8 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
     }
     p_jpeg_CreateDecompress(&info, JPEG_LIB_VERSION, sizeof info);
     p_jpeg_mem_src(&info, data, (unsigned long)size);
+    // The ICC profile travels in APP2 markers, kept for it.
+    p_jpeg_save_markers(&info, JPEG_APP0 + 2, 0xFFFF);
     p_jpeg_read_header(&info, TRUE);
     manager.in_scan = 1;  // the header ends at the first scan; progressive files read theirs in start_decompress
     int cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
@@ -324,6 +347,12 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
     if (ic_allocate_still(out, info.image_width, info.image_height, max_pixels, error, error_size) != 0) {
         p_jpeg_destroy_decompress(&info);
         return -1;
+    }
+    JOCTET *profile = NULL;
+    unsigned int profile_size = 0;
+    if (p_jpeg_read_icc_profile(&info, &profile, &profile_size) && profile != NULL) {
+        ic_attach_icc(out, profile, profile_size);
+        free(profile);
     }
     p_jpeg_start_decompress(&info);
     if (info.output_width != out->width || info.output_height != out->height || info.output_components != 4) {
@@ -337,7 +366,28 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
         JSAMPROW target = out->pixels + (size_t)info.output_scanline * stride;
         if (p_jpeg_read_scanlines(&info, &target, 1) != 1) break;
     }
+    // CMYK through its profile where it has one (the colours a printer meant);
+    // else by the usual formula. Either way the image is then plain sRGB.
+    char color_error[128];
+    if (cmyk && out->icc != NULL) {
+        uint64_t count = (uint64_t)out->width * out->height;
+        uint8_t *ink = malloc((size_t)count * 4);
+        if (ink != NULL) {
+            memcpy(ink, out->pixels, (size_t)count * 4);
+            if (ic_color_cmyk_to_srgb(ink, out->pixels, count, info.saw_Adobe_marker, out->icc, out->icc_size,
+                                      color_error, sizeof color_error) == 0) {
+                cmyk = 0;
+                free(out->icc);
+                out->icc = NULL;
+                out->icc_size = 0;
+            }
+            free(ink);
+        }
+    }
     if (cmyk) {
+        free(out->icc);  // a CMYK profile does not describe the RGB made here
+        out->icc = NULL;
+        out->icc_size = 0;
         // Adobe writes CMYK inverted (0 = full ink), which is what libjpeg hands back.
         for (size_t index = 0; index < (size_t)out->width * out->height; index++) {
             uint8_t *pixel = out->pixels + index * 4;

@@ -20,6 +20,12 @@ int ic_png_load(char *error, size_t error_size);
 int ic_jpeg_load(char *error, size_t error_size);
 int ic_webp_load(char *error, size_t error_size);
 int ic_gif_load(char *error, size_t error_size);
+int ic_avif_load(char *error, size_t error_size);
+int ic_heif_load(char *error, size_t error_size);
+int ic_jxl_load(char *error, size_t error_size);
+int ic_tiff_load(char *error, size_t error_size);
+int ic_rsvg_load(char *error, size_t error_size);
+int ic_lcms_load(char *error, size_t error_size);
 
 #define IC_TEXT(value) #value
 #define IC_VERSION_TEXT(value) IC_TEXT(value)
@@ -98,6 +104,51 @@ int ic_library_describe(int library, char *version, size_t version_size, char *p
         snprintf(version, version_size, "%d.%d.%d (headers)", HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
         loaded_path("libhiredis.so." IC_VERSION_TEXT(HIREDIS_SONAME), path, path_size);
         return 0;
+    case IC_LIBRARY_AVIF: {
+        const char *text = ic_avif_version();
+        if (text == NULL) { ic_avif_load(error, sizeof error); break; }
+        snprintf(version, version_size, "%s", text);
+        loaded_path("libavif.so.15", path, path_size);
+        return 0;
+    }
+    case IC_LIBRARY_HEIF: {
+        const char *text = ic_heif_version();
+        if (text == NULL) { ic_heif_load(error, sizeof error); break; }
+        snprintf(version, version_size, "%s", text);
+        loaded_path("libheif.so.1", path, path_size);
+        return 0;
+    }
+    case IC_LIBRARY_JXL: {
+        uint32_t value = ic_jxl_version();
+        if (value == 0) { ic_jxl_load(error, sizeof error); break; }
+        snprintf(version, version_size, "%u.%u.%u", value / 1000000, value / 1000 % 1000, value % 1000);
+        loaded_path("libjxl.so.0.7", path, path_size);
+        return 0;
+    }
+    case IC_LIBRARY_TIFF: {
+        const char *text = ic_tiff_version();
+        if (text == NULL) { ic_tiff_load(error, sizeof error); break; }
+        // "LIBTIFF, Version 4.5.0\nCopyright ...": the first line's version.
+        const char *number = strstr(text, "Version ");
+        size_t length = number ? strcspn(number + 8, "\n") : 0;
+        snprintf(version, version_size, "%.*s", (int)length, number ? number + 8 : "");
+        loaded_path("libtiff.so.6", path, path_size);
+        return 0;
+    }
+    case IC_LIBRARY_RSVG: {
+        const char *text = ic_rsvg_version();
+        if (text == NULL) { ic_rsvg_load(error, sizeof error); break; }
+        snprintf(version, version_size, "%s", text);
+        loaded_path("librsvg-2.so.2", path, path_size);
+        return 0;
+    }
+    case IC_LIBRARY_LCMS: {
+        int value = ic_lcms_version();
+        if (value == 0) { ic_lcms_load(error, sizeof error); break; }
+        snprintf(version, version_size, "%d.%d", value / 1000, value % 1000 / 10);
+        loaded_path("liblcms2.so.2", path, path_size);
+        return 0;
+    }
     default:
         ic_set_error(error, sizeof error, "no such library");
     }

@@ -3,6 +3,7 @@
 // report errors by return value, so no jump buffers are needed here; every
 // path frees what it made.
 #include "imgcache_shims.h"
+#include "decoded_image.h"
 #include "loader.h"
 
 #include <gif_lib.h>
@@ -13,9 +14,6 @@
 #include <webp/demux.h>
 #include <webp/encode.h>
 #include <webp/mux.h>
-
-int ic_allocate_still(ic_decoded_image *out, uint32_t width, uint32_t height, uint64_t max_pixels,
-                      char *error, size_t error_size);
 
 // MARK: - Animated canvases
 

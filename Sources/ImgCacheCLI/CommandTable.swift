@@ -34,6 +34,8 @@ public enum CommandTable {
                help: "Which queued download starts first: fifo (oldest, default) or lifo (newest)"),
         .value(.priority, metavar: "LEVEL", kind: .choice(DownloadPriority.allCases.reversed().map(\.name)),
                help: "Queue priority of these downloads: high, normal or low (fetch: normal; prefetch: low)"),
+        .value(.accept, metavar: "TYPES", kind: .text,
+               help: "Send this Accept header instead of the formats imgcache reads, best first (image/avif,image/jxl,image/webp,…); the answers are cached apart from other Accepts"),
         .value(.header, "H", metavar: "'NAME: VALUE'", kind: .text, repeatable: true,
                help: "Send this request header (repeatable); replaces a default of the same name, 'NAME:' removes it"),
         .value(.user, "u", metavar: "USER:PASSWORD", kind: .text,

@@ -17,6 +17,7 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case retries = "retries"
     case order = "order"
     case priority = "priority"
+    case accept = "accept"
     case header = "header"
     case user = "user"
     case netrc = "netrc"

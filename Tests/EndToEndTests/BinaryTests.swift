@@ -22,12 +22,12 @@ import Testing
         }
         #expect(result.output.contains("libpng     1.6."), "\(result.output)")
         let features = Set(result.lines.last?.split(separator: " ").dropFirst().map(String.init) ?? [])
-        #expect(features.isSuperset(of: ["https", "png", "jpeg", "gif", "webp", "redis", "s3"]), "\(features)")
+        #expect(features.isSuperset(of: ["https", "png", "jpeg", "gif", "webp", "redis", "s3", "avif", "heic", "jxl", "tiff", "svg", "bmp", "ico", "icc"]), "\(features)")
         // -v says where each came from: files that exist.
         let verbose = try run(["-v", "--version"])
         let paths = verbose.lines.filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("from /") }
             .map { String($0.trimmingCharacters(in: .whitespaces).dropFirst(5)) }
-        #expect(paths.count == 7 && paths.allSatisfy { FileManager.default.fileExists(atPath: $0) }, "\(paths)")
+        #expect(paths.count == 13 && paths.allSatisfy { FileManager.default.fileExists(atPath: $0) }, "\(paths)")
     }
 
     @Test func helpListsEveryCommandAndExitStatus() throws {

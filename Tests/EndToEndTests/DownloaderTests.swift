@@ -224,7 +224,7 @@ import Testing
         #expect(sent.headers.filter { $0.name.lowercased() == "accept" }.map(\.value) == ["image/webp"])
         #expect(sent.header("User-Agent") == nil)
         let defaults = try #require(faults.requests.first { $0.target.hasSuffix("?plain") })
-        #expect(defaults.header("Accept") == "image/jpeg,image/png,image/webp,image/gif,image/*;q=0.8,*/*;q=0.5")
+        #expect(defaults.header("Accept") == "image/avif,image/jxl,image/webp,image/jpeg,image/png,image/gif,image/heic,image/heif,image/tiff,image/bmp,image/x-icon,image/svg+xml,image/*;q=0.8,*/*;q=0.5")
         #expect(defaults.header("User-Agent") == "imgcache/\(ImgCache.version)")
     }
 

@@ -70,7 +70,7 @@ import Testing
         let request = try #require(server.requests.first)
         #expect(request.status == 200)
         #expect(request.userAgent == "imgcache/0.1.0")
-        #expect(request.accept == "image/jpeg,image/png,image/webp,image/gif,image/*;q=0.8,*/*;q=0.5")
+        #expect(request.accept == "image/avif,image/jxl,image/webp,image/jpeg,image/png,image/gif,image/heic,image/heif,image/tiff,image/bmp,image/x-icon,image/svg+xml,image/*;q=0.8,*/*;q=0.5")
     }
 
     @Test func outputToAFileWritesTheImage() throws {

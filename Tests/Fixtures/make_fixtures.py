@@ -92,10 +92,10 @@ def write_variants():
 
 
 def first_frame_rgba(image):
-    """The first frame as RGBA8 bytes; 16-bit grey keeps each sample's high
-    byte. Fully transparent pixels count as (0, 0, 0, 0), whatever colour they hide."""
-    if image.mode.startswith("I;16"):
-        return bytes(b for v in image.getdata() for b in (v >> 8, v >> 8, v >> 8, 255))
+    """The first frame as RGBA8 bytes; 16-bit grey is rounded to 8 bits
+    (v / 257, what libpng's scaling gives). Fully transparent pixels count as (0, 0, 0, 0), whatever colour they hide."""
+    if image.mode.startswith("I;16") or image.mode == "I":
+        return bytes(b for v in image.getdata() for b in ((v * 255 + 32767) // 65535,) * 3 + (255,))
     data = bytearray(image.convert("RGBA").tobytes())
     for index in range(0, len(data), 4):
         if data[index + 3] == 0:

@@ -14,7 +14,7 @@ import Testing
 
     @Test func userHeadersReplaceOrRemoveTheDefaults() throws {
         var request = DownloadRequest(url: try RemoteURL(parsing: "http://h/a.png"), bodyDirectory: "/tmp")
-        #expect(request.headerLines == ["Accept: image/jpeg,image/png,image/webp,image/gif,image/*;q=0.8,*/*;q=0.5", "User-Agent: imgcache/\(ImgCache.version)"])
+        #expect(request.headerLines == ["Accept: image/avif,image/jxl,image/webp,image/jpeg,image/png,image/gif,image/heic,image/heif,image/tiff,image/bmp,image/x-icon,image/svg+xml,image/*;q=0.8,*/*;q=0.5", "User-Agent: imgcache/\(ImgCache.version)"])
         request.headers = [HTTPHeader(name: "user-agent", value: "bot/1"), HTTPHeader(name: "Accept", value: "")]
         request.validators = Validators(etag: "\"v1\"", lastModified: "Sat, 21 Nov 2026 05:23:02 GMT")
         #expect(request.headerLines == ["user-agent: bot/1", "Accept:", "If-None-Match: \"v1\"",

@@ -110,6 +110,14 @@ typedef struct {
     uint32_t *delays_ms;
     /// Times an animation plays (0: forever); -1 for a still image.
     int32_t loop_count;
+    /// The embedded ICC profile (malloc'd), NULL when there is none: the pixels
+    /// are in its colours, turned into sRGB by `ic_color_icc_to_srgb` when shown.
+    uint8_t *icc;
+    size_t icc_size;
+    /// Without a profile, the colour description of AVIF and HEIF (ITU-T H.273
+    /// code points; 0: none given, taken as sRGB).
+    int32_t color_primaries;
+    int32_t transfer_characteristics;
 } ic_decoded_image;
 
 /// Frees what a decoder allocated (safe on a zeroed struct).
@@ -129,6 +137,48 @@ int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
                    ic_decoded_image *out, char *error, size_t error_size);
 int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
                   ic_decoded_image *out, char *error, size_t error_size);
+
+int ic_avif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                   ic_decoded_image *out, char *error, size_t error_size);
+int ic_heif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                   ic_decoded_image *out, char *error, size_t error_size);
+int ic_jxl_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                  ic_decoded_image *out, char *error, size_t error_size);
+int ic_tiff_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                   ic_decoded_image *out, char *error, size_t error_size);
+/// An SVG document rasterised at `width` x `height` (its viewBox fitted inside).
+int ic_svg_render(const uint8_t *data, size_t size, uint32_t width, uint32_t height, uint64_t max_pixels,
+                  ic_decoded_image *out, char *error, size_t error_size);
+
+// MARK: - Headers read through a library
+/// What libjxl says of a JPEG XL file's start (or all of it): size (upright),
+/// bit depth, alpha, animation and, when the input holds them all, the frames.
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    uint32_t bit_depth;
+    int has_alpha;
+    int animated;
+    /// Frames counted (0 when the input ends first).
+    uint32_t frame_count;
+    uint32_t orientation;
+} ic_jxl_header;
+/// 0; 1 when more bytes are needed for the header; 2 when `complete` and the
+/// file ends inside a frame (the header filled, the frames counted so far); -1 with a message.
+int ic_jxl_read_header(const uint8_t *data, size_t size, int complete, ic_jxl_header *out, char *error, size_t error_size);
+
+// MARK: - Colour
+/// Turns `count` RGBA8 pixels in the colours of an ICC profile into sRGB in
+/// place (alpha kept): 0; 1 when nothing was done (no usable profile); -1
+/// when lcms2 cannot be loaded (its message in `error`).
+int ic_color_icc_to_srgb(uint8_t *rgba, uint64_t count, const uint8_t *icc, size_t icc_size,
+                         char *error, size_t error_size);
+/// The same for pixels described by H.273 colour primaries and transfer (AVIF, HEIF).
+int ic_color_primaries_to_srgb(uint8_t *rgba, uint64_t count, int primaries, int transfer, char *error, size_t error_size);
+/// CMYK8 ink (`inverted`: as Adobe writes it) through its ICC profile into opaque RGBA8 sRGB.
+int ic_color_cmyk_to_srgb(const uint8_t *cmyk, uint8_t *rgba, uint64_t count, int inverted, const uint8_t *icc,
+                          size_t icc_size, char *error, size_t error_size);
+
 
 // MARK: - Encoders
 
@@ -163,6 +213,9 @@ int ic_webp_encode_animation(const uint8_t *frames, uint32_t width, uint32_t hei
 int ic_gif_encode(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
                   const uint32_t *delays_ms, int loop_count, ic_encoded *out, char *error, size_t error_size);
 
+/// An AVIF (8-bit 4:2:0, or 4:4:4 at `quality` 100) through libavif and its AV1 encoder.
+int ic_avif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int has_alpha,
+                   ic_encoded *out, char *error, size_t error_size);
 // MARK: - Extended attributes and locks
 
 /// lgetxattr: the attribute's length, or -1 with errno set (ENODATA when absent,
@@ -235,8 +288,24 @@ enum {
     IC_LIBRARY_WEBP = 4,
     IC_LIBRARY_GIF = 5,
     IC_LIBRARY_HIREDIS = 6,
-    IC_LIBRARY_COUNT = 7
+    IC_LIBRARY_AVIF = 7,
+    IC_LIBRARY_HEIF = 8,
+    IC_LIBRARY_JXL = 9,
+    IC_LIBRARY_TIFF = 10,
+    IC_LIBRARY_RSVG = 11,
+    IC_LIBRARY_LCMS = 12,
+    IC_LIBRARY_COUNT = 13
 };
+
+/// Each format library's own version (NULL or 0 when it cannot be loaded):
+/// loading it is what `--version` reports on.
+const char *ic_avif_version(void);
+const char *ic_heif_version(void);
+uint32_t ic_jxl_version(void);
+const char *ic_tiff_version(void);
+const char *ic_rsvg_version(void);
+/// lcms2's version (2140 for 2.14), or 0 when it cannot be loaded.
+int ic_lcms_version(void);
 
 /// Loads library `library` (an IC_LIBRARY_ value) as imgcache uses it: 0 with
 /// its version in `version` and the file it came from in `path`; -1 with why

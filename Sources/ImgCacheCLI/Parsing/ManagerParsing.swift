@@ -209,6 +209,15 @@ extension ParsedOptions {
                 throw .invalidValue(option: "--header", value: line, reason: error.reason)
             }
         }
+        if let accept = last(.accept) {
+            if let header = settings.headers.first(where: { $0.name.lowercased() == "accept" }) {
+                throw .conflictingOptions("--accept", "--header '\(header.name): \(header.value)'", reason: "both set Accept")
+            }
+            guard !accept.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw .invalidValue(option: "--accept", value: UsageError.visible(accept), reason: "control characters are not allowed")
+            }
+            settings.headers.append(HTTPHeader(name: "Accept", value: accept))
+        }
         if let text = last(.user) {
             // The value is a secret: the message never repeats it.
             guard let credentials = Credentials(parsing: text) ?? (text.isEmpty ? nil : Credentials(user: text, password: "")) else {

@@ -1,14 +1,47 @@
+import CImgCacheShims
+
 extension ImageFormat {
     public static let avif = ImageFormat(declaring: "avif")
 }
 
-/// AVIF, still or a sequence: recognised by its brand, not decoded here.
+/// AVIF, still or a sequence: the header from its boxes (upright: clean
+/// aperture, rotation and mirror as browsers apply them), decoded by libavif
+/// (every frame of a sequence) or, for files libavif's parser refuses, by
+/// libheif; and written through libavif.
 struct AVIFCodec: ImageCodec {
     let format = ImageFormat.avif
-    let fileExtensions = ["avif"]
-    let capabilities: CodecCapabilities = []
+    let displayName = "AVIF"
+    let fileExtensions = ["avif", "avifs"]
+    let capabilities: CodecCapabilities = [.decode, .encode, .alpha, .quality]
 
+    /// Its own brands, or HEIF's generic ones with AVIF's among the compatible brands.
     func recognizes(_ bytes: [UInt8]) -> Bool {
-        ISOMediaBrand.major(of: bytes).map { ["avif", "avis"].contains($0) } ?? false
+        guard let major = ISOMediaFile.majorBrand(of: bytes) else { return false }
+        return ["avif", "avis"].contains(major)
+            || (["mif1", "msf1"].contains(major) && ISOMediaFile.brands(of: bytes).contains { ["avif", "avis"].contains($0) })
+    }
+
+    func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        try ISOMediaFile.header(bytes, format: format)
+    }
+
+    func missingEnd(of bytes: [UInt8]) -> String? { ISOMediaFile(bytes: bytes).missingEnd() }
+
+    func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? { ISOMediaFile.missingEnd(head: head, size: size) }
+
+    func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
+                maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_avif_decode)
+    }
+
+    func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int,
+                settings: ImageEncoder.Settings) throws(ImageEncoder.EncodeError) -> [UInt8] {
+        let opaque = ImageEncoder.isOpaque(rgba)
+        return try CodecShim.encoded(format) { encoded, message, size in
+            rgba.withUnsafeBufferPointer { buffer in
+                ic_avif_encode(buffer.baseAddress, UInt32(width), UInt32(height), Int32(settings.lossless ? 100 : settings.quality),
+                               opaque ? 0 : 1, encoded, message, size)
+            }
+        }
     }
 }

@@ -6,9 +6,8 @@ public enum CodecRegistry {
     /// The codecs, in the order signatures are tried and stored formats are
     /// most common (a lookup tries an entry's names in this order).
     public static let codecs: [any ImageCodec] = [
-        JPEGCodec(), PNGCodec(), WebPCodec(), GIFCodec(),
-        // Recognised by name, not (yet) decoded: refused from their first bytes.
-        TIFFCodec(), BMPCodec(), HEICCodec(), HEIFCodec(), AVIFCodec(), SVGCodec(),
+        JPEGCodec(), PNGCodec(), WebPCodec(), GIFCodec(), AVIFCodec(), HEICCodec(), HEIFCodec(), JXLCodec(),
+        TIFFCodec(), BMPCodec(), ICOCodec(), SVGCodec(),
     ]
 
     /// The codec of `format` (every format has one: formats come from codecs).
@@ -34,6 +33,14 @@ public enum CodecRegistry {
     /// The formats imgcache stores (it decodes their headers).
     public static var storedFormats: [ImageFormat] {
         codecs.filter { $0.capabilities.contains(.decode) }.map(\.format)
+    }
+
+    /// The stored formats as a request's `Accept` names them: the ones that
+    /// carry a picture in the fewest bytes first (a server that negotiates
+    /// sends its best), then the rest in the registry's order.
+    public static var negotiatedFormats: [ImageFormat] {
+        let best: [ImageFormat] = [.avif, .jxl, .webp]
+        return best.filter(storedFormats.contains) + storedFormats.filter { !best.contains($0) }
     }
 
     /// The formats imgcache writes, for `--format` (and a transform's output).

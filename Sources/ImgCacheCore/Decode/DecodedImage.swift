@@ -13,10 +13,23 @@ public struct DecodedImage: Sendable {
     public let loopCount: Int?
     /// The EXIF orientation (1–8) a JPEG asks for; 1 when it says nothing.
     public let orientation: Int
+    /// The colours the pixels are in: sRGB unless the file says otherwise.
+    public var colour: ImageColour = .sRGB
 
     /// The RGBA bytes of frame `index`.
     public func frame(_ index: Int) -> ArraySlice<UInt8> {
         let size = width * height * 4
         return pixels[(index * size)..<((index + 1) * size)]
+    }
+}
+
+extension DecodedImage {
+    /// The same image with its pixels in sRGB (itself when they already are).
+    public func inSRGB() throws(ImageColour.ConversionError) -> DecodedImage {
+        guard colour != .sRGB else { return self }
+        var converted = pixels
+        try colour.toSRGB(&converted)
+        return DecodedImage(format: format, width: width, height: height, frameCount: frameCount, pixels: converted,
+                            delays: delays, loopCount: loopCount, orientation: orientation)
     }
 }

@@ -1,23 +1,30 @@
+import CImgCacheShims
+
 extension ImageFormat {
     public static let heic = ImageFormat(declaring: "heic")
 }
 
-/// HEIC (HEVC in an ISO media file): recognised by its brand, not decoded here.
+/// HEIC (HEVC in an ISO media file, what phones take): the header from its
+/// boxes, decoded by libheif (grids and alpha included, upright).
 struct HEICCodec: ImageCodec {
     let format = ImageFormat.heic
     let fileExtensions = ["heic"]
-    let capabilities: CodecCapabilities = []
+    let capabilities: CodecCapabilities = [.decode]
 
     func recognizes(_ bytes: [UInt8]) -> Bool {
-        ISOMediaBrand.major(of: bytes).map { ["heic", "heix", "heim", "heis", "hevc", "hevx"].contains($0) } ?? false
+        ISOMediaFile.majorBrand(of: bytes).map { ["heic", "heix", "heim", "heis", "hevc", "hevx"].contains($0) } ?? false
     }
-}
 
-/// The major brand of an ISO base media file (`ftyp` box first), which names
-/// what HEIC, HEIF and AVIF files hold.
-enum ISOMediaBrand {
-    static func major(of bytes: [UInt8]) -> String? {
-        guard CodecShim.starts(bytes, with: Array("ftyp".utf8), at: 4), bytes.count >= 12 else { return nil }
-        return String(decoding: bytes[8..<12], as: UTF8.self)
+    func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        try ISOMediaFile.header(bytes, format: format)
+    }
+
+    func missingEnd(of bytes: [UInt8]) -> String? { ISOMediaFile(bytes: bytes).missingEnd() }
+
+    func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? { ISOMediaFile.missingEnd(head: head, size: size) }
+
+    func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
+                maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_heif_decode)
     }
 }

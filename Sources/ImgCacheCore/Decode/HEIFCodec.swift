@@ -1,15 +1,31 @@
+import CImgCacheShims
+
 extension ImageFormat {
     public static let heif = ImageFormat(declaring: "heif")
 }
 
-/// HEIF of another coding than HEVC: recognised by its brand, not decoded here.
+/// HEIF under its generic brands (`mif1`, `msf1`): the header from its
+/// boxes, decoded by libheif whatever coding it holds (HEVC, AV1, JPEG).
 struct HEIFCodec: ImageCodec {
     let format = ImageFormat.heif
     let displayName = "HEIF"
-    let fileExtensions = ["heif"]
-    let capabilities: CodecCapabilities = []
+    let fileExtensions = ["heif", "hif"]
+    let capabilities: CodecCapabilities = [.decode]
 
     func recognizes(_ bytes: [UInt8]) -> Bool {
-        ISOMediaBrand.major(of: bytes).map { ["mif1", "msf1", "heif"].contains($0) } ?? false
+        ISOMediaFile.majorBrand(of: bytes).map { ["mif1", "msf1", "heif"].contains($0) } ?? false
+    }
+
+    func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        try ISOMediaFile.header(bytes, format: format)
+    }
+
+    func missingEnd(of bytes: [UInt8]) -> String? { ISOMediaFile(bytes: bytes).missingEnd() }
+
+    func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? { ISOMediaFile.missingEnd(head: head, size: size) }
+
+    func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
+                maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_heif_decode)
     }
 }

@@ -142,7 +142,7 @@ enum CodecShim {
         let delays = image.delays_ms.map { pointer in (0..<frames).map { Int(pointer[$0]) } } ?? [0]
         return DecodedImage(format: header.format, width: Int(image.width), height: Int(image.height), frameCount: frames,
                             pixels: pixels, delays: delays, loopCount: image.loop_count < 0 ? nil : Int(image.loop_count),
-                            orientation: header.orientation)
+                            orientation: header.orientation, colour: ImageColour(image))
     }
 
     /// Bytes a C encoder made, or its failure as an `EncodeError`.

@@ -39,10 +39,10 @@ public struct DownloadRequest: Equatable, Sendable {
 
     public static let defaultTimeout = 15.0
     public static let defaultMaximumRedirects = 10
-    /// The formats imgcache stores, by name, before any other image: a server
-    /// that picks a format by `Accept` (AVIF for a browser that names it)
-    /// sends one imgcache takes.
-    public static let defaultAccept = CodecRegistry.storedFormats.map(\.mediaType).joined(separator: ",") + ",image/*;q=0.8,*/*;q=0.5"
+    /// The formats imgcache stores, by name, best first, before any other
+    /// image: a server that picks a format by `Accept` (AVIF for a browser
+    /// that names it) sends one imgcache takes, the smallest it has.
+    public static let defaultAccept = CodecRegistry.negotiatedFormats.map(\.mediaType).joined(separator: ",") + ",image/*;q=0.8,*/*;q=0.5"
     public static var defaultUserAgent: String { "imgcache/\(ImgCache.version)" }
 
     public init(url: RemoteURL, bodyDirectory: String) {

@@ -32,11 +32,21 @@ public struct FetchSettings: Equatable, Sendable {
         credentials == nil && headers.isEmpty && !options.contains(.handleCookies) && !usesNetrc
     }
 
+    /// The Accept header sent in place of the default (`--accept`, `-H`), nil
+    /// when the default is sent.
+    var acceptSent: String? {
+        headers.last { $0.name.lowercased() == "accept" }.map(\.value)
+    }
+
     /// The cache key for `url`: its normal form (equivalent URLs share one
-    /// entry), after the key filter, and with the transformer key when transforming.
+    /// entry), after the key filter, with the Accept sent when it is not the
+    /// default (a server may answer it with another format: `Vary: Accept`),
+    /// and with the transformer key when transforming.
     func cacheKey(for url: String) -> CacheKey {
         let key = keyFilter.key(for: URLText.normalized(url))
-        return transform.map { $0.cacheKey(for: key) } ?? CacheKey(key)
+        guard let accept = acceptSent else { return transform.map { $0.cacheKey(for: key) } ?? CacheKey(key) }
+        let asked = key + "\nAccept: " + accept
+        return transform.map { $0.cacheKey(for: asked) } ?? CacheKey(asked, fileExtension: CacheKey(key).fileExtension)
     }
 
     /// `--verify`: the header (signature, dimensions; fast), or every pixel of every frame.

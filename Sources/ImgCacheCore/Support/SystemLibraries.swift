@@ -24,6 +24,12 @@ public enum SystemLibraries {
         (Int32(IC_LIBRARY_WEBP), "libwebp", "WebP, animated WebP"),
         (Int32(IC_LIBRARY_GIF), "giflib", "GIF"),
         (Int32(IC_LIBRARY_HIREDIS), "hiredis", "Redis remote stores"),
+        (Int32(IC_LIBRARY_AVIF), "libavif", "AVIF, AVIF sequences, writing AVIF"),
+        (Int32(IC_LIBRARY_HEIF), "libheif", "HEIC, HEIF, AVIF that libavif refuses"),
+        (Int32(IC_LIBRARY_JXL), "libjxl", "JPEG XL"),
+        (Int32(IC_LIBRARY_TIFF), "libtiff", "TIFF"),
+        (Int32(IC_LIBRARY_RSVG), "librsvg", "SVG"),
+        (Int32(IC_LIBRARY_LCMS), "lcms2", "ICC profiles: colours turned into sRGB"),
     ]
 
     /// Loads and describes every library (this loads them all: a few milliseconds).
@@ -52,6 +58,13 @@ public enum SystemLibraries {
         if has("libjpeg") { features.append("jpeg") }
         if has("giflib") { features.append("gif") }
         if has("libwebp") { features.append("webp") }
+        if has("libavif") || has("libheif") { features.append("avif") }
+        if has("libheif") { features.append("heic") }
+        if has("libjxl") { features.append("jxl") }
+        if has("libtiff") { features.append("tiff") }
+        if has("librsvg") { features.append("svg") }
+        features += ["bmp", "ico"]
+        if has("lcms2") { features.append("icc") }
         if has("libpng"), has("libjpeg"), has("libwebp") { features.append("thumbnails") }
         if has("hiredis"), has("libcrypto") { features.append("redis") }
         if !has("libcrypto") { features.removeAll { $0 == "webdav" || $0 == "s3" } }

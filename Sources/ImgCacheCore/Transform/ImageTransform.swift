@@ -123,7 +123,12 @@ public struct ImageTransform: Equatable, Sendable {
 
     /// Transforms `image` (every frame, when the output format animates; else
     /// its first) and encodes the result.
-    public func apply(to image: DecodedImage) throws(ImageEncoder.EncodeError) -> Output {
+    public func apply(to decoded: DecodedImage) throws(ImageEncoder.EncodeError) -> Output {
+        // Written in sRGB, whatever profile the source was in.
+        let image: DecodedImage
+        do { image = try decoded.inSRGB() } catch {
+            switch error { case .libraryMissing(let message): throw .libraryMissing(message) }
+        }
         let size = targetSize(width: image.width, height: image.height)
         let animated = keepsFrames(of: image.format, frameCount: image.frameCount)
         let format = outputFormat(for: image.format, animated: image.frameCount > 1)

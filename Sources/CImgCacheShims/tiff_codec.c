@@ -1,0 +1,201 @@
+// TIFF through libtiff, read from memory: the first page as RGBA8 through
+// libtiff's RGBA interface (any compression libtiff was built with: LZW,
+// Deflate, JPEG, PackBits; 8 or 16 bits, alpha, palette, CMYK), upright,
+// with its ICC profile. Loaded on first use.
+#include "imgcache_shims.h"
+#include "decoded_image.h"
+#include "loader.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tiffio.h>
+
+
+#define IC_TIFF_FUNCTIONS(X)                                                                               \
+    X(TIFF *, TIFFClientOpen,                                                                              \
+      (const char *, const char *, thandle_t, TIFFReadWriteProc, TIFFReadWriteProc, TIFFSeekProc,          \
+       TIFFCloseProc, TIFFSizeProc, TIFFMapFileProc, TIFFUnmapFileProc))                                   \
+    X(void, TIFFClose, (TIFF *))                                                                           \
+    X(int, TIFFGetField, (TIFF *, uint32_t, ...))                                                          \
+    X(int, TIFFGetFieldDefaulted, (TIFF *, uint32_t, ...))                                                 \
+    X(int, TIFFRGBAImageOK, (TIFF *, char[1024]))                                                          \
+    X(int, TIFFIsTiled, (TIFF *))                                                                          \
+    X(tmsize_t, TIFFScanlineSize, (TIFF *))                                                                \
+    X(int, TIFFReadScanline, (TIFF *, void *, uint32_t, uint16_t))                                                          \
+    X(int, TIFFReadRGBAImageOriented, (TIFF *, uint32_t, uint32_t, uint32_t *, int, int))                  \
+    X(TIFFErrorHandler, TIFFSetErrorHandler, (TIFFErrorHandler))                                           \
+    X(TIFFErrorHandler, TIFFSetWarningHandler, (TIFFErrorHandler))                                         \
+    X(const char *, TIFFGetVersion, (void))
+
+/// libtiff's last complaint on this thread, for the error message.
+static __thread char tiff_last_error[200];
+
+static void tiff_error(const char *module, const char *format, va_list arguments) {
+    (void)module;
+    vsnprintf(tiff_last_error, sizeof tiff_last_error, format, arguments);
+}
+
+IC_TIFF_FUNCTIONS(IC_DECLARE_POINTER)
+IC_LIBRARY_STATE(tiff)
+static void tiff_load_once(void) {
+    IC_OPEN_AND_RESOLVE(tiff, "libtiff-dev", IC_TIFF_FUNCTIONS, "libtiff.so.6", "libtiff.so")
+    // libtiff prints to stderr unless told otherwise: its errors become our message, warnings nothing.
+    p_TIFFSetErrorHandler(tiff_error);
+    p_TIFFSetWarningHandler(NULL);
+    tiff_loaded = 1;
+}
+IC_LIBRARY_LOADER(tiff)
+
+const char *ic_tiff_version(void) {
+    char error[64];
+    return ic_tiff_load(error, sizeof error) == 0 ? p_TIFFGetVersion() : NULL;
+}
+
+/// The bytes libtiff reads, as a file.
+typedef struct {
+    const uint8_t *data;
+    uint64_t size;
+    uint64_t offset;
+} memory_file;
+
+static tmsize_t memory_read(thandle_t handle, void *buffer, tmsize_t count) {
+    memory_file *file = handle;
+    if (count <= 0 || file->offset >= file->size) return 0;
+    uint64_t left = file->size - file->offset;
+    uint64_t taken = (uint64_t)count < left ? (uint64_t)count : left;
+    memcpy(buffer, file->data + file->offset, taken);
+    file->offset += taken;
+    return (tmsize_t)taken;
+}
+
+static tmsize_t memory_write(thandle_t handle, void *buffer, tmsize_t count) {
+    (void)handle;
+    (void)buffer;
+    (void)count;
+    return -1;
+}
+
+static toff_t memory_seek(thandle_t handle, toff_t offset, int whence) {
+    memory_file *file = handle;
+    uint64_t base = whence == SEEK_CUR ? file->offset : whence == SEEK_END ? file->size : 0;
+    file->offset = base + offset;
+    return file->offset;
+}
+
+static int memory_close(thandle_t handle) {
+    (void)handle;
+    return 0;
+}
+
+static toff_t memory_size(thandle_t handle) { return ((memory_file *)handle)->size; }
+
+static int memory_map(thandle_t handle, void **base, toff_t *size) {
+    (void)handle;
+    (void)base;
+    (void)size;
+    return 0;
+}
+
+static void memory_unmap(thandle_t handle, void *base, toff_t size) {
+    (void)handle;
+    (void)base;
+    (void)size;
+}
+
+static void tiff_failed(char *error, size_t error_size, const char *what) {
+    char text[300];
+    snprintf(text, sizeof text, "%s%s%s", what, tiff_last_error[0] ? ": " : "", tiff_last_error);
+    ic_set_error(error, error_size, text);
+}
+
+/// 8-bit RGBA strips with unassociated alpha (what most programs write) read
+/// as they are: libtiff's RGBA interface would premultiply them, and undoing
+/// that loses the colour of faint pixels. 1 when read; 0 to take the general path.
+static int read_unassociated_rgba(TIFF *tiff, ic_decoded_image *out) {
+    uint16_t bits = 0, samples = 0, photometric = 0, planar = 0, orientation = 0, extra_count = 0;
+    uint16_t *extra = NULL;
+    p_TIFFGetFieldDefaulted(tiff, TIFFTAG_BITSPERSAMPLE, &bits);
+    p_TIFFGetFieldDefaulted(tiff, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    p_TIFFGetFieldDefaulted(tiff, TIFFTAG_PLANARCONFIG, &planar);
+    p_TIFFGetFieldDefaulted(tiff, TIFFTAG_ORIENTATION, &orientation);
+    if (!p_TIFFGetField(tiff, TIFFTAG_PHOTOMETRIC, &photometric) || !p_TIFFGetField(tiff, TIFFTAG_EXTRASAMPLES, &extra_count, &extra)) {
+        return 0;
+    }
+    if (p_TIFFIsTiled(tiff) || bits != 8 || samples != 4 || photometric != PHOTOMETRIC_RGB || planar != PLANARCONFIG_CONTIG ||
+        orientation != ORIENTATION_TOPLEFT || extra_count != 1 || extra == NULL || extra[0] != EXTRASAMPLE_UNASSALPHA ||
+        p_TIFFScanlineSize(tiff) != (tmsize_t)out->width * 4) {
+        return 0;
+    }
+    for (uint32_t row = 0; row < out->height; row++) {
+        if (p_TIFFReadScanline(tiff, out->pixels + (size_t)row * out->width * 4, row, 0) < 0) return 0;
+    }
+    return 1;
+}
+
+int ic_tiff_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
+                   ic_decoded_image *out, char *error, size_t error_size) {
+    (void)max_frames;  // a multipage file gives its first page
+    if (ic_tiff_load(error, error_size) != 0) return -1;
+    tiff_last_error[0] = 0;
+    memory_file file = {data, size, 0};
+    // "m": no memory mapping (there is no file to map).
+    TIFF *tiff = p_TIFFClientOpen("image", "rm", &file, memory_read, memory_write, memory_seek, memory_close, memory_size,
+                                  memory_map, memory_unmap);
+    if (tiff == NULL) {
+        tiff_failed(error, error_size, "libtiff cannot read it");
+        return -1;
+    }
+    int status = -1;
+    uint32_t width = 0, height = 0;
+    char reason[1024] = {0};
+    p_TIFFGetField(tiff, TIFFTAG_IMAGEWIDTH, &width);
+    p_TIFFGetField(tiff, TIFFTAG_IMAGELENGTH, &height);
+    if (!p_TIFFRGBAImageOK(tiff, reason)) {
+        char text[1100];
+        snprintf(text, sizeof text, "libtiff cannot convert it: %s", reason);
+        ic_set_error(error, error_size, text);
+        goto done;
+    }
+    if (ic_allocate_still(out, width, height, max_pixels, error, error_size) != 0) goto done;
+    if (read_unassociated_rgba(tiff, out)) goto profile;
+    // The raster's words are ABGR, which in memory on a little-endian machine is R, G, B, A.
+    if (!p_TIFFReadRGBAImageOriented(tiff, width, height, (uint32_t *)out->pixels, ORIENTATION_TOPLEFT, 1)) {
+        tiff_failed(error, error_size, "the image data does not decode");
+        ic_decoded_image_free(out);
+        goto done;
+    }
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    for (size_t index = 0; index < (size_t)width * height; index++) {
+        uint8_t *pixel = out->pixels + index * 4, a = pixel[0], b = pixel[1];
+        pixel[0] = pixel[3];
+        pixel[1] = pixel[2];
+        pixel[2] = b;
+        pixel[3] = a;
+    }
+#endif
+    // libtiff hands alpha back premultiplied, whichever kind the file has: undone here.
+    for (size_t index = 0; index < (size_t)width * height; index++) {
+        uint8_t *pixel = out->pixels + index * 4;
+        uint8_t alpha = pixel[3];
+        if (alpha == 255 || alpha == 0) continue;
+        for (int channel = 0; channel < 3; channel++) {
+            unsigned value = (pixel[channel] * 255u + alpha / 2) / alpha;
+            pixel[channel] = value > 255 ? 255 : (uint8_t)value;
+        }
+    }
+profile:;
+    uint32_t profile_size = 0;
+    void *profile = NULL;
+    if (p_TIFFGetField(tiff, TIFFTAG_ICCPROFILE, &profile_size, &profile) && profile != NULL && profile_size > 0) {
+        uint16_t photometric = 0;
+        p_TIFFGetFieldDefaulted(tiff, TIFFTAG_PHOTOMETRIC, &photometric);
+        // A CMYK profile does not describe the RGB libtiff made of the ink.
+        if (photometric != PHOTOMETRIC_SEPARATED) ic_attach_icc(out, profile, profile_size);
+    }
+    status = 0;
+done:
+    p_TIFFClose(tiff);
+    return status;
+}

@@ -1,0 +1,263 @@
+/// The boxes of an ISO base media file (ISO/IEC 14496-12) that say what an
+/// AVIF, HEIC or HEIF image is, read without a library: the brand from
+/// `ftyp`, the primary item's properties from `meta` (its size in `ispe`,
+/// its bits in `pixi`, the clean aperture, rotation and mirror that make it
+/// upright, an alpha item pointing at it), and a sequence's frame count from
+/// `moov`. Every read is bounds-checked; what does not parse is nil.
+struct ISOMediaFile {
+    /// The major brand (`avif`, `heic`, `mif1`), from the `ftyp` box that starts the file.
+    static func majorBrand(of bytes: [UInt8]) -> String? {
+        guard CodecShim.starts(bytes, with: Array("ftyp".utf8), at: 4), bytes.count >= 12 else { return nil }
+        return String(decoding: bytes[8..<12], as: UTF8.self)
+    }
+
+    /// The major and compatible brands.
+    static func brands(of bytes: [UInt8]) -> [String] {
+        guard let major = majorBrand(of: bytes) else { return [] }
+        let size = min(CodecShim.bigEndian(bytes, 0), bytes.count)
+        var brands = [major]
+        var offset = 16
+        while offset + 4 <= size {
+            brands.append(String(decoding: bytes[offset..<(offset + 4)], as: UTF8.self))
+            offset += 4
+        }
+        return brands
+    }
+
+    /// One box: its type and where its content lies in the file.
+    struct Box {
+        let type: String
+        let contentStart: Int
+        /// Where the box ends (the file's end for a box of size 0).
+        let end: Int
+    }
+
+    let bytes: [UInt8]
+
+    /// The boxes one after another in `start..<end`; stops at the first that
+    /// does not fit (`truncated` then says where it would have ended).
+    func boxes(in range: Range<Int>) -> (boxes: [Box], overrun: (type: String, end: Int)?) {
+        var result: [Box] = []
+        var offset = range.lowerBound
+        while offset + 8 <= range.upperBound, result.count < 4096 {
+            var size = CodecShim.bigEndian(bytes, offset)
+            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            var header = 8
+            if size == 1 {
+                guard offset + 16 <= range.upperBound, let large = uint64(at: offset + 8), large <= UInt64(Int.max) else {
+                    return (result, (type, Int.max))
+                }
+                size = Int(large)
+                header = 16
+            } else if size == 0 {
+                size = range.upperBound - offset
+            }
+            guard size >= header else { return (result, (type, Int.max)) }
+            let (end, overflow) = offset.addingReportingOverflow(size)
+            guard !overflow, end <= range.upperBound else { return (result, (type, overflow ? Int.max : end)) }
+            result.append(Box(type: type, contentStart: offset + header, end: end))
+            offset = end
+        }
+        return (result, nil)
+    }
+
+    func children(of box: Box, skipping prefix: Int = 0) -> [Box] {
+        guard box.contentStart + prefix <= box.end else { return [] }
+        return boxes(in: (box.contentStart + prefix)..<box.end).boxes
+    }
+
+    func child(_ type: String, of box: Box, skipping prefix: Int = 0) -> Box? {
+        children(of: box, skipping: prefix).first { $0.type == type }
+    }
+
+    func uint8(at offset: Int) -> Int? { offset >= 0 && offset < bytes.count ? Int(bytes[offset]) : nil }
+
+    func uint16(at offset: Int) -> Int? {
+        guard offset >= 0, offset + 2 <= bytes.count else { return nil }
+        return Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+    }
+
+    func uint32(at offset: Int) -> Int? {
+        guard offset >= 0, offset + 4 <= bytes.count else { return nil }
+        return CodecShim.bigEndian(bytes, offset)
+    }
+
+    func uint64(at offset: Int) -> UInt64? {
+        guard let high = uint32(at: offset), let low = uint32(at: offset + 4) else { return nil }
+        return UInt64(high) << 32 | UInt64(low)
+    }
+
+    // MARK: - The image items
+
+    /// What the boxes say of the picture a viewer shows.
+    struct Picture: Equatable {
+        /// Width and height upright: after the clean aperture and the rotation.
+        var width: Int
+        var height: Int
+        var bitDepth: Int
+        var hasAlpha: Bool
+        /// Frames of an image sequence (`moov`); nil for a still image.
+        var frameCount: Int?
+    }
+
+    /// The primary item's picture (or, without items, a sequence's first track's).
+    func picture() -> Picture? {
+        let top = boxes(in: 0..<bytes.count).boxes
+        let sequence = top.first { $0.type == "moov" }.flatMap(sequenceTrack)
+        guard let meta = top.first(where: { $0.type == "meta" }), let still = primaryPicture(meta) else {
+            return sequence
+        }
+        var picture = still
+        picture.frameCount = sequence?.frameCount
+        return picture
+    }
+
+    private func primaryPicture(_ meta: Box) -> Picture? {
+        let parts = children(of: meta, skipping: 4)
+        guard let pitm = parts.first(where: { $0.type == "pitm" }),
+              let version = uint8(at: pitm.contentStart),
+              let primary = version == 0 ? uint16(at: pitm.contentStart + 4) : uint32(at: pitm.contentStart + 4),
+              let iprp = parts.first(where: { $0.type == "iprp" }),
+              let ipco = child("ipco", of: iprp) else { return nil }
+        let properties = children(of: ipco)
+        let associations = self.associations(children(of: iprp).filter { $0.type == "ipma" })
+        func property(_ type: String, of item: Int) -> Box? {
+            associations[item, default: []].lazy.filter { $0 >= 1 && $0 <= properties.count }
+                .map { properties[$0 - 1] }.first { $0.type == type }
+        }
+        guard let ispe = property("ispe", of: primary),
+              var width = uint32(at: ispe.contentStart + 4), var height = uint32(at: ispe.contentStart + 8),
+              width > 0, height > 0 else { return nil }
+        if let clap = property("clap", of: primary), let size = cleanAperture(clap), size.width > 0, size.height > 0,
+           size.width <= width, size.height <= height {
+            (width, height) = size
+        }
+        if let irot = property("irot", of: primary), let angle = uint8(at: irot.contentStart), angle & 1 == 1 {
+            swap(&width, &height)
+        }
+        let references = self.references(parts.first { $0.type == "iref" })
+        // A grid's bits are its tiles' (the grid item itself often has no pixi).
+        let tiles = references.filter { $0.type == "dimg" && $0.from == primary }.flatMap(\.to)
+        let depth = ([primary] + tiles.prefix(1)).lazy.compactMap { property("pixi", of: $0) }
+            .compactMap { self.uint8(at: $0.contentStart + 5) }.first ?? 8
+        let alpha = references.contains { reference in
+            reference.type == "auxl" && reference.to.contains(primary)
+                && property("auxC", of: reference.from).map { auxiliaryType($0).contains("alpha") || auxiliaryType($0).hasSuffix("auxid:1") } == true
+        }
+        return Picture(width: width, height: height, bitDepth: depth, hasAlpha: alpha, frameCount: nil)
+    }
+
+    /// Each item's property indices (1-based into `ipco`), from every `ipma` box.
+    private func associations(_ boxes: [Box]) -> [Int: [Int]] {
+        var result: [Int: [Int]] = [:]
+        for box in boxes {
+            guard let version = uint8(at: box.contentStart), let flags = uint32(at: box.contentStart).map({ $0 & 0xFFFFFF }),
+                  let count = uint32(at: box.contentStart + 4) else { continue }
+            var offset = box.contentStart + 8
+            for _ in 0..<min(count, 1 << 16) {
+                guard let item = version < 1 ? uint16(at: offset) : uint32(at: offset) else { break }
+                offset += version < 1 ? 2 : 4
+                guard let links = uint8(at: offset) else { break }
+                offset += 1
+                for _ in 0..<links {
+                    guard let value = flags & 1 == 1 ? uint16(at: offset).map({ $0 & 0x7FFF }) : uint8(at: offset).map({ $0 & 0x7F }),
+                          offset < box.end else { break }
+                    offset += flags & 1 == 1 ? 2 : 1
+                    result[item, default: []].append(value)
+                }
+            }
+        }
+        return result
+    }
+
+    /// The item references of `iref`: their type, the item they are from and the items they point to.
+    private func references(_ iref: Box?) -> [(type: String, from: Int, to: [Int])] {
+        guard let iref, let version = uint8(at: iref.contentStart) else { return [] }
+        return children(of: iref, skipping: 4).compactMap { box in
+            let width = version == 0 ? 2 : 4
+            let read = { (offset: Int) in width == 2 ? self.uint16(at: offset) : self.uint32(at: offset) }
+            guard let from = read(box.contentStart), let count = uint16(at: box.contentStart + width) else { return nil }
+            let targets = (0..<count).compactMap { read(box.contentStart + width + 2 + $0 * width) }
+            return (box.type, from, targets)
+        }
+    }
+
+    private func auxiliaryType(_ auxC: Box) -> String {
+        let start = auxC.contentStart + 4
+        guard start < auxC.end else { return "" }
+        return String(decoding: bytes[start..<auxC.end].prefix { $0 != 0 }, as: UTF8.self)
+    }
+
+    /// The clean aperture's width and height in whole pixels.
+    private func cleanAperture(_ clap: Box) -> (width: Int, height: Int)? {
+        guard let widthN = uint32(at: clap.contentStart), let widthD = uint32(at: clap.contentStart + 4),
+              let heightN = uint32(at: clap.contentStart + 8), let heightD = uint32(at: clap.contentStart + 12),
+              widthD > 0, heightD > 0 else { return nil }
+        return (widthN / widthD, heightN / heightD)
+    }
+
+    /// A sequence's picture from its first picture track: size from `tkhd`, frames from `stsz`.
+    private func sequenceTrack(_ moov: Box) -> Picture? {
+        for trak in children(of: moov) where trak.type == "trak" {
+            guard let mdia = child("mdia", of: trak), let hdlr = child("hdlr", of: mdia),
+                  hdlr.contentStart + 12 <= hdlr.end,
+                  String(decoding: bytes[(hdlr.contentStart + 8)..<(hdlr.contentStart + 12)], as: UTF8.self) == "pict",
+                  let tkhd = child("tkhd", of: trak), let version = uint8(at: tkhd.contentStart) else { continue }
+            let sizeAt = tkhd.contentStart + 4 + (version == 1 ? 32 : 20) + 52
+            guard let width = uint32(at: sizeAt).map({ $0 >> 16 }), let height = uint32(at: sizeAt + 4).map({ $0 >> 16 }),
+                  width > 0, height > 0 else { continue }
+            let stsz = child("minf", of: mdia).flatMap { child("stbl", of: $0) }.flatMap { child("stsz", of: $0) }
+            let frames = stsz.flatMap { uint32(at: $0.contentStart + 8) }
+            return Picture(width: width, height: height, bitDepth: 8, hasAlpha: false, frameCount: frames.map { max(1, $0) })
+        }
+        return nil
+    }
+
+    // MARK: - Completeness
+
+    /// What is missing at the end: nil when every top-level box ends within the file.
+    func missingEnd() -> String? {
+        let (top, overrun) = boxes(in: 0..<bytes.count)
+        if let overrun {
+            return overrun.end == Int.max ? "its \(overrun.type) box has a broken size"
+                : "the file is \(bytes.count) bytes; its \(overrun.type) box ends at \(overrun.end)"
+        }
+        guard top.contains(where: { $0.type == "mdat" || $0.type == "idat" }) || top.contains(where: { $0.type == "meta" }) else {
+            return "the file has no image data"
+        }
+        return nil
+    }
+
+    /// The same from the head and the file's size, when every top-level box header lies in the head.
+    static func missingEnd(head: [UInt8], size: Int64) -> String?? {
+        var offset: Int64 = 0
+        while offset + 8 <= Int64(head.count) {
+            let start = Int(offset)
+            var length = Int64(CodecShim.bigEndian(head, start))
+            if length == 1 {
+                guard start + 16 <= head.count else { return nil }
+                let file = ISOMediaFile(bytes: head)
+                guard let large = file.uint64(at: start + 8), large <= UInt64(Int64.max) else { return .some("a box has a broken size") }
+                length = Int64(large)
+            } else if length == 0 {
+                return .some(nil)  // the last box runs to the end
+            }
+            guard length >= 8 else { return .some("a box has a broken size") }
+            offset += length
+            if offset == size { return .some(nil) }
+            if offset > size { return .some("the file is \(size) bytes; its boxes run to \(offset)") }
+        }
+        return nil
+    }
+}
+
+/// What AVIF, HEIC and HEIF codecs share: the header from the boxes, and the end by box sizes.
+extension ISOMediaFile {
+    static func header(_ bytes: [UInt8], format: ImageFormat) throws(ImageHeader.ProbeError) -> ImageHeader {
+        guard let picture = ISOMediaFile(bytes: bytes).picture() else {
+            throw .corrupt(format, "no primary image with a size in its boxes")
+        }
+        return ImageHeader(format: format, width: picture.width, height: picture.height, frameCount: picture.frameCount ?? 1,
+                           hasAlpha: picture.hasAlpha, bitDepth: picture.bitDepth)
+    }
+}

@@ -1,0 +1,64 @@
+import CImgCacheShims
+
+extension ImageFormat {
+    public static let jxl = ImageFormat(declaring: "jxl")
+}
+
+/// JPEG XL, a bare codestream or in its container, through libjxl: the
+/// header (upright size, alpha, bit depth; an animation's frames counted from
+/// their headers when the whole file is there), whether it ends where its
+/// last frame does, and every frame decoded.
+struct JXLCodec: ImageCodec {
+    let format = ImageFormat.jxl
+    let displayName = "JPEG XL"
+    let fileExtensions = ["jxl"]
+    let capabilities: CodecCapabilities = [.decode]
+
+    /// The codestream's `FF 0A`, or the container's signature box.
+    func recognizes(_ bytes: [UInt8]) -> Bool {
+        CodecShim.starts(bytes, with: [0xFF, 0x0A])
+            || CodecShim.starts(bytes, with: [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A])
+    }
+
+    func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        // First the header alone (what a download's first bytes can tell), then the frames when it animates.
+        let still = try read(bytes, complete: false)
+        var frames = 1
+        if still.header.animated != 0 {
+            let counted = try? read(bytes, complete: true)
+            frames = counted.map { $0.status == 0 ? max(1, Int($0.header.frame_count)) : 0 } ?? 0
+        }
+        return ImageHeader(format: format, width: Int(still.header.width), height: Int(still.header.height),
+                           frameCount: frames > 0 ? frames : nil, hasAlpha: still.header.has_alpha != 0,
+                           bitDepth: Int(still.header.bit_depth))
+    }
+
+    private func read(_ bytes: [UInt8], complete: Bool) throws(ImageHeader.ProbeError) -> (header: ic_jxl_header, status: Int32) {
+        var header = ic_jxl_header()
+        var buffer = [CChar](repeating: 0, count: 256)
+        let status = bytes.withUnsafeBufferPointer {
+            ic_jxl_read_header($0.baseAddress, $0.count, complete ? 1 : 0, &header, &buffer, buffer.count)
+        }
+        guard status >= 0, status != 1 else {
+            let text = CodecShim.message(buffer)
+            if text.hasPrefix("cannot load") { throw .libraryMissing(text) }
+            throw .corrupt(format, text)
+        }
+        guard header.width > 0, header.height > 0 else { throw .corrupt(format, "zero width or height") }
+        return (header, status)
+    }
+
+    /// libjxl walks the frames by their table of contents: a file cut short ends inside one.
+    func missingEnd(of bytes: [UInt8]) -> String? {
+        var header = ic_jxl_header()
+        var buffer = [CChar](repeating: 0, count: 256)
+        let status = bytes.withUnsafeBufferPointer { ic_jxl_read_header($0.baseAddress, $0.count, 1, &header, &buffer, buffer.count) }
+        if status == 2 { return CodecShim.message(buffer) }
+        return status < 0 && !CodecShim.message(buffer).hasPrefix("cannot load") ? CodecShim.message(buffer) : nil
+    }
+
+    func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
+                maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_jxl_decode)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import ImgCacheCore
+import Testing
+
+/// AVIF, HEIC, JPEG XL, TIFF, BMP, ICO and SVG as a user meets them: fetched
+/// from nginx and stored as served, sized as shown, thumbnailed into a format
+/// imgcache writes, in sRGB; a file cut short is refused and nothing stored.
+@Suite final class FormatFetchTests: LoopbackCacheSuite {
+    static let rows: [(name: String, format: String, width: Int, height: Int)] = {
+        let table = (try? String(contentsOf: Paths.fixtures.appendingPathComponent("formats/formats.tsv"), encoding: .utf8)) ?? ""
+        return table.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+            let fields = line.split(separator: "\t").map(String.init)
+            return (fields[0], fields[1], Int(fields[2])!, Int(fields[3])!)
+        }
+    }()
+
+    @Test func everyFormatIsStoredAsServedAndSizedAsShown() throws {
+        for row in Self.rows {
+            let result = try fetch(["--json", "fetch", server.url("formats/" + row.name)])
+            #expect(result.status == 0, "\(row.name): \(result.standardError)")
+            let object = try #require(try result.jsonLines().first)
+            #expect(object["format"] as? String == row.format, "\(row.name)")
+            #expect(object["width"] as? Int == row.width && object["height"] as? Int == row.height, "\(row.name)")
+            // The entry is the file itself, byte for byte (an SVG stays an SVG).
+            let path = try #require(object["path"] as? String)
+            let served = try Data(contentsOf: Paths.fixtures.appendingPathComponent("formats/" + row.name))
+            #expect(FileManager.default.contents(atPath: path) == served, "\(row.name)")
+            #expect(path.hasSuffix("." + (ImageFormat(rawValue: row.format)?.fileExtension ?? "?")), "\(path)")
+        }
+    }
+
+    @Test func everyFormatIsThumbnailedIntoAWrittenFormat() throws {
+        for row in Self.rows {
+            let output = home.appending(row.name + ".png")
+            let result = try fetch(["fetch", "--thumbnail", "16x16", "-o", output, server.url("formats/" + row.name)])
+            #expect(result.status == 0, "\(row.name): \(result.standardError)")
+            let image = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: output))))
+            #expect(image.format == .png && max(image.width, image.height) == 16, "\(row.name): \(image.width)x\(image.height)")
+            // Upright: a taller-than-wide picture stays taller than wide.
+            #expect((image.width < image.height) == (row.width < row.height), "\(row.name)")
+        }
+    }
+
+    @Test func aProfileTaggedImageIsWrittenInSRGB() throws {
+        // A ProPhoto JPEG: its stored numbers are far from what it shows; the thumbnail has what it shows.
+        let output = home.appending("prophoto.png")
+        let result = try fetch(["fetch", "--format", "png", "-o", output, server.url("formats/prophoto.jpg")])
+        #expect(result.status == 0, "\(result.standardError)")
+        let mine = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: output))))
+        let reference = try ImageDecoder.decode([UInt8](try Data(contentsOf: Paths.fixtures.appendingPathComponent("formats/prophoto.jpg.ref.png"))))
+        let worst = zip(mine.pixels, reference.pixels).map { abs(Int($0) - Int($1)) }.max() ?? 255
+        #expect(mine.width == reference.width && worst <= 2, "largest channel difference \(worst)")
+    }
+
+    @Test func aFileCutShortIsRefusedAndNothingIsStored() throws {
+        for row in Self.rows {
+            let url = server.url("formats/cut/" + row.name)
+            let result = try fetch(["fetch", "--verify", "full", url])
+            #expect(result.status == 1, "\(row.name) was taken: \(result.output)")
+            #expect(result.standardError.contains("\(url): "), "\(result.standardError)")
+            #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty, "\(row.name)")
+        }
+    }
+
+    @Test func theAcceptHeaderNamesWhatImgcacheReadsBestFirst() throws {
+        let result = try fetch(["-v", "fetch", server.url("formats/still.avif")])
+        #expect(result.status == 0)
+        #expect(DownloadRequest.defaultAccept.hasPrefix("image/avif,image/jxl,image/webp,"))
+        for format in CodecRegistry.storedFormats { #expect(DownloadRequest.defaultAccept.contains(format.mediaType)) }
+    }
+}
+
+/// A server that chooses the format by `Accept` (`Vary: Accept`): each
+/// Accept gets, and keeps, its own answer.
+@Suite final class NegotiationTests: LoopbackCacheSuite {
+    @Test func twoClientsAskingDifferentlyNeverGetEachOthersBytes() throws {
+        let url = server.url("negotiated")
+        let avif = try fetch(["--json", "fetch", url])
+        #expect(try avif.jsonLines().first?["format"] as? String == "avif", "\(avif.standardError)")
+        let jpeg = try fetch(["--json", "fetch", "--accept", "image/jpeg", url])
+        let answer = try #require(try jpeg.jsonLines().first)
+        #expect(answer["format"] as? String == "jpeg" && answer["cache"] as? String == "none", "\(jpeg.output)")
+        // Each is found again by whoever asks the same way, from the cache.
+        let again = try fetch(["--json", "fetch", url])
+        #expect(try again.jsonLines().first?["format"] as? String == "avif")
+        #expect(try again.jsonLines().first?["cache"] as? String == "disk")
+        let jpegAgain = try fetch(["--json", "fetch", "-H", "Accept: image/jpeg", url])
+        #expect(try jpegAgain.jsonLines().first?["format"] as? String == "jpeg")
+        #expect(try jpegAgain.jsonLines().first?["cache"] as? String == "disk")
+    }
+
+    @Test func acceptAndAnAcceptHeaderTogetherAreRefused() throws {
+        let result = try fetch(["fetch", "--accept", "image/png", "-H", "Accept: image/gif", server.url("photo.jpg")])
+        #expect(result.status == 64)
+        #expect(result.standardError.contains("--accept"), "\(result.standardError)")
+    }
+}

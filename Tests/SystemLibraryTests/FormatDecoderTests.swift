@@ -1,0 +1,127 @@
+import Foundation
+@testable import ImgCacheCore
+import Testing
+
+/// The formats read through libavif, libheif, libjxl, libtiff, librsvg and
+/// imgcache's own BMP and ICO reader: each fixture's header against what its
+/// maker wrote, and its pixels (upright, in sRGB) against a reference decoder's
+/// (avifdec, heif-convert, djxl, rsvg-convert, Pillow), within the rounding
+/// lossy decoders differ by. Tests/Fixtures/make_format_fixtures.py makes them.
+@Suite struct FormatDecoderTests {
+    static let folder = DecoderTests.fixtures.appendingPathComponent("formats")
+
+    static func bytes(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
+    }
+
+    struct Row: Sendable, CustomStringConvertible {
+        let name: String, format: String, width: Int, height: Int, frames: Int, alpha: Bool, depth: Int, tolerance: Int
+        var description: String { name }
+    }
+
+    static let rows: [Row] = {
+        let text = (try? String(contentsOf: folder.appendingPathComponent("formats.tsv"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+            let f = line.split(separator: "\t").map(String.init)
+            return Row(name: f[0], format: f[1], width: Int(f[2])!, height: Int(f[3])!, frames: Int(f[4])!, alpha: f[5] == "1",
+                       depth: Int(f[6])!, tolerance: Int(f[7])!)
+        }
+    }()
+
+    @Test func everyFormatHasFixtures() {
+        let formats = Set(Self.rows.map(\.format))
+        for format in ["avif", "heic", "jxl", "tiff", "bmp", "ico", "svg"] { #expect(formats.contains(format), "\(format)") }
+    }
+
+    @Test(arguments: rows)
+    func theHeaderSaysWhatTheFileHolds(row: Row) throws {
+        let header = try ImageHeader.probe(try Self.bytes(row.name))
+        #expect(header.format.rawValue == row.format)
+        #expect(header.width == row.width && header.height == row.height, "\(header.width)x\(header.height)")
+        #expect((header.frameCount ?? 0) == row.frames)
+        #expect(header.hasAlpha == row.alpha)
+        #expect(header.bitDepth == row.depth)
+    }
+
+    @Test(arguments: rows)
+    func thePixelsAreTheReferenceDecodersInSRGB(row: Row) throws {
+        let image = try ImageDecoder.decode(try Self.bytes(row.name)).inSRGB()
+        let reference = try ImageDecoder.decode(try Self.bytes(row.name + ".ref.png"))
+        #expect(image.width == reference.width && image.height == reference.height)
+        #expect(image.frameCount == (row.format == "png" || row.format == "jpeg" ? 1 : row.frames))
+        guard image.width == reference.width, image.height == reference.height else { return }
+        var worst = 0
+        let mine = image.frame(0), theirs = reference.frame(0)
+        for index in stride(from: 0, to: mine.count, by: 4) {
+            let a = mine.startIndex + index, b = theirs.startIndex + index
+            worst = max(worst, abs(Int(mine[a + 3]) - Int(theirs[b + 3])))
+            // The colour of a fully transparent pixel is nobody's business.
+            guard theirs[b + 3] > 0 else { continue }
+            for channel in 0..<3 { worst = max(worst, abs(Int(mine[a + channel]) - Int(theirs[b + channel]))) }
+        }
+        #expect(worst <= row.tolerance, "largest channel difference \(worst)")
+    }
+
+    @Test(arguments: rows.filter { !["png", "jpeg"].contains($0.format) })
+    func aFileCutShortIsCaughtByItsEndOrItsDecoder(row: Row) throws {
+        let whole = try Self.bytes(row.name)
+        for cut in [whole.count * 2 / 3, whole.count - 5] {
+            let part = Array(whole.prefix(cut))
+            let format = try #require(ImageFormat(rawValue: row.format))
+            if ImageHeader.missingEnd(of: part, format: format) != nil { continue }
+            #expect(throws: ImageDecoder.DecodeError.self, "\(row.name) cut at \(cut) of \(whole.count)") {
+                _ = try ImageDecoder.decode(part)
+            }
+        }
+    }
+
+    @Test(arguments: rows)
+    func thePixelLimitIsCheckedFromTheHeader(row: Row) throws {
+        let limit = PixelLimit(pixels: row.width * row.height - 1)
+        #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: row.width, height: row.height, limit: limit)) {
+            _ = try ImageDecoder.decode(try Self.bytes(row.name), maximumPixels: limit)
+        }
+    }
+
+    @Test func sequencesAndAnimationsKeepEveryFrame() throws {
+        let avif = try ImageDecoder.decode(try Self.bytes("sequence.avif"))
+        #expect(avif.frameCount == 3 && avif.delays == [100, 100, 100] && avif.loopCount == 0)
+        let jxl = try ImageDecoder.decode(try Self.bytes("anim.jxl"))
+        #expect(jxl.frameCount == 3 && jxl.delays == [100, 100, 100])
+        #expect(try ImageDecoder.decode(try Self.bytes("anim.jxl"), maximumFrames: 1).frameCount == 1)
+    }
+
+    @Test func anSVGReachesNothingOutsideItselfAndItsEntitiesAreBounded() throws {
+        // An outside image, by file and by URL: not drawn (the reference has neither).
+        let outside = Array("""
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="8" height="8">\
+            <image width="8" height="8" xlink:href="\(Self.folder.appendingPathComponent("rgb.bmp.ref.png").path)"/>\
+            <image width="8" height="8" href="http://127.0.0.1:9/x.png"/></svg>
+            """.utf8)
+        let drawn = try ImageDecoder.decode(outside)
+        #expect(drawn.pixels.allSatisfy { $0 == 0 })
+        let laughs = "<?xml version=\"1.0\"?><!DOCTYPE svg [<!ENTITY a \"hahahahahahahahahaha\">"
+            + (1...9).map { "<!ENTITY \(Character(UnicodeScalar(97 + $0)!)) \"" + String(repeating: "&\(Character(UnicodeScalar(96 + $0)!));", count: 10) + "\">" }.joined()
+            + "]><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><text>&j;</text></svg>"
+        #expect(throws: ImageDecoder.DecodeError.corrupt(.svg, "its entities expand past 4 MiB")) {
+            _ = try ImageDecoder.decode(Array(laughs.utf8))
+        }
+        let system = "<?xml version=\"1.0\"?><!DOCTYPE svg [<!ENTITY x SYSTEM \"file:///nowhere\">]><svg width=\"4\" height=\"4\">&x;</svg>"
+        #expect(throws: ImageDecoder.DecodeError.corrupt(.svg, "it declares an outside or parameter entity (x)")) {
+            _ = try ImageDecoder.decode(Array(system.utf8))
+        }
+    }
+
+    @Test func anSVGIsSizedByItsAttributesOrItsViewBox() throws {
+        func size(_ root: String) throws -> (Int, Int) {
+            let header = try ImageHeader.probe(Array("<svg xmlns=\"http://www.w3.org/2000/svg\" \(root)></svg>".utf8))
+            return (header.width, header.height)
+        }
+        #expect(try size("width=\"120\" height=\"80\"") == (120, 80))
+        #expect(try size("width=\"2in\" height=\"1in\"") == (192, 96))
+        #expect(try size("viewBox=\"0 0 64 32\"") == (64, 32))
+        #expect(try size("width=\"100\" viewBox=\"0,0,50,25\"") == (100, 50))
+        #expect(try size("width=\"100%\" height=\"100%\" viewBox=\"0 0 30 20\"") == (30, 20))
+        #expect(try size("") == (300, 150))
+    }
+}
