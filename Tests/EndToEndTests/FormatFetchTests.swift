@@ -41,6 +41,27 @@ import Testing
         }
     }
 
+    @Test func anSVGIsDrawnAtTheSizeAskedAndAnAVIFWrittenAtTheQualityAsked() throws {
+        // 40x30 as it says, drawn into a 200x200 box: 200x150, not 40x30 enlarged.
+        let drawn = home.appending("shapes.png")
+        let result = try fetch(["fetch", "--thumbnail", "200x200", "-o", drawn, server.url("formats/shapes.svg")])
+        #expect(result.status == 0, "\(result.standardError)")
+        let image = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: drawn))))
+        #expect(image.width == 200 && image.height == 150)
+        // Sharp edges: the red square's corner is one pixel wide, not a ramp.
+        #expect(Array(image.pixels[(49 * 200 + 40) * 4..<(49 * 200 + 40) * 4 + 4]) == [0xE0, 0x30, 0x20, 255])
+        var sizes: [Int] = []
+        for quality in ["30", "90"] {
+            let output = home.appending("q\(quality).avif")
+            let written = try fetch(["fetch", "--format", "avif", "--quality", quality, "-o", output, server.url("photo.jpg")])
+            #expect(written.status == 0, "\(written.standardError)")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+            #expect(try ImageHeader.probe(bytes).format == .avif)
+            sizes.append(bytes.count)
+        }
+        #expect(sizes[0] < sizes[1], "\(sizes)")
+    }
+
     @Test func aProfileTaggedImageIsWrittenInSRGB() throws {
         // A ProPhoto JPEG: its stored numbers are far from what it shows; the thumbnail has what it shows.
         let output = home.appending("prophoto.png")

@@ -10,7 +10,7 @@ It writes Tests/Fixtures/images/formats/: the files, NAME.ref.png (the first
 frame as the reference decoder shows it: avifdec, heif-convert, djxl,
 rsvg-convert, Pillow; turned upright and in sRGB), cut/NAME (the file cut
 two thirds in), and formats.tsv: name,
-format, width, height, frames, alpha, depth, tolerance (the largest
+format, width, height (as shown: upright), frames, alpha, depth, tolerance (the largest
 difference of a channel allowed against the reference: lossy decoders of
 one format may round differently).
 """
@@ -208,6 +208,20 @@ def write_colour(image_rgb):
     row("prophoto.jpg", "jpeg", 40, 30, tolerance=2)
 
 
+def write_orientation(image_rgb):
+    """EXIF orientation 6 outside JPEG: a PNG's eXIf chunk, a WebP's EXIF chunk.
+    Stored 40x30, shown turned a quarter clockwise: 30x40."""
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    image_rgb.save(path("turned.png"), exif=exif.tobytes())
+    image_rgb.save(path("turned.webp"), lossless=True, exif=exif.tobytes())
+    upright = image_rgb.transpose(Image.Transpose.ROTATE_270)
+    reference("turned.png", upright)
+    reference("turned.webp", upright)
+    row("turned.png", "png", 30, 40)
+    row("turned.webp", "webp", 30, 40)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     image = gradient(40, 30, "RGBA")
@@ -223,6 +237,7 @@ def main():
     write_bmp_ico(image, image_rgb)
     write_svg()
     write_colour(image_rgb)
+    write_orientation(image_rgb)
     # Each file cut two thirds in, as a server that lies about its length leaves it.
     os.makedirs(path("cut"), exist_ok=True)
     for line in ROWS:

@@ -1,6 +1,7 @@
-/// Reads the orientation tag (0x0112) from a JPEG's EXIF segment (APP1,
-/// `Exif\0\0`, then a TIFF structure), without a library: 1 is upright, 2–8
-/// the mirrorings and rotations of the EXIF specification.
+/// Reads the orientation tag (0x0112) from EXIF without a library: a JPEG's
+/// APP1 segment (`Exif\0\0`, then a TIFF structure), a PNG's `eXIf` chunk or
+/// a WebP's `EXIF` chunk. 1 is upright, 2–8 the mirrorings and rotations of the
+/// EXIF specification.
 enum ExifOrientation {
     static func read(_ bytes: [UInt8]) -> Int? {
         var offset = 2  // after SOI
@@ -15,6 +16,13 @@ enum ExifOrientation {
             offset += 2 + length
         }
         return nil
+    }
+
+    /// From EXIF's TIFF structure, with or without the `Exif\0\0` that some writers put first.
+    static func orientation(inTIFF data: ArraySlice<UInt8>) -> Int? {
+        let exif: [UInt8] = [0x45, 0x78, 0x69, 0x66, 0, 0]
+        let tiff = data.starts(with: exif) ? Array(data.dropFirst(6)) : Array(data)
+        return orientation(inTIFF: tiff)
     }
 
     private static func orientation(inTIFF tiff: [UInt8]) -> Int? {

@@ -23,8 +23,10 @@ public enum ImageDecoder {
 
     /// Decodes `bytes`, refusing images over `maximumPixels` (all frames counted) before decoding;
     /// an animation stops after `maximumFrames` frames (0: every frame).
+    /// With `atLeast`, a format that can decode smaller (or draw at any size:
+    /// SVG) does, to no less than that width and height.
     public static func decode(_ bytes: [UInt8], maximumPixels: PixelLimit = .standard,
-                              maximumFrames: Int = 0) throws(DecodeError) -> DecodedImage {
+                              maximumFrames: Int = 0, atLeast size: (width: Int, height: Int)? = nil) throws(DecodeError) -> DecodedImage {
         let header: ImageHeader
         do {
             header = try ImageHeader.probe(bytes)
@@ -39,7 +41,10 @@ public enum ImageDecoder {
         guard maximumPixels.allows(width: header.width, height: header.height) else {
             throw .tooManyPixels(width: header.width, height: header.height, limit: maximumPixels)
         }
-        return try CodecRegistry.codec(for: header.format).decode(bytes, header: header, maximumPixels: maximumPixels,
-                                                                  maximumFrames: maximumFrames)
+        let codec = CodecRegistry.codec(for: header.format)
+        if let size {
+            return try codec.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, atLeast: size)
+        }
+        return try codec.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames)
     }
 }

@@ -21,7 +21,21 @@ struct PNGCodec: ImageCodec {
         let header = try CodecShim.header(bytes, format: format, ic_png_read_header)
         return ImageHeader(format: format, width: Int(header.width), height: Int(header.height),
                            frameCount: PNGCodec.apngFrameCount(bytes) ?? 1, hasAlpha: header.has_alpha != 0,
-                           bitDepth: Int(header.bit_depth))
+                           bitDepth: Int(header.bit_depth), orientation: PNGCodec.exifOrientation(bytes) ?? 1)
+    }
+
+    /// The orientation in an `eXIf` chunk (PNG 1.5: before the image data).
+    static func exifOrientation(_ bytes: [UInt8]) -> Int? {
+        var offset = 8
+        while offset + 12 <= bytes.count {
+            let length = CodecShim.bigEndian(bytes, offset)
+            let type = bytes[(offset + 4)..<(offset + 8)]
+            guard length >= 0, length <= bytes.count - offset - 12 else { return nil }
+            if type.elementsEqual("eXIf".utf8) { return ExifOrientation.orientation(inTIFF: bytes[(offset + 8)..<(offset + 8 + length)]) }
+            if type.elementsEqual("IDAT".utf8) { return nil }
+            offset += 12 + length
+        }
+        return nil
     }
 
     /// An APNG's frame count from its `acTL` chunk (which precedes the first

@@ -132,11 +132,12 @@ struct SVGCodec: ImageCodec {
                    atLeast: (header.width, header.height))
     }
 
-    /// Drawn at its intrinsic size, or larger when more is asked (a vector stays sharp).
+    /// Drawn at the size that just covers `size`, its proportions kept: a vector
+    /// is drawn at the size it is shown at rather than drawn and resampled.
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit, maximumFrames: Int,
                 atLeast size: (width: Int, height: Int)) throws(ImageDecoder.DecodeError) -> DecodedImage {
         if let problem = SVGEntities.problem(in: bytes, limit: SVGCodec.maximumExpansion) { throw .corrupt(format, problem) }
-        let scale = max(1, Double(size.width) / Double(header.width), Double(size.height) / Double(header.height))
+        let scale = max(Double(size.width) / Double(header.width), Double(size.height) / Double(header.height))
         let width = max(1, Int((Double(header.width) * scale).rounded())), height = max(1, Int((Double(header.height) * scale).rounded()))
         guard maximumPixels.allows(width: width, height: height) else {
             throw .tooManyPixels(width: width, height: height, limit: maximumPixels)

@@ -35,13 +35,29 @@ struct WebPCodec: ImageCodec {
             guard bytes.count >= 30 else { throw .corrupt(format, "file ends inside the VP8X header") }
             let flags = bytes[20]
             let animated = flags & 0x02 != 0
+            let orientation = flags & 0x08 != 0 ? WebPCodec.exifOrientation(bytes) : nil
             return try sized(le(24, 3) + 1, le(27, 3) + 1, alpha: flags & 0x10 != 0,
-                             frames: animated ? max(1, WebPCodec.countChunks("ANMF", in: bytes)) : 1)
+                             frames: animated ? max(1, WebPCodec.countChunks("ANMF", in: bytes)) : 1, orientation: orientation ?? 1)
         }
-        func sized(_ width: Int, _ height: Int, alpha: Bool = false, frames: Int = 1) throws(ImageHeader.ProbeError) -> ImageHeader {
+        func sized(_ width: Int, _ height: Int, alpha: Bool = false, frames: Int = 1,
+                   orientation: Int = 1) throws(ImageHeader.ProbeError) -> ImageHeader {
             guard width > 0, height > 0 else { throw .corrupt(format, "zero width or height") }
-            return ImageHeader(format: format, width: width, height: height, frameCount: frames, hasAlpha: alpha)
+            return ImageHeader(format: format, width: width, height: height, frameCount: frames, hasAlpha: alpha, orientation: orientation)
         }
+    }
+
+    /// The orientation in the `EXIF` chunk an extended WebP's flags announce (usually after the image data).
+    static func exifOrientation(_ bytes: [UInt8]) -> Int? {
+        var offset = 12
+        while offset + 8 <= bytes.count {
+            let size = CodecShim.littleEndian(bytes, offset + 4, 4)
+            guard size <= bytes.count - offset - 8 else { return nil }
+            if bytes[offset..<(offset + 4)].elementsEqual("EXIF".utf8) {
+                return ExifOrientation.orientation(inTIFF: bytes[(offset + 8)..<(offset + 8 + size)])
+            }
+            offset += 8 + size + (size & 1)
+        }
+        return nil
     }
 
     /// How many top-level RIFF chunks called `name` a WebP file has.

@@ -71,6 +71,16 @@ public struct ImageTransform: Equatable, Sendable {
     }
 
     /// The size the transform gives an image of `width` × `height`.
+    /// The size a vector image (SVG) is drawn at: `--thumbnail`'s box filled as
+    /// far as its proportions allow (a vector loses nothing drawn larger), then
+    /// as any image.
+    public func drawingSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        guard let thumbnail, width > 0, height > 0 else { return targetSize(width: width, height: height) }
+        let scale = min(Double(thumbnail.width) / Double(width), Double(thumbnail.height) / Double(height))
+        return targetSize(width: max(1, min(thumbnail.width, Int((Double(width) * scale).rounded()))),
+                          height: max(1, min(thumbnail.height, Int((Double(height) * scale).rounded()))))
+    }
+
     public func targetSize(width: Int, height: Int) -> (width: Int, height: Int) {
         var size = (width: width, height: height)
         if let thumbnail {
