@@ -2,7 +2,9 @@
 // (`make fuzz`), one binary that runs the target IMGCACHE_FUZZ_TARGET names:
 //   cli    the command-line parser (argv words split at NUL) and URL list lines
 //   sniff  format sniffing, every header probe and walk, EXIF orientation
-//   png, jpeg, webp, gif  that format's full decoder (other inputs are skipped)
+//   png, jpeg, webp, gif, avif, heic, heif, jxl, tiff, bmp, ico, svg
+//          that format's header, end check, full decoder and colour
+//          conversion (other inputs are skipped)
 //   files  every file imgcache reads back from a cache: settings, statistics,
 //          failed records, URL logs, entry metadata (text and attribute),
 //          remote objects, and the HTTP headers freshness is worked out from
@@ -57,7 +59,9 @@ public func imgcacheFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         _ = WebPCodec.countChunks("ANMF", in: bytes)
     default:
         guard let format = ImageFormat.sniff(bytes), format.rawValue == fuzzTarget else { return 0 }
+        _ = ImageHeader.missingEnd(of: bytes, format: format)
         if let image = try? ImageDecoder.decode(bytes, maximumPixels: limit) {
+            _ = try? image.inSRGB()
             // The pixels must be all there: touch the first and the last byte.
             precondition(image.pixels.count == image.width * image.height * 4 * image.frameCount)
             _ = image.pixels.first.map { $0 &+ (image.pixels.last ?? 0) }

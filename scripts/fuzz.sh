@@ -15,7 +15,7 @@ if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(cli sniff png jpeg webp gif files)
+[ ${#targets[@]} -gt 0 ] || targets=(cli sniff png jpeg webp gif avif heic heif jxl tiff bmp ico svg files)
 bin_dir=${SWIFT_DIR:-/opt/swift/usr/bin}
 build="$root/.build/fuzz"
 mkdir -p "$build"

@@ -9,6 +9,7 @@
 
 #include <avif/avif.h>
 #include <libheif/heif.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,8 +26,6 @@
     X(avifResult, avifImageYUVToRGB, (const avifImage *, avifRGBImage *))                          \
     X(avifResult, avifImageRGBToYUV, (avifImage *, const avifRGBImage *))                          \
     X(const char *, avifResultToString, (avifResult))                                              \
-    X(avifBool, avifCropRectConvertCleanApertureBox,                                               \
-      (avifCropRect *, const avifCleanApertureBox *, uint32_t, uint32_t, avifPixelFormat, avifDiagnostics *)) \
     X(avifImage *, avifImageCreate, (uint32_t, uint32_t, uint32_t, avifPixelFormat))               \
     X(void, avifImageDestroy, (avifImage *))                                                       \
     X(avifEncoder *, avifEncoderCreate, (void))                                                    \
@@ -84,6 +83,26 @@ static int orient_pixels(uint8_t **pixels, uint32_t *width, uint32_t *height, co
     return 0;
 }
 
+/// The clean aperture as a rectangle of whole pixels (ISO/IEC 14496-12
+/// 12.1.4): centred at the offsets given from the picture's centre, its
+/// corner rounded half up, as libheif does. Done here on RGB rather than by
+/// libavif, which refuses odd corners of subsampled pictures. All zero when
+/// the box describes no rectangle inside the picture.
+static void clean_aperture(const avifCleanApertureBox *clap, uint32_t width, uint32_t height, uint32_t crop[4]) {
+    if (clap->widthD == 0 || clap->heightD == 0 || clap->horizOffD == 0 || clap->vertOffD == 0) return;
+    double clean_w = (double)clap->widthN / clap->widthD, clean_h = (double)clap->heightN / clap->heightD;
+    // The offsets are signed numerators over unsigned denominators.
+    double centre_x = (double)(int32_t)clap->horizOffN / (int32_t)clap->horizOffD + (width - 1) / 2.0;
+    double centre_y = (double)(int32_t)clap->vertOffN / (int32_t)clap->vertOffD + (height - 1) / 2.0;
+    double left = floor(centre_x - (clean_w - 1) / 2.0 + 0.5), top = floor(centre_y - (clean_h - 1) / 2.0 + 0.5);
+    uint32_t w = (uint32_t)clean_w, h = (uint32_t)clean_h;
+    if (left < 0 || top < 0 || w == 0 || h == 0 || left + w > width || top + h > height) return;
+    crop[0] = (uint32_t)left;
+    crop[1] = (uint32_t)top;
+    crop[2] = w;
+    crop[3] = h;
+}
+
 static void avif_error(char *error, size_t error_size, const char *what, avifResult result, const avifDecoder *decoder) {
     char text[320];
     const char *detail = decoder != NULL && decoder->diag.error[0] != 0 ? decoder->diag.error : p_avifResultToString(result);
@@ -92,7 +111,7 @@ static void avif_error(char *error, size_t error_size, const char *what, avifRes
 }
 
 /// One AVIF through libavif: -1 with a message; -2 when libavif refuses the
-/// container itself (the caller then tries libheif).
+/// container itself or cannot convert its colours (the caller then tries libheif).
 static int avif_decode_libavif(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
                                ic_decoded_image *out, char *error, size_t error_size) {
     avifDecoder *decoder = p_avifDecoderCreate();
@@ -151,7 +170,9 @@ static int avif_decode_libavif(const uint8_t *data, size_t size, uint64_t max_pi
         rgb.rowBytes = width * 4;
         result = p_avifImageYUVToRGB(image, &rgb);
         if (result != AVIF_RESULT_OK) {
+            // A matrix libavif does not convert (constant luminance, ICtCp): libheif may.
             avif_error(error, error_size, "its colours do not convert", result, decoder);
+            status = -2;
             goto done;
         }
         double seconds = decoder->imageTiming.duration;
@@ -164,16 +185,7 @@ static int avif_decode_libavif(const uint8_t *data, size_t size, uint64_t max_pi
     // Upright as browsers show it: clean aperture, rotation, mirror, in that order.
     avifImage *image = decoder->image;
     uint32_t crop[4] = {0, 0, 0, 0};
-    if (image->transformFlags & AVIF_TRANSFORM_CLAP) {
-        avifCropRect rect;
-        avifDiagnostics diag;
-        if (p_avifCropRectConvertCleanApertureBox(&rect, &image->clap, width, height, image->yuvFormat, &diag)) {
-            crop[0] = rect.x;
-            crop[1] = rect.y;
-            crop[2] = rect.width;
-            crop[3] = rect.height;
-        }
-    }
+    if (image->transformFlags & AVIF_TRANSFORM_CLAP) clean_aperture(&image->clap, width, height, crop);
     int quarters = image->transformFlags & AVIF_TRANSFORM_IROT ? image->irot.angle : 0;
     int mirror = image->transformFlags & AVIF_TRANSFORM_IMIR ? image->imir.mode : -1;
     if (crop[2] > 0 || quarters != 0 || mirror >= 0) {
@@ -218,6 +230,7 @@ static int avif_decode_libavif(const uint8_t *data, size_t size, uint64_t max_pi
     delays = NULL;
     status = 0;
 done:
+    if (status != 0) ic_decoded_image_free(out);  // a profile kept from the first frame
     free(all);
     free(delays);
     p_avifDecoderDestroy(decoder);
@@ -328,11 +341,13 @@ int ic_heif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
         free(profile);
     }
     struct heif_color_profile_nclx *nclx = NULL;
-    if (p_heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx != NULL) {
+    int described = p_heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok;
+    if (described && nclx != NULL) {
         out->color_primaries = (int32_t)nclx->color_primaries;
         out->transfer_characteristics = (int32_t)nclx->transfer_characteristics;
-        p_heif_nclx_color_profile_free(nclx);
     }
+    // libheif may hand a description back with an error too: freed either way.
+    if (nclx != NULL) p_heif_nclx_color_profile_free(nclx);
     status = 0;
 done:
     if (status != 0) ic_decoded_image_free(out);

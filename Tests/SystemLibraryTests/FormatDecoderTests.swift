@@ -82,7 +82,7 @@ import Testing
     func thePixelLimitIsCheckedFromTheHeader(row: Row) throws {
         let header = try ImageHeader.probe(try Self.bytes(row.name))
         let limit = PixelLimit(pixels: row.width * row.height - 1)
-        #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: header.width, height: header.height, limit: limit)) {
+        #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: header.codedWidth, height: header.codedHeight, limit: limit)) {
             _ = try ImageDecoder.decode(try Self.bytes(row.name), maximumPixels: limit)
         }
     }

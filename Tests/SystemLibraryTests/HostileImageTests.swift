@@ -61,6 +61,58 @@ import Testing
         #expect(typedErrors > 100 && decoded > 100, "\(typedErrors) errors, \(decoded) decoded")
     }
 
+    @Test(arguments: FormatDecoderTests.rows.map(\.name))
+    func mutatedFilesOfEveryOtherFormatEndInAnAnswerOrATypedError(name: String) throws {
+        var mutator = Mutator(state: 0x2545_F491_4F6C_DD1D ^ UInt64(name.utf8.count))
+        let original = try FormatDecoderTests.bytes(name)
+        for _ in 0..<100 {
+            let bytes = mutator.mutate(original)
+            _ = try? ImageHeader.probe(bytes)
+            if let format = ImageFormat.sniff(bytes) { _ = ImageHeader.missingEnd(of: bytes, format: format) }
+            if let image = try? ImageDecoder.decode(bytes, maximumPixels: Self.limit) {
+                #expect(image.pixels.count == image.width * image.height * 4 * image.frameCount)
+                _ = try? image.inSRGB()
+            }
+        }
+    }
+
+    @Test func absurdSizesOfEveryOtherFormatAreRefusedFromTheHeader() throws {
+        func patched(_ name: String, _ change: (inout [UInt8]) throws -> Void) throws -> [UInt8] {
+            var bytes = try FormatDecoderTests.bytes(name)
+            try change(&bytes)
+            return bytes
+        }
+        func expectRefused(_ bytes: [UInt8], _ width: Int, _ height: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: width, height: height, limit: .standard),
+                    sourceLocation: sourceLocation) { try ImageDecoder.decode(bytes) }
+        }
+        // AVIF and HEIC: the primary item's ispe (the last: heif-enc's grid follows its tile's) says 60000x60000.
+        for name in ["still.avif", "still.heic"] {
+            expectRefused(try patched(name) { bytes in
+                let at = try #require((0..<(bytes.count - 16)).last { bytes[$0..<($0 + 4)].elementsEqual("ispe".utf8) })
+                bytes.replaceSubrange((at + 8)..<(at + 16), with: [0, 0, 0xEA, 0x60, 0, 0, 0xEA, 0x60])
+            }, 60_000, 60_000)
+        }
+        // TIFF: ImageWidth and ImageLength (LONG or SHORT) set to 60000.
+        expectRefused(try patched("deflate.tiff") { bytes in
+            let directory = Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16 | Int(bytes[7]) << 24
+            let count = Int(bytes[directory]) | Int(bytes[directory + 1]) << 8
+            for entry in 0..<count {
+                let at = directory + 2 + entry * 12
+                if [0x00, 0x01].contains(bytes[at]), bytes[at + 1] == 0x01 {  // tags 256 and 257
+                    bytes[at + 8] = 0x60; bytes[at + 9] = 0xEA; bytes[at + 10] = 0; bytes[at + 11] = 0
+                }
+            }
+        }, 60_000, 60_000)
+        // BMP: width and height in its info header.
+        expectRefused(try patched("rgb.bmp") { bytes in
+            bytes.replaceSubrange(18..<26, with: [0x60, 0xEA, 0, 0, 0x60, 0xEA, 0, 0])
+        }, 60_000, 60_000)
+        // SVG: a width and height of 60000 pixels.
+        expectRefused(Array("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"60000\" height=\"60000\"></svg>".utf8), 60_000, 60_000)
+        // JPEG XL: a 4-byte codestream header cannot say 60000 in so little; a 65536x65536 image made by cjxl is a test of its own.
+    }
+
     /// A GIF: logical screen `width` x `height`, a two-colour table, then `frames` 1x1 frames.
     static func gif(width: Int, height: Int, frames: Int) -> [UInt8] {
         var bytes = Array("GIF89a".utf8) + [UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), 0x80, 0, 0]

@@ -94,6 +94,9 @@ struct ISOMediaFile {
         /// Width and height upright: after the clean aperture and the rotation.
         var width: Int
         var height: Int
+        /// The size coded (`ispe`), before the clean aperture crops it.
+        var codedWidth: Int
+        var codedHeight: Int
         var bitDepth: Int
         var hasAlpha: Bool
         /// Frames of an image sequence (`moov`); nil for a still image.
@@ -128,12 +131,14 @@ struct ISOMediaFile {
         guard let ispe = property("ispe", of: primary),
               var width = uint32(at: ispe.contentStart + 4), var height = uint32(at: ispe.contentStart + 8),
               width > 0, height > 0 else { return nil }
+        var coded = (width, height)
         if let clap = property("clap", of: primary), let size = cleanAperture(clap), size.width > 0, size.height > 0,
            size.width <= width, size.height <= height {
             (width, height) = size
         }
         if let irot = property("irot", of: primary), let angle = uint8(at: irot.contentStart), angle & 1 == 1 {
             swap(&width, &height)
+            coded = (coded.1, coded.0)
         }
         let references = self.references(parts.first { $0.type == "iref" })
         // A grid's bits are its tiles' (the grid item itself often has no pixi).
@@ -144,7 +149,86 @@ struct ISOMediaFile {
             reference.type == "auxl" && reference.to.contains(primary)
                 && property("auxC", of: reference.from).map { auxiliaryType($0).contains("alpha") || auxiliaryType($0).hasSuffix("auxid:1") } == true
         }
-        return Picture(width: width, height: height, bitDepth: depth, hasAlpha: alpha, frameCount: nil)
+        // What a decoder allocates, whatever ispe says: a grid's canvas (from its
+        // descriptor) and its largest tile. The pixel limit is checked against the most.
+        var largest = coded.0 * coded.1
+        for tile in tiles.prefix(4096) {
+            if let tileSize = property("ispe", of: tile), let w = uint32(at: tileSize.contentStart + 4),
+               let h = uint32(at: tileSize.contentStart + 8), w * h > largest {
+                largest = w * h
+                coded = (w, h)
+            }
+        }
+        if itemTypes(parts)[primary] == "grid", let canvas = gridCanvas(primary, meta: parts), canvas.0 * canvas.1 > largest {
+            coded = canvas
+        }
+        return Picture(width: width, height: height, codedWidth: coded.0, codedHeight: coded.1, bitDepth: depth, hasAlpha: alpha,
+                       frameCount: nil)
+    }
+
+    /// Each item's type (`av01`, `hvc1`, `grid`), from `iinf`.
+    private func itemTypes(_ meta: [Box]) -> [Int: String] {
+        guard let iinf = meta.first(where: { $0.type == "iinf" }), let version = uint8(at: iinf.contentStart) else { return [:] }
+        var types: [Int: String] = [:]
+        for infe in children(of: iinf, skipping: version == 0 ? 6 : 8) where infe.type == "infe" {
+            guard let infeVersion = uint8(at: infe.contentStart), infeVersion >= 2 else { continue }
+            let idWidth = infeVersion == 2 ? 2 : 4
+            guard let id = idWidth == 2 ? uint16(at: infe.contentStart + 4) : uint32(at: infe.contentStart + 4) else { continue }
+            let typeAt = infe.contentStart + 4 + idWidth + 2
+            guard typeAt + 4 <= infe.end else { continue }
+            types[id] = String(decoding: bytes[typeAt..<(typeAt + 4)], as: UTF8.self)
+        }
+        return types
+    }
+
+    /// A grid item's canvas size, from the descriptor its `iloc` points at
+    /// (in `idat` or in the file): version, flags, rows and columns, then the
+    /// output width and height in 16 or 32 bits.
+    private func gridCanvas(_ item: Int, meta: [Box]) -> (Int, Int)? {
+        guard let iloc = meta.first(where: { $0.type == "iloc" }), let version = uint8(at: iloc.contentStart),
+              let sizes = uint16(at: iloc.contentStart + 4) else { return nil }
+        let offsetSize = sizes >> 12, lengthSize = (sizes >> 8) & 0xF, baseSize = (sizes >> 4) & 0xF
+        let indexSize = version >= 1 ? sizes & 0xF : 0
+        func number(_ at: Int, _ width: Int) -> Int? {
+            switch width {
+            case 0: return 0
+            case 2: return uint16(at: at)
+            case 4: return uint32(at: at)
+            case 8: return uint64(at: at).flatMap { $0 <= UInt64(Int.max) ? Int($0) : nil }
+            default: return nil
+            }
+        }
+        var at = iloc.contentStart + 6
+        guard let count = version < 2 ? uint16(at: at) : uint32(at: at) else { return nil }
+        at += version < 2 ? 2 : 4
+        for _ in 0..<min(count, 1 << 16) {
+            guard let id = version < 2 ? uint16(at: at) : uint32(at: at) else { return nil }
+            at += version < 2 ? 2 : 4
+            var method = 0
+            if version >= 1 { method = (uint16(at: at) ?? 0) & 0xF; at += 2 }
+            at += 2  // data reference index
+            guard let base = number(at, baseSize), let extents = uint16(at: at + baseSize) else { return nil }
+            at += baseSize + 2
+            var first: (Int, Int)?
+            for _ in 0..<extents {
+                at += indexSize
+                guard let offset = number(at, offsetSize), let length = number(at + offsetSize, lengthSize) else { return nil }
+                at += offsetSize + lengthSize
+                if first == nil { first = (base + offset, length) }
+            }
+            guard id == item, let (offset, _) = first else { continue }
+            var start = offset
+            if method == 1 {
+                guard let idat = meta.first(where: { $0.type == "idat" }) else { return nil }
+                start = idat.contentStart + offset
+            }
+            guard let flags = uint8(at: start + 1) else { return nil }
+            let wide = flags & 1 == 1
+            guard let w = wide ? uint32(at: start + 4) : uint16(at: start + 4),
+                  let h = wide ? uint32(at: start + 8) : uint16(at: start + 6) else { return nil }
+            return (w, h)
+        }
+        return nil
     }
 
     /// Each item's property indices (1-based into `ipco`), from every `ipma` box.
@@ -208,7 +292,8 @@ struct ISOMediaFile {
                   width > 0, height > 0 else { continue }
             let stsz = child("minf", of: mdia).flatMap { child("stbl", of: $0) }.flatMap { child("stsz", of: $0) }
             let frames = stsz.flatMap { uint32(at: $0.contentStart + 8) }
-            return Picture(width: width, height: height, bitDepth: 8, hasAlpha: false, frameCount: frames.map { max(1, $0) })
+            return Picture(width: width, height: height, codedWidth: width, codedHeight: height, bitDepth: 8, hasAlpha: false,
+                           frameCount: frames.map { max(1, $0) })
         }
         return nil
     }
@@ -257,7 +342,10 @@ extension ISOMediaFile {
         guard let picture = ISOMediaFile(bytes: bytes).picture() else {
             throw .corrupt(format, "no primary image with a size in its boxes")
         }
-        return ImageHeader(format: format, width: picture.width, height: picture.height, frameCount: picture.frameCount ?? 1,
-                           hasAlpha: picture.hasAlpha, bitDepth: picture.bitDepth)
+        var header = ImageHeader(format: format, width: picture.width, height: picture.height, frameCount: picture.frameCount ?? 1,
+                                 hasAlpha: picture.hasAlpha, bitDepth: picture.bitDepth)
+        header.codedWidth = picture.codedWidth
+        header.codedHeight = picture.codedHeight
+        return header
     }
 }

@@ -131,7 +131,7 @@ enum CodecShim {
             let text = message(buffer)
             if text.hasPrefix("cannot load") { throw .libraryMissing(text) }
             if text.hasPrefix("more pixels than the limit") {
-                throw .tooManyPixels(width: header.width, height: header.height, limit: maximumPixels)
+                throw .tooManyPixels(width: header.codedWidth, height: header.codedHeight, limit: maximumPixels)
             }
             throw .corrupt(header.format, text.isEmpty ? "does not decode" : text)
         }

@@ -38,8 +38,8 @@ public enum ImageDecoder {
             case .libraryMissing(let message): throw .libraryMissing(message)
             }
         }
-        guard maximumPixels.allows(width: header.width, height: header.height) else {
-            throw .tooManyPixels(width: header.width, height: header.height, limit: maximumPixels)
+        guard maximumPixels.allows(width: header.codedWidth, height: header.codedHeight) else {
+            throw .tooManyPixels(width: header.codedWidth, height: header.codedHeight, limit: maximumPixels)
         }
         let codec = CodecRegistry.codec(for: header.format)
         if let size {

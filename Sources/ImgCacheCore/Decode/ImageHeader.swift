@@ -14,6 +14,12 @@ public struct ImageHeader: Equatable, Sendable {
     /// The EXIF orientation (1–8) the image asks to be shown in; 1: as stored.
     public let orientation: Int
 
+    /// The size the decoder works at, when larger than the size shown: an
+    /// AVIF or HEIC coded at its `ispe` size and cropped by its clean
+    /// aperture. The pixel limit is checked against it.
+    public var codedWidth: Int
+    public var codedHeight: Int
+
     /// More than one frame.
     public var isAnimated: Bool { (frameCount ?? 1) > 1 }
 
@@ -26,6 +32,8 @@ public struct ImageHeader: Equatable, Sendable {
         self.hasAlpha = hasAlpha
         self.bitDepth = bitDepth
         self.orientation = (1...8).contains(orientation) ? orientation : 1
+        codedWidth = width
+        codedHeight = height
     }
 
     /// Why a payload was not accepted as an image.

@@ -31,8 +31,8 @@ public struct BodyCheck: Equatable, Sendable {
         guard let header = try? ImageHeader.probe(bytes) else {
             return (nil, complete || bytes.count >= BodyCheck.probeLimit)
         }
-        guard maximumPixels.allows(width: header.width, height: header.height) else {
-            return (.tooManyPixels(width: header.width, height: header.height), true)
+        guard maximumPixels.allows(width: header.codedWidth, height: header.codedHeight) else {
+            return (.tooManyPixels(width: header.codedWidth, height: header.codedHeight), true)
         }
         return (nil, true)
     }

@@ -90,8 +90,8 @@ struct BodyVerifier {
     }
 
     private func checkPixels(_ header: ImageHeader, url: String) throws(FetchError) {
-        guard settings.maximumPixels.allows(width: header.width, height: header.height) else {
-            throw .tooManyPixels(url: url, width: header.width, height: header.height, limit: settings.maximumPixels)
+        guard settings.maximumPixels.allows(width: header.codedWidth, height: header.codedHeight) else {
+            throw .tooManyPixels(url: url, width: header.codedWidth, height: header.codedHeight, limit: settings.maximumPixels)
         }
     }
 }
