@@ -65,40 +65,47 @@ def run(command, timeout=60):
     return subprocess.run(command, capture_output=True, timeout=timeout)
 
 
-def reference_image(kind, path, work):
-    """The reference decoder's first frame as RGBA in sRGB, and its name."""
-    target = os.path.join(work, "reference.png")
-    attempts = {
-        "avif": [("heif-convert", ["heif-convert", path, target]), ("avifdec", ["avifdec", "--index", "0", path, target])],
-        "heif": [("heif-convert", ["heif-convert", path, target])],
-        "jxl": [("djxl", ["djxl", path, target, "--icc_out", os.path.join(work, "reference.icc")])],
-        "svg": [("rsvg-convert", ["rsvg-convert", path, "-o", target])],
-    }
+def reference_images(kind, path, work):
+    """Each reference decoder's first frame as RGBA in sRGB, with its name;
+    the reasons of those that failed."""
     # A suite that ships its own expected picture (libjxl's conformance: ref.png beside input.jxl) is the reference.
     shipped = os.path.join(os.path.dirname(path), "ref.png")
     if kind == "jxl" and os.path.exists(shipped):
         with Image.open(shipped) as image:
-            return in_srgb(image), "the suite's ref.png"
+            return [(in_srgb(image), "the suite's ref.png")], []
     if kind == "pillow":
-        with Image.open(path) as image:
-            image.seek(0)
-            return in_srgb(image), "Pillow"
-    failures = []
+        try:
+            with Image.open(path) as image:
+                image.seek(0)
+                return [(in_srgb(image), "Pillow")], []
+        except Exception as error:  # noqa: BLE001 - Pillow's refusal is a reported outcome
+            return [], [f"Pillow: {error}"]
+    target = os.path.join(work, "reference.png")
+    icc = os.path.join(work, "reference.icc")
+    attempts = {
+        "avif": [("heif-convert", ["heif-convert", path, target]), ("avifdec", ["avifdec", "--index", "0", path, target])],
+        "heif": [("heif-convert", ["heif-convert", path, target])],
+        "jxl": [("djxl", ["djxl", path, target, "--icc_out", icc])],
+        "svg": [("rsvg-convert", ["rsvg-convert", path, "-o", target])],
+    }
+    found, failures = [], []
     for name, command in attempts[kind]:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(target)
+        for stale in (target, icc, os.path.join(work, "reference-1.png")):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(stale)
         result = run(command)
         # heif-convert writes NAME-1.png, NAME-2.png... for files with several top-level images.
         written = target if os.path.exists(target) else os.path.join(work, "reference-1.png")
         if result.returncode == 0 and os.path.exists(written):
-            icc = os.path.join(work, "reference.icc")
             with Image.open(written) as image:
                 if os.path.exists(icc) and "icc_profile" not in image.info:
                     with open(icc, "rb") as profile:
                         image.info["icc_profile"] = profile.read()
-                return in_srgb(image), name
-        failures.append(f"{name}: {(result.stderr or result.stdout).decode(errors='replace').strip().splitlines()[-1:] or ['failed']}")
-    raise RuntimeError("; ".join(failures))
+                found.append((in_srgb(image), name))
+        else:
+            said = (result.stderr or result.stdout).decode(errors="replace").strip().splitlines()
+            failures.append(f"{name}: {said[-1] if said else 'failed'}")
+    return found, failures
 
 
 def in_srgb(image):
@@ -138,32 +145,33 @@ def compare(mine, theirs):
 
 
 def check(binary, url, path, kind, work):
+    """The outcome for one file and why: against each reference in turn, the best."""
     cache = os.path.join(work, "cache")
     thumb = os.path.join(work, "mine.png")
     fetched = run([binary, "--cache-dir", cache, "--json", "fetch", url])
     lines = [json.loads(line) for line in fetched.stdout.decode().splitlines() if line.startswith("{")]
-    try:
-        reference, referee = reference_image(kind, path, work)
-    except Exception as error:  # noqa: BLE001 - any reference failure is reported, not fatal
-        reference, referee = None, str(error)
+    references, failures = reference_images(kind, path, work)
     if fetched.returncode != 0 or not lines or "width" not in lines[0]:
         said = fetched.stderr.decode(errors="replace").strip().splitlines()
-        return ("refused by imgcache" if reference else "refused by both"), (said[-1] if said else "no answer")
-    if reference is None:
-        return "refused by the reference", referee
+        return ("refused by imgcache" if references else "refused by both"), (said[-1] if said else "no answer")
+    if not references:
+        return "refused by the reference", "; ".join(failures)
     width, height = lines[0]["width"], lines[0]["height"]
-    if (width, height) != reference.size:
-        return "size differs", f"imgcache {width}x{height}, {referee} {reference.size[0]}x{reference.size[1]}"
     made = run([binary, "--cache-dir", cache, "fetch", "--thumbnail", "64x64", "--format", "png", "-o", thumb, url])
     if made.returncode != 0:
         return "refused by imgcache", "thumbnail: " + made.stderr.decode(errors="replace").strip().splitlines()[-1]
     with Image.open(thumb) as image:
         mine = image.convert("RGBA")
-    theirs = reference.resize(mine.size, Image.BOX)
-    mean, worst = compare(mine, theirs)
-    if mean <= 3 and worst <= 48:
-        return "agrees", f"{referee}: mean {mean:.2f}, max {worst}"
-    return "pixels differ", f"{referee}: mean {mean:.2f}, max {worst}"
+    outcomes = []
+    for reference, referee in references:
+        if (width, height) != reference.size:
+            outcomes.append(("size differs", f"imgcache {width}x{height}, {referee} {reference.size[0]}x{reference.size[1]}"))
+            continue
+        mean, worst = compare(mine, reference.resize(mine.size, Image.BOX))
+        verdict = "agrees" if mean <= 3 and worst <= 48 else "pixels differ"
+        outcomes.append((verdict, f"{referee}: mean {mean:.2f}, max {worst}"))
+    rank = {"agrees": 0, "pixels differ": 1, "size differs": 2}
+    return min(outcomes, key=lambda outcome: rank[outcome[0]])
 
 
 def main():

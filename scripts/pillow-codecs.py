@@ -8,6 +8,16 @@ and prints how many images it handled.
 """
 import os, sys
 from PIL import Image
+# The openers for HEIC and JPEG XL, where they are installed (bench-formats.sh needs them).
+try:
+    import pillow_heif
+    pillow_heif.register_heif_opener()
+except ImportError:
+    pass
+try:
+    import pillow_jxl  # noqa: F401 - registers itself
+except ImportError:
+    pass
 d = sys.argv[2]
 files = sorted(f for f in os.listdir(d) if not f.endswith(".txt"))
 n = 0

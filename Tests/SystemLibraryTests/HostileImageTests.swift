@@ -110,6 +110,9 @@ import Testing
         }, 60_000, 60_000)
         // SVG: a width and height of 60000 pixels.
         expectRefused(Array("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"60000\" height=\"60000\"></svg>".utf8), 60_000, 60_000)
+        // HEIF: a grid whose descriptor asks for a 29292x25704 canvas, its ispe saying 40x30 (found by the fuzzer).
+        let grid = FuzzRegressionTests.fuzz.appendingPathComponent("crashers/heif/oom-fbe26f57c6cc67a3e30ddf61b80c392e8075adcf")
+        expectRefused([UInt8](try Data(contentsOf: grid)), 29_292, 25_704)
         // JPEG XL: a 4-byte codestream header cannot say 60000 in so little; a 65536x65536 image made by cjxl is a test of its own.
     }
 
