@@ -90,12 +90,13 @@ def reference_images(kind, path, work):
     }
     found, failures = [], []
     for name, command in attempts[kind]:
-        for stale in (target, icc, os.path.join(work, "reference-1.png")):
+        for stale in [target, icc] + [os.path.join(work, name) for name in os.listdir(work) if name.startswith("reference-")]:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(stale)
         result = run(command)
-        # heif-convert writes NAME-1.png, NAME-2.png... for files with several top-level images.
-        written = target if os.path.exists(target) else os.path.join(work, "reference-1.png")
+        # heif-convert writes NAME-1.png, NAME-2.png... for files with several top-level images:
+        # the primary's is the one heif-info marks.
+        written = target if os.path.exists(target) else os.path.join(work, f"reference-{primary_index(path)}.png")
         if result.returncode == 0 and os.path.exists(written):
             with Image.open(written) as image:
                 if os.path.exists(icc) and "icc_profile" not in image.info:
@@ -106,6 +107,17 @@ def reference_images(kind, path, work):
             said = (result.stderr or result.stdout).decode(errors="replace").strip().splitlines()
             failures.append(f"{name}: {said[-1] if said else 'failed'}")
     return found, failures
+
+
+def primary_index(path):
+    """Which of a HEIF file's top-level images (1-based, heif-info's order) is its primary."""
+    with contextlib.suppress(Exception):
+        images = [line for line in run(["heif-info", path]).stdout.decode(errors="replace").splitlines()
+                  if line.startswith("image:")]
+        for index, line in enumerate(images, 1):
+            if line.rstrip().endswith("primary"):
+                return index
+    return 1
 
 
 def in_srgb(image):

@@ -16,9 +16,7 @@ struct AVIFCodec: ImageCodec {
 
     /// Its own brands, or HEIF's generic ones with AVIF's among the compatible brands.
     func recognizes(_ bytes: [UInt8]) -> Bool {
-        guard let major = ISOMediaFile.majorBrand(of: bytes) else { return false }
-        return ["avif", "avis"].contains(major)
-            || (["mif1", "msf1"].contains(major) && ISOMediaFile.brands(of: bytes).contains { ["avif", "avis"].contains($0) })
+        ISOMediaFile.isBranded(bytes, as: ["avif", "avis"])
     }
 
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {

@@ -11,8 +11,9 @@ struct HEICCodec: ImageCodec {
     let fileExtensions = ["heic"]
     let capabilities: CodecCapabilities = [.decode]
 
+    /// Its own brands, or HEIF's generic ones with HEVC's among the compatible brands.
     func recognizes(_ bytes: [UInt8]) -> Bool {
-        ISOMediaFile.majorBrand(of: bytes).map { ["heic", "heix", "heim", "heis", "hevc", "hevx"].contains($0) } ?? false
+        ISOMediaFile.isBranded(bytes, as: ["heic", "heix", "heim", "heis", "hevc", "hevx"])
     }
 
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {

@@ -4,7 +4,7 @@ extension ImageFormat {
     public static let heif = ImageFormat(declaring: "heif")
 }
 
-/// HEIF under its generic brands (`mif1`, `msf1`): the header from its
+/// HEIF under its generic brands (`mif1`, `mif2`, `msf1`, `miaf`): the header from its
 /// boxes, decoded by libheif whatever coding it holds (HEVC, AV1, JPEG).
 struct HEIFCodec: ImageCodec {
     let format = ImageFormat.heif
@@ -12,8 +12,9 @@ struct HEIFCodec: ImageCodec {
     let fileExtensions = ["heif", "hif"]
     let capabilities: CodecCapabilities = [.decode]
 
+    /// A generic brand whose compatible brands name no coding imgcache tells apart (AVIF and HEIC come first).
     func recognizes(_ bytes: [UInt8]) -> Bool {
-        ISOMediaFile.majorBrand(of: bytes).map { ["mif1", "msf1", "heif"].contains($0) } ?? false
+        ISOMediaFile.majorBrand(of: bytes).map(ISOMediaFile.genericBrands.contains) ?? false
     }
 
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {

@@ -11,6 +11,16 @@ struct ISOMediaFile {
         return String(decoding: bytes[8..<12], as: UTF8.self)
     }
 
+    /// HEIF's generic brands: the coding is told by the compatible brands that follow.
+    static let genericBrands: Set<String> = ["mif1", "mif2", "mif3", "msf1", "miaf", "heif"]
+
+    /// Whether the file's own brand is one of `brands`, or its brand is generic
+    /// and one of `brands` is among the compatible ones.
+    static func isBranded(_ bytes: [UInt8], as brands: Set<String>) -> Bool {
+        guard let major = majorBrand(of: bytes) else { return false }
+        return brands.contains(major) || (genericBrands.contains(major) && self.brands(of: bytes).contains(where: brands.contains))
+    }
+
     /// The major and compatible brands.
     static func brands(of bytes: [UInt8]) -> [String] {
         guard let major = majorBrand(of: bytes) else { return [] }
