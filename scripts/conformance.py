@@ -17,11 +17,11 @@ For each file, served from 127.0.0.1 by a throwaway HTTP server:
     crop, rotation and mirror; avifdec for what heif-convert cannot read and
     for sequences; the suite's own ref.png for JPEG XL, else djxl; Pillow
     for TIFF, BMP, ICO; rsvg-convert for SVG);
-  - imgcache's 64-pixel thumbnail (`--thumbnail 64x64 --format png`, sRGB)
-    against the reference's pixels turned into sRGB through their ICC profile
-    and reduced with a box filter to the same size: they agree when the mean
-    channel difference is at most 3 and no pixel's exceeds 48 (lossy decoders
-    round differently; the resamplers differ at edges).
+  - imgcache's conversion of it to PNG (`--format png`: every pixel, upright,
+    in sRGB) against the reference's pixels turned into sRGB through their ICC
+    profile: they agree when the mean channel difference is at most 3 and no
+    pixel's exceeds 48 (lossy decoders round differently, and colour
+    management engines differ by a step or two).
 A file either reader refuses is counted, with the reason, not compared.
 Prints one Markdown table per suite and the files that differ.
 """
@@ -159,7 +159,7 @@ def compare(mine, theirs):
 def check(binary, url, path, kind, work):
     """The outcome for one file and why: against each reference in turn, the best."""
     cache = os.path.join(work, "cache")
-    thumb = os.path.join(work, "mine.png")
+    thumb = os.path.join(work, "mine.png")  # the conversion to compare
     fetched = run([binary, "--cache-dir", cache, "--json", "fetch", url])
     lines = [json.loads(line) for line in fetched.stdout.decode().splitlines() if line.startswith("{")]
     references, failures = reference_images(kind, path, work)
@@ -169,7 +169,7 @@ def check(binary, url, path, kind, work):
     if not references:
         return "refused by the reference", "; ".join(failures)
     width, height = lines[0]["width"], lines[0]["height"]
-    made = run([binary, "--cache-dir", cache, "fetch", "--thumbnail", "64x64", "--format", "png", "-o", thumb, url])
+    made = run([binary, "--cache-dir", cache, "fetch", "--format", "png", "-o", thumb, url])
     if made.returncode != 0:
         return "refused by imgcache", "thumbnail: " + made.stderr.decode(errors="replace").strip().splitlines()[-1]
     with Image.open(thumb) as image:
@@ -179,7 +179,10 @@ def check(binary, url, path, kind, work):
         if (width, height) != reference.size:
             outcomes.append(("size differs", f"imgcache {width}x{height}, {referee} {reference.size[0]}x{reference.size[1]}"))
             continue
-        mean, worst = compare(mine, reference.resize(mine.size, Image.BOX))
+        if mine.size != reference.size:
+            outcomes.append(("size differs", f"imgcache wrote {mine.size[0]}x{mine.size[1]}, {referee} {reference.size[0]}x{reference.size[1]}"))
+            continue
+        mean, worst = compare(mine, reference)
         verdict = "agrees" if mean <= 3 and worst <= 48 else "pixels differ"
         outcomes.append((verdict, f"{referee}: mean {mean:.2f}, max {worst}"))
     rank = {"agrees": 0, "pixels differ": 1, "size differs": 2}

@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # Installs the Python packages the tests need when python3 cannot import them
-# yet: moto's S3-compatible server (with boto3, which sets it up).
+# yet: moto's S3-compatible server (with boto3, which sets it up); with
+# --bench, those the format benchmark needs instead: Pillow 11.3+ (which reads
+# AVIF), pillow-heif and pillow-jxl-plugin.
 #
-#   scripts/pip-install.sh
+#   scripts/pip-install.sh [--bench]
 set -euo pipefail
-python3 -c 'import moto.server, boto3, flask' 2>/dev/null && exit 0
+packages=('moto[server]>=5,<6')
+check='import moto.server, boto3, flask'
+if [ "${1:-}" = --bench ]; then
+    packages=('pillow>=11.3' pillow-heif pillow-jxl-plugin)
+    check='import PIL, pillow_heif, pillow_jxl; from PIL import features; assert features.check("avif")'
+fi
+python3 -c "$check" 2>/dev/null && exit 0
 if ! python3 -m pip --version >/dev/null 2>&1; then
     scripts/apt-install.sh python3-pip
 fi
-echo "Installing: moto[server] (Python)"
+echo "Installing: ${packages[*]} (Python)"
 # Debian's own python3 refuses a plain pip install (PEP 668); a pyenv or venv python does not need the flag.
 flags=()
 python3 -m pip install --help 2>/dev/null | grep -q -- '--break-system-packages' && \
     python3 -c 'import sys; sys.exit(0 if sys.prefix == sys.base_prefix and sys.prefix.startswith("/usr") else 1)' && \
     flags+=(--break-system-packages)
-python3 -m pip install --quiet --disable-pip-version-check "${flags[@]}" 'moto[server]>=5,<6'
+python3 -m pip install --quiet --disable-pip-version-check "${flags[@]}" "${packages[@]}"

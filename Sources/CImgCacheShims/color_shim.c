@@ -6,6 +6,7 @@
 #include "loader.h"
 
 #include <lcms2.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,9 @@
     X(cmsToneCurve *, cmsBuildParametricToneCurve, (cmsContext, cmsInt32Number, const cmsFloat64Number[])) \
     X(void, cmsFreeToneCurve, (cmsToneCurve *))                                                  \
     X(void, cmsSetLogErrorHandler, (cmsLogErrorHandlerFunction))                                 \
+    X(void *, cmsReadTag, (cmsHPROFILE, cmsTagSignature))                                        \
+    X(cmsBool, cmsIsMatrixShaper, (cmsHPROFILE))                                                 \
+    X(cmsFloat32Number, cmsEvalToneCurveFloat, (const cmsToneCurve *, cmsFloat32Number))         \
     X(int, cmsGetEncodedCMMversion, (void))
 
 static void lcms_quiet(cmsContext context, cmsUInt32Number code, const char *text) {
@@ -58,6 +62,30 @@ static void transform_in_place(cmsHTRANSFORM transform, uint8_t *pixels, uint64_
     }
 }
 
+/// Whether `profile` is sRGB in all but name: the same colorants and white
+/// (as lcms2 reads them, adapted to D50) and the same tone curves, within what
+/// 8-bit samples can show. Most web images that carry a profile carry this
+/// one; they are left as they are instead of going through a transform.
+static int profile_is_srgb(cmsHPROFILE profile, cmsHPROFILE srgb) {
+    if (p_cmsGetColorSpace(profile) != cmsSigRgbData || !p_cmsIsMatrixShaper(profile)) return 0;
+    const cmsTagSignature colorants[] = {cmsSigRedColorantTag, cmsSigGreenColorantTag, cmsSigBlueColorantTag};
+    for (int index = 0; index < 3; index++) {
+        const cmsCIEXYZ *mine = p_cmsReadTag(profile, colorants[index]), *theirs = p_cmsReadTag(srgb, colorants[index]);
+        if (mine == NULL || theirs == NULL) return 0;
+        if (fabs(mine->X - theirs->X) > 0.002 || fabs(mine->Y - theirs->Y) > 0.002 || fabs(mine->Z - theirs->Z) > 0.002) return 0;
+    }
+    const cmsTagSignature curves[] = {cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag};
+    for (int index = 0; index < 3; index++) {
+        const cmsToneCurve *mine = p_cmsReadTag(profile, curves[index]), *theirs = p_cmsReadTag(srgb, curves[index]);
+        if (mine == NULL || theirs == NULL) return 0;
+        for (int step = 0; step <= 32; step++) {
+            float x = step / 32.0f;
+            if (fabsf(p_cmsEvalToneCurveFloat(mine, x) - p_cmsEvalToneCurveFloat(theirs, x)) > 0.5f / 255) return 0;
+        }
+    }
+    return 1;
+}
+
 /// Turns `count` RGBA8 pixels described by `profile` into sRGB, alpha kept.
 /// A gray profile reads the red channel as gray. Returns 0; 1 when nothing
 /// was done (the profile unreadable, or of no colour space this handles);
@@ -69,6 +97,10 @@ static int rgba_to_srgb(cmsHPROFILE source, uint8_t *rgba, uint64_t count, char 
     if (srgb == NULL) return 1;
     cmsColorSpaceSignature space = p_cmsGetColorSpace(source);
     int result = 1;
+    if (profile_is_srgb(source, srgb)) {
+        p_cmsCloseProfile(srgb);
+        return 0;
+    }
     enum { slice = 4096 };
     uint8_t *scratch = malloc(slice * 4);
     if (scratch == NULL) {

@@ -6,6 +6,7 @@
 #include "loader.h"
 
 #include <jxl/decode.h>
+#include <jxl/thread_parallel_runner.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
     X(void, JxlDecoderDestroy, (JxlDecoder *))                                                       \
     X(JxlDecoderStatus, JxlDecoderSubscribeEvents, (JxlDecoder *, int))                              \
     X(JxlDecoderStatus, JxlDecoderSetInput, (JxlDecoder *, const uint8_t *, size_t))                 \
+    X(JxlDecoderStatus, JxlDecoderSetUnpremultiplyAlpha, (JxlDecoder *, JXL_BOOL))                   \
     X(void, JxlDecoderCloseInput, (JxlDecoder *))                                                    \
     X(JxlDecoderStatus, JxlDecoderProcessInput, (JxlDecoder *))                                      \
     X(JxlDecoderStatus, JxlDecoderGetBasicInfo, (const JxlDecoder *, JxlBasicInfo *))                \
@@ -25,9 +27,26 @@
     X(JxlDecoderStatus, JxlDecoderGetColorAsICCProfile,                                              \
       (const JxlDecoder *, const JxlPixelFormat *, JxlColorProfileTarget, uint8_t *, size_t))        \
     X(JxlDecoderStatus, JxlDecoderImageOutBufferSize, (const JxlDecoder *, const JxlPixelFormat *, size_t *)) \
-    X(JxlDecoderStatus, JxlDecoderSetImageOutBuffer, (JxlDecoder *, const JxlPixelFormat *, void *, size_t))
+    X(JxlDecoderStatus, JxlDecoderSetImageOutBuffer, (JxlDecoder *, const JxlPixelFormat *, void *, size_t)) \
+    X(JxlDecoderStatus, JxlDecoderSetParallelRunner, (JxlDecoder *, JxlParallelRunner, void *))
 
-IC_LIBRARY(jxl, "libjxl-dev", IC_JXL_FUNCTIONS, "libjxl.so.0.7", "libjxl.so")
+/// libjxl_threads: a decode spread over the machine's cores, as djxl and libvips do.
+#define IC_JXL_THREAD_FUNCTIONS(X)                                                                   \
+    X(void *, JxlThreadParallelRunnerCreate, (const JxlMemoryManager *, size_t))                     \
+    X(void, JxlThreadParallelRunnerDestroy, (void *))                                                \
+    X(size_t, JxlThreadParallelRunnerDefaultNumWorkerThreads, (void))                                \
+    X(JxlParallelRetCode, JxlThreadParallelRunner,                                                   \
+      (void *, void *, JxlParallelRunInit, JxlParallelRunFunction, uint32_t, uint32_t))
+
+IC_JXL_FUNCTIONS(IC_DECLARE_POINTER)
+IC_JXL_THREAD_FUNCTIONS(IC_DECLARE_POINTER)
+IC_LIBRARY_STATE(jxl)
+static void jxl_load_once(void) {
+    IC_OPEN_AND_RESOLVE(jxl, "libjxl-dev", IC_JXL_FUNCTIONS, "libjxl.so.0.7", "libjxl.so")
+    IC_OPEN_AND_RESOLVE(jxl, "libjxl-dev", IC_JXL_THREAD_FUNCTIONS, "libjxl_threads.so.0.7", "libjxl_threads.so")
+    jxl_loaded = 1;
+}
+IC_LIBRARY_LOADER(jxl)
 
 uint32_t ic_jxl_version(void) {
     char error[64];
@@ -112,6 +131,7 @@ int ic_jxl_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
     double tick_ms = 0;
     int status = -1, animated = 0, loops = 0;
     uint32_t pending_delay = 0;
+    void *runner = NULL;
     if (p_JxlDecoderSubscribeEvents(decoder, JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING | JXL_DEC_FRAME | JXL_DEC_FULL_IMAGE) !=
             JXL_DEC_SUCCESS ||
         p_JxlDecoderSetInput(decoder, data, size) != JXL_DEC_SUCCESS) {
@@ -119,6 +139,11 @@ int ic_jxl_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
         goto done;
     }
     p_JxlDecoderCloseInput(decoder);
+    // Straight alpha, as every other decoder gives, whatever the file stores.
+    p_JxlDecoderSetUnpremultiplyAlpha(decoder, JXL_TRUE);
+    // Its groups decoded on every core; without threads (none could be made) on this one.
+    runner = p_JxlThreadParallelRunnerCreate(NULL, p_JxlThreadParallelRunnerDefaultNumWorkerThreads());
+    if (runner != NULL) p_JxlDecoderSetParallelRunner(decoder, p_JxlThreadParallelRunner, runner);
     for (;;) {
         JxlDecoderStatus result = p_JxlDecoderProcessInput(decoder);
         if (result == JXL_DEC_BASIC_INFO) {
@@ -213,5 +238,6 @@ int ic_jxl_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
 done:
     if (status != 0) ic_decoded_image_free(out);
     p_JxlDecoderDestroy(decoder);
+    if (runner != NULL) p_JxlThreadParallelRunnerDestroy(runner);
     return status;
 }

@@ -110,26 +110,37 @@ static void tiff_failed(char *error, size_t error_size, const char *what) {
     ic_set_error(error, error_size, text);
 }
 
-/// 8-bit RGBA strips with unassociated alpha (what most programs write) read
-/// as they are: libtiff's RGBA interface would premultiply them, and undoing
-/// that loses the colour of faint pixels. 1 when read; 0 to take the general path.
-static int read_unassociated_rgba(TIFF *tiff, ic_decoded_image *out) {
+/// 8-bit RGB strips, and RGBA ones with unassociated alpha (what most
+/// programs write), read row by row as they are: libtiff's RGBA interface
+/// converts pixel by pixel, and premultiplies alpha, which loses the colour
+/// of faint pixels when undone. 1 when read; 0 to take the general path.
+static int read_plain_rgb(TIFF *tiff, ic_decoded_image *out) {
     uint16_t bits = 0, samples = 0, photometric = 0, planar = 0, orientation = 0, extra_count = 0;
     uint16_t *extra = NULL;
     p_TIFFGetFieldDefaulted(tiff, TIFFTAG_BITSPERSAMPLE, &bits);
     p_TIFFGetFieldDefaulted(tiff, TIFFTAG_SAMPLESPERPIXEL, &samples);
     p_TIFFGetFieldDefaulted(tiff, TIFFTAG_PLANARCONFIG, &planar);
     p_TIFFGetFieldDefaulted(tiff, TIFFTAG_ORIENTATION, &orientation);
-    if (!p_TIFFGetField(tiff, TIFFTAG_PHOTOMETRIC, &photometric) || !p_TIFFGetField(tiff, TIFFTAG_EXTRASAMPLES, &extra_count, &extra)) {
-        return 0;
-    }
-    if (p_TIFFIsTiled(tiff) || bits != 8 || samples != 4 || photometric != PHOTOMETRIC_RGB || planar != PLANARCONFIG_CONTIG ||
-        orientation != ORIENTATION_TOPLEFT || extra_count != 1 || extra == NULL || extra[0] != EXTRASAMPLE_UNASSALPHA ||
-        p_TIFFScanlineSize(tiff) != (tmsize_t)out->width * 4) {
+    if (!p_TIFFGetField(tiff, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
+    if (!p_TIFFGetField(tiff, TIFFTAG_EXTRASAMPLES, &extra_count, &extra)) extra_count = 0;
+    int rgb = samples == 3 && extra_count == 0;
+    int rgba = samples == 4 && extra_count == 1 && extra != NULL && extra[0] == EXTRASAMPLE_UNASSALPHA;
+    if (p_TIFFIsTiled(tiff) || bits != 8 || photometric != PHOTOMETRIC_RGB || planar != PLANARCONFIG_CONTIG ||
+        orientation != ORIENTATION_TOPLEFT || !(rgb || rgba) || p_TIFFScanlineSize(tiff) != (tmsize_t)out->width * samples) {
         return 0;
     }
     for (uint32_t row = 0; row < out->height; row++) {
-        if (p_TIFFReadScanline(tiff, out->pixels + (size_t)row * out->width * 4, row, 0) < 0) return 0;
+        uint8_t *target = out->pixels + (size_t)row * out->width * 4;
+        // Three samples a pixel are read into the row's last three quarters, then spread out.
+        uint8_t *read_at = rgba ? target : target + (size_t)out->width;
+        if (p_TIFFReadScanline(tiff, read_at, row, 0) < 0) return 0;
+        if (rgba) continue;
+        for (uint32_t x = 0; x < out->width; x++) {
+            target[x * 4] = read_at[x * 3];
+            target[x * 4 + 1] = read_at[x * 3 + 1];
+            target[x * 4 + 2] = read_at[x * 3 + 2];
+            target[x * 4 + 3] = 255;
+        }
     }
     return 1;
 }
@@ -159,7 +170,7 @@ int ic_tiff_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
         goto done;
     }
     if (ic_allocate_still(out, width, height, max_pixels, error, error_size) != 0) goto done;
-    if (read_unassociated_rgba(tiff, out)) goto profile;
+    if (read_plain_rgb(tiff, out)) goto profile;
     // The raster's words are ABGR, which in memory on a little-endian machine is R, G, B, A.
     if (!p_TIFFReadRGBAImageOriented(tiff, width, height, (uint32_t *)out->pixels, ORIENTATION_TOPLEFT, 1)) {
         tiff_failed(error, error_size, "the image data does not decode");

@@ -45,7 +45,9 @@ for name in names {
     default:
         var transform = ImageTransform(thumbnail: box, format: .jpeg)
         transform.quality = 75
-        guard let image = try? ImageDecoder.decode(bytes), let result = try? transform.apply(to: image) else {
+        guard let header = try? ImageHeader.probe(bytes),
+              let image = try? transform.decodeSource(bytes, header: header, maximumPixels: .standard),
+              let result = try? transform.apply(to: image) else {
             failed += 1
             continue
         }

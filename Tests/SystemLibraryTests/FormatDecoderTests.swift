@@ -129,3 +129,28 @@ import Testing
         #expect(try size("") == (300, 150))
     }
 }
+
+/// BMP's run-length encodings, made by hand: the rows they describe, bottom up.
+@Suite struct RunLengthBitmapTests {
+    /// A 4x2 BMP with a two-colour palette (red, blue) and `data` as its RLE8 (compression 1) or RLE4 (2) rows.
+    static func bitmap(bits: Int, compression: Int, data: [UInt8]) -> [UInt8] {
+        func le(_ value: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+        let palette: [UInt8] = [0, 0, 255, 0, 255, 0, 0, 0]  // BGRX: red, blue
+        let offset = 14 + 40 + palette.count
+        let info = le(40, 4) + le(4, 4) + le(2, 4) + le(1, 2) + le(bits, 2) + le(compression, 4) + le(data.count, 4)
+            + le(0, 4) + le(0, 4) + le(2, 4) + le(0, 4)
+        return Array("BM".utf8) + le(offset + data.count, 4) + le(0, 4) + le(offset, 4) + info + palette + data
+    }
+
+    @Test func rle8AndRle4RowsAreDrawnBottomUp() throws {
+        let red: [UInt8] = [255, 0, 0, 255], blue: [UInt8] = [0, 0, 255, 255]
+        // Bottom row: 4 red. Top row: an absolute run of 3 (blue, red, blue, padded), then 1 red. End.
+        let rle8 = Self.bitmap(bits: 8, compression: 1, data: [4, 0, 0, 0, 0, 3, 1, 0, 1, 0, 1, 0, 0, 0, 0, 1])
+        let image = try ImageDecoder.decode(rle8)
+        #expect(image.width == 4 && image.height == 2)
+        #expect(image.pixels == blue + red + blue + red + red + red + red + red)
+        // RLE4: the bottom row 4 pixels alternating red and blue from one byte (0x01), the top row 4 blue.
+        let rle4 = Self.bitmap(bits: 4, compression: 2, data: [4, 0x01, 0, 0, 4, 0x11, 0, 1])
+        #expect(try ImageDecoder.decode(rle4).pixels == blue + blue + blue + blue + red + blue + red + blue)
+    }
+}

@@ -68,13 +68,17 @@ struct DeviceIndependentBitmap {
     let masks: [UInt32]
     let pixelsAt: Int
     let stride: Int
+    /// RLE8 or RLE4 compressed rows (4 or 8 bits a pixel), their size in bytes.
+    let runLengthSize: Int?
     /// Where the pixel rows end.
-    var pixelEnd: Int { pixelsAt + stride * height }
-    /// 32-bit pixels with an alpha mask, or BI_RGB 32-bit ones whose fourth byte may be alpha.
-    var mayHaveAlpha: Bool { bitsPerPixel == 32 && (masks.count < 4 || masks[3] != 0) }
+    var pixelEnd: Int { pixelsAt + (runLengthSize ?? stride * height) }
+    /// 32-bit pixels with an alpha mask, or whose unused fourth byte may be alpha.
+    var mayHaveAlpha: Bool { bitsPerPixel == 32 && masks[3] != 0 }
 
     /// `headerAt`: where the DIB header starts; `pixelsAt`: where its rows start (0: right after its palette).
     /// `rows`: an icon's own height (its DIB header counts the AND mask's rows too).
+    /// 32-bit pixels without bit fields carry alpha in their unused byte when
+    /// any pixel sets it (as Chrome reads them; icons rely on it), else are opaque.
     init(_ bytes: [UInt8], at headerAt: Int, pixelsAt: Int, format: ImageFormat, rows: Int? = nil) throws(ImageHeader.ProbeError) {
         self.format = format
         func le(_ offset: Int, _ count: Int) throws(ImageHeader.ProbeError) -> Int {
@@ -103,14 +107,19 @@ struct DeviceIndependentBitmap {
         guard [1, 4, 8, 16, 24, 32].contains(bitsPerPixel) else { throw .corrupt(format, "\(bitsPerPixel) bits a pixel") }
         switch compression {
         case 0:
-            masks = bitsPerPixel == 16 ? [0x7C00, 0x03E0, 0x001F, 0] : [0xFF0000, 0xFF00, 0xFF, bitsPerPixel == 32 ? 0xFF00_0000 : 0]
+            masks = bitsPerPixel == 16 ? [0x7C00, 0x03E0, 0x001F, 0]
+                : [0xFF0000, 0xFF00, 0xFF, bitsPerPixel == 32 ? 0xFF00_0000 : 0]
         case 3, 6:
             // Masks follow a 40-byte header (or sit inside a longer one), alpha's only in V4+ or ALPHABITFIELDS.
             let count = headerSize >= 56 || compression == 6 ? 4 : 3
             masks = try (0..<count).map { (index: Int) throws(ImageHeader.ProbeError) -> UInt32 in
                 UInt32(try le(headerAt + 40 + index * 4, 4))
             } + (count == 3 ? [0] : [])
-        case 1, 2: throw .corrupt(format, "RLE compression is not supported")
+        case 1, 2:
+            guard bitsPerPixel == (compression == 1 ? 8 : 4), !topDown else {
+                throw .corrupt(format, "RLE\(compression == 1 ? 8 : 4) with \(bitsPerPixel) bits a pixel")
+            }
+            masks = [0, 0, 0, 0]
         default: throw .corrupt(format, "compression \(compression) is not supported")
         }
         var paletteEntries: [(UInt8, UInt8, UInt8)] = []
@@ -129,11 +138,14 @@ struct DeviceIndependentBitmap {
         }
         palette = paletteEntries
         stride = (width * bitsPerPixel + 31) / 32 * 4
+        // Compressed rows are as long as the header says (the image size field).
+        runLengthSize = compression == 1 || compression == 2 ? (headerSize >= 40 ? try le(headerAt + 20, 4) : 0) : nil
     }
 
     /// The pixels as RGBA8, top row first.
     func rgba(_ bytes: [UInt8]) throws(ImageDecoder.DecodeError) -> [UInt8] {
         guard pixelEnd <= bytes.count else { throw .corrupt(format, "the file ends inside its pixels") }
+        if runLengthSize != nil { return try runLengthRGBA(bytes) }
         var pixels = [UInt8](repeating: 255, count: width * height * 4)
         // 32-bit BI_RGB files usually leave the fourth byte 0: alpha only if some pixel sets it.
         var sawAlpha = false
@@ -172,6 +184,52 @@ struct DeviceIndependentBitmap {
             }
             if masks[3] != 0, !sawAlpha {
                 for index in Swift.stride(from: 3, to: target.count, by: 4) { target[index] = 255 }
+            }
+        }
+        return pixels
+    }
+
+    /// RLE8 and RLE4: runs of one index, absolute runs, and escapes that end a
+    /// row, the picture, or skip ahead (skipped pixels are transparent, as
+    /// browsers leave them). Rows bottom up.
+    private func runLengthRGBA(_ bytes: [UInt8]) throws(ImageDecoder.DecodeError) -> [UInt8] {
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        var x = 0, row = 0, at = pixelsAt
+        let end = runLengthSize.map { $0 > 0 ? min(bytes.count, pixelsAt + $0) : bytes.count } ?? bytes.count
+        func put(_ index: Int) {
+            guard x < width, row < height else { return }
+            let out = ((height - 1 - row) * width + x) * 4
+            let colour = index < palette.count ? palette[index] : (0, 0, 0)
+            pixels[out] = colour.0
+            pixels[out + 1] = colour.1
+            pixels[out + 2] = colour.2
+            pixels[out + 3] = 255
+            x += 1
+        }
+        let four = bitsPerPixel == 4
+        while at + 1 < end, row < height {
+            let count = Int(bytes[at]), value = Int(bytes[at + 1])
+            at += 2
+            if count > 0 {
+                for step in 0..<count { put(four ? (step & 1 == 0 ? value >> 4 : value & 0xF) : value) }
+                continue
+            }
+            switch value {
+            case 0: x = 0; row += 1
+            case 1: return pixels
+            case 2:
+                guard at + 1 < end else { throw .corrupt(format, "the file ends inside a run") }
+                x += Int(bytes[at])
+                row += Int(bytes[at + 1])
+                at += 2
+            default:
+                let length = four ? (value + 1) / 2 : value
+                guard at + length <= end else { throw .corrupt(format, "the file ends inside a run") }
+                for step in 0..<value {
+                    let byte = Int(bytes[at + (four ? step / 2 : step)])
+                    put(four ? (step & 1 == 0 ? byte >> 4 : byte & 0xF) : byte)
+                }
+                at += length + (length & 1)
             }
         }
         return pixels

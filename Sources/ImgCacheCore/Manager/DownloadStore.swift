@@ -168,12 +168,8 @@ struct DownloadStore {
         let result: ImageTransform.Output
         do throws(FetchError) {
             let image: DecodedImage
-            // Only the first frame, unless the output keeps every frame.
             do {
-                // A vector is drawn at the size it is wanted at, not drawn large and shrunk.
-                image = try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels,
-                                                maximumFrames: transform.keepsFrames(of: header.format, frameCount: header.frameCount ?? 1) ? 0 : 1,
-                                                atLeast: header.format == .svg ? transform.drawingSize(width: header.width, height: header.height) : nil)
+                image = try transform.decodeSource(bytes, header: header, maximumPixels: settings.maximumPixels)
             } catch {
                 switch error {
                 case .libraryMissing(let message): throw .libraryMissing(message)

@@ -131,6 +131,16 @@ public struct ImageTransform: Equatable, Sendable {
         public let frameCount: Int
     }
 
+    /// Decodes `bytes` (of `header`) as this transform needs them: only the
+    /// first frame unless the output keeps every frame, and a vector drawn at
+    /// the size it is wanted at rather than drawn large and resampled.
+    public func decodeSource(_ bytes: [UInt8], header: ImageHeader,
+                             maximumPixels: PixelLimit) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        try ImageDecoder.decode(bytes, maximumPixels: maximumPixels,
+                                maximumFrames: keepsFrames(of: header.format, frameCount: header.frameCount ?? 1) ? 0 : 1,
+                                atLeast: header.format == .svg ? drawingSize(width: header.width, height: header.height) : nil)
+    }
+
     /// Transforms `image` (every frame, when the output format animates; else
     /// its first) and encodes the result.
     public func apply(to decoded: DecodedImage) throws(ImageEncoder.EncodeError) -> Output {
