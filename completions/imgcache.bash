@@ -21,7 +21,7 @@ _imgcache() {
         --failed-ttl) return ;;
         --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
         --thumbnail) return ;;
-        --format) COMPREPLY=($(compgen -W "jpeg png webp gif avif" -- "$cur")); _imgcache_nospace; return ;;
+        --format) COMPREPLY=($(compgen -W "jpeg png webp gif avif jxl" -- "$cur")); _imgcache_nospace; return ;;
         --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
         --quality) return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
@@ -49,7 +49,7 @@ _imgcache() {
         --failed-ttl) return ;;
         --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
         --thumbnail) return ;;
-        --format) COMPREPLY=($(compgen -W "jpeg png webp gif avif" -- "$cur")); _imgcache_nospace; return ;;
+        --format) COMPREPLY=($(compgen -W "jpeg png webp gif avif jxl" -- "$cur")); _imgcache_nospace; return ;;
         --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
         --quality) return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;

@@ -93,7 +93,7 @@ done
     echo "(a release build of imgcache's codec code alone) against Pillow $($python -c 'import PIL; print(PIL.__version__)')"
     echo "with pillow-heif and pillow-jxl-plugin in one Python process, and vipsthumbnail (libvips"
     echo "$(vips --version 2>/dev/null | cut -d- -f2), one process for all files, its own libheif, libjxl, libtiff and librsvg)."
-    echo "Medians of hyperfine runs (10 for probes, 5 for thumbnails), alternated."
+    echo "Medians of hyperfine runs (10 for probes, 5 for thumbnails), one command after the other."
     echo
     echo "Probe: every file's size and kind (imgcache reads its first 64 KB; Pillow's"
     echo "\`Image.open(...).size\`). Target: 5x Pillow. Thumbnail: into 256x256, written"

@@ -6,6 +6,8 @@
 #include "loader.h"
 
 #include <jxl/decode.h>
+#include <jxl/encode.h>
+#include <math.h>
 #include <jxl/thread_parallel_runner.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,22 @@
       (const JxlDecoder *, const JxlPixelFormat *, JxlColorProfileTarget, uint8_t *, size_t))        \
     X(JxlDecoderStatus, JxlDecoderImageOutBufferSize, (const JxlDecoder *, const JxlPixelFormat *, size_t *)) \
     X(JxlDecoderStatus, JxlDecoderSetImageOutBuffer, (JxlDecoder *, const JxlPixelFormat *, void *, size_t)) \
-    X(JxlDecoderStatus, JxlDecoderSetParallelRunner, (JxlDecoder *, JxlParallelRunner, void *))
+    X(JxlDecoderStatus, JxlDecoderSetParallelRunner, (JxlDecoder *, JxlParallelRunner, void *))      \
+    X(JxlEncoder *, JxlEncoderCreate, (const JxlMemoryManager *))                                    \
+    X(void, JxlEncoderDestroy, (JxlEncoder *))                                                       \
+    X(JxlEncoderFrameSettings *, JxlEncoderFrameSettingsCreate, (JxlEncoder *, const JxlEncoderFrameSettings *)) \
+    X(void, JxlEncoderInitBasicInfo, (JxlBasicInfo *))                                               \
+    X(JxlEncoderStatus, JxlEncoderSetBasicInfo, (JxlEncoder *, const JxlBasicInfo *))                \
+    X(void, JxlColorEncodingSetToSRGB, (JxlColorEncoding *, JXL_BOOL))                               \
+    X(JxlEncoderStatus, JxlEncoderSetColorEncoding, (JxlEncoder *, const JxlColorEncoding *))        \
+    X(JxlEncoderStatus, JxlEncoderSetFrameDistance, (JxlEncoderFrameSettings *, float))              \
+    X(JxlEncoderStatus, JxlEncoderSetFrameLossless, (JxlEncoderFrameSettings *, JXL_BOOL))           \
+    X(JxlEncoderStatus, JxlEncoderFrameSettingsSetOption, (JxlEncoderFrameSettings *, JxlEncoderFrameSettingId, int64_t)) \
+    X(JxlEncoderStatus, JxlEncoderAddImageFrame,                                                     \
+      (const JxlEncoderFrameSettings *, const JxlPixelFormat *, const void *, size_t))              \
+    X(void, JxlEncoderCloseInput, (JxlEncoder *))                                                    \
+    X(JxlEncoderStatus, JxlEncoderProcessOutput, (JxlEncoder *, uint8_t **, size_t *))               \
+    X(JxlEncoderStatus, JxlEncoderSetParallelRunner, (JxlEncoder *, JxlParallelRunner, void *))
 
 /// libjxl_threads: a decode spread over the machine's cores, as djxl and libvips do.
 #define IC_JXL_THREAD_FUNCTIONS(X)                                                                   \
@@ -238,6 +255,87 @@ int ic_jxl_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
 done:
     if (status != 0) ic_decoded_image_free(out);
     p_JxlDecoderDestroy(decoder);
+    if (runner != NULL) p_JxlThreadParallelRunnerDestroy(runner);
+    return status;
+}
+
+/// cjxl's mapping of a JPEG-like quality (1–99) onto JPEG XL's distance.
+static float distance_for_quality(int quality) {
+    if (quality >= 30) return 0.1f + (100 - quality) * 0.09f;
+    return 6.4f + powf(2.5f, (30 - quality) / 5.0f) / 6.25f;
+}
+
+int ic_jxl_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int has_alpha,
+                  ic_encoded *out, char *error, size_t error_size) {
+    if (ic_jxl_load(error, error_size) != 0) return -1;
+    JxlEncoder *encoder = p_JxlEncoderCreate(NULL);
+    void *runner = p_JxlThreadParallelRunnerCreate(NULL, p_JxlThreadParallelRunnerDefaultNumWorkerThreads());
+    int status = -1;
+    size_t capacity = 64 << 10, used = 0;
+    uint8_t *buffer = malloc(capacity);
+    if (encoder == NULL || buffer == NULL) {
+        ic_set_error(error, error_size, "out of memory");
+        goto done;
+    }
+    if (runner != NULL) p_JxlEncoderSetParallelRunner(encoder, p_JxlThreadParallelRunner, runner);
+    int lossless = quality >= 100;
+    JxlBasicInfo info;
+    p_JxlEncoderInitBasicInfo(&info);
+    info.xsize = width;
+    info.ysize = height;
+    info.bits_per_sample = 8;
+    info.num_color_channels = 3;
+    info.alpha_bits = has_alpha ? 8 : 0;
+    info.num_extra_channels = has_alpha ? 1 : 0;
+    // Lossless keeps the samples as they are; lossy works in libjxl's own colour space.
+    info.uses_original_profile = lossless ? JXL_TRUE : JXL_FALSE;
+    JxlColorEncoding srgb;
+    p_JxlColorEncodingSetToSRGB(&srgb, JXL_FALSE);
+    JxlEncoderFrameSettings *settings = NULL;
+    if (p_JxlEncoderSetBasicInfo(encoder, &info) != JXL_ENC_SUCCESS ||
+        p_JxlEncoderSetColorEncoding(encoder, &srgb) != JXL_ENC_SUCCESS ||
+        (settings = p_JxlEncoderFrameSettingsCreate(encoder, NULL)) == NULL) {
+        ic_set_error(error, error_size, "libjxl refused the picture's description");
+        goto done;
+    }
+    p_JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, 5);
+    if (lossless) {
+        p_JxlEncoderSetFrameLossless(settings, JXL_TRUE);
+    } else {
+        p_JxlEncoderSetFrameDistance(settings, distance_for_quality(quality < 1 ? 1 : quality));
+    }
+    // An opaque picture comes as RGB, three samples a pixel.
+    JxlPixelFormat format = {has_alpha ? 4 : 3, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0};
+    if (p_JxlEncoderAddImageFrame(settings, &format, rgba, (size_t)width * height * format.num_channels) != JXL_ENC_SUCCESS) {
+        ic_set_error(error, error_size, "libjxl refused the pixels");
+        goto done;
+    }
+    p_JxlEncoderCloseInput(encoder);
+    for (;;) {
+        uint8_t *next = buffer + used;
+        size_t available = capacity - used;
+        JxlEncoderStatus result = p_JxlEncoderProcessOutput(encoder, &next, &available);
+        used = (size_t)(next - buffer);
+        if (result == JXL_ENC_SUCCESS) break;
+        if (result != JXL_ENC_NEED_MORE_OUTPUT) {
+            ic_set_error(error, error_size, "libjxl could not encode it");
+            goto done;
+        }
+        uint8_t *grown = realloc(buffer, capacity * 2);
+        if (grown == NULL) {
+            ic_set_error(error, error_size, "out of memory");
+            goto done;
+        }
+        buffer = grown;
+        capacity *= 2;
+    }
+    out->bytes = buffer;
+    out->size = used;
+    buffer = NULL;
+    status = 0;
+done:
+    free(buffer);
+    if (encoder != NULL) p_JxlEncoderDestroy(encoder);
     if (runner != NULL) p_JxlThreadParallelRunnerDestroy(runner);
     return status;
 }

@@ -41,7 +41,7 @@ import Testing
         }
     }
 
-    @Test func anSVGIsDrawnAtTheSizeAskedAndAnAVIFWrittenAtTheQualityAsked() throws {
+    @Test func anSVGIsDrawnAtTheSizeAskedAndAVIFAndJPEGXLWrittenAtTheQualityAsked() throws {
         // 40x30 as it says, drawn into a 200x200 box: 200x150, not 40x30 enlarged.
         let drawn = home.appending("shapes.png")
         let result = try fetch(["fetch", "--thumbnail", "200x200", "-o", drawn, server.url("formats/shapes.svg")])
@@ -60,6 +60,13 @@ import Testing
             sizes.append(bytes.count)
         }
         #expect(sizes[0] < sizes[1], "\(sizes)")
+        // JPEG XL too: lossy at a quality, lossless at 100 (every pixel back as it was).
+        let lossless = home.appending("logo.jxl")
+        let written = try fetch(["fetch", "--format", "jxl", "--quality", "100", "-o", lossless, server.url("logo.png")])
+        #expect(written.status == 0, "\(written.standardError)")
+        let back = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: lossless))))
+        let original = try ImageDecoder.decode([UInt8](try Data(contentsOf: Paths.fixtures.appendingPathComponent("logo.png"))))
+        #expect(back.format == .jxl && back.pixels == original.pixels)
     }
 
     @Test func aProfileTaggedImageIsWrittenInSRGB() throws {

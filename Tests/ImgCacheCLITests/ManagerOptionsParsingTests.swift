@@ -98,14 +98,14 @@ import Testing
         #expect(try manager("fetch --thumbnail 8x8 -o t.gif u").settings.transform?.format == .gif)
         // A format imgcache reads but does not write: said, with the names it writes.
         #expect(error("fetch --thumbnail 8x8 -o t.tif u") == .invalidValue(option: "--output", value: "t.tif",
-            reason: "a transformed image is written as JPEG, PNG, WebP, GIF or AVIF; name it .jpg, .png, .webp, .gif or .avif"))
+            reason: "a transformed image is written as JPEG, PNG, WebP, GIF, AVIF or JPEG XL; name it .jpg, .png, .webp, .gif, .avif or .jxl"))
         #expect(error("fetch --thumbnail 8x8 --format png -o t.webp u")
             == .conflictingOptions("--output t.webp", "--format png", reason: "the name asks for WebP"))
         #expect(error("fetch --quality 50 u") == .requires("--quality", "--thumbnail, --scale-down or --format"))
         #expect(error("fetch --thumbnail 0x10 u")
             == .invalidValue(option: "--thumbnail", value: "0x10", reason: "expected WIDTHxHEIGHT, each from 1 to 65535"))
         #expect(error("fetch --thumbnail 8x8 --format tiff u")
-            == .invalidValue(option: "--format", value: "tiff", reason: "expected jpeg, png, webp, gif or avif"))
+            == .invalidValue(option: "--format", value: "tiff", reason: "expected jpeg, png, webp, gif, avif or jxl"))
         #expect(error("fetch --refresh=yes u") == .invalidValue(option: "--refresh", value: "yes", reason: "expected --refresh or --refresh=stale"))
         #expect(try manager("fetch --refresh=stale u").settings.refreshesOnlyStale)
         #expect(try manager("fetch --thumbnail 8x8 --format jpeg --background #123 u").settings.transform?.background

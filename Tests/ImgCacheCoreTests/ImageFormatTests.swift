@@ -44,7 +44,7 @@ import Testing
             if codec.capabilities.contains(.decode) { #expect(ImageFormat(fileExtension: codec.fileExtensions[0]) == codec.format) }
         }
         #expect(ImageFormat(rawValue: "bogus") == nil && ImageFormat(fileExtension: "tif") == .tiff && ImageFormat(fileExtension: "doc") == nil)
-        #expect(CodecRegistry.writableFormats == [.jpeg, .png, .webp, .gif, .avif] && CodecRegistry.animatedFormats == [.webp, .gif])
+        #expect(CodecRegistry.writableFormats == [.jpeg, .png, .webp, .gif, .avif, .jxl] && CodecRegistry.animatedFormats == [.webp, .gif])
         #expect(CodecRegistry.spelled([.png, .jpeg, .gif]) == "PNG, JPEG or GIF" && CodecRegistry.spelled([.jpeg], extensions: true) == ".jpg")
     }
 

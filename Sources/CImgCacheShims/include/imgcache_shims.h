@@ -213,6 +213,10 @@ int ic_webp_encode_animation(const uint8_t *frames, uint32_t width, uint32_t hei
 int ic_gif_encode(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
                   const uint32_t *delays_ms, int loop_count, ic_encoded *out, char *error, size_t error_size);
 
+/// A JPEG XL through libjxl (lossless at `quality` 100; else cjxl's distance for that quality);
+/// `rgba` holds RGB, three samples a pixel, when `has_alpha` is 0.
+int ic_jxl_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int has_alpha,
+                  ic_encoded *out, char *error, size_t error_size);
 /// An AVIF (8-bit 4:2:0, or 4:4:4 at `quality` 100) through libavif and its AV1 encoder.
 int ic_avif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int has_alpha,
                    ic_encoded *out, char *error, size_t error_size);

@@ -7,12 +7,12 @@ extension ImageFormat {
 /// JPEG XL, a bare codestream or in its container, through libjxl: the
 /// header (upright size, alpha, bit depth; an animation's frames counted from
 /// their headers when the whole file is there), whether it ends where its
-/// last frame does, and every frame decoded.
+/// last frame does, and every frame decoded; written through libjxl.
 struct JXLCodec: ImageCodec {
     let format = ImageFormat.jxl
     let displayName = "JPEG XL"
     let fileExtensions = ["jxl"]
-    let capabilities: CodecCapabilities = [.decode]
+    let capabilities: CodecCapabilities = [.decode, .encode, .alpha, .quality]
 
     /// The codestream's `FF 0A`, or the container's signature box.
     func recognizes(_ bytes: [UInt8]) -> Bool {
@@ -60,5 +60,18 @@ struct JXLCodec: ImageCodec {
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
                 maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
         try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_jxl_decode)
+    }
+
+    func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int,
+                settings: ImageEncoder.Settings) throws(ImageEncoder.EncodeError) -> [UInt8] {
+        // What the picture is stays: an opaque image has no alpha channel.
+        let opaque = ImageEncoder.isOpaque(rgba)
+        let pixels = opaque ? ImageEncoder.withoutAlpha(rgba) : rgba
+        return try CodecShim.encoded(format) { encoded, message, size in
+            pixels.withUnsafeBufferPointer { buffer in
+                ic_jxl_encode(buffer.baseAddress, UInt32(width), UInt32(height), Int32(settings.lossless ? 100 : settings.quality),
+                              opaque ? 0 : 1, encoded, message, size)
+            }
+        }
     }
 }

@@ -26,7 +26,7 @@ public enum SystemLibraries {
         (Int32(IC_LIBRARY_HIREDIS), "hiredis", "Redis remote stores"),
         (Int32(IC_LIBRARY_AVIF), "libavif", "AVIF, AVIF sequences, writing AVIF"),
         (Int32(IC_LIBRARY_HEIF), "libheif", "HEIC, HEIF, AVIF that libavif refuses"),
-        (Int32(IC_LIBRARY_JXL), "libjxl", "JPEG XL"),
+        (Int32(IC_LIBRARY_JXL), "libjxl", "JPEG XL, writing JPEG XL"),
         (Int32(IC_LIBRARY_TIFF), "libtiff", "TIFF"),
         (Int32(IC_LIBRARY_RSVG), "librsvg", "SVG"),
         (Int32(IC_LIBRARY_LCMS), "lcms2", "ICC profiles: colours turned into sRGB"),
