@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import urllib.parse
 
 from PIL import Image, ImageCms
 
@@ -83,7 +84,7 @@ def reference_images(kind, path, work):
     target = os.path.join(work, "reference.png")
     icc = os.path.join(work, "reference.icc")
     attempts = {
-        "avif": [("heif-convert", ["heif-convert", path, target]), ("avifdec", ["avifdec", "--index", "0", path, target])],
+        "avif": [("heif-convert", ["heif-convert", path, target]), ("avifdec", ["avifdec", "--no-strict", "--index", "0", path, target])],
         "heif": [("heif-convert", ["heif-convert", path, target])],
         "jxl": [("djxl", ["djxl", path, target, "--icc_out", icc])],
         "svg": [("rsvg-convert", ["rsvg-convert", path, "-o", target])],
@@ -208,7 +209,8 @@ def main():
                 kind = EXTENSIONS[os.path.splitext(relative)[1].lower()]
                 with tempfile.TemporaryDirectory() as work:
                     try:
-                        outcome, detail = check(arguments.imgcache, base + relative, os.path.join(folder, relative), kind, work)
+                        outcome, detail = check(arguments.imgcache, base + urllib.parse.quote(relative),
+                                                os.path.join(folder, relative), kind, work)
                     except subprocess.TimeoutExpired:
                         outcome, detail = "timed out", "over 60 s"
                 outcomes[outcome] = outcomes.get(outcome, 0) + 1

@@ -1,7 +1,7 @@
 // TIFF through libtiff, read from memory: the first page as RGBA8 through
 // libtiff's RGBA interface (any compression libtiff was built with: LZW,
-// Deflate, JPEG, PackBits; 8 or 16 bits, alpha, palette, CMYK), upright,
-// with its ICC profile. Loaded on first use.
+// Deflate, JPEG, PackBits; 8 or 16 bits, alpha, palette, CMYK), in the
+// order its rows are stored, with its ICC profile. Loaded on first use.
 #include "imgcache_shims.h"
 #include "decoded_image.h"
 #include "loader.h"
@@ -115,18 +115,17 @@ static void tiff_failed(char *error, size_t error_size, const char *what) {
 /// converts pixel by pixel, and premultiplies alpha, which loses the colour
 /// of faint pixels when undone. 1 when read; 0 to take the general path.
 static int read_plain_rgb(TIFF *tiff, ic_decoded_image *out) {
-    uint16_t bits = 0, samples = 0, photometric = 0, planar = 0, orientation = 0, extra_count = 0;
+    uint16_t bits = 0, samples = 0, photometric = 0, planar = 0, extra_count = 0;
     uint16_t *extra = NULL;
     p_TIFFGetFieldDefaulted(tiff, TIFFTAG_BITSPERSAMPLE, &bits);
     p_TIFFGetFieldDefaulted(tiff, TIFFTAG_SAMPLESPERPIXEL, &samples);
     p_TIFFGetFieldDefaulted(tiff, TIFFTAG_PLANARCONFIG, &planar);
-    p_TIFFGetFieldDefaulted(tiff, TIFFTAG_ORIENTATION, &orientation);
     if (!p_TIFFGetField(tiff, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
     if (!p_TIFFGetField(tiff, TIFFTAG_EXTRASAMPLES, &extra_count, &extra)) extra_count = 0;
     int rgb = samples == 3 && extra_count == 0;
     int rgba = samples == 4 && extra_count == 1 && extra != NULL && extra[0] == EXTRASAMPLE_UNASSALPHA;
     if (p_TIFFIsTiled(tiff) || bits != 8 || photometric != PHOTOMETRIC_RGB || planar != PLANARCONFIG_CONTIG ||
-        orientation != ORIENTATION_TOPLEFT || !(rgb || rgba) || p_TIFFScanlineSize(tiff) != (tmsize_t)out->width * samples) {
+        !(rgb || rgba) || p_TIFFScanlineSize(tiff) != (tmsize_t)out->width * samples) {
         return 0;
     }
     for (uint32_t row = 0; row < out->height; row++) {
@@ -171,8 +170,13 @@ int ic_tiff_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
     }
     if (ic_allocate_still(out, width, height, max_pixels, error, error_size) != 0) goto done;
     if (read_plain_rgb(tiff, out)) goto profile;
+    // The rows in the order they are stored (asking for the file's own orientation
+    // makes libtiff flip nothing): the orientation is applied afterwards, as
+    // EXIF's is, since libtiff's flips cannot turn a picture a quarter.
     // The raster's words are ABGR, which in memory on a little-endian machine is R, G, B, A.
-    if (!p_TIFFReadRGBAImageOriented(tiff, width, height, (uint32_t *)out->pixels, ORIENTATION_TOPLEFT, 1)) {
+    uint16_t orientation = ORIENTATION_TOPLEFT;
+    p_TIFFGetFieldDefaulted(tiff, TIFFTAG_ORIENTATION, &orientation);
+    if (!p_TIFFReadRGBAImageOriented(tiff, width, height, (uint32_t *)out->pixels, orientation, 1)) {
         tiff_failed(error, error_size, "the image data does not decode");
         ic_decoded_image_free(out);
         goto done;

@@ -209,17 +209,18 @@ def write_colour(image_rgb):
 
 
 def write_orientation(image_rgb):
-    """EXIF orientation 6 outside JPEG: a PNG's eXIf chunk, a WebP's EXIF chunk.
+    """EXIF orientation 6 outside JPEG: a PNG's eXIf chunk, a WebP's EXIF chunk, a TIFF's tag.
     Stored 40x30, shown turned a quarter clockwise: 30x40."""
     exif = Image.Exif()
     exif[0x0112] = 6
     image_rgb.save(path("turned.png"), exif=exif.tobytes())
     image_rgb.save(path("turned.webp"), lossless=True, exif=exif.tobytes())
+    # TIFF's own Orientation tag means the same.
+    image_rgb.save(path("turned.tiff"), compression="tiff_lzw", tiffinfo={0x0112: 6})
     upright = image_rgb.transpose(Image.Transpose.ROTATE_270)
-    reference("turned.png", upright)
-    reference("turned.webp", upright)
-    row("turned.png", "png", 30, 40)
-    row("turned.webp", "webp", 30, 40)
+    for name, fmt in (("turned.png", "png"), ("turned.webp", "webp"), ("turned.tiff", "tiff")):
+        reference(name, upright)
+        row(name, fmt, 30, 40)
 
 
 def main():

@@ -127,6 +127,13 @@ import Testing
         #expect(try size("width=\"100\" viewBox=\"0,0,50,25\"") == (100, 50))
         #expect(try size("width=\"100%\" height=\"100%\" viewBox=\"0 0 30 20\"") == (30, 20))
         #expect(try size("") == (300, 150))
+        // Negative lengths are ignored, as browsers ignore them.
+        #expect(try size("width=\"-50\" height=\"-100\" viewBox=\"0 0 10 20\"") == (10, 20))
+        // A namespaced root is an SVG too, whole when its end tag closes it.
+        let prefixed = Array("<svg:svg xmlns:svg=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"3\"><svg:rect width=\"4\" height=\"3\"/></svg:svg>\n".utf8)
+        #expect(ImageFormat.sniff(prefixed) == .svg && ImageHeader.missingEnd(of: prefixed, format: .svg) == nil)
+        let drawn = try ImageDecoder.decode(prefixed)
+        #expect(drawn.width == 4 && drawn.height == 3 && drawn.pixels[0..<4] == [0, 0, 0, 255])
     }
 }
 

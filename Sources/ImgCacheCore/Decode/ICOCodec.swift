@@ -18,7 +18,7 @@ struct ICOCodec: ImageCodec {
         let count = CodecShim.littleEndian(bytes, 4, 2)
         guard count > 0, count <= 255 else { return false }
         let first = entries(bytes).first
-        return first.map { $0.offset >= 6 + 16 * count && $0.size >= 40 && bytes[9] == 0 } ?? false
+        return first.map { $0.offset >= 6 + 16 * count && $0.size > 0 && bytes[9] == 0 } ?? false
     }
 
     private struct Entry {
@@ -83,7 +83,9 @@ struct ICOCodec: ImageCodec {
         let entry: Entry
         do { entry = try chosen(bytes) } catch { throw .corrupt(format, "no picture in its directory") }
         guard entry.offset + entry.size <= bytes.count, entry.size > 0 else { throw .corrupt(format, "the file ends inside a picture") }
-        let data = Array(bytes[entry.offset..<(entry.offset + entry.size)])
+        // A directory that understates a bitmap's size (some writers put its header's alone) is read to the file's end.
+        let end = entry.size < 40 ? bytes.count : entry.offset + entry.size
+        let data = Array(bytes[entry.offset..<end])
         if PNGCodec().recognizes(data) {
             let png = try ImageDecoder.decode(data, maximumPixels: maximumPixels, maximumFrames: 1)
             return DecodedImage(format: format, width: png.width, height: png.height, frameCount: 1, pixels: png.pixels,

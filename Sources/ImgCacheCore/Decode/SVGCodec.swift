@@ -32,7 +32,7 @@ struct SVGCodec: ImageCodec {
         if text.hasPrefix("\u{FEFF}") { text = text.dropFirst() }
         for _ in 0..<64 {
             text = text.drop(while: { $0.isWhitespace })
-            if text.hasPrefix("<svg") { return text }
+            if text.hasPrefix("<svg") || SVGCodec.isPrefixedRoot(text) { return text }
             let closers: [(String, String)] = [("<?", "?>"), ("<!--", "-->"), ("<!DOCTYPE", "]>"), ("<!", ">")]
             guard let (opener, closer) = closers.first(where: { text.hasPrefix($0.0) }) else { return nil }
             // A doctype with an internal subset ends at "]>", one without at ">".
@@ -61,8 +61,9 @@ struct SVGCodec: ImageCodec {
             let numbers: [Double] = text.split(whereSeparator: { $0 == "," || $0.isWhitespace }).compactMap { Double($0) }
             if numbers.count == 4, numbers[2] > 0, numbers[3] > 0 { box = (numbers[2], numbers[3]) }
         }
-        var width = attribute("width", in: element).flatMap(pixels)
-        var height = attribute("height", in: element).flatMap(pixels)
+        // A negative length is an error browsers ignore: as if not given.
+        var width = attribute("width", in: element).flatMap(pixels).flatMap { $0 < 0 ? nil : $0 }
+        var height = attribute("height", in: element).flatMap(pixels).flatMap { $0 < 0 ? nil : $0 }
         if let box {
             if width == nil, let height { width = height * box.0 / box.1 }
             if height == nil, let width { height = width * box.1 / box.0 }
@@ -102,6 +103,15 @@ struct SVGCodec: ImageCodec {
         return text.hasSuffix("%") ? nil : Double(text)
     }
 
+    /// A namespaced root, `<PREFIX:svg`.
+    static func isPrefixedRoot(_ text: Substring) -> Bool {
+        guard text.hasPrefix("<"), let colon = text.prefix(64).firstIndex(of: ":") else { return false }
+        let prefix = text[text.index(after: text.startIndex)..<colon]
+        return !prefix.isEmpty && prefix.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." })
+            && text[text.index(after: colon)...].hasPrefix("svg")
+            && text[text.index(after: colon)...].dropFirst(3).first.map { $0.isWhitespace || $0 == ">" || $0 == "/" } == true
+    }
+
     /// `text` without the white space around it.
     static func trimmed(_ text: Substring) -> String {
         String(text.drop(while: { $0.isWhitespace }).reversed().drop(while: { $0.isWhitespace }).reversed())
@@ -115,8 +125,13 @@ struct SVGCodec: ImageCodec {
             guard text.hasSuffix("-->"), let open = text.ranges(of: "<!--").last else { break }
             text = text[..<open.lowerBound]
         }
-        let closed = text.ranges(of: "</svg").last.map { SVGCodec.trimmed(text[$0.upperBound...]) == ">" }
-        if closed == true { return nil }
+        // The last end tag closes the root: `</svg>`, or `</PREFIX:svg>` where the root is namespaced.
+        if let close = text.ranges(of: "</").last {
+            let tag = SVGCodec.trimmed(text[close.upperBound...])
+            if tag.hasSuffix(">"), tag.dropLast().split(separator: ":").last.map({ SVGCodec.trimmed($0) == "svg" }) == true {
+                return nil
+            }
+        }
         // A root that closes itself: `<svg .../>` with nothing else.
         let document = String(decoding: bytes, as: UTF8.self)
         if let root = rootElementStart(document), let close = root.firstIndex(of: ">"), root[..<close].hasSuffix("/"),

@@ -5,8 +5,9 @@ extension ImageFormat {
 }
 
 /// TIFF, either byte order (BigTIFF too): the first page's header read from
-/// its directory here, whether its strips or tiles all lie within the file,
-/// and the page decoded by libtiff (a multipage file gives its first page).
+/// its directory here (its orientation too), whether every page's strips or
+/// tiles lie within the file, and the first page decoded by libtiff in the
+/// order it is stored.
 struct TIFFCodec: ImageCodec {
     let format = ImageFormat.tiff
     let fileExtensions = ["tiff", "tif"]
@@ -27,8 +28,9 @@ struct TIFFCodec: ImageCodec {
         // Extra samples beyond the colour channels are alpha (associated or not) when ExtraSamples says so.
         let colourChannels = [2: 3, 6: 3, 5: 4, 8: 3][photometric] ?? 1
         let alpha = samples > colourChannels && (directory.values(338)?.contains { $0 == 1 || $0 == 2 } ?? false)
+        // Its Orientation tag means what EXIF's does: applied after decoding, as a JPEG's is.
         return ImageHeader(format: format, width: width, height: height, frameCount: 1, hasAlpha: alpha,
-                           bitDepth: directory.value(258) ?? 1, orientation: 1)
+                           bitDepth: directory.value(258) ?? 1, orientation: directory.value(274) ?? 1)
     }
 
     /// Whole when every page's directory, and its strips (or tiles), lie within the file.
