@@ -103,11 +103,63 @@ def reference_images(kind, path, work):
                 if os.path.exists(icc) and "icc_profile" not in image.info:
                     with open(icc, "rb") as profile:
                         image.info["icc_profile"] = profile.read()
+                if kind == "avif" and "icc_profile" not in image.info:
+                    described = coded_profile(path)
+                    if described:
+                        image.info["icc_profile"] = described
                 found.append((in_srgb(image), name))
         else:
             said = (result.stderr or result.stdout).decode(errors="replace").strip().splitlines()
             failures.append(f"{name}: {said[-1] if said else 'failed'}")
     return found, failures
+
+
+PRIMARIES = {  # ITU-T H.273 code point: red, green, blue (x, y); white D65
+    9: ((0.708, 0.292), (0.170, 0.797), (0.131, 0.046)),
+    12: ((0.680, 0.320), (0.265, 0.690), (0.150, 0.060)),
+}
+
+
+def coded_profile(path):
+    """An ICC profile for an AVIF's colour description when it is not sRGB's
+    primaries (the reference decoders write their PNGs without one), made with
+    lcms2; None otherwise."""
+    info = run(["avifdec", "--info", path]).stdout.decode(errors="replace")
+    fields = {key.strip(): value.strip() for key, value in
+              (line.strip(" *").split(":", 1) for line in info.splitlines() if ":" in line and line.strip().startswith("*"))}
+    try:
+        primaries = int(fields.get("Color Primaries", ""))
+        transfer = int(fields.get("Transfer Char.", ""))
+    except ValueError:
+        return None
+    if primaries not in PRIMARIES or transfer not in (1, 6, 13, 14, 15):
+        return None
+    import ctypes
+    lcms = ctypes.CDLL("liblcms2.so.2")
+
+    class XYY(ctypes.Structure):
+        _fields_ = [("x", ctypes.c_double), ("y", ctypes.c_double), ("Y", ctypes.c_double)]
+
+    class Triple(ctypes.Structure):
+        _fields_ = [("r", XYY), ("g", XYY), ("b", XYY)]
+
+    lcms.cmsBuildParametricToneCurve.restype = ctypes.c_void_p
+    lcms.cmsBuildParametricToneCurve.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_double)]
+    lcms.cmsCreateRGBProfile.restype = ctypes.c_void_p
+    lcms.cmsCreateRGBProfile.argtypes = [ctypes.POINTER(XYY), ctypes.POINTER(Triple), ctypes.c_void_p * 3]
+    lcms.cmsSaveProfileToMem.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32)]
+    # The sRGB curve (BT.709's is shown with it too, as browsers do).
+    parameters = (ctypes.c_double * 5)(2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045)
+    curve = lcms.cmsBuildParametricToneCurve(None, 4, parameters)
+    red, green, blue = PRIMARIES[primaries]
+    profile = lcms.cmsCreateRGBProfile(ctypes.byref(XYY(0.3127, 0.3290, 1.0)),
+                                       ctypes.byref(Triple(XYY(*red, 1), XYY(*green, 1), XYY(*blue, 1))),
+                                       (ctypes.c_void_p * 3)(curve, curve, curve))
+    size = ctypes.c_uint32(0)
+    lcms.cmsSaveProfileToMem(ctypes.c_void_p(profile), None, ctypes.byref(size))
+    buffer = ctypes.create_string_buffer(size.value)
+    lcms.cmsSaveProfileToMem(ctypes.c_void_p(profile), buffer, ctypes.byref(size))
+    return buffer.raw[:size.value]
 
 
 def primary_index(path):
