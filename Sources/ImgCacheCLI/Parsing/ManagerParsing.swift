@@ -209,7 +209,9 @@ extension ParsedOptions {
                 throw .invalidValue(option: "--header", value: line, reason: error.reason)
             }
         }
-        if let accept = last(.accept) {
+        if let given = last(.accept) {
+            // Sent without the space around it (libcurl trims it), so keyed without it too.
+            let accept = Substring(given).trimmingWhitespace
             if let header = settings.headers.first(where: { $0.name.lowercased() == "accept" }) {
                 throw .conflictingOptions("--accept", "--header '\(header.name): \(header.value)'", reason: "both set Accept")
             }

@@ -142,8 +142,7 @@ struct ISOMediaFile {
               var width = uint32(at: ispe.contentStart + 4), var height = uint32(at: ispe.contentStart + 8),
               width > 0, height > 0 else { return nil }
         var coded = (width, height)
-        if let clap = property("clap", of: primary), let size = cleanAperture(clap), size.width > 0, size.height > 0,
-           size.width <= width, size.height <= height {
+        if let clap = property("clap", of: primary), let size = cleanAperture(clap, width: width, height: height) {
             (width, height) = size
         }
         if let irot = property("irot", of: primary), let angle = uint8(at: irot.contentStart), angle & 1 == 1 {
@@ -161,15 +160,20 @@ struct ISOMediaFile {
         }
         // What a decoder allocates, whatever ispe says: a grid's canvas (from its
         // descriptor) and its largest tile. The pixel limit is checked against the most.
-        var largest = coded.0 * coded.1
+        // Products of 32-bit sizes can pass Int's range: saturated, they are still over any limit.
+        func area(_ size: (Int, Int)) -> Int {
+            let (product, overflow) = size.0.multipliedReportingOverflow(by: size.1)
+            return overflow ? Int.max : product
+        }
+        var largest = area(coded)
         for tile in tiles.prefix(4096) {
             if let tileSize = property("ispe", of: tile), let w = uint32(at: tileSize.contentStart + 4),
-               let h = uint32(at: tileSize.contentStart + 8), w * h > largest {
-                largest = w * h
+               let h = uint32(at: tileSize.contentStart + 8), area((w, h)) > largest {
+                largest = area((w, h))
                 coded = (w, h)
             }
         }
-        if itemTypes(parts)[primary] == "grid", let canvas = gridCanvas(primary, meta: parts), canvas.0 * canvas.1 > largest {
+        if itemTypes(parts)[primary] == "grid", let canvas = gridCanvas(primary, meta: parts), area(canvas) > largest {
             coded = canvas
         }
         return Picture(width: width, height: height, codedWidth: coded.0, codedHeight: coded.1, bitDepth: depth, hasAlpha: alpha,
@@ -191,12 +195,12 @@ struct ISOMediaFile {
         return types
     }
 
-    /// A grid item's canvas size, from the descriptor its `iloc` points at
-    /// (in `idat` or in the file): version, flags, rows and columns, then the
-    /// output width and height in 16 or 32 bits.
-    private func gridCanvas(_ item: Int, meta: [Box]) -> (Int, Int)? {
+    /// Where each item's data lies, from `iloc`: its construction method (0:
+    /// in the file, 1: in `idat`) and its extents (offset, length; a length of
+    /// 0 runs to the end).
+    private func itemLocations(_ meta: [Box]) -> [Int: (method: Int, extents: [(offset: Int, length: Int)])] {
         guard let iloc = meta.first(where: { $0.type == "iloc" }), let version = uint8(at: iloc.contentStart),
-              let sizes = uint16(at: iloc.contentStart + 4) else { return nil }
+              let sizes = uint16(at: iloc.contentStart + 4) else { return [:] }
         let offsetSize = sizes >> 12, lengthSize = (sizes >> 8) & 0xF, baseSize = (sizes >> 4) & 0xF
         let indexSize = version >= 1 ? sizes & 0xF : 0
         func number(_ at: Int, _ width: Int) -> Int? {
@@ -204,41 +208,58 @@ struct ISOMediaFile {
             case 0: return 0
             case 2: return uint16(at: at)
             case 4: return uint32(at: at)
-            case 8: return uint64(at: at).flatMap { $0 <= UInt64(Int.max) ? Int($0) : nil }
+            case 8: return uint64(at: at).flatMap { $0 <= UInt64(Int.max / 4) ? Int($0) : nil }
             default: return nil
             }
         }
+        var locations: [Int: (method: Int, extents: [(offset: Int, length: Int)])] = [:]
         var at = iloc.contentStart + 6
-        guard let count = version < 2 ? uint16(at: at) : uint32(at: at) else { return nil }
+        guard let count = version < 2 ? uint16(at: at) : uint32(at: at) else { return [:] }
         at += version < 2 ? 2 : 4
         for _ in 0..<min(count, 1 << 16) {
-            guard let id = version < 2 ? uint16(at: at) : uint32(at: at) else { return nil }
+            guard let id = version < 2 ? uint16(at: at) : uint32(at: at) else { break }
             at += version < 2 ? 2 : 4
             var method = 0
             if version >= 1 { method = (uint16(at: at) ?? 0) & 0xF; at += 2 }
             at += 2  // data reference index
-            guard let base = number(at, baseSize), let extents = uint16(at: at + baseSize) else { return nil }
+            guard let base = number(at, baseSize), let extentCount = uint16(at: at + baseSize) else { break }
             at += baseSize + 2
-            var first: (Int, Int)?
-            for _ in 0..<extents {
+            var extents: [(offset: Int, length: Int)] = []
+            for _ in 0..<extentCount {
                 at += indexSize
-                guard let offset = number(at, offsetSize), let length = number(at + offsetSize, lengthSize) else { return nil }
+                guard let offset = number(at, offsetSize), let length = number(at + offsetSize, lengthSize) else { return locations }
                 at += offsetSize + lengthSize
-                if first == nil { first = (base + offset, length) }
+                extents.append((base + offset, length))
             }
-            guard id == item, let (offset, _) = first else { continue }
-            var start = offset
-            if method == 1 {
-                guard let idat = meta.first(where: { $0.type == "idat" }) else { return nil }
-                start = idat.contentStart + offset
-            }
-            guard let flags = uint8(at: start + 1) else { return nil }
-            let wide = flags & 1 == 1
-            guard let w = wide ? uint32(at: start + 4) : uint16(at: start + 4),
-                  let h = wide ? uint32(at: start + 8) : uint16(at: start + 6) else { return nil }
-            return (w, h)
+            locations[id] = (method, extents)
         }
-        return nil
+        return locations
+    }
+
+    /// A grid item's canvas size, from the descriptor its `iloc` points at (in
+    /// `idat` or in the file): version, flags, rows and columns, then the
+    /// output width and height in 16 or 32 bits.
+    private func gridCanvas(_ item: Int, meta: [Box]) -> (Int, Int)? {
+        guard let location = itemLocations(meta)[item], let first = location.extents.first else { return nil }
+        var start = first.offset
+        if location.method == 1 {
+            guard let idat = meta.first(where: { $0.type == "idat" }) else { return nil }
+            start = idat.contentStart + first.offset
+        }
+        guard let flags = uint8(at: start + 1) else { return nil }
+        let wide = flags & 1 == 1
+        guard let w = wide ? uint32(at: start + 4) : uint16(at: start + 4),
+              let h = wide ? uint32(at: start + 8) : uint16(at: start + 6) else { return nil }
+        return (w, h)
+    }
+
+    /// Where the last byte of item data in the file (construction method 0)
+    /// ends, by `iloc`; nil without items.
+    func itemDataEnd() -> Int? {
+        guard let meta = boxes(in: 0..<bytes.count).boxes.first(where: { $0.type == "meta" }) else { return nil }
+        let ends = itemLocations(children(of: meta, skipping: 4)).values.filter { $0.method == 0 }
+            .flatMap { $0.extents.map { $0.offset + $0.length } }
+        return ends.max()
     }
 
     /// Each item's property indices (1-based into `ipco`), from every `ipma` box.
@@ -282,12 +303,27 @@ struct ISOMediaFile {
         return String(decoding: bytes[start..<auxC.end].prefix { $0 != 0 }, as: UTF8.self)
     }
 
-    /// The clean aperture's width and height in whole pixels.
-    private func cleanAperture(_ clap: Box) -> (width: Int, height: Int)? {
-        guard let widthN = uint32(at: clap.contentStart), let widthD = uint32(at: clap.contentStart + 4),
-              let heightN = uint32(at: clap.contentStart + 8), let heightD = uint32(at: clap.contentStart + 12),
-              widthD > 0, heightD > 0 else { return nil }
-        return (widthN / widthD, heightN / heightD)
+    /// The clean aperture's width and height in whole pixels, when it is a
+    /// rectangle inside the picture, worked out as the decoder crops it (its
+    /// centre from the offsets, its corner rounded half up); nil when the
+    /// decoder would ignore it.
+    private func cleanAperture(_ clap: Box, width: Int, height: Int) -> (width: Int, height: Int)? {
+        let at = clap.contentStart
+        guard let widthN = uint32(at: at), let widthD = uint32(at: at + 4), let heightN = uint32(at: at + 8),
+              let heightD = uint32(at: at + 12), let horizontalN = uint32(at: at + 16), let horizontalD = uint32(at: at + 20),
+              let verticalN = uint32(at: at + 24), let verticalD = uint32(at: at + 28),
+              widthD > 0, heightD > 0, horizontalD > 0, verticalD > 0 else { return nil }
+        // The offsets are signed numerators over denominators read as signed too, as the decoder reads them.
+        func signed(_ value: Int) -> Double { Double(Int32(truncatingIfNeeded: value)) }
+        guard signed(horizontalD) != 0, signed(verticalD) != 0 else { return nil }
+        let cleanWidth = Double(widthN) / Double(widthD), cleanHeight = Double(heightN) / Double(heightD)
+        let centreX = signed(horizontalN) / signed(horizontalD) + Double(width - 1) / 2
+        let centreY = signed(verticalN) / signed(verticalD) + Double(height - 1) / 2
+        let left = (centreX - (cleanWidth - 1) / 2 + 0.5).rounded(.down), top = (centreY - (cleanHeight - 1) / 2 + 0.5).rounded(.down)
+        let w = Int(cleanWidth), h = Int(cleanHeight)
+        guard left.isFinite, top.isFinite, left >= 0, top >= 0, w > 0, h > 0,
+              left + Double(w) <= Double(width), top + Double(h) <= Double(height) else { return nil }
+        return (w, h)
     }
 
     /// A sequence's picture from its first picture track: size from `tkhd`, frames from `stsz`.
@@ -314,11 +350,16 @@ struct ISOMediaFile {
     func missingEnd() -> String? {
         let (top, overrun) = boxes(in: 0..<bytes.count)
         if let overrun {
-            return overrun.end == Int.max ? "its \(overrun.type) box has a broken size"
-                : "the file is \(bytes.count) bytes; its \(overrun.type) box ends at \(overrun.end)"
+            // A box type is four bytes of the file: shown only when it reads as one.
+            let type = overrun.type.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == " ") }) ? "its \(overrun.type) box" : "a box"
+            return overrun.end == Int.max ? "\(type) has a broken size" : "the file is \(bytes.count) bytes; \(type) ends at \(overrun.end)"
         }
-        guard top.contains(where: { $0.type == "mdat" || $0.type == "idat" }) || top.contains(where: { $0.type == "meta" }) else {
-            return "the file has no image data"
+        // Fewer than eight bytes after the last box: the start of a box cut short.
+        if let last = top.last, last.end < bytes.count { return "the file ends inside a box header, at \(bytes.count) bytes" }
+        guard top.contains(where: { $0.type == "meta" || $0.type == "moov" }) else { return "the file has no image data" }
+        // Every item's data must be in the file, as `iloc` places it.
+        if let end = itemDataEnd(), end > bytes.count {
+            return "the file is \(bytes.count) bytes; its image data runs to \(end)"
         }
         return nil
     }

@@ -100,8 +100,12 @@ enum CodecShim {
                               UnsafeMutablePointer<CChar>?, Int) -> Int32
 
     /// The text a C function left in `buffer`.
+    /// The text a C function left in `buffer`, on one line: the libraries end
+    /// some messages with a newline, and a message is one line of stderr.
     static func message(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let text = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map { $0.trimmingWhitespace }.filter { !$0.isEmpty }
+        return line.joined(separator: " ")
     }
 
     /// A header from a library's reader (libpng's, libjpeg's).
@@ -175,5 +179,12 @@ enum CodecShim {
     /// Whether `bytes` hold `signature` at `offset`.
     static func starts(_ bytes: [UInt8], with signature: [UInt8], at offset: Int = 0) -> Bool {
         bytes.count >= offset + signature.count && bytes[offset..<offset + signature.count].elementsEqual(signature)
+    }
+}
+
+public extension Substring {
+    /// The text without the white space at its ends.
+    var trimmingWhitespace: String {
+        String(drop(while: { $0.isWhitespace }).reversed().drop(while: { $0.isWhitespace }).reversed())
     }
 }

@@ -45,6 +45,8 @@ struct SVGCodec: ImageCodec {
     }
 
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        // Refused from its header, so such a document is never stored: its entities are measured first.
+        if let problem = SVGEntities.problem(in: bytes, limit: SVGCodec.maximumExpansion) { throw .corrupt(format, problem) }
         let document = String(decoding: bytes, as: UTF8.self)
         guard let root = rootElementStart(document), let close = root.firstIndex(of: ">") else {
             throw .corrupt(format, "the document ends inside its root element")
@@ -179,6 +181,7 @@ enum SVGEntities {
             let words = rest.prefix(while: { $0 != ">" })
             let tokens = words.split(whereSeparator: { $0.isWhitespace })
             guard let name = tokens.first else { return "an entity without a name" }
+            if name == "%" || name.hasPrefix("%") { return "it declares an outside or parameter entity (\(tokens.dropFirst().first ?? name))" }
             if tokens.dropFirst().first.map({ $0 == "SYSTEM" || $0 == "PUBLIC" || $0 == "%" }) == true {
                 return "it declares an outside or parameter entity (\(name))"
             }

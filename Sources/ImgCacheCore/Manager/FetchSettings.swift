@@ -35,7 +35,7 @@ public struct FetchSettings: Equatable, Sendable {
     /// The Accept header sent in place of the default (`--accept`, `-H`), nil
     /// when the default is sent.
     var acceptSent: String? {
-        headers.last { $0.name.lowercased() == "accept" }.map(\.value)
+        headers.last { $0.name.lowercased() == "accept" }.map { Substring($0.value).trimmingWhitespace }
     }
 
     /// The cache key for `url`: its normal form (equivalent URLs share one
