@@ -48,11 +48,12 @@ struct JXLCodec: ImageCodec {
         return (header, status)
     }
 
-    /// libjxl walks the frames by their table of contents: a file cut short ends inside one.
+    /// libjxl walks the frames by their table of contents and decodes the last (nothing marks where
+    /// it ends): a file cut short ends inside one.
     func missingEnd(of bytes: [UInt8]) -> String? {
         var header = ic_jxl_header()
         var buffer = [CChar](repeating: 0, count: 256)
-        let status = bytes.withUnsafeBufferPointer { ic_jxl_read_header($0.baseAddress, $0.count, 1, &header, &buffer, buffer.count) }
+        let status = bytes.withUnsafeBufferPointer { ic_jxl_read_header($0.baseAddress, $0.count, 2, &header, &buffer, buffer.count) }
         if status == 2 { return CodecShim.message(buffer) }
         return status < 0 && !CodecShim.message(buffer).hasPrefix("cannot load") ? CodecShim.message(buffer) : nil
     }

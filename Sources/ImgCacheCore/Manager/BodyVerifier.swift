@@ -46,10 +46,11 @@ struct BodyVerifier {
     /// The checks of a whole body in memory; its header.
     func verify(_ bytes: [UInt8], contentType: String?, url: String) throws(FetchError) -> ImageHeader {
         let header = try probe(bytes, contentType: contentType, url: url)
+        // The limit first: finding a format's end may decode its last frame.
+        try checkPixels(header, url: url)
         if let missing = ImageHeader.missingEnd(of: bytes, format: header.format) {
             throw .corruptImage(url: url, reason: "truncated \(header.format.displayName) image: \(missing)")
         }
-        try checkPixels(header, url: url)
         if settings.verification == .full {
             // Every pixel of every frame, through the format's codec.
             do {
