@@ -193,6 +193,20 @@ def write_svg():
     row("shapes.svg", "svg", 40, 30, alpha=1, tolerance=2)
 
 
+def write_editor_svg():
+    """An SVG as an editor saves it: a byte-order mark, a long notice and a doctype
+    with entities before the root element, its size from the viewBox alone."""
+    notice = "<!-- Generator: an illustration editor. " + "Notice text. " * 300 + "-->\n"
+    doctype = '<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd" [\n' \
+        '  <!ENTITY ns_svg "http://www.w3.org/2000/svg">\n  <!ENTITY fill "#30a050">\n]>\n'
+    body = '<svg xmlns="&ns_svg;" viewBox="0 0 24 36"><rect width="24" height="36" fill="&fill;"/>' \
+        '<circle cx="12" cy="18" r="8" fill="#f0f0f0"/></svg>\n'
+    with open(path("editor.svg"), "w", encoding="utf-8") as svg:
+        svg.write("\ufeff<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + notice + doctype + body)
+    reference("editor.svg", decoded(["rsvg-convert", path("editor.svg"), "-o"]))
+    row("editor.svg", "svg", 24, 36, alpha=1, tolerance=2)
+
+
 def write_colour(image_rgb):
     """A ProPhoto-tagged JPEG and PNG: shown in sRGB through their profile."""
     profile = prophoto_profile()
@@ -237,6 +251,7 @@ def main():
     write_tiff(image, image_rgb)
     write_bmp_ico(image, image_rgb)
     write_svg()
+    write_editor_svg()
     write_colour(image_rgb)
     write_orientation(image_rgb)
     # Each file cut two thirds in, as a server that lies about its length leaves it.

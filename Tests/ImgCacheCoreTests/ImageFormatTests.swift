@@ -30,6 +30,18 @@ import Testing
         #expect(ImageFormat.sniff(bytes) == nil)
     }
 
+    /// A download's first bytes: a page is refused as soon as its first element is not `<svg`,
+    /// an SVG prolog still arriving is waited for, however long its notices and entities.
+    @Test func anSVGPrologIsWaitedForAndAPageIsNot() {
+        let check = BodyCheck(maximumPixels: .standard)
+        let page = Self.bytes("<!doctype html>\n<html lang='en'><head>" + String(repeating: " ", count: 100))
+        #expect(check.examine(page, contentType: "text/html", complete: false) == (.notAnImage(contentType: "text/html"), true))
+        let prolog = Self.bytes("<?xml version='1.0'?>\n<!-- " + String(repeating: "notice ", count: 2000))
+        #expect(check.examine(prolog, contentType: nil, complete: false) == (nil, false))
+        #expect(ImageFormat.sniff(prolog + Self.bytes(" -->\n<svg width='2' height='2'/>")) == .svg)
+        #expect(check.examine(Self.bytes("<sv" + String(repeating: " ", count: 80)), contentType: nil, complete: false).settled)
+    }
+
     @Test func everyRecognisedFormatIsStored() {
         #expect(ImageFormat.allCases.filter(\.isSupported)
             == [.jpeg, .png, .webp, .gif, .avif, .heic, .heif, .jxl, .tiff, .bmp, .ico, .svg])

@@ -23,25 +23,57 @@ struct SVGCodec: ImageCodec {
     /// An XML or bare `<svg` document: optional BOM, whitespace, XML declaration,
     /// comments and doctype, then an `<svg` element.
     func recognizes(_ bytes: [UInt8]) -> Bool {
-        rootElementStart(String(decoding: bytes.prefix(ImageFormat.sniffLength), as: UTF8.self)) != nil
+        // Nothing that is not markup is decoded as text.
+        guard SVGCodec.startsLikeMarkup(bytes) else { return false }
+        return rootElementStart(String(decoding: bytes.prefix(SVGCodec.prologLength), as: UTF8.self)) != nil
     }
+
+    /// Whether `bytes` start with "<", after a byte-order mark and whitespace.
+    static func startsLikeMarkup(_ bytes: [UInt8]) -> Bool {
+        let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
+        return text.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "<")
+    }
+
+    /// How far into a document its root element may start: editors write long comments and
+    /// doctypes with entity declarations before it.
+    static let prologLength = 64 * 1024
 
     /// Where the root `<svg` element starts, after the prolog.
     private func rootElementStart(_ document: String) -> Substring? {
+        if case .root(let root) = SVGCodec.scanProlog(document) { return root }
+        return nil
+    }
+
+    /// What a document's prolog leads to: an `<svg` root, another element (no SVG), or the end
+    /// of the text before either (more of it could tell).
+    enum PrologScan {
+        case root(Substring)
+        case notSVG
+        case undecided
+    }
+
+    static func scanProlog(_ document: String) -> PrologScan {
         var text = Substring(document)
         if text.hasPrefix("\u{FEFF}") { text = text.dropFirst() }
         for _ in 0..<64 {
             text = text.drop(while: { $0.isWhitespace })
-            if text.hasPrefix("<svg") || SVGCodec.isPrefixedRoot(text) { return text }
+            if text.hasPrefix("<svg") || isPrefixedRoot(text) { return .root(text) }
+            // Too short to tell yet: "<sv", "<!-" and the like.
+            if text.prefix(10).count < 10, ["<svg", "<?", "<!--", "<!DOCTYPE"].contains(where: { $0.hasPrefix(text) || text.hasPrefix($0) }) {
+                return .undecided
+            }
             let closers: [(String, String)] = [("<?", "?>"), ("<!--", "-->"), ("<!DOCTYPE", "]>"), ("<!", ">")]
-            guard let (opener, closer) = closers.first(where: { text.hasPrefix($0.0) }) else { return nil }
+            guard let (opener, closer) = closers.first(where: { text.hasPrefix($0.0) }) else {
+                // A namespace prefix ("<svg:svg", "<s:svg") is told from its name, which may be cut.
+                return text.hasPrefix("<") && !text.dropFirst().contains(where: { $0 == ">" || $0.isWhitespace }) ? .undecided : .notSVG
+            }
             // A doctype with an internal subset ends at "]>", one without at ">".
             let end = opener == "<!DOCTYPE" && text.prefix(while: { $0 != ">" }).contains("[")
                 ? text.firstRange(of: closer) : text.firstRange(of: opener == "<!DOCTYPE" ? ">" : closer)
-            guard let end else { return nil }
+            guard let end else { return .undecided }
             text = text[end.upperBound...]
         }
-        return nil
+        return .notSVG
     }
 
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {

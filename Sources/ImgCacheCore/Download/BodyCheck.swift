@@ -23,7 +23,10 @@ public struct BodyCheck: Equatable, Sendable {
         guard bytes.count >= BodyCheck.signatureLength || complete else { return (nil, false) }
         guard let codec = CodecRegistry.codec(recognizing: bytes) else {
             // An XML document may say it is SVG only after its prolog.
-            if bytes.first == UInt8(ascii: "<"), bytes.count < ImageFormat.sniffLength, !complete { return (nil, false) }
+            if !complete, bytes.count < SVGCodec.prologLength, SVGCodec.startsLikeMarkup(bytes),
+               case .undecided = SVGCodec.scanProlog(String(decoding: bytes, as: UTF8.self)) {
+                return (nil, false)
+            }
             return (.notAnImage(contentType: contentType), true)
         }
         // A format imgcache recognises but does not store is refused from its signature, not its end.
