@@ -42,7 +42,8 @@ enum { IC_CAIRO_FORMAT_ARGB32 = 0 };
     X(void, cairo_surface_flush, (ic_cairo_surface *))                                                \
     X(void, cairo_surface_destroy, (ic_cairo_surface *))                                              \
     X(ic_cairo *, cairo_create, (ic_cairo_surface *))                                                 \
-    X(void, cairo_destroy, (ic_cairo *))
+    X(void, cairo_destroy, (ic_cairo *))                                                              \
+    X(void, cairo_scale, (ic_cairo *, double, double))
 
 // GLib and cairo are librsvg's own dependencies: found through its handle.
 IC_LIBRARY(rsvg, "librsvg2-dev", IC_RSVG_FUNCTIONS, "librsvg-2.so.2", "librsvg-2.so")
@@ -60,8 +61,8 @@ const char *ic_rsvg_version(void) {
     return text;
 }
 
-int ic_svg_render(const uint8_t *data, size_t size, uint32_t width, uint32_t height, uint64_t max_pixels,
-                  ic_decoded_image *out, char *error, size_t error_size) {
+int ic_svg_render(const uint8_t *data, size_t size, uint32_t width, uint32_t height, double shown_width,
+                  double shown_height, uint64_t max_pixels, ic_decoded_image *out, char *error, size_t error_size) {
     if (ic_rsvg_load(error, error_size) != 0) return -1;
     if (width == 0 || height == 0 || width > 32767 || height > 32767) {
         ic_set_error(error, error_size, width == 0 || height == 0 ? "zero width or height" : "wider or taller than cairo draws");
@@ -85,7 +86,14 @@ int ic_svg_render(const uint8_t *data, size_t size, uint32_t width, uint32_t hei
         goto done;
     }
     cairo = p_cairo_create(surface);
-    ic_rsvg_rectangle viewport = {0, 0, width, height};
+    // Laid out at the size it is shown at, then stretched onto the whole canvas: a canvas rounded to
+    // whole pixels is then covered to its edges rather than the picture centred with a sliver either side.
+    if (shown_width <= 0 || shown_height <= 0) {
+        shown_width = width;
+        shown_height = height;
+    }
+    p_cairo_scale(cairo, width / shown_width, height / shown_height);
+    ic_rsvg_rectangle viewport = {0, 0, shown_width, shown_height};
     if (!p_rsvg_handle_render_document(handle, cairo, &viewport, &failure)) {
         char text[300];
         snprintf(text, sizeof text, "librsvg cannot draw it: %s", failure && failure->message ? failure->message : "unknown");

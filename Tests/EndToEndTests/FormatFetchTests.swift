@@ -50,6 +50,12 @@ import Testing
         #expect(image.width == 200 && image.height == 150)
         // Sharp edges: the red square's corner is one pixel wide, not a ramp.
         #expect(Array(image.pixels[(49 * 200 + 40) * 4..<(49 * 200 + 40) * 4 + 4]) == [0xE0, 0x30, 0x20, 255])
+        // A size that rounds (24x36 into 16 high: 10.67 wide) is covered to its edges.
+        let rounded = home.appending("editor.png")
+        #expect(try fetch(["fetch", "--thumbnail", "16x16", "-o", rounded, server.url("formats/editor.svg")]).status == 0)
+        let covered = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: rounded))))
+        #expect(covered.width == 10 && covered.height == 16, "\(covered.width)x\(covered.height)")
+        #expect(stride(from: 3, to: covered.pixels.count, by: 4).allSatisfy { covered.pixels[$0] == 255 }, "a transparent edge")
         var sizes: [Int] = []
         for quality in ["30", "90"] {
             let output = home.appending("q\(quality).avif")

@@ -146,9 +146,10 @@ int ic_jxl_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
                   ic_decoded_image *out, char *error, size_t error_size);
 int ic_tiff_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
                    ic_decoded_image *out, char *error, size_t error_size);
-/// An SVG document rasterised at `width` x `height` (its viewBox fitted inside).
-int ic_svg_render(const uint8_t *data, size_t size, uint32_t width, uint32_t height, uint64_t max_pixels,
-                  ic_decoded_image *out, char *error, size_t error_size);
+/// An SVG document laid out at `shown_width` x `shown_height` (its size as shown; 0 for the canvas) and
+/// stretched onto a `width` x `height` canvas.
+int ic_svg_render(const uint8_t *data, size_t size, uint32_t width, uint32_t height, double shown_width,
+                  double shown_height, uint64_t max_pixels, ic_decoded_image *out, char *error, size_t error_size);
 
 // MARK: - Headers read through a library
 /// What libjxl says of a JPEG XL file's start (or all of it): size (upright),

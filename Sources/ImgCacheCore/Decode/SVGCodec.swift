@@ -194,7 +194,8 @@ struct SVGCodec: ImageCodec {
         let drawn = ImageHeader(format: format, width: width, height: height, frameCount: 1, hasAlpha: true)
         return try CodecShim.decode(bytes, header: drawn, maximumPixels: maximumPixels, maximumFrames: 1) {
             data, count, limit, _, image, message, messageSize in
-            ic_svg_render(data, count, UInt32(width), UInt32(height), limit, image, message, messageSize)
+            ic_svg_render(data, count, UInt32(width), UInt32(height), Double(header.width), Double(header.height),
+                          limit, image, message, messageSize)
         }
     }
 }
