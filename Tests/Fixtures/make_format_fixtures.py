@@ -208,17 +208,21 @@ def write_editor_svg():
 
 
 def write_colour(image_rgb):
-    """A ProPhoto-tagged JPEG and PNG: shown in sRGB through their profile."""
+    """A ProPhoto-tagged JPEG, PNG and WebP: shown in sRGB through their profile."""
     profile = prophoto_profile()
     image_rgb.save(path("prophoto.jpg"), quality=95, icc_profile=profile)
     image_rgb.save(path("prophoto.png"), icc_profile=profile)
+    image_rgb.save(path("prophoto.webp"), lossless=True, icc_profile=profile)
     source = ImageCms.ImageCmsProfile(io.BytesIO(profile))
     srgb = ImageCms.createProfile("sRGB")
     with Image.open(path("prophoto.png")) as png:
         reference("prophoto.png", ImageCms.profileToProfile(png, source, srgb))
     with Image.open(path("prophoto.jpg")) as jpeg:
         reference("prophoto.jpg", ImageCms.profileToProfile(jpeg, source, srgb))
+    with Image.open(path("prophoto.webp")) as webp:
+        reference("prophoto.webp", ImageCms.profileToProfile(webp.convert("RGB"), source, srgb))
     row("prophoto.png", "png", 40, 30, tolerance=2)
+    row("prophoto.webp", "webp", 40, 30, tolerance=2)
     row("prophoto.jpg", "jpeg", 40, 30, tolerance=2)
 
 

@@ -48,13 +48,16 @@ struct WebPCodec: ImageCodec {
 
     /// The orientation in the `EXIF` chunk an extended WebP's flags announce (usually after the image data).
     static func exifOrientation(_ bytes: [UInt8]) -> Int? {
+        chunk("EXIF", in: bytes).flatMap { ExifOrientation.orientation(inTIFF: $0) }
+    }
+
+    /// The payload of the first top-level RIFF chunk called `name`, when it is whole.
+    static func chunk(_ name: String, in bytes: [UInt8]) -> ArraySlice<UInt8>? {
         var offset = 12
         while offset + 8 <= bytes.count {
             let size = CodecShim.littleEndian(bytes, offset + 4, 4)
             guard size <= bytes.count - offset - 8 else { return nil }
-            if bytes[offset..<(offset + 4)].elementsEqual("EXIF".utf8) {
-                return ExifOrientation.orientation(inTIFF: bytes[(offset + 8)..<(offset + 8 + size)])
-            }
+            if bytes[offset..<(offset + 4)].elementsEqual(name.utf8) { return bytes[(offset + 8)..<(offset + 8 + size)] }
             offset += 8 + size + (size & 1)
         }
         return nil
@@ -87,7 +90,14 @@ struct WebPCodec: ImageCodec {
 
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
                 maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
-        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_webp_decode)
+        var image = try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames,
+                                         ic_webp_decode)
+        // An extended WebP's ICCP chunk (flag 0x20) says what colours its pixels are in; libwebp hands them back as stored.
+        if bytes.count > 20, bytes[12..<16].elementsEqual("VP8X".utf8), bytes[20] & 0x20 != 0,
+           let profile = WebPCodec.chunk("ICCP", in: bytes), !profile.isEmpty {
+            image.colour = .profile(Array(profile))
+        }
+        return image
     }
 
     func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int,
