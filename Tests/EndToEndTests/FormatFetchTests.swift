@@ -126,6 +126,25 @@ import Testing
         #expect(try jpegAgain.jsonLines().first?["cache"] as? String == "disk")
     }
 
+    /// Each answer is an entry of its own that `list` names by what was asked and `remove URL` takes with the rest.
+    @Test func eachAnswerIsListedByItsAcceptAndRemovedWithItsURL() throws {
+        let url = server.url("negotiated")
+        for arguments in [[], ["--accept", "image/jpeg"], ["--accept", "image/jpeg", "--thumbnail", "16x16"], ["--thumbnail", "16x16"]] {
+            let result = try fetch(["fetch"] + arguments + [url])
+            #expect(result.status == 0, "\(arguments): \(result.standardError)")
+        }
+        let listed = try fetch(["--json", "list"]).jsonLines()
+        let shown = Set(listed.map { "\($0["url"] as? String ?? "?") \($0["transform"] as? String ?? "-") \($0["accept"] as? String ?? "-")" })
+        let thumbnail = "imgcache-thumbnail(16x16)-quality(85)"
+        #expect(shown == ["\(url) - -", "\(url) - image/jpeg", "\(url) \(thumbnail) image/jpeg", "\(url) \(thumbnail) -"], "\(shown)")
+        let plain = try fetch(["list"]).lines
+        #expect(plain.contains { $0.hasSuffix(url + " [\(thumbnail) Accept: image/jpeg]") }, "\(plain)")
+        let removed = try fetch(["--json", "remove", url])
+        let removedLines = try removed.jsonLines()
+        #expect(removed.status == 0 && removedLines.count == 4, "\(removed.output)")
+        #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty)
+    }
+
     @Test func acceptAndAnAcceptHeaderTogetherAreRefused() throws {
         let result = try fetch(["fetch", "--accept", "image/png", "-H", "Accept: image/gif", server.url("photo.jpg")])
         #expect(result.status == 64)

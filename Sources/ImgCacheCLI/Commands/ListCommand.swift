@@ -72,7 +72,8 @@ extension ListCommand {
         let size = ByteSize.humanised(entry.bytes)
         let pixels = entry.width.flatMap { width in entry.height.map { "\(width)x\($0)" } } ?? "-"
         let url = entry.url.map(UsageError.visible) ?? "(URL unknown) " + entry.path
-        let transform = entry.transform.map { " [\(UsageError.visible($0))]" } ?? ""
+        let label = KeyVariant(transform: entry.transform, accept: entry.accept).label
+        let transform = label.isEmpty ? "" : " [\(UsageError.visible(label))]"
         try console.output(Timestamp.local(entry.lastUse) + "  " + ListCommand.padded(size, 9) + "  "
             + ListCommand.padded(entry.format?.rawValue ?? "-", 4) + "  " + ListCommand.padded(pixels, 11) + "  " + url + transform)
     }

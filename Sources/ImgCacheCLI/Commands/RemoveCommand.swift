@@ -28,8 +28,8 @@ extension RemoveCommand {
             var files: [DiskCache.RemovedFile]
             do {
                 files = try cache.removeEntry(for: key, dryRun: arguments.dryRun)
-                for (variant, transform) in cache.variantKeys(of: key, url: url) {
-                    files += try cache.removeEntry(for: variant, transform: transform, dryRun: arguments.dryRun)
+                for (variantKey, variant) in cache.variantKeys(of: key, url: url) {
+                    files += try cache.removeEntry(for: variantKey, variant: variant, dryRun: arguments.dryRun)
                 }
             } catch {
                 console.error(MaintenanceMessages.describe(error))
@@ -42,7 +42,7 @@ extension RemoveCommand {
             for file in files {
                 removed += 1
                 bytes += file.bytes
-                try report(url: RemoteURL.redacted(url), path: file.path, transform: file.transform, bytes: file.bytes)
+                try report(url: RemoteURL.redacted(url), path: file.path, variant: file.variant, bytes: file.bytes)
             }
         }
         // By pattern: a listing, as `list PATTERN` makes it.
@@ -66,7 +66,8 @@ extension RemoveCommand {
                     }
                     removed += 1
                     bytes += entry.bytes
-                    try report(url: entry.url, path: entry.path, transform: entry.transform, bytes: entry.bytes)
+                    try report(url: entry.url, path: entry.path, variant: KeyVariant(transform: entry.transform, accept: entry.accept),
+                               bytes: entry.bytes)
                 }
             } catch where error.errno == .brokenPipe {
                 throw error
@@ -92,17 +93,19 @@ extension RemoveCommand {
         return status
     }
 
-    private func report(url: String?, path: String, transform: String?, bytes: Int64) throws(SystemError) {
+    private func report(url: String?, path: String, variant: KeyVariant?, bytes: Int64) throws(SystemError) {
         if globals.json {
             var object = JSONObject()
             object.add("url", url)
-            object.add("transform", transform)
+            object.add("transform", variant?.transform)
+            object.add("accept", variant?.accept)
             object.add("path", path)
             object.add("bytes", bytes)
             object.add("dry_run", arguments.dryRun)
             try console.output(object.serialized)
         } else if !globals.quiet || arguments.dryRun {
-            let shown = transform.map { " [\(UsageError.visible($0))]" } ?? ""
+            let label = variant?.label ?? ""
+            let shown = label.isEmpty ? "" : " [\(UsageError.visible(label))]"
             try console.output((arguments.dryRun ? "would remove " : "removed ") + UsageError.visible(url ?? path)
                 + shown + " (\(ByteSize.humanised(bytes)))")
         }

@@ -12,6 +12,8 @@ public struct ListedEntry: Sendable {
     public let url: String?
     /// The transformer key of a thumbnail or shrunk copy; nil for the image as served.
     public let transform: String?
+    /// The Accept header it was asked with, when not the default.
+    public let accept: String?
     public let bytes: Int64
     public let allocatedBytes: Int64
     public let format: ImageFormat?
@@ -79,10 +81,11 @@ public enum CacheListing {
             let path = shardPath + "/" + image.name
             let metadata = CacheListing.metadata(of: path, name: image.name, logged: logged)
             let key = metadata?.key ?? ""
-            let transform = key.firstIndex(of: "\n").map { String(key[key.index(after: $0)...]) }
+            let variant = KeyVariant(key: key)
             let format = metadata?.format ?? image.name.split(separator: ".").dropFirst().last.flatMap { ImageFormat(fileExtension: $0) }
             entries.append(ListedEntry(
-                path: path, inode: image.inode, url: metadata.flatMap { $0.url.isEmpty ? nil : $0.url }, transform: transform,
+                path: path, inode: image.inode, url: metadata.flatMap { $0.url.isEmpty ? nil : $0.url }, transform: variant?.transform,
+                accept: variant?.accept,
                 bytes: image.size, allocatedBytes: image.allocatedSize, format: format,
                 width: metadata?.uprightSize.width, height: metadata?.uprightSize.height, frames: metadata?.frameCount,
                 lastUse: image.modified, storedAt: metadata?.storedAt, contentType: metadata?.contentType))
@@ -117,6 +120,7 @@ extension ListedEntry {
         var object = JSONObject()
         object.add("url", url)
         object.add("transform", transform)
+        object.add("accept", accept)
         object.add("path", path)
         object.add("bytes", bytes)
         return object

@@ -5,15 +5,15 @@ extension DiskCache {
     public struct RemovedFile: Sendable {
         public let path: String
         public let bytes: Int64
-        /// The transformer key, for a thumbnail or shrunk copy.
-        public let transform: String?
+        /// What the variant is (its transformer key, the Accept it was asked with); nil for the image as served.
+        public let variant: KeyVariant?
     }
 
     /// Removes the entry of `key` under every name it can have, with its
     /// sidecar and its URL log line, holding the shard's exclusive lock; with
     /// `dryRun`, only says what it would remove. A lookup, not a scan: found
     /// even when its URL log line was lost or its metadata is damaged.
-    public func removeEntry(for key: CacheKey, transform: String? = nil, dryRun: Bool) throws(SystemError) -> [RemovedFile] {
+    public func removeEntry(for key: CacheKey, variant: KeyVariant? = nil, dryRun: Bool) throws(SystemError) -> [RemovedFile] {
         let shard = shardDirectory(for: key)
         return try lock.withShard(key.shardIndex, .exclusive) { () throws(SystemError) -> [RemovedFile] in
             var removed: [RemovedFile] = []
@@ -21,7 +21,7 @@ extension DiskCache {
                 let path = shard + "/" + name
                 guard let status = try FileSystem.status(path), status.isRegularFile else { continue }
                 if !dryRun { try FileSystem.remove(path) }
-                removed.append(RemovedFile(path: path, bytes: status.size, transform: transform))
+                removed.append(RemovedFile(path: path, bytes: status.size, variant: variant))
             }
             if !dryRun, !removed.isEmpty {
                 try FileSystem.remove(sidecarPath(for: key))
@@ -31,15 +31,15 @@ extension DiskCache {
         }
     }
 
-    /// The keys of the thumbnails and shrunk copies made from `key` (whose
+    /// The keys of the thumbnails, shrunk copies and differently asked answers of `key` (whose
     /// URL, as logged, is `url`): each shard's URL log names them with their
     /// transformer key, and a line counts only when its digest is that of
     /// `key` with the transform, so the entries of another key that logs the
     /// same text (another user's credentials, hidden as `***`) are never taken.
-    public func variantKeys(of key: CacheKey, url: String) -> [(key: CacheKey, transform: String)] {
+    public func variantKeys(of key: CacheKey, url: String) -> [(key: CacheKey, variant: KeyVariant)] {
         // Compared in their normal forms: the variant may have been fetched under another spelling.
         let logged = URLText.normalized(RemoteURL.redacted(url))
-        var found: [(CacheKey, String)] = []
+        var found: [(CacheKey, KeyVariant)] = []
         var seen = Set<String>()
         for shard in 0..<256 {
             let path = directory + "/" + URLLog.shardName(shard) + "/" + URLLog.fileName
@@ -54,7 +54,7 @@ extension DiskCache {
                 let variant = CacheKey(key.string + "\n" + transform, fileExtension: nil)
                 if variant.digest == digest {
                     seen.insert(digest)
-                    found.append((variant, String(transform.dropFirst("imgcache-".count))))
+                    found.append((variant, KeyVariant(suffix: Substring(transform))))
                 }
             }
         }

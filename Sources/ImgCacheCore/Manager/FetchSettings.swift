@@ -44,9 +44,9 @@ public struct FetchSettings: Equatable, Sendable {
     /// and with the transformer key when transforming.
     func cacheKey(for url: String) -> CacheKey {
         let key = keyFilter.key(for: URLText.normalized(url))
-        guard let accept = acceptSent else { return transform.map { $0.cacheKey(for: key) } ?? CacheKey(key) }
-        let asked = key + "\nAccept: " + accept
-        return transform.map { $0.cacheKey(for: asked) } ?? CacheKey(asked, fileExtension: CacheKey(key).fileExtension)
+        if let transform { return transform.cacheKey(for: key, accept: acceptSent) }
+        guard let accept = acceptSent else { return CacheKey(key) }
+        return CacheKey(KeyVariant(transform: nil, accept: accept).key(for: key), fileExtension: CacheKey(key).fileExtension)
     }
 
     /// `--verify`: the header (signature, dimensions; fast), or every pixel of every frame.

@@ -65,9 +65,10 @@ public struct ImageTransform: Equatable, Sendable {
 
     /// The cache key of `urlKey` transformed: the URL key, a line break (which
     /// no URL imgcache fetches may hold, so no URL's own key can collide), and
-    /// the transformer key.
-    public func cacheKey(for urlKey: String) -> CacheKey {
-        CacheKey(urlKey + "\nimgcache-" + key, fileExtension: format?.fileExtension)
+    /// the transformer key, then the Accept sent when it is not the default.
+    public func cacheKey(for urlKey: String, accept: String? = nil) -> CacheKey {
+        CacheKey(KeyVariant(transform: KeyVariant.transformPrefix + key, accept: accept).key(for: urlKey),
+                 fileExtension: format?.fileExtension)
     }
 
     /// The size the transform gives an image of `width` × `height`.
