@@ -35,7 +35,7 @@ public enum CommandTable {
         .value(.priority, metavar: "LEVEL", kind: .choice(DownloadPriority.allCases.reversed().map(\.name)),
                help: "Queue priority of these downloads: high, normal or low (fetch: normal; prefetch: low)"),
         .value(.accept, metavar: "TYPES", kind: .text,
-               help: "Send this Accept header instead of the formats imgcache reads, best first (image/avif,image/jxl,image/webp,…); the answers are cached apart from other Accepts"),
+               help: "Send this Accept header instead of the formats imgcache reads, best first (image/avif,image/jxl,image/webp,…; empty: none); the answers are cached apart from other Accepts"),
         .value(.header, "H", metavar: "'NAME: VALUE'", kind: .text, repeatable: true,
                help: "Send this request header (repeatable); replaces a default of the same name, 'NAME:' removes it"),
         .value(.user, "u", metavar: "USER:PASSWORD", kind: .text,
