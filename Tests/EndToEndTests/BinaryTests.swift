@@ -60,7 +60,7 @@ import Testing
     @Test func aBadValueInACommandPointsToThatCommandsHelp() throws {
         let result = try run(["prefetch", "--thumbnail", "10"])
         #expect(result.status == 64)
-        #expect(result.errorLines == ["imgcache: error: invalid value '10' for --thumbnail: expected WIDTHxHEIGHT, each from 1 to 65535",
+        #expect(result.errorLines == ["imgcache: error: invalid value '10' for --thumbnail: expected WIDTHxHEIGHT, WIDTHx or xHEIGHT (each from 1 to 65535), comma-separated",
                                       "Run 'imgcache prefetch --help' for usage."])
     }
 

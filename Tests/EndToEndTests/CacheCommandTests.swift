@@ -126,7 +126,7 @@ import Testing
         let failed = cacheRoot + "/default/failed"
         try FileManager.default.createDirectory(atPath: failed, withIntermediateDirectories: true)
         try "imgcache-failed 1\nurl http://x/404\nreason HTTP 404\n".write(toFile: failed + "/" + (try CacheInspection.md5("http://x/404")),
-                                                                       atomically: true, encoding: .utf8)
+                                                                       atomically: false, encoding: .utf8)
         #expect(try fetch(["--json", "cache-info"]).jsonLines().first?["failed_urls"] as? Int == 1)
         let plain = try fetch(["clear"])
         #expect(plain.lines.contains("  kept 1 failed URL (clear --failed forgets them)"))

@@ -10,7 +10,7 @@ import Testing
 
     init() throws {
         folder = try TemporaryDirectory("imgcache-completion")
-        try "http://127.0.0.1/a.png\n".write(toFile: folder.appending("urls.txt"), atomically: true, encoding: .utf8)
+        try "http://127.0.0.1/a.png\n".write(toFile: folder.appending("urls.txt"), atomically: false, encoding: .utf8)
     }
 
     /// Runs `shell args...` in the test folder; its stdout and stderr lines.

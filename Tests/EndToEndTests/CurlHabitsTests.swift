@@ -35,7 +35,7 @@ import Testing
 
     @Test func netrcFileGivesCredentialsAndTheyAreNotPlainRequests() throws {
         let netrc = home.appending("netrc")
-        try "machine 127.0.0.1 login user password secret\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        try "machine 127.0.0.1 login user password secret\n".write(toFile: netrc, atomically: false, encoding: .utf8)
         let url = faults.baseURL + "/need-auth/photo.jpg"
         // Without it: 401, remembered for plain requests only.
         #expect(try fetch(["fetch", url]).status == 1)
@@ -81,7 +81,7 @@ import Testing
 
         let list = home.appending("urls.txt")
         try ["sticker.webp", "anim.gif", "gray.jpg"].map { faults.baseURL + "/drip/" + $0 }.joined(separator: "\n")
-            .write(toFile: list, atomically: true, encoding: .utf8)
+            .write(toFile: list, atomically: false, encoding: .utf8)
         let prefetched = try TerminalRun.run(["--cache-dir", cacheRoot, "prefetch", "-j", "1", list], home: home.path)
         #expect(prefetched.status == 0)
         #expect(prefetched.output.contains("/3") && prefetched.output.contains("kB/s"), "\(prefetched.output)")

@@ -75,7 +75,7 @@ import Testing
 
         // Another request: cookies from a jar (as a browser export writes it), and a header.
         let jar = home.appending("cookies.txt")
-        try "127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tstale\n".write(toFile: jar, atomically: true, encoding: .utf8)
+        try "127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tstale\n".write(toFile: jar, atomically: false, encoding: .utf8)
         let wrong = try fetch(["fetch", "--cookies", jar, url])
         #expect(wrong.status == 1 && wrong.standardError.contains("not an image"))
         #expect(faults.requestCount(path: "/login/photo.jpg") == 2)
@@ -84,7 +84,7 @@ import Testing
         #expect(try fetch(["fetch", "--cookies", jar, url]).standardError.contains("--retry-failed"))
         #expect(faults.requestCount(path: "/login/photo.jpg") == 2)
         // A new login changes the jar: a new request.
-        try "127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\ts3cr3t\n".write(toFile: jar, atomically: true, encoding: .utf8)
+        try "127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\ts3cr3t\n".write(toFile: jar, atomically: false, encoding: .utf8)
         let loggedIn = try fetch(["fetch", "--cookies", jar, url])
         #expect(loggedIn.status == 0, "\(loggedIn.standardError)")
         // A success forgets every failure of the URL.

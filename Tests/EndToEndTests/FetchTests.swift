@@ -115,7 +115,7 @@ import Testing
         #expect(server.requestCount("photo.jpg") == 1)
         // A list read as it is answered (fetch -i) and a prefetch, each into an empty cache.
         let list = home.appending("list")
-        try Array(repeating: server.url("logo.png"), count: 40).joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+        try Array(repeating: server.url("logo.png"), count: 40).joined(separator: "\n").write(toFile: list, atomically: false, encoding: .utf8)
         for command in [["fetch", "-i", list], ["prefetch", list]] {
             #expect(try fetch(["clear"]).status == 0)
             let before = server.requestCount("logo.png")

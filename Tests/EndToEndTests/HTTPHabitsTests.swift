@@ -64,7 +64,7 @@ import Testing
 
     @Test func aCookieJarReachedThroughALinkIsSavedToItsTargetAndTheLinkStays() throws {
         let real = home.appending("real-jar.txt"), link = home.appending("jar.txt")
-        try "# Netscape HTTP Cookie File\n".write(toFile: real, atomically: true, encoding: .utf8)
+        try "# Netscape HTTP Cookie File\n".write(toFile: real, atomically: false, encoding: .utf8)
         #expect(symlink(real, link) == 0)
         let result = try fetch(["fetch", "--cookies", link, faults.baseURL + "/set-cookie/logo.png"])
         #expect(result.status == 0, "\(result.standardError)")

@@ -17,7 +17,7 @@ import Testing
         let urls = [server.url("photo.jpg"), server.url("status/404"), "http://user:s3cr3t-url@127.0.0.1:\(faults.port)/image/logo.png",
                     "http://user:s3cr3t-url@127.0.0.1:\(faults.port)/status/404"]
         let list = home.appending("urls.txt")
-        try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+        try urls.joined(separator: "\n").write(toFile: list, atomically: false, encoding: .utf8)
         var outputs: [String] = []
         for arguments in [["-v", "--json", "fetch"] + secrets + urls, ["-v", "fetch"] + secrets + urls,
                           ["-vv", "--json", "prefetch", "--retry-failed"] + secrets + [list], ["--json", "cache-info"]] {
@@ -33,7 +33,7 @@ import Testing
 
     @Test func controlCharactersInAURLAreShownEscaped() throws {
         let list = home.appending("hostile.txt")
-        try "http://127.0.0.1/a\u{1B}[31mred\rb.png\nhttp://127.0.0.1/\u{7}bell.png\n".write(toFile: list, atomically: true, encoding: .utf8)
+        try "http://127.0.0.1/a\u{1B}[31mred\rb.png\nhttp://127.0.0.1/\u{7}bell.png\n".write(toFile: list, atomically: false, encoding: .utf8)
         let result = try fetch(["--json", "prefetch", list])
         #expect(result.status == 1)
         #expect(!result.standardError.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0 == "\r" })

@@ -28,9 +28,17 @@ import Testing
         let memory = try fetch(["--json", "fetch", "--memory-only", "-o", home.appending("copy.png"), server.url("logo.png")])
         JSONContract.expect(try memory.jsonLines().first, matches: "fetch and prefetch: an image")
 
+        // Several variants: each element of `variants` has the documented shape.
+        let variants = try fetch(["--json", "fetch", "--thumbnail", "16x,32x", "--format", "webp,png", server.url("photo.jpg")])
+        let object = try #require(try variants.jsonLines().first)
+        JSONContract.expect(object, matches: "fetch and prefetch: an image")
+        let items = try #require(object["variants"] as? [[String: Any]])
+        #expect(items.count == 4)
+        for item in items { JSONContract.expect(item, matches: "fetch and prefetch: an image (a variant)") }
+
         let list = home.appending("urls.txt")
         try [server.url("photo.jpg"), server.url("anim.gif"), server.url("status/410")].joined(separator: "\n")
-            .write(toFile: list, atomically: true, encoding: .utf8)
+            .write(toFile: list, atomically: false, encoding: .utf8)
         let prefetched = try fetch(["--json", "prefetch", list]).jsonLines()
         #expect(prefetched.count == 4)
         for line in prefetched.dropLast() {

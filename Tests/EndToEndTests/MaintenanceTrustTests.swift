@@ -17,7 +17,7 @@ import Testing
     }
 
     func writeSettings(_ text: String) throws {
-        try text.write(toFile: settingsPath, atomically: true, encoding: .utf8)
+        try text.write(toFile: settingsPath, atomically: false, encoding: .utf8)
     }
 
     /// Runs imgcache as an unprivileged user when this process is root (root reads any file).
@@ -66,7 +66,7 @@ import Testing
     @Test func statisticsThatOverflowAreTheLargestCountNotATrap() throws {
         _ = try agedEntries()
         let big = "run hits=9223372036854775807 remote=0 downloads=9223372036854775807 bytes=9223372036854775807 failures=0\n"
-        try (big + big + "zeroed inf\nrun hits=x\n").write(toFile: namespace + "/stats", atomically: true, encoding: .utf8)
+        try (big + big + "zeroed inf\nrun hits=x\n").write(toFile: namespace + "/stats", atomically: false, encoding: .utf8)
         let info = try fetch(["--json", "cache-info"])
         #expect(info.status == 0, "\(info.standardError)")
         #expect(try info.jsonLines().first?["hits"] as? Int == Int.max)
@@ -161,7 +161,7 @@ import Testing
         #expect(stats.status == 64 && stats.standardError.contains("did you mean 'cache-info'"), "\(stats.standardError)")
         // A damaged failed record is no failure.
         try FileManager.default.createDirectory(atPath: namespace + "/failed", withIntermediateDirectories: true)
-        try "garbage".write(toFile: namespace + "/failed/0123456789abcdef0123456789abcdef", atomically: true, encoding: .utf8)
+        try "garbage".write(toFile: namespace + "/failed/0123456789abcdef0123456789abcdef", atomically: false, encoding: .utf8)
         #expect(try fetch(["--json", "cache-info"]).jsonLines().first?["failed_urls"] as? Int == 0)
     }
 
@@ -354,7 +354,7 @@ extension MaintenanceTrustTests {
         // Named on purpose, it is refused and left as it is.
         // The URL log a namespace would have, so that remove finds the file by its URL.
         let url = "http://127.0.0.1:1/img0.jpg"
-        try "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f \(url)\n".write(toFile: foreign + "/urls", atomically: true, encoding: .utf8)
+        try "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f \(url)\n".write(toFile: foreign + "/urls", atomically: false, encoding: .utf8)
         for arguments in [["clean", "--max-age", "1s"], ["clear"], ["fetch", server.url("photo.jpg")], ["config", "--max-age", "1d"],
                           ["remove", url], ["remove", "--match", "*"], ["list"], ["cache-info"], ["clear", "--failed"]] {
             let result = try run(["--cache-dir", root, "-n", "proj"] + arguments)

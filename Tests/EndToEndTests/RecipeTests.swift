@@ -86,7 +86,7 @@ import Testing
     deinit { origin.stop() }
 
     func write(_ path: String, _ text: String) throws {
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
     }
 
     /// The recipe as it runs here: the example hosts become the local server,

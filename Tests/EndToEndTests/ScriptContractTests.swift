@@ -197,7 +197,7 @@ import Testing
 
     @Test func linesThatAreNoURLNeverReachTheFailedList() throws {
         let path = work.appending("notes.txt")
-        try "Shopping list\nmilk\nftp://example.test/a.png\nhttp://\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "Shopping list\nmilk\nftp://example.test/a.png\nhttp://\n".write(toFile: path, atomically: false, encoding: .utf8)
         let result = try fetch(["prefetch", path])
         #expect(result.status == 1)
         #expect(result.errorLines.count == 4, "\(result.standardError)")

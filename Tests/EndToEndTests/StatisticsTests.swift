@@ -14,7 +14,7 @@ import Testing
         #expect(try fetch(["fetch", server.url("photo.jpg"), server.url("photo.jpg")]).status == 0)
         let list = home.appending("urls.txt")
         try [server.url("logo.png"), server.url("anim.gif"), server.url("status/404")].joined(separator: "\n")
-            .write(toFile: list, atomically: true, encoding: .utf8)
+            .write(toFile: list, atomically: false, encoding: .utf8)
         #expect(try fetch(["prefetch", list]).status == 1)
         let object = try counts()
         JSONContract.expect(object, matches: "cache-info")

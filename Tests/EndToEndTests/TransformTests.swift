@@ -26,12 +26,14 @@ import Testing
         #expect(again["cache"] as? String == "disk" && again["path"] as? String == path)
         #expect(server.requestCount("photo.jpg") == 1)
 
-        // The original and another size are entries of their own.
+        // The original was kept: it and another size are entries of their own, made without the server.
+        #expect(first["original"] as? String != nil && first["original"] as? String != path)
         let original = try json([url])
-        #expect(original["width"] as? Int == 96 && original["path"] as? String != path)
+        #expect(original["width"] as? Int == 96 && original["path"] as? String == first["original"] as? String)
+        #expect(original["cache"] as? String == "disk")
         let other = try json(["--thumbnail", "16x16", url])
-        #expect(other["width"] as? Int == 16 && other["height"] as? Int == 11)
-        #expect(server.requestCount("photo.jpg") == 3)
+        #expect(other["width"] as? Int == 16 && other["height"] as? Int == 11 && other["cache"] as? String == "disk")
+        #expect(server.requestCount("photo.jpg") == 1)
     }
 
     @Test func formatAndQualityChooseTheEncoding() throws {

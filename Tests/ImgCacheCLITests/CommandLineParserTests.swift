@@ -207,10 +207,11 @@ import Testing
                        "max-pixels": "2.5M", "verify": "full", "thumbnail": "64x64", "format": "webp", "quality": "80",
                        "remote": "redis://127.0.0.1|timeout=2s", "connect-timeout": "2s", "max-time": "30",
                        "proxy": "http://127.0.0.1:3128", "netrc-file": "netrc", "output-dir": "out",
-                       "background": "white"]
+                       "background": "white", "fit": "cover"]
         // Some options need another: --memory-only an output, --format and --quality a transform.
         let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"],
-                          "background": ["--format", "jpeg"],
+                          "background": ["--format", "jpeg"], "fit": ["--thumbnail", "8x8"], "upscale": ["--thumbnail", "8x8"],
+                          "no-original": ["--format", "png"], "srcset": ["--thumbnail", "8x,16x"],
                           "remember": ["--remote", "http://127.0.0.1/store"]]
         for spec in CommandTable.command(named: "fetch")!.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])

@@ -63,7 +63,7 @@ import Testing
             == .requires("--memory-only", "--output (the image is not stored, so it has no path to print)"))
         #expect(error("prefetch --options cache-memory-only")
             == .conflictingOptions("CacheMemoryOnly", "prefetch", reason: "prefetch only stores images"))
-        #expect(try manager("fetch --thumbnail 8x8 --options 0x400 u").settings.transform?.transformsAnimations == true)
+        #expect(try manager("fetch --thumbnail 8x8 --options 0x400 u").settings.variants.first?.transformsAnimations == true)
     }
 
     @Test func badOptionValuesSayWhy() {
@@ -80,22 +80,22 @@ import Testing
     }
 
     @Test func transformsAreReadAndNeedEachOther() throws {
-        let thumbnail = try #require(try manager("fetch --thumbnail 256x128 --format webp --quality 70 u").settings.transform)
+        let thumbnail = try #require(try manager("fetch --thumbnail 256x128 --format webp --quality 70 u").settings.variants.first)
         #expect(thumbnail.thumbnail == ImageTransform.BoxSize(width: 256, height: 128))
         #expect(thumbnail.format == .webp && thumbnail.quality == 70 && thumbnail.scaleDownLimit == nil)
         let scaled = try manager("prefetch --scale-down")
-        #expect(scaled.settings.transform?.scaleDownLimit == ImageTransform.defaultScaleDownLimit)
+        #expect(scaled.settings.variants.first?.scaleDownLimit == ImageTransform.defaultScaleDownLimit)
         #expect(scaled.settings.options.contains(.scaleDownLargeImages))
-        #expect(try manager("fetch --scale-down=20M u").settings.transform?.scaleDownLimit == PixelLimit(pixels: 20_000_000))
-        #expect(try manager("fetch --options 0x1000 u").settings.transform?.scaleDownLimit == ImageTransform.defaultScaleDownLimit)
-        #expect(try manager("fetch u").settings.transform == nil)
+        #expect(try manager("fetch --scale-down=20M u").settings.variants.first?.scaleDownLimit == PixelLimit(pixels: 20_000_000))
+        #expect(try manager("fetch --options 0x1000 u").settings.variants.first?.scaleDownLimit == ImageTransform.defaultScaleDownLimit)
+        #expect(try manager("fetch u").settings.variants.first == nil)
         // --format alone converts, at the image's own size.
-        #expect(try manager("fetch --format png u").settings.transform == ImageTransform(format: .png))
+        #expect(try manager("fetch --format png u").settings.variants.first == ImageTransform(format: .png))
         // A thumbnail takes the format its output file's name asks for; a name it cannot write is refused.
-        #expect(try manager("fetch --thumbnail 8x8 -o t.webp u").settings.transform?.format == .webp)
-        #expect(try manager("fetch --thumbnail 8x8 -o t.JPG u").settings.transform?.format == .jpeg)
-        #expect(try manager("fetch --thumbnail 8x8 -o t.out u").settings.transform?.format == nil)
-        #expect(try manager("fetch --thumbnail 8x8 -o t.gif u").settings.transform?.format == .gif)
+        #expect(try manager("fetch --thumbnail 8x8 -o t.webp u").settings.variants.first?.format == .webp)
+        #expect(try manager("fetch --thumbnail 8x8 -o t.JPG u").settings.variants.first?.format == .jpeg)
+        #expect(try manager("fetch --thumbnail 8x8 -o t.out u").settings.variants.first?.format == nil)
+        #expect(try manager("fetch --thumbnail 8x8 -o t.gif u").settings.variants.first?.format == .gif)
         // A format imgcache reads but does not write: said, with the names it writes.
         #expect(error("fetch --thumbnail 8x8 -o t.tif u") == .invalidValue(option: "--output", value: "t.tif",
             reason: "a transformed image is written as JPEG, PNG, WebP, GIF, AVIF or JPEG XL; name it .jpg, .png, .webp, .gif, .avif or .jxl"))
@@ -103,12 +103,12 @@ import Testing
             == .conflictingOptions("--output t.webp", "--format png", reason: "the name asks for WebP"))
         #expect(error("fetch --quality 50 u") == .requires("--quality", "--thumbnail, --scale-down or --format"))
         #expect(error("fetch --thumbnail 0x10 u")
-            == .invalidValue(option: "--thumbnail", value: "0x10", reason: "expected WIDTHxHEIGHT, each from 1 to 65535"))
+            == .invalidValue(option: "--thumbnail", value: "0x10", reason: "expected WIDTHxHEIGHT, WIDTHx or xHEIGHT (each from 1 to 65535), comma-separated"))
         #expect(error("fetch --thumbnail 8x8 --format tiff u")
-            == .invalidValue(option: "--format", value: "tiff", reason: "expected jpeg, png, webp, gif, avif or jxl"))
+            == .invalidValue(option: "--format", value: "tiff", reason: "expected jpeg, png, webp, gif, avif, jxl, comma-separated"))
         #expect(error("fetch --refresh=yes u") == .invalidValue(option: "--refresh", value: "yes", reason: "expected --refresh or --refresh=stale"))
         #expect(try manager("fetch --refresh=stale u").settings.refreshesOnlyStale)
-        #expect(try manager("fetch --thumbnail 8x8 --format jpeg --background #123 u").settings.transform?.background
+        #expect(try manager("fetch --thumbnail 8x8 --format jpeg --background #123 u").settings.variants.first?.background
             == RGBColor(red: 0x11, green: 0x22, blue: 0x33))
         #expect(error("fetch --background white u") == .requires("--background", "--thumbnail, --scale-down or --format"))
     }

@@ -85,7 +85,7 @@ import Testing
         let key = CacheKey("http://h/a.png")
         try FileManager.default.createDirectory(atPath: store.directory, withIntermediateDirectories: true)
         try "imgcache-failed 1\nurl http://h/a.png\nreason HTTP 404 Not Found\n".write(toFile: store.directory + "/" + key.digest,
-                                                                                   atomically: true, encoding: .utf8)
+                                                                                   atomically: false, encoding: .utf8)
         let record = try #require(store.lookup(key, ttl: .never, now: 0)?.first)
         #expect(record.reason == "HTTP 404 Not Found" && record.scope == .init(request: .plain))
     }

@@ -14,6 +14,8 @@ public struct FetchArguments: Equatable, Sendable {
     public var withURL = false
     /// Copy each image into this folder under its URL's file name.
     public var outputDirectory: String?
+    /// Print each URL's variants as an HTML `srcset` (`path 320w, path 640w`).
+    public var srcset = false
     public var manager = ManagerArguments()
 
     public init(urls: [String], output: String? = nil) {
@@ -99,14 +101,23 @@ extension FetchCommand {
             case .success(let result):
                 if let warning = result.staleWarning { console.warning(warning) }
                 if let directory = arguments.outputDirectory {
-                    let target = directory + "/" + FetchCommand.remoteName(url: url, cachedPath: result.path,
-                                                                           format: result.metadata.format)
-                    do throws(SystemError) {
-                        try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
-                        try OutputFile.write(contentsOf: result.path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
-                    } catch {
-                        console.error("cannot write \(ControlCharacters.escaped(target)): \(error.reason)")
-                        status = ExitStatus.worse(status, .outputFailed)
+                    let copies = result.variants.isEmpty
+                        ? [(result.path, result.metadata)] : result.variants.map { ($0.path, $0.metadata) }
+                    for (path, metadata) in copies {
+                        var name = FetchCommand.remoteName(url: url, cachedPath: path, format: metadata.format)
+                        // Several variants: each named for its size too (photo-320x240.webp).
+                        if copies.count > 1, let width = metadata.uprightSize.width, let height = metadata.uprightSize.height {
+                            let dot = name.lastIndex(of: ".") ?? name.endIndex
+                            name = name[..<dot] + "-\(width)x\(height)" + name[dot...]
+                        }
+                        let target = directory + "/" + name
+                        do throws(SystemError) {
+                            try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
+                            try OutputFile.write(contentsOf: path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
+                        } catch {
+                            console.error("cannot write \(ControlCharacters.escaped(target)): \(error.reason)")
+                            status = ExitStatus.worse(status, .outputFailed)
+                        }
                     }
                 }
                 if let output = arguments.output {
@@ -126,8 +137,12 @@ extension FetchCommand {
                     if globals.json { try console.output(result.json.serialized) }
                 } else if globals.json {
                     try console.output(result.json.serialized)
+                } else if arguments.srcset {
+                    let candidates = result.variants.map { "\($0.path) \($0.metadata.uprightSize.width ?? 0)w" }
+                    try printLine(url: url, path: candidates.joined(separator: ", "))
                 } else {
-                    try printLine(url: url, path: result.path)
+                    // One line per URL: its variants' paths TAB-separated, in the order asked.
+                    try printLine(url: url, path: result.variants.isEmpty ? result.path : result.variants.map(\.path).joined(separator: "\t"))
                 }
             case .failure(let error):
                 switch error {
@@ -211,6 +226,7 @@ extension FetchArguments: Subcommand {
             .value(.input, "i", metavar: "FILE", kind: .path,
                    help: "Read URLs from FILE, one per line ('-': standard input); blank lines and '#' comments skipped"),
             .flag(.withUrl, help: "Print URL<TAB>PATH lines (an empty PATH for a URL that failed)"),
+            .flag(.srcset, help: "Print each URL's variants as an HTML srcset: 'PATH 320w, PATH 640w' (with --thumbnail)"),
             .value(.outputDir, metavar: "DIR", kind: .directory,
                    help: "Also copy each image into DIR under the URL's file name with the extension of its format (DIR made if missing), as curl -O --output-dir"),
             .flag(.memoryOnly, help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
@@ -272,9 +288,18 @@ extension ParsedOptions {
         if arguments.withURL, let output { throw .conflictingOptions("--with-url", "--output \(output)", reason: "--output prints no paths") }
         if arguments.withURL, globals.json { throw .conflictingOptions("--with-url", "--json", reason: "JSON lines carry the URL already") }
         arguments.manager = try managerArguments(defaultPriority: .normal)
-        if let output, var transform = arguments.manager.settings.transform {
-            try fitTransform(&transform, toOutput: output)
-            arguments.manager.settings.transform = transform
+        let variants = arguments.manager.settings.variants
+        if let output, !variants.isEmpty {
+            guard variants.count == 1 else {
+                throw .conflictingOptions("--output \(output)", "\(variants.count) variants", reason: "--output writes one image")
+            }
+            try fitTransform(&arguments.manager.settings.variants[0], toOutput: output)
+        }
+        if has(.srcset) {
+            arguments.srcset = true
+            guard variants.contains(where: { $0.thumbnail != nil }) else { throw .requires("--srcset", "--thumbnail") }
+            if globals.json { throw .conflictingOptions("--srcset", "--json", reason: "JSON lines list the variants already") }
+            if let output { throw .conflictingOptions("--srcset", "--output \(output)", reason: "--output prints no paths") }
         }
         let options = arguments.manager.settings.options
         if options.contains(.cacheMemoryOnly), output == nil {

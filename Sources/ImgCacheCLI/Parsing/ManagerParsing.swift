@@ -28,7 +28,8 @@ extension ParsedOptions {
             manager.settings.refreshesOnlyStale = true
         }
         try checkCombination(options)
-        manager.settings.transform = try transform(&options)
+        manager.settings.variants = try variants(&options)
+        manager.settings.keepsOriginal = !has(.noOriginal)
         manager.settings.options = options
         manager.downloads.allowInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
         manager.downloads.handleCookies = options.contains(.handleCookies)
@@ -90,45 +91,84 @@ extension ParsedOptions {
         }
     }
 
-    /// `--thumbnail`, `--scale-down[=PIXELS]` (or the ScaleDownLargeImages bit), `--format`, `--quality`.
-    func transform(_ options: inout ImageOptions) throws(UsageError) -> ImageTransform? {
-        var transform = ImageTransform()
+    /// `--thumbnail`, `--scale-down[=PIXELS]` (or the ScaleDownLargeImages bit), `--format`, `--quality`,
+    /// `--fit`, `--upscale`, `--background`: every variant asked for, sizes first then formats
+    /// (`--thumbnail 320x,640x --format webp,avif`: four), in the order given.
+    func variants(_ options: inout ImageOptions) throws(UsageError) -> [ImageTransform] {
+        var base = ImageTransform()
+        var sizes: [ImageTransform.BoxSize?] = [nil]
         if let text = last(.thumbnail) {
-            guard let box = ImageTransform.BoxSize(parsing: text) else {
-                throw .invalidValue(option: "--thumbnail", value: text, reason: "expected WIDTHxHEIGHT, each from 1 to 65535")
+            sizes = []
+            for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let box = ImageTransform.BoxSize(parsing: String(item)) else {
+                    throw .invalidValue(option: "--thumbnail", value: text,
+                                        reason: "expected WIDTHxHEIGHT, WIDTHx or xHEIGHT (each from 1 to 65535), comma-separated")
+                }
+                sizes.append(box)
             }
-            transform.thumbnail = box
         }
         if let text = last(.scaleDown) {
             options.insert(.scaleDownLargeImages)
             if !text.isEmpty {
-                do { transform.scaleDownLimit = try PixelLimit(parsing: text) } catch {
+                do { base.scaleDownLimit = try PixelLimit(parsing: text) } catch {
                     throw .invalidValue(option: "--scale-down", value: text, reason: error.reason)
                 }
             }
         }
-        if options.contains(.scaleDownLargeImages), transform.scaleDownLimit == nil {
-            transform.scaleDownLimit = ImageTransform.defaultScaleDownLimit
+        if options.contains(.scaleDownLargeImages), base.scaleDownLimit == nil {
+            base.scaleDownLimit = ImageTransform.defaultScaleDownLimit
         }
         if has(.transformAnimated) { options.insert(.transformAnimatedImage) }
-        transform.transformsAnimations = options.contains(.transformAnimatedImage)
-        // The format's name was checked against the table (`checkAgainstTable`).
-        if let text = last(.format), let format = ImageFormat(rawValue: text) {
-            transform.format = format
+        base.transformsAnimations = options.contains(.transformAnimatedImage)
+        var formats: [ImageFormat?] = [nil]
+        if let text = last(.format) {
+            formats = []
+            for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let format = ImageFormat(rawValue: String(item).lowercased()), ImageEncoder.writableFormats.contains(format) else {
+                    throw .invalidValue(option: "--format", value: text,
+                                        reason: "expected \(CodecRegistry.writableFormats.map(\.rawValue).joined(separator: ", ")), comma-separated")
+                }
+                formats.append(format)
+            }
         }
         // --format alone converts: the image is stored in that format, at its size.
-        let transforms = transform.thumbnail != nil || transform.scaleDownLimit != nil || transform.format != nil
+        let transforms = sizes != [nil] || base.scaleDownLimit != nil || formats != [nil]
         if let text = last(.background) {
-            do { transform.background = try RGBColor(parsing: text) } catch {
+            do { base.background = try RGBColor(parsing: text) } catch {
                 throw .invalidValue(option: "--background", value: text, reason: error.reason)
             }
+            base.padding = base.background
             guard transforms else { throw .requires("--background", "--thumbnail, --scale-down or --format") }
         }
         if let text = last(.quality) {
-            transform.quality = try integer(text, option: "--quality", in: 1...100)
+            base.quality = try integer(text, option: "--quality", in: 1...100)
             guard transforms else { throw .requires("--quality", "--thumbnail, --scale-down or --format") }
         }
-        return transforms ? transform : nil
+        if let text = last(.fit) {
+            // The value was checked against the table's choices.
+            base.fit = ImageTransform.Fit(rawValue: text) ?? .inside
+            guard sizes != [nil] else { throw .requires("--fit", "--thumbnail") }
+            if base.fit != .inside, let partial = sizes.first(where: { !($0?.isComplete ?? false) }) {
+                throw .invalidValue(option: "--thumbnail", value: partial?.description ?? "",
+                                    reason: "--fit \(text) makes exactly WIDTHxHEIGHT: both are needed")
+            }
+        }
+        if has(.upscale) {
+            base.upscale = true
+            guard sizes != [nil] else { throw .requires("--upscale", "--thumbnail") }
+        }
+        if has(.noOriginal), !transforms { throw .requires("--no-original", "--thumbnail, --scale-down or --format") }
+        guard transforms else { return [] }
+        var variants: [ImageTransform] = []
+        for size in sizes {
+            for format in formats {
+                var variant = base
+                variant.thumbnail = size
+                variant.format = format
+                variants.append(variant)
+            }
+        }
+        return variants
     }
 
     /// A transform writes the format `--output`'s name asks for when no

@@ -4,8 +4,8 @@ import Glibc
 
 /// Turns a finished download or a remote object into a cache entry
 /// (SDWebImageManager's callCompletionBlock after the store): `BodyVerifier`
-/// checks the body, a transform is applied if asked, and `EntryCommitter`
-/// stores it atomically; a 304 freshens the entry's metadata; a failed
+/// checks the body and `EntryCommitter` stores it atomically (its variants
+/// are made from it afterwards, by `VariantMaker`); a 304 freshens the entry's metadata; a failed
 /// refresh serves the entry it meant to replace. Runs on the manager's
 /// thread, the one thread of the process that writes entries.
 struct DownloadStore {
@@ -97,13 +97,9 @@ struct DownloadStore {
                           orientation: header.orientation)
         }
         do throws(SystemError) {
-            if let transform = settings.transform,
-               !transform.keepsAsServed(width: header.width, height: header.height, format: header.format, frameCount: header.frameCount ?? 1) {
-                return storeTransformed(try bytes(), header: header, response: response,
-                                        transform: transform, for: miss, now: now, stored: &stored)
-            }
-            if settings.options.contains(.cacheMemoryOnly) {
-                log?("\(RemoteURL.displayed(url)): not stored (CacheMemoryOnly)")
+            // Not kept (CacheMemoryOnly, or --no-original once its variants are made): handed over in a temporary file.
+            if settings.options.contains(.cacheMemoryOnly) || (!settings.variants.isEmpty && !settings.keepsOriginal) {
+                log?("\(RemoteURL.displayed(url)): not stored (\(settings.keepsOriginal ? "CacheMemoryOnly" : "--no-original"))")
                 let path = try committer.handOver(bytes())
                 return .success(FetchResult(url: url, path: path, cacheType: .downloaded,
                                             metadata: describe(inode: 0, size: response.byteCount), isStored: false))
@@ -157,53 +153,6 @@ struct DownloadStore {
             return .stored(FetchResult(url: miss.url, path: entry.path, cacheType: .remote, metadata: entry.metadata))
         } catch {
             return .failed(.cacheUnwritable(error))
-        }
-    }
-
-    /// Decodes a download, transforms its first frame, encodes it and stores that
-    /// (or with CacheMemoryOnly hands it over in a temporary file).
-    private func storeTransformed(_ bytes: [UInt8], header: ImageHeader, response: DownloadResponse, transform: ImageTransform,
-                                  for miss: PendingFetch, now: Double, stored: inout EntryCommitter.Body?) -> Result<FetchResult, FetchError> {
-        let url = miss.url
-        let result: ImageTransform.Output
-        do throws(FetchError) {
-            let image: DecodedImage
-            do {
-                image = try transform.decodeSource(bytes, header: header, maximumPixels: settings.maximumPixels)
-            } catch {
-                switch error {
-                case .libraryMissing(let message): throw .libraryMissing(message)
-                default: throw .notUsable(url: url, reason: error.description)
-                }
-            }
-            do { result = try transform.apply(to: image) } catch {
-                switch error {
-                case .libraryMissing(let message): throw .libraryMissing(message)
-                default: throw .notUsable(url: url, reason: error.description)
-                }
-            }
-        } catch {
-            return .failure(error)
-        }
-        log?("\(RemoteURL.displayed(url)): \(transform.key) -> \(result.width)x\(result.height) \(result.format.displayName), \(result.bytes.count) bytes")
-        func describe(inode: UInt64, size: Int64) -> EntryMetadata {
-            EntryMetadata(fileName: miss.key.fileName, inode: inode, byteCount: size, key: miss.key.storedForm, url: RemoteURL.redacted(url),
-                          etag: response.etag, lastModified: response.lastModified, contentType: ImageTransform.mediaType(result.format),
-                          format: result.format, width: result.width, height: result.height, frameCount: result.frameCount,
-                          storedAt: now, freshUntil: response.freshness.freshUntil(received: now),
-                          sourceFrameCount: header.frameCount.flatMap { $0 != result.frameCount ? $0 : nil })
-        }
-        do throws(SystemError) {
-            if settings.options.contains(.cacheMemoryOnly) {
-                return .success(FetchResult(url: url, path: try committer.handOver(result.bytes), cacheType: .downloaded,
-                                            metadata: describe(inode: 0, size: Int64(result.bytes.count)), isStored: false))
-            }
-            let entry = try committer.commit(.bytes(result.bytes), for: miss, describe: describe)
-            stored = .bytes(result.bytes)
-            return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .downloaded : .refreshed,
-                                        metadata: entry.metadata))
-        } catch {
-            return .failure(.cacheUnwritable(error))
         }
     }
 }

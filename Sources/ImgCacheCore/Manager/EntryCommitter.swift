@@ -26,14 +26,20 @@ struct EntryCommitter {
     /// `describe` receives the stored file's inode and size.
     func commit(_ body: Body, for miss: PendingFetch,
                 describe: (_ inode: UInt64, _ size: Int64) -> EntryMetadata) throws(SystemError) -> CacheEntry {
+        try commit(body, key: miss.key, superseding: superseded(by: miss), describe: describe)
+    }
+
+    /// Makes `body` the entry of `key`, replacing the files at `superseding`.
+    func commit(_ body: Body, key: CacheKey, superseding: [String],
+                describe: (_ inode: UInt64, _ size: Int64) -> EntryMetadata) throws(SystemError) -> CacheEntry {
         let pending: PendingEntry
         switch body {
-        case .file(let path): pending = cache.adopt(path, for: miss.key)
-        case .bytes: pending = try cache.beginStore(for: miss.key)
+        case .file(let path): pending = cache.adopt(path, for: key)
+        case .bytes: pending = try cache.beginStore(for: key)
         }
         defer { pending.discard() }
         if case .bytes(let bytes) = body { try FileSystem.writeAll(pending.descriptor, bytes, path: pending.temporaryPath) }
-        return try cache.commit(pending, superseding: superseded(by: miss), lockHandle: lockHandle, describe: describe)
+        return try cache.commit(pending, superseding: superseding, lockHandle: lockHandle, describe: describe)
     }
 
     /// With CacheMemoryOnly, `bytes` in a new temporary file of the system's

@@ -11,6 +11,19 @@ public struct FetchResult: Equatable, Sendable {
     public let isStored: Bool
     /// Why the refresh of a `stale` answer failed.
     public let refreshFailure: DownloadError?
+    /// With `--thumbnail`, `--format` or `--scale-down`: every variant asked for, in
+    /// order (the first is also `path`); empty otherwise.
+    public internal(set) var variants: [Variant] = []
+    /// With variants: the image as served, when it is in the cache.
+    public internal(set) var originalPath: String?
+
+    /// One variant of an image: a thumbnail, a conversion or a downscaled copy.
+    public struct Variant: Equatable, Sendable {
+        /// Its cache entry; with CacheMemoryOnly a temporary file.
+        public let path: String
+        public let metadata: EntryMetadata
+        public let isStored: Bool
+    }
 
     public init(url: String, path: String, cacheType: CacheType, metadata: EntryMetadata, isStored: Bool = true,
                 refreshFailure: DownloadError? = nil) {
@@ -24,7 +37,24 @@ public struct FetchResult: Equatable, Sendable {
 
     /// The same image answered again for another request in this process.
     func fromMemory(url: String) -> FetchResult {
-        FetchResult(url: url, path: path, cacheType: .memory, metadata: metadata, isStored: isStored)
+        var again = FetchResult(url: url, path: path, cacheType: .memory, metadata: metadata, isStored: isStored)
+        again.variants = variants
+        again.originalPath = originalPath
+        return again
+    }
+
+    /// The answer for `original` with its `variants` made: the first variant stands for the image.
+    init(variants: [Variant], of original: FetchResult) {
+        let first = variants[0]
+        self.init(url: original.url, path: first.path, cacheType: original.cacheType, metadata: first.metadata,
+                  isStored: first.isStored, refreshFailure: original.refreshFailure)
+        self.variants = variants
+        originalPath = original.isStored ? original.path : nil
+    }
+
+    /// Every temporary file the answer hands over (CacheMemoryOnly, `--no-original`): removed once it is delivered.
+    var handedOverPaths: [String] {
+        (isStored ? [] : [path]) + variants.filter { !$0.isStored && $0.path != path }.map(\.path)
     }
 
     /// For a `stale` answer, what to tell the user: the refresh failed and the cached copy was served.
@@ -53,6 +83,16 @@ public struct FetchResult: Equatable, Sendable {
         object.add("last_modified", metadata.lastModified)
         object.add("refresh_error", refreshFailure?.reason)
         object.add("fresh_until", metadata.freshUntil.map(Timestamp.iso8601))
+        object.add("original", originalPath)
+        object.add("variants", JSONValue.array(variants.map { variant in
+            var item = JSONObject()
+            item.add("path", variant.isStored ? variant.path : nil)
+            item.add("width", variant.metadata.uprightSize.width)
+            item.add("height", variant.metadata.uprightSize.height)
+            item.add("format", variant.metadata.format?.rawValue)
+            item.add("bytes", variant.metadata.byteCount)
+            return .object(item)
+        }))
         return object
     }
 }

@@ -22,8 +22,12 @@ public struct FetchSettings: Equatable, Sendable {
     /// With RefreshCached: revalidate only entries whose freshness ran out
     /// (`--refresh=stale`); fresh ones are hits.
     public var refreshesOnlyStale = false
-    /// A thumbnail or downscaled copy stored instead of the image as served.
-    public var transform: ImageTransform?
+    /// Thumbnails, conversions and downscaled copies made from the image as
+    /// served (`--thumbnail`, `--format`, `--scale-down`), in the order asked:
+    /// each is an entry of its own, derived locally from the cached original.
+    public var variants: [ImageTransform] = []
+    /// False with `--no-original`: the image as served is not kept once its variants are made.
+    public var keepsOriginal = true
 
     /// Whether requests carry nothing of the user's beyond the URL: no
     /// credentials, headers or cookies. An authorisation refusal of a plain
@@ -38,15 +42,18 @@ public struct FetchSettings: Equatable, Sendable {
         headers.last { $0.name.lowercased() == "accept" }.map { Substring($0.value).trimmingWhitespace }
     }
 
-    /// The cache key for `url`: its normal form (equivalent URLs share one
-    /// entry), after the key filter, with the Accept sent when it is not the
-    /// default (a server may answer it with another format: `Vary: Accept`),
-    /// and with the transformer key when transforming.
+    /// The cache key of the image `url` serves: its normal form (equivalent
+    /// URLs share one entry), after the key filter, with the Accept sent when
+    /// it is not the default (a server may answer it with another format: `Vary: Accept`).
     func cacheKey(for url: String) -> CacheKey {
         let key = keyFilter.key(for: URLText.normalized(url))
-        if let transform { return transform.cacheKey(for: key, accept: acceptSent) }
         guard let accept = acceptSent else { return CacheKey(key) }
         return CacheKey(KeyVariant(transform: nil, accept: accept).key(for: key), fileExtension: CacheKey(key).fileExtension)
+    }
+
+    /// The cache key of `transform`'s variant of the image `url` serves: the URL's key with the transformer key.
+    func variantKey(for url: String, _ transform: ImageTransform) -> CacheKey {
+        transform.cacheKey(for: keyFilter.key(for: URLText.normalized(url)), accept: acceptSent)
     }
 
     /// `--verify`: the header (signature, dimensions; fast), or every pixel of every frame.

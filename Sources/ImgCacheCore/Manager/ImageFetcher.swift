@@ -93,7 +93,7 @@ public final class ImageFetcher {
             guard let result = outcome.result else { return }
             answers.insert(result, at: outcome.index)
             try answers.drain { (index, ready) throws(E) in
-                defer { if case .success(let result) = ready, !result.isStored { try? FileSystem.remove(result.path) } }
+                defer { if case .success(let result) = ready { for path in result.handedOverPaths { try? FileSystem.remove(path) } } }
                 try deliver(index, ready)
             }
         }, update: { (_: PrefetchUpdate) throws(E) in })
@@ -329,6 +329,11 @@ public final class ImageFetcher {
     /// Answers the first request for a key and its repeats.
     func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
                                   repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        var answer = answer
+        // The image as served found or stored: its variants are made from it (or found) now.
+        if !settings.variants.isEmpty, case .success(let original) = answer, original.variants.isEmpty {
+            answer = variantMaker.answer(for: original)
+        }
         if run.repeats != .lookedUpAgain { run.seen.insert(fingerprint) } else { run.recentlySettled.add(fingerprint) }
         if run.repeats == .answeredFromMemory { run.answers[fingerprint] = answer }
         try emit(FetchOutcome(index: first, url: url, result: answer))
@@ -376,6 +381,9 @@ public final class ImageFetcher {
         Lookup(wantsNotes: log != nil, settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs,
                request: request)
     }
+
+    /// Makes an image's variants from the original.
+    var variantMaker: VariantMaker { VariantMaker(cache: cache, settings: settings, log: log, lockHandle: lockHandle) }
 
     /// Checks and stores downloads.
     var downloadStore: DownloadStore { DownloadStore(cache: cache, settings: settings, log: log, lockHandle: lockHandle) }

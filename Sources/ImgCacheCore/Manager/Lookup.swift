@@ -33,6 +33,7 @@ struct Lookup: Sendable {
         var cached: CacheEntry?
         var note: String?
         if !options.contains(.fromLoaderOnly) {
+            if let answer = variantsFound(url, key: key, now: now, lockHandle: lockHandle) { return answer }
             switch cache.lookup(key, now: now, lockHandle: lockHandle) {
             case .hit(let entry): cached = entry
             case .miss: break
@@ -78,5 +79,23 @@ struct Lookup: Sendable {
             }
         }
         return .download(remote, cached: cached, note: note, failedBefore: failedBefore)
+    }
+
+    /// Every variant asked for already in the cache: the answer, whether or not the original still is.
+    private func variantsFound(_ url: String, key: CacheKey, now: Double, lockHandle: NamespaceLock.Handle?) -> LookupOutcome? {
+        guard !settings.variants.isEmpty, !settings.options.contains(.refreshCached) else { return nil }
+        var found: [FetchResult.Variant] = []
+        for transform in settings.variants {
+            guard case .hit(let entry) = cache.lookup(settings.variantKey(for: url, transform), now: now, lockHandle: lockHandle) else {
+                return nil
+            }
+            found.append(FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true))
+        }
+        var original = FetchResult(url: url, path: found[0].path, cacheType: .disk, metadata: found[0].metadata, isStored: false)
+        if case .hit(let entry) = cache.lookup(key, now: now, lockHandle: lockHandle) {
+            original = FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)
+        }
+        return .answer(.success(FetchResult(variants: found, of: original)),
+                       note: wantsNotes ? "hit: \(found.map(\.path).joined(separator: ", "))" : nil)
     }
 }

@@ -7,6 +7,7 @@ public enum JSONValue: Equatable, Sendable {
     case bool(Bool)
     case null
     case object(JSONObject)
+    case array([JSONValue])
 
     /// The value as compact JSON text.
     public var serialized: String {
@@ -17,6 +18,7 @@ public enum JSONValue: Equatable, Sendable {
         case .bool(let value): return value ? "true" : "false"
         case .null: return "null"
         case .object(let object): return object.serialized
+        case .array(let values): return "[" + values.map(\.serialized).joined(separator: ",") + "]"
         }
     }
 

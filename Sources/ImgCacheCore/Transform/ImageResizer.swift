@@ -14,6 +14,24 @@ public enum ImageResizer {
         return fitted
     }
 
+    /// `rgba` (`width` x `height`) on a `canvasWidth` x `canvasHeight` picture
+    /// of `fill`, its corner at (`x`, `y`): negative offsets crop it.
+    public static func placed(_ rgba: [UInt8], width: Int, height: Int, canvasWidth: Int, canvasHeight: Int,
+                              x: Int, y: Int, fill: [UInt8]) -> [UInt8] {
+        var canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
+        if fill != [0, 0, 0, 0] {
+            for pixel in 0..<(canvasWidth * canvasHeight) { canvas.replaceSubrange(pixel * 4..<pixel * 4 + 4, with: fill) }
+        }
+        let left = max(0, x), right = min(canvasWidth, x + width)
+        guard left < right else { return canvas }
+        for row in max(0, y)..<min(canvasHeight, y + height) {
+            let source = ((row - y) * width + (left - x)) * 4
+            let target = (row * canvasWidth + left) * 4
+            canvas.replaceSubrange(target..<target + (right - left) * 4, with: rgba[source..<source + (right - left) * 4])
+        }
+        return canvas
+    }
+
     /// For each output index, the source indices it covers and their weights (summing to 1).
     struct Coverage {
         var first: [Int] = []

@@ -28,25 +28,66 @@ public struct ImageTransform: Equatable, Sendable {
         self.format = format
     }
 
-    /// A width and a height, as in `256x256`.
-    public struct BoxSize: Equatable, Sendable, CustomStringConvertible {
-        public let width: Int
-        public let height: Int
+    /// `--fit`: how an image meets a `WxH` box.
+    public enum Fit: String, CaseIterable, Equatable, Sendable {
+        /// Inside the box, its proportions kept (one side may be shorter).
+        case inside
+        /// Fills the box, its proportions kept, the overflow cropped from the centre: exactly WxH.
+        case cover
+        /// Inside the box, then padded to exactly WxH (`--background`, else transparent).
+        case contain
+        /// Stretched to exactly WxH.
+        case fill
+    }
 
-        public init(width: Int, height: Int) {
+    /// `--fit`; `.inside` is the default.
+    public var fit = Fit.inside
+    /// `--upscale`: an image smaller than the box is enlarged to it.
+    public var upscale = false
+    /// `--background` when given: what `contain` pads with (transparent when nil, white where there is no alpha).
+    public var padding: RGBColor?
+
+    /// A width and a height, as in `256x256`; either may be left out (`256x`, `x256`).
+    public struct BoxSize: Equatable, Sendable, CustomStringConvertible {
+        /// Nil: as wide as the height allows.
+        public let width: Int?
+        /// Nil: as tall as the width allows.
+        public let height: Int?
+
+        public init(width: Int?, height: Int?) {
             self.width = width
             self.height = height
         }
 
-        /// Reads `WxH`, each from 1 to 65535.
+        /// Reads `WxH`, `Wx` or `xH`, each from 1 to 65535.
         public init?(parsing text: String) {
             let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
-            guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
-                  (1...65_535).contains(width), (1...65_535).contains(height) else { return nil }
+            guard parts.count == 2, !(parts[0].isEmpty && parts[1].isEmpty) else { return nil }
+            func side(_ part: Substring) -> Int?? {
+                if part.isEmpty { return .some(nil) }
+                guard part.allSatisfy(\.isASCII), let value = Int(part), (1...65_535).contains(value) else { return nil }
+                return .some(value)
+            }
+            guard let width = side(parts[0]), let height = side(parts[1]) else { return nil }
             self.init(width: width, height: height)
         }
 
-        public var description: String { "\(width)x\(height)" }
+        /// Both sides given.
+        public var isComplete: Bool { width != nil && height != nil }
+
+        public var description: String { "\(width.map(String.init) ?? "")x\(height.map(String.init) ?? "")" }
+
+        /// The scale that brings `width` x `height` inside the box (`cover`: over it).
+        func scale(width: Int, height: Int, covering: Bool) -> Double {
+            let across = self.width.map { Double($0) / Double(width) }
+            let down = self.height.map { Double($0) / Double(height) }
+            switch (across, down) {
+            case let (across?, down?): return covering ? max(across, down) : min(across, down)
+            case let (across?, nil): return across
+            case let (nil, down?): return down
+            case (nil, nil): return 1
+            }
+        }
     }
 
     /// The transformer key: part of the cache key, so each transform of a URL
@@ -54,6 +95,9 @@ public struct ImageTransform: Equatable, Sendable {
     public var key: String {
         var parts: [String] = []
         if let thumbnail { parts.append("thumbnail(\(thumbnail))") }
+        if thumbnail != nil, fit != .inside { parts.append("fit(\(fit.rawValue))") }
+        if thumbnail != nil, upscale { parts.append("upscale") }
+        if thumbnail != nil, fit == .contain { parts.append("padding(\(padding.map(\.description) ?? "none"))") }
         if let scaleDownLimit { parts.append("scale-down(\(scaleDownLimit.pixels))") }
         if let format { parts.append("format(\(format.rawValue))") }
         let capabilities = format.map { CodecRegistry.codec(for: $0).capabilities }
@@ -77,25 +121,73 @@ public struct ImageTransform: Equatable, Sendable {
     /// as any image.
     public func drawingSize(width: Int, height: Int) -> (width: Int, height: Int) {
         guard let thumbnail, width > 0, height > 0 else { return targetSize(width: width, height: height) }
-        let scale = min(Double(thumbnail.width) / Double(width), Double(thumbnail.height) / Double(height))
-        return targetSize(width: max(1, min(thumbnail.width, Int((Double(width) * scale).rounded()))),
-                          height: max(1, min(thumbnail.height, Int((Double(height) * scale).rounded()))))
+        if fit == .fill, thumbnail.isComplete { return (thumbnail.width!, thumbnail.height!) }
+        let scale = thumbnail.scale(width: width, height: height, covering: fit == .cover)
+        return layout(width: max(1, Int((Double(width) * scale).rounded())), height: max(1, Int((Double(height) * scale).rounded()))).scaled
     }
 
-    public func targetSize(width: Int, height: Int) -> (width: Int, height: Int) {
-        var size = (width: width, height: height)
+    /// How an image of `width` x `height` is laid out: resized to `scaled`, then
+    /// placed on a `canvas`-sized picture at `offset` (negative: cropped; positive: padded).
+    public struct Layout: Equatable, Sendable {
+        public let scaled: (width: Int, height: Int)
+        public let canvas: (width: Int, height: Int)
+        public let offset: (x: Int, y: Int)
+
+        public static func == (a: Layout, b: Layout) -> Bool {
+            a.scaled == b.scaled && a.canvas == b.canvas && a.offset == b.offset
+        }
+    }
+
+    /// The layout the transform gives an image of `width` x `height` (as shown, upright).
+    public func layout(width: Int, height: Int) -> Layout {
+        var scaled = (width: width, height: height)
+        var canvas: (width: Int, height: Int)?
         if let thumbnail {
-            size = ImageResizer.fittedSize(width: size.width, height: size.height, boxWidth: thumbnail.width, boxHeight: thumbnail.height)
-        }
-        if let limit = scaleDownLimit, !limit.allows(width: size.width, height: size.height) {
-            let scale = (Double(limit.pixels) / Double(size.width * size.height)).squareRoot()
-            var shrunk = (width: max(1, Int(Double(size.width) * scale)), height: max(1, Int(Double(size.height) * scale)))
-            while !limit.allows(width: shrunk.width, height: shrunk.height), shrunk.width * shrunk.height > 1 {
-                shrunk = (max(1, shrunk.width - 1), max(1, shrunk.height - 1))
+            switch fit {
+            case .fill where thumbnail.isComplete:
+                scaled = (thumbnail.width!, thumbnail.height!)
+            case .inside, .contain, .cover, .fill:
+                var scale = thumbnail.scale(width: width, height: height, covering: fit == .cover)
+                if !upscale { scale = min(1, scale) }
+                scaled = (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+                // Rounding never takes a side past the box.
+                if fit != .cover {
+                    scaled = (min(scaled.width, thumbnail.width ?? .max), min(scaled.height, thumbnail.height ?? .max))
+                }
+                if thumbnail.isComplete, fit == .cover {
+                    canvas = (min(scaled.width, thumbnail.width!), min(scaled.height, thumbnail.height!))
+                } else if thumbnail.isComplete, fit == .contain {
+                    canvas = (thumbnail.width!, thumbnail.height!)
+                }
             }
-            size = shrunk
         }
-        return size
+        if let limit = scaleDownLimit {
+            let area = canvas ?? scaled
+            if !limit.allows(width: area.width, height: area.height) {
+                let shrink = ImageTransform.shrunk(area, within: limit)
+                let factor = Double(shrink.width) / Double(area.width)
+                scaled = (max(1, Int(Double(scaled.width) * factor)), max(1, Int(Double(scaled.height) * factor)))
+                if canvas != nil { canvas = shrink } else { scaled = shrink }
+            }
+        }
+        let finalCanvas = canvas ?? scaled
+        return Layout(scaled: scaled, canvas: finalCanvas,
+                      offset: ((finalCanvas.width - scaled.width) / 2, (finalCanvas.height - scaled.height) / 2))
+    }
+
+    /// `size` shrunk, proportions kept, until it is within `limit`.
+    static func shrunk(_ size: (width: Int, height: Int), within limit: PixelLimit) -> (width: Int, height: Int) {
+        let scale = (Double(limit.pixels) / Double(size.width * size.height)).squareRoot()
+        var shrunk = (width: max(1, Int(Double(size.width) * scale)), height: max(1, Int(Double(size.height) * scale)))
+        while !limit.allows(width: shrunk.width, height: shrunk.height), shrunk.width * shrunk.height > 1 {
+            shrunk = (max(1, shrunk.width - 1), max(1, shrunk.height - 1))
+        }
+        return shrunk
+    }
+
+    /// The size of the picture the transform makes of an image of `width` × `height`.
+    public func targetSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        layout(width: width, height: height).canvas
     }
 
     /// The format written for input of `input`'s format: `--format`, else the
@@ -119,8 +211,8 @@ public struct ImageTransform: Equatable, Sendable {
     /// Whether an image is stored as served: its size needs no change and no
     /// other format was asked for (a GIF or an animation inside the box stays whole).
     public func keepsAsServed(width: Int, height: Int, format: ImageFormat, frameCount: Int) -> Bool {
-        let size = targetSize(width: width, height: height)
-        return size.width == width && size.height == height && (self.format == nil || self.format == format)
+        let layout = layout(width: width, height: height)
+        return layout.scaled == (width, height) && layout.canvas == (width, height) && (self.format == nil || self.format == format)
     }
 
     /// What a transform made.
@@ -150,30 +242,40 @@ public struct ImageTransform: Equatable, Sendable {
         do { image = try decoded.inSRGB() } catch {
             switch error { case .libraryMissing(let message): throw .libraryMissing(message) }
         }
-        let size = targetSize(width: image.width, height: image.height)
         let animated = keepsFrames(of: image.format, frameCount: image.frameCount)
         let format = outputFormat(for: image.format, animated: image.frameCount > 1)
         let settings = ImageEncoder.Settings(format: format, quality: quality, background: background)
         guard animated else {
-            // Upright first (a JPEG's EXIF orientation), then fitted.
+            // Upright first (a JPEG's EXIF orientation), then laid out.
             let upright = ImageOrientation.apply(image.frame(0), width: image.width, height: image.height,
                                                  orientation: image.orientation)
-            let fitted = targetSize(width: upright.width, height: upright.height)
-            let pixels = ImageResizer.resize(upright.pixels[...], width: upright.width, height: upright.height,
-                                             toWidth: fitted.width, toHeight: fitted.height)
-            let bytes = try ImageEncoder.encode(pixels[...], width: fitted.width, height: fitted.height, settings: settings)
-            return Output(bytes: bytes, width: fitted.width, height: fitted.height, format: format, frameCount: 1)
+            let layout = layout(width: upright.width, height: upright.height)
+            let pixels = shaped(upright.pixels[...], width: upright.width, height: upright.height, layout: layout)
+            let bytes = try ImageEncoder.encode(pixels[...], width: layout.canvas.width, height: layout.canvas.height, settings: settings)
+            return Output(bytes: bytes, width: layout.canvas.width, height: layout.canvas.height, format: format, frameCount: 1)
         }
+        let layout = layout(width: image.width, height: image.height)
+        let size = layout.canvas
         var frames: [UInt8] = []
         frames.reserveCapacity(size.width * size.height * 4 * image.frameCount)
         for index in 0..<image.frameCount {
-            frames += ImageResizer.resize(image.frame(index), width: image.width, height: image.height,
-                                          toWidth: size.width, toHeight: size.height)
+            frames += shaped(image.frame(index), width: image.width, height: image.height, layout: layout)
         }
         let bytes = try ImageEncoder.encodeAnimation(frames, width: size.width, height: size.height, frameCount: image.frameCount,
                                                      // No loop count in the source means it plays once.
                                                      delays: image.delays, loopCount: image.loopCount ?? 1, settings: settings)
         return Output(bytes: bytes, width: size.width, height: size.height, format: format, frameCount: image.frameCount)
+    }
+
+    /// One frame resized as `layout` says and placed on its canvas: cropped (cover) or padded (contain).
+    func shaped(_ frame: ArraySlice<UInt8>, width: Int, height: Int, layout: Layout) -> [UInt8] {
+        let resized = layout.scaled == (width, height) ? Array(frame)
+            : ImageResizer.resize(frame, width: width, height: height, toWidth: layout.scaled.width, toHeight: layout.scaled.height)
+        guard layout.canvas != layout.scaled else { return resized }
+        let fill: [UInt8] = padding.map { [$0.red, $0.green, $0.blue, 255] } ?? [0, 0, 0, 0]
+        return ImageResizer.placed(resized, width: layout.scaled.width, height: layout.scaled.height,
+                                   canvasWidth: layout.canvas.width, canvasHeight: layout.canvas.height,
+                                   x: layout.offset.x, y: layout.offset.y, fill: fill)
     }
 
     /// The media type of a format's files, for a transformed entry's metadata.

@@ -35,6 +35,7 @@ enum JSONContract {
     static func typeName(_ value: Any) -> String {
         if value is NSNull { return "null" }
         if value is String { return "string" }
+        if value is [Any] { return "array" }
         // JSONSerialization on Linux hands back Swift Bool, Int and Double, or NSNumber.
         switch String(describing: type(of: value)) {
         case "Bool": return "boolean"

@@ -17,7 +17,7 @@ final class TemporaryDirectory {
     /// Writes `lines` (a list of URLs, say) as the file `name`, one per line; its path.
     func write(lines: [String], to name: String = "urls.txt") throws -> String {
         let path = appending(name)
-        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }
 
