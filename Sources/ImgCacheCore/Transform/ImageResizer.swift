@@ -55,9 +55,10 @@ public enum ImageResizer {
     }
 
     /// `rgba` is `width` × `height` pixels; the result is `toWidth` × `toHeight`
-    /// (each at most the source's).
+    /// (a side made longer, `--upscale` or `--fit fill`, takes each source pixel
+    /// over the output pixels it spans, blending where two meet).
     public static func resize(_ rgba: ArraySlice<UInt8>, width: Int, height: Int, toWidth: Int, toHeight: Int) -> [UInt8] {
-        precondition(rgba.count == width * height * 4 && toWidth <= width && toHeight <= height && toWidth > 0 && toHeight > 0)
+        precondition(rgba.count == width * height * 4 && toWidth > 0 && toHeight > 0)
         if toWidth == width && toHeight == height { return Array(rgba) }
         let columns = Coverage(source: width, target: toWidth)
         let rows = Coverage(source: height, target: toHeight)

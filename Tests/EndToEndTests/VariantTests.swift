@@ -1,0 +1,109 @@
+import Foundation
+import ImgCacheCore
+import Testing
+
+/// Thumbnails, conversions and shrunk copies as a site generator asks for
+/// them: made from the cached original (one GET whatever is asked; a new size
+/// with the server gone), several in one call, in the geometry asked.
+@Suite final class VariantTests: FaultServerSuite {
+    var photo: String { faults.baseURL + "/image/photo.jpg" }  // 96x64
+    var logo: String { faults.baseURL + "/image/logo.png" }  // 64x48, transparent corners
+    var gets: Int { faults.requestCount(path: "/image/photo.jpg") }
+
+    func json(_ arguments: [String]) throws -> [String: Any] {
+        let result = try fetch(["--json", "fetch"] + arguments)
+        #expect(result.status == 0, "\(arguments): \(result.standardError)")
+        return try #require(try result.jsonLines().first)
+    }
+
+    func image(_ path: String) throws -> DecodedImage {
+        try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    @Test func theOriginalAndAnyNumberOfVariantsCostOneDownload() throws {
+        let first = try json(["--thumbnail", "32x32", photo])
+        #expect(first["cache"] as? String == "none" && first["width"] as? Int == 32 && first["height"] as? Int == 21)
+        _ = try json([photo])
+        _ = try json(["--thumbnail", "16x", photo])
+        _ = try json(["--format", "webp", photo])
+        let several = try json(["--thumbnail", "8x,24x", "--format", "png,webp", photo])
+        #expect((several["variants"] as? [Any])?.count == 4)
+        #expect(gets == 1)
+    }
+
+    @Test func aNewSizeOfACachedImageNeedsNoServer() throws {
+        let original = try json([photo])
+        faults.stop()
+        for arguments in [["--thumbnail", "40x"], ["--thumbnail", "x10", "--cache-only"], ["--format", "avif"]] {
+            let variant = try json(arguments + [photo])
+            #expect(variant["cache"] as? String == "disk", "\(arguments)")
+            #expect(variant["original"] as? String == original["path"] as? String)
+        }
+        // Every variant already made answers even when the original has gone.
+        try FileManager.default.removeItem(atPath: try #require(original["path"] as? String))
+        let again = try json(["--thumbnail", "40x", photo])
+        #expect(again["width"] as? Int == 40 && again["original"] is NSNull)
+        // A size never made needs the original: the server, which is gone.
+        let missing = try fetch(["fetch", "--thumbnail", "50x", photo])
+        #expect(missing.status == 1)
+    }
+
+    @Test func aVariantWhoseOriginalWasEvictedDownloadsItAgain() throws {
+        let original = try json([photo])
+        try FileManager.default.removeItem(atPath: try #require(original["path"] as? String))
+        let variant = try json(["--thumbnail", "20x20", photo])
+        #expect(variant["cache"] as? String == "none" && gets == 2)
+        #expect(FileManager.default.fileExists(atPath: try #require(variant["original"] as? String)))
+    }
+
+    @Test func severalSizesAndFormatsAreOneLineOfPathsSizesFirstThenFormats() throws {
+        let result = try fetch(["fetch", "--with-url", "--thumbnail", "48x,16x", "--format", "webp,png", photo, photo])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.lines.count == 2)
+        let fields = result.lines[0].split(separator: "\t").map(String.init)
+        #expect(fields.count == 5 && fields[0] == photo)
+        let made = try fields.dropFirst().map { try image($0) }
+        #expect(made.map(\.width) == [48, 48, 16, 16])
+        #expect(made.map(\.format) == [.webp, .png, .webp, .png])
+        #expect(result.lines[1] == result.lines[0])
+        // --srcset for HTML, the widest last as asked.
+        let srcset = try fetch(["fetch", "--srcset", "--thumbnail", "16x,48x", photo])
+        let candidates = srcset.output.trimmingCharacters(in: .newlines).components(separatedBy: ", ")
+        #expect(candidates.count == 2 && candidates[0].hasSuffix(" 16w") && candidates[1].hasSuffix(" 48w"), "\(srcset.output)")
+        #expect(try image(String(candidates[1].dropLast(4))).width == 48)
+        // -o takes one image.
+        #expect(try fetch(["fetch", "--thumbnail", "16x,48x", "-o", home.appending("x.png"), photo]).status == 64)
+    }
+
+    @Test func coverCropsContainPadsFillStretchesAndNothingGrowsUnlessAsked() throws {
+        let cover = try image(try #require(try json(["--thumbnail", "32x32", "--fit", "cover", photo])["path"] as? String))
+        #expect(cover.width == 32 && cover.height == 32)
+        let fill = try image(try #require(try json(["--thumbnail", "30x40", "--fit", "fill", photo])["path"] as? String))
+        #expect(fill.width == 30 && fill.height == 40)
+        // Contain: the picture (48x32) centred on 48x48, the rest transparent, or the colour asked.
+        let contain = try image(try #require(try json(["--thumbnail", "48x48", "--fit", "contain", "--format", "png", photo])["path"] as? String))
+        #expect(contain.width == 48 && contain.height == 48)
+        #expect(contain.pixels[3] == 0 && contain.pixels[(24 * 48 + 24) * 4 + 3] == 255)
+        let padded = try image(try #require(try json(["--thumbnail", "48x48", "--fit", "contain", "--background", "#ff0000",
+                                                      "--format", "png", photo])["path"] as? String))
+        #expect(Array(padded.pixels[0..<4]) == [255, 0, 0, 255])
+        // Never upscaled unless asked.
+        #expect(try json(["--thumbnail", "128x", logo])["width"] as? Int == 64)
+        let enlarged = try json(["--thumbnail", "128x", "--upscale", logo])
+        #expect(enlarged["width"] as? Int == 128 && enlarged["height"] as? Int == 96)
+        // Each choice is a variant of its own.
+        let paths = Set(try [["--fit", "cover"], ["--fit", "contain"], ["--fit", "fill"], ["--quality", "50"]].map {
+            try json(["--thumbnail", "32x32"] + $0 + [photo])["path"] as? String ?? ""
+        })
+        #expect(paths.count == 4)
+        // A fit that makes exactly WxH needs both.
+        #expect(try fetch(["fetch", "--thumbnail", "32x", "--fit", "cover", photo]).status == 64)
+    }
+
+    @Test func withNoOriginalOnlyTheVariantsAreKept() throws {
+        let variant = try json(["--thumbnail", "20x", "--no-original", photo])
+        #expect(variant["original"] is NSNull && variant["width"] as? Int == 20)
+        #expect(try fetch(["fetch", "--cache-only", photo]).status == 1)
+        #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").count == 1)
+    }
+}
