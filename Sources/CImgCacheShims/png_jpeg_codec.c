@@ -40,6 +40,7 @@
     X(int, png_set_interlace_handling, (png_structrp))                                   \
     X(void, png_read_update_info, (png_structrp, png_inforp))                            \
     X(void, png_read_image, (png_structrp, png_bytepp))                                  \
+    X(void, png_read_row, (png_structrp, png_bytep, png_bytep))                          \
     X(void, png_read_end, (png_structrp, png_inforp))                                    \
     X(int, png_image_write_to_memory,                                                    \
       (png_imagep, void *, png_alloc_size_t *, int, const void *, png_int_32, const void *)) \
@@ -139,7 +140,8 @@ int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
     X(JDIMENSION, jpeg_write_scanlines, (j_compress_ptr, JSAMPARRAY, JDIMENSION)) \
     X(void, jpeg_finish_compress, (j_compress_ptr))                               \
     X(void, jpeg_save_markers, (j_decompress_ptr, int, unsigned int))           \
-    X(boolean, jpeg_read_icc_profile, (j_decompress_ptr, JOCTET **, unsigned int *))
+    X(boolean, jpeg_read_icc_profile, (j_decompress_ptr, JOCTET **, unsigned int *)) \
+    X(void, jpeg_calc_output_dimensions, (j_decompress_ptr))
 
 IC_LIBRARY(jpeg, "libjpeg-dev", IC_JPEG_FUNCTIONS, "libjpeg.so.62", "libjpeg.so")
 
@@ -241,9 +243,97 @@ int ic_allocate_still(ic_decoded_image *out, uint32_t width, uint32_t height, ui
     return 0;
 }
 
+uint32_t ic_shrink_factor(uint32_t width, uint32_t height, uint32_t min_width, uint32_t min_height) {
+    if (min_width == 0 && min_height == 0) return 1;
+    uint32_t across = min_width ? width / min_width : UINT32_MAX, down = min_height ? height / min_height : UINT32_MAX;
+    uint32_t factor = across < down ? across : down;
+    return factor > 1 ? factor : 1;
+}
+
+struct ic_row_shrinker {
+    uint32_t width, height, factor, out_width, rows_in_band, out_row;
+    uint8_t *row;      // the row being read
+    uint64_t *sums;    // per output pixel of the band: premultiplied red, green, blue, and alpha
+    uint32_t *counts;  // pixels added per output pixel (fewer at the right and bottom edges)
+    ic_decoded_image *out;
+};
+
+ic_row_shrinker *ic_row_shrinker_new(uint32_t width, uint32_t height, uint32_t factor, ic_decoded_image *out,
+                                     char *error, size_t error_size) {
+    uint32_t out_width = (width + factor - 1) / factor, out_height = (height + factor - 1) / factor;
+    ic_row_shrinker *shrinker = calloc(1, sizeof *shrinker);
+    if (shrinker == NULL || ic_allocate_still(out, out_width, out_height, UINT64_MAX, error, error_size) != 0) {
+        free(shrinker);
+        if (shrinker == NULL) ic_set_error(error, error_size, "out of memory");
+        return NULL;
+    }
+    *shrinker = (ic_row_shrinker){.width = width, .height = height, .factor = factor, .out_width = out_width, .out = out};
+    shrinker->row = malloc((size_t)width * 4);
+    shrinker->sums = calloc((size_t)out_width * 4, sizeof(uint64_t));
+    shrinker->counts = calloc(out_width, sizeof(uint32_t));
+    if (shrinker->row == NULL || shrinker->sums == NULL || shrinker->counts == NULL) {
+        ic_row_shrinker_free(shrinker);
+        ic_decoded_image_free(out);
+        ic_set_error(error, error_size, "out of memory");
+        return NULL;
+    }
+    return shrinker;
+}
+
+uint8_t *ic_row_shrinker_row(ic_row_shrinker *shrinker) { return shrinker->row; }
+
+/// Writes the band's averages as one output row; colour un-premultiplied, so hidden colour never bleeds.
+static void row_shrinker_flush(ic_row_shrinker *shrinker) {
+    uint8_t *target = shrinker->out->pixels + (size_t)shrinker->out_row * shrinker->out_width * 4;
+    for (uint32_t x = 0; x < shrinker->out_width; x++) {
+        uint64_t *sum = shrinker->sums + (size_t)x * 4;
+        uint32_t count = shrinker->counts[x];
+        if (sum[3] == 0 || count == 0) {
+            memset(target + (size_t)x * 4, 0, 4);
+        } else {
+            for (int channel = 0; channel < 3; channel++) target[x * 4 + channel] = (uint8_t)((sum[channel] + sum[3] / 2) / sum[3]);
+            target[x * 4 + 3] = (uint8_t)((sum[3] + count / 2) / count);
+        }
+    }
+    memset(shrinker->sums, 0, (size_t)shrinker->out_width * 4 * sizeof(uint64_t));
+    memset(shrinker->counts, 0, (size_t)shrinker->out_width * sizeof(uint32_t));
+    shrinker->out_row++;
+    shrinker->rows_in_band = 0;
+}
+
+void ic_row_shrinker_add(ic_row_shrinker *shrinker) {
+    const uint8_t *row = shrinker->row;
+    for (uint32_t x = 0; x < shrinker->width; x++) {
+        uint32_t cell = x / shrinker->factor;
+        uint64_t *sum = shrinker->sums + (size_t)cell * 4;
+        uint64_t alpha = row[x * 4 + 3];
+        sum[0] += row[x * 4] * alpha;
+        sum[1] += row[x * 4 + 1] * alpha;
+        sum[2] += row[x * 4 + 2] * alpha;
+        sum[3] += alpha;
+        shrinker->counts[cell]++;
+    }
+    shrinker->rows_in_band++;
+    uint32_t read = shrinker->out_row * shrinker->factor + shrinker->rows_in_band;
+    if (shrinker->rows_in_band == shrinker->factor || read == shrinker->height) row_shrinker_flush(shrinker);
+}
+
+void ic_row_shrinker_free(ic_row_shrinker *shrinker) {
+    if (shrinker == NULL) return;
+    free(shrinker->row);
+    free(shrinker->sums);
+    free(shrinker->counts);
+    free(shrinker);
+}
+
 int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
                   ic_decoded_image *out, char *error, size_t error_size) {
     (void)max_frames;  // one frame: APNG's default image
+    return ic_png_decode_reduced(data, size, max_pixels, 0, 0, out, error, error_size);
+}
+
+int ic_png_decode_reduced(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t min_width, uint32_t min_height,
+                          ic_decoded_image *out, char *error, size_t error_size) {
     if (ic_png_load(error, error_size) != 0) return -1;
     memset(out, 0, sizeof *out);
     png_probe_context context = {.data = data, .size = size, .error = error, .error_size = error_size};
@@ -255,10 +345,12 @@ int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
     png_infop info = p_png_create_info_struct(png);
     // Volatile: read after a longjmp.
     png_bytepp volatile rows = NULL;
+    ic_row_shrinker *volatile shrinker = NULL;
     if (info == NULL || setjmp(context.jump) != 0) {
         if (info == NULL) ic_set_error(error, error_size, "cannot create a libpng info struct");
         p_png_destroy_read_struct(&png, info ? &info : NULL, NULL);
         free(rows);
+        ic_row_shrinker_free(shrinker);
         ic_decoded_image_free(out);
         return -1;
     }
@@ -276,7 +368,16 @@ int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
     p_png_set_interlace_handling(png);
     p_png_read_update_info(png, info);
     if (p_png_get_rowbytes(png, info) != (size_t)width * 4) png_probe_error(png, "unexpected row layout");
-    if (ic_allocate_still(out, width, height, max_pixels, error, error_size) != 0) longjmp(context.jump, 1);
+    // Rows shrunk as they are read, by a whole factor that keeps at least the size asked for: the full
+    // picture is never in memory. An interlaced image's rows come in seven passes: read whole.
+    uint32_t factor = interlace == PNG_INTERLACE_NONE ? ic_shrink_factor(width, height, min_width, min_height) : 1;
+    if (factor > 1) {
+        if ((uint64_t)width * height > max_pixels) png_probe_error(png, "more pixels than the limit");
+        shrinker = ic_row_shrinker_new(width, height, factor, out, error, error_size);
+        if (shrinker == NULL) longjmp(context.jump, 1);
+    } else if (ic_allocate_still(out, width, height, max_pixels, error, error_size) != 0) {
+        longjmp(context.jump, 1);
+    }
     png_charp profile_name = NULL;
     png_bytep profile = NULL;
     png_uint_32 profile_size = 0;
@@ -284,10 +385,19 @@ int ic_png_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
     if (p_png_get_iCCP(png, info, &profile_name, &compression, &profile, &profile_size) != 0) {
         ic_attach_icc(out, profile, profile_size);
     }
-    rows = malloc(sizeof(png_bytep) * height);
-    if (rows == NULL) png_probe_error(png, "out of memory");
-    for (png_uint_32 y = 0; y < height; y++) rows[y] = out->pixels + (size_t)y * width * 4;
-    p_png_read_image(png, rows);
+    if (shrinker != NULL) {
+        for (png_uint_32 y = 0; y < height; y++) {
+            p_png_read_row(png, ic_row_shrinker_row(shrinker), NULL);
+            ic_row_shrinker_add(shrinker);
+        }
+        ic_row_shrinker_free(shrinker);
+        shrinker = NULL;
+    } else {
+        rows = malloc(sizeof(png_bytep) * height);
+        if (rows == NULL) png_probe_error(png, "out of memory");
+        for (png_uint_32 y = 0; y < height; y++) rows[y] = out->pixels + (size_t)y * width * 4;
+        p_png_read_image(png, rows);
+    }
     // Up to IEND: a file cut after its pixels is still a cut file.
     p_png_read_end(png, NULL);
     free(rows);
@@ -321,6 +431,11 @@ static void jpeg_decode_emit_message(j_common_ptr info, int level) {
 int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
                    ic_decoded_image *out, char *error, size_t error_size) {
     (void)max_frames;
+    return ic_jpeg_decode_reduced(data, size, max_pixels, 0, 0, out, error, error_size);
+}
+
+int ic_jpeg_decode_reduced(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t min_width, uint32_t min_height,
+                           ic_decoded_image *out, char *error, size_t error_size) {
     if (ic_jpeg_load(error, error_size) != 0) return -1;
     struct jpeg_decompress_struct info;
     memset(&info, 0, sizeof info);
@@ -344,7 +459,24 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
     manager.in_scan = 1;  // the header ends at the first scan; progressive files read theirs in start_decompress
     int cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
     info.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGBA;
-    if (ic_allocate_still(out, info.image_width, info.image_height, max_pixels, error, error_size) != 0) {
+    if ((uint64_t)info.image_width * info.image_height > max_pixels) {
+        p_jpeg_destroy_decompress(&info);
+        ic_set_error(error, error_size, "more pixels than the limit");
+        return -1;
+    }
+    // libjpeg-turbo's DCT scaling: the smallest of 1/8 ... 8/8 that keeps at least the size asked for,
+    // the pixels averaged in the transform rather than decoded and then thrown away.
+    if (min_width > 0 || min_height > 0) {
+        unsigned eighths = 1;
+        while (eighths < 8 && ((uint64_t)(info.image_width * eighths + 7) / 8 < min_width ||
+                               (uint64_t)(info.image_height * eighths + 7) / 8 < min_height)) {
+            eighths++;
+        }
+        info.scale_num = eighths;
+        info.scale_denom = 8;
+    }
+    p_jpeg_calc_output_dimensions(&info);
+    if (ic_allocate_still(out, info.output_width, info.output_height, max_pixels, error, error_size) != 0) {
         p_jpeg_destroy_decompress(&info);
         return -1;
     }

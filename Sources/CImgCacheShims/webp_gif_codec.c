@@ -5,6 +5,7 @@
 #include "imgcache_shims.h"
 #include "decoded_image.h"
 #include "loader.h"
+#include <math.h>
 
 #include <gif_lib.h>
 #include <pthread.h>
@@ -52,6 +53,8 @@ out_of_memory:
 #define IC_WEBP_FUNCTIONS(X)                                                          \
     X(int, WebPGetFeaturesInternal, (const uint8_t *, size_t, WebPBitstreamFeatures *, int)) \
     X(uint8_t *, WebPDecodeRGBAInto, (const uint8_t *, size_t, uint8_t *, size_t, int)) \
+    X(int, WebPInitDecoderConfigInternal, (WebPDecoderConfig *, int))                 \
+    X(VP8StatusCode, WebPDecode, (const uint8_t *, size_t, WebPDecoderConfig *))      \
     X(size_t, WebPEncodeRGBA, (const uint8_t *, int, int, int, float, uint8_t **))    \
     X(size_t, WebPEncodeLosslessRGBA, (const uint8_t *, int, int, int, uint8_t **))   \
     X(void, WebPFree, (void *))                                                       \
@@ -91,6 +94,58 @@ static void webp_load_once(void) {
 
 int ic_webp_load(char *error, size_t error_size);
 IC_LIBRARY_LOADER(webp)
+
+int ic_webp_decode_reduced(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t min_width, uint32_t min_height,
+                           ic_decoded_image *out, char *error, size_t error_size) {
+    memset(out, 0, sizeof *out);
+    if (ic_webp_load(error, error_size) != 0) return -1;
+    WebPDecoderConfig config;
+    if (!p_WebPInitDecoderConfigInternal(&config, WEBP_DECODER_ABI_VERSION) ||
+        p_WebPGetFeaturesInternal(data, size, &config.input, WEBP_DECODER_ABI_VERSION) != VP8_STATUS_OK) {
+        ic_set_error(error, error_size, "bad WebP bitstream");
+        return -1;
+    }
+    uint32_t width = (uint32_t)config.input.width, height = (uint32_t)config.input.height;
+    double scale = 0;
+    if (min_width > 0) scale = (double)min_width / width;
+    if (min_height > 0 && (double)min_height / height > scale) scale = (double)min_height / height;
+    // An animation, or a size not smaller: decoded whole.
+    if (config.input.has_animation || scale <= 0 || scale >= 1) return ic_webp_decode(data, size, max_pixels, 0, out, error, error_size);
+    if ((uint64_t)width * height > max_pixels) {
+        ic_set_error(error, error_size, "more pixels than the limit");
+        return -1;
+    }
+    uint32_t scaled_width = (uint32_t)ceil(width * scale), scaled_height = (uint32_t)ceil(height * scale);
+    if (scaled_width < 1) scaled_width = 1;
+    if (scaled_height < 1) scaled_height = 1;
+    if (ic_allocate_still(out, scaled_width, scaled_height, max_pixels, error, error_size) != 0) return -1;
+    // libwebp's rescaler, straight from the bitstream: premultiplied, so hidden colour does not bleed.
+    config.options.use_scaling = 1;
+    config.options.scaled_width = (int)scaled_width;
+    config.options.scaled_height = (int)scaled_height;
+    config.output.colorspace = config.input.has_alpha ? MODE_rgbA : MODE_RGBA;
+    config.output.is_external_memory = 1;
+    config.output.u.RGBA.rgba = out->pixels;
+    config.output.u.RGBA.stride = (int)scaled_width * 4;
+    config.output.u.RGBA.size = (size_t)scaled_width * scaled_height * 4;
+    if (p_WebPDecode(data, size, &config) != VP8_STATUS_OK) {
+        ic_decoded_image_free(out);
+        ic_set_error(error, error_size, "the WebP image data does not decode");
+        return -1;
+    }
+    if (config.input.has_alpha) {
+        for (size_t index = 0; index < (size_t)scaled_width * scaled_height; index++) {
+            uint8_t *pixel = out->pixels + index * 4;
+            unsigned alpha = pixel[3];
+            if (alpha == 0 || alpha == 255) continue;
+            for (int channel = 0; channel < 3; channel++) {
+                unsigned value = (pixel[channel] * 255u + alpha / 2) / alpha;
+                pixel[channel] = (uint8_t)(value > 255 ? 255 : value);
+            }
+        }
+    }
+    return 0;
+}
 
 int ic_webp_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
                    ic_decoded_image *out, char *error, size_t error_size) {

@@ -33,3 +33,32 @@ import Testing
         #expect(ImageResizer.resize([0, 255, 0, 0, 0, 0, 255, 0][...], width: 2, height: 1, toWidth: 1, toHeight: 1) == [0, 0, 0, 0])
     }
 }
+
+/// Decoding smaller where the format allows (JPEG's DCT scaling, PNG's rows
+/// shrunk as they are read, libwebp's scaled decoding): never smaller than
+/// asked, and the same picture as decoding whole and shrinking.
+@Suite struct ReducedDecodeTests {
+    @Test(arguments: ["photo.jpg", "progressive.jpg", "cmyk.jpg", "logo.png", "palette.png", "gray16.png", "alpha.webp", "lossless.webp"])
+    func aReducedDecodeIsTheWholeDecodeShrunk(name: String) throws {
+        let bytes = [UInt8](try Data(contentsOf: DecoderTests.fixtures.appendingPathComponent(name)))
+        let whole = try ImageDecoder.decode(bytes)
+        let asked = (width: max(1, whole.width / 4), height: max(1, whole.height / 4))
+        let reduced = try ImageDecoder.decode(bytes, atLeast: asked)
+        #expect(reduced.width >= asked.width && reduced.height >= asked.height, "\(reduced.width)x\(reduced.height)")
+        #expect(reduced.width < whole.width && reduced.height < whole.height, "\(name) was not reduced")
+        #expect(reduced.colour == whole.colour)
+        let a = ImageResizer.resize(whole.frame(0), width: whole.width, height: whole.height, toWidth: asked.width, toHeight: asked.height)
+        let b = ImageResizer.resize(reduced.frame(0), width: reduced.width, height: reduced.height,
+                                    toWidth: asked.width, toHeight: asked.height)
+        // Opaque pixels compared by colour; alpha everywhere.
+        var total = 0, count = 0
+        for pixel in stride(from: 0, to: a.count, by: 4) {
+            let channels = a[pixel + 3] == 255 && b[pixel + 3] == 255 ? 0..<4 : 3..<4
+            for channel in channels {
+                total += abs(Int(a[pixel + channel]) - Int(b[pixel + channel]))
+                count += 1
+            }
+        }
+        #expect(Double(total) / Double(max(1, count)) < 6, "\(name): mean difference \(Double(total) / Double(max(1, count)))")
+    }
+}

@@ -23,6 +23,9 @@ public struct ImageHeader: Equatable, Sendable {
     /// More than one frame.
     public var isAnimated: Bool { (frameCount ?? 1) > 1 }
 
+    /// The size as shown: orientations 5–8 turn the picture a quarter.
+    public var uprightSize: (width: Int, height: Int) { orientation >= 5 ? (height, width) : (width, height) }
+
     public init(format: ImageFormat, width: Int, height: Int, frameCount: Int? = nil, hasAlpha: Bool = false, bitDepth: Int = 8,
                 orientation: Int = 1) {
         self.format = format

@@ -69,7 +69,9 @@ struct VariantMaker {
             }
             if decoded == nil { decoded = try decode(bytes, header: header, for: missing.map { settings.variants[$0] }, url: url) }
             let output: ImageTransform.Output
-            do { output = try transform.apply(to: decoded!) } catch {
+            // Vectors are drawn at the size wanted; anything else is laid out as at full size.
+            let shown = header.format == .svg ? nil : header.uprightSize
+            do { output = try transform.apply(to: decoded!, shown: shown) } catch {
                 switch error {
                 case .libraryMissing(let message): throw .libraryMissing(message)
                 default: throw .notUsable(url: url, reason: error.description)
@@ -91,6 +93,13 @@ struct VariantMaker {
         if header.format == .svg {
             let sizes = transforms.map { $0.drawingSize(width: header.width, height: header.height) }
             atLeast = (sizes.map(\.width).max() ?? header.width, sizes.map(\.height).max() ?? header.height)
+        } else if !keepsFrames {
+            // Decoded no larger than the largest variant needs (as stored: a quarter turn swaps the sides).
+            let shown = header.uprightSize
+            let sizes = transforms.map { $0.layout(width: shown.width, height: shown.height).scaled }
+            let needed = (width: sizes.map(\.width).max() ?? shown.width, height: sizes.map(\.height).max() ?? shown.height)
+            let stored = header.orientation >= 5 ? (width: needed.height, height: needed.width) : needed
+            if stored.width < header.width || stored.height < header.height { atLeast = stored }
         }
         do {
             return try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels, maximumFrames: keepsFrames ? 0 : 1,

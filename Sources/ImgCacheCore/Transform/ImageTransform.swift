@@ -236,7 +236,9 @@ public struct ImageTransform: Equatable, Sendable {
 
     /// Transforms `image` (every frame, when the output format animates; else
     /// its first) and encodes the result.
-    public func apply(to decoded: DecodedImage) throws(ImageEncoder.EncodeError) -> Output {
+    /// `shown` is the source's size as shown (upright) when `decoded` was decoded smaller: the
+    /// layout is the full-size image's, so a reduced decode makes the same picture.
+    public func apply(to decoded: DecodedImage, shown: (width: Int, height: Int)? = nil) throws(ImageEncoder.EncodeError) -> Output {
         // Written in sRGB, whatever profile the source was in.
         let image: DecodedImage
         do { image = try decoded.inSRGB() } catch {
@@ -249,7 +251,7 @@ public struct ImageTransform: Equatable, Sendable {
             // Upright first (a JPEG's EXIF orientation), then laid out.
             let upright = ImageOrientation.apply(image.frame(0), width: image.width, height: image.height,
                                                  orientation: image.orientation)
-            let layout = layout(width: upright.width, height: upright.height)
+            let layout = layout(width: shown?.width ?? upright.width, height: shown?.height ?? upright.height)
             let pixels = shaped(upright.pixels[...], width: upright.width, height: upright.height, layout: layout)
             let bytes = try ImageEncoder.encode(pixels[...], width: layout.canvas.width, height: layout.canvas.height, settings: settings)
             return Output(bytes: bytes, width: layout.canvas.width, height: layout.canvas.height, format: format, frameCount: 1)
