@@ -10,6 +10,8 @@ enum FetchMessage: Sendable {
     case remote(slot: Int, store: Int, Result<[UInt8]?, RemoteFailure>)
     /// A remote store's answer to a write.
     case remoteWritten(store: Int, Result<Void, RemoteFailure>)
+    /// An image's variants made on a worker thread (the job's token), with the `-v` lines it logged.
+    case variantsMade(token: Int, Result<FetchResult, FetchError>, log: [String])
     /// Something to look at (an interruption).
     case wake
 }

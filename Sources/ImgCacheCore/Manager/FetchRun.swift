@@ -34,6 +34,79 @@ struct FetchRun {
     /// (a repeat looked up on the reader thread before its first answer was
     /// stored is looked up again rather than downloaded twice).
     var recentlySettled = RecentKeys(capacity: 4096)
+    /// Images whose variants are being made (or wait for a worker).
+    var variants = VariantQueue()
+}
+
+/// The images waiting for their variants, and the workers' share of the
+/// machine: at most `workers` at once, and within a memory budget (a job
+/// alone may exceed it, so that one huge image still gets made).
+struct VariantQueue {
+    /// An answer held back until its variants are made.
+    struct Pending {
+        let fingerprint: KeyFingerprint
+        let first: Int
+        let url: String
+        var repeats: [(Int, String)]
+        /// The memory the job is expected to take, counted while it runs.
+        let estimate: Int
+    }
+
+    var pending: [Int: Pending] = [:]
+    var tokenByKey: [KeyFingerprint: Int] = [:]
+    /// Jobs not started yet, oldest first.
+    var waiting: [VariantWorkers.Job] = []
+    var running = 0
+    var bytesRunning = 0
+    var nextToken = 0
+
+    var isEmpty: Bool { pending.isEmpty }
+
+    /// Holds an answer back for its variants; its job waits for a worker.
+    mutating func add(_ original: FetchResult, fingerprint: KeyFingerprint, first: Int, url: String, repeats: [(Int, String)]) {
+        let token = nextToken
+        nextToken += 1
+        let metadata = original.metadata
+        // A whole decode, at worst: four bytes a pixel of every frame, and the file itself.
+        let estimate = (metadata.width ?? 0) * (metadata.height ?? 0) * 4 * max(1, metadata.frameCount ?? 1) + Int(metadata.byteCount)
+        pending[token] = Pending(fingerprint: fingerprint, first: first, url: url, repeats: repeats, estimate: estimate)
+        tokenByKey[fingerprint] = token
+        waiting.append(VariantWorkers.Job(token: token, original: original))
+    }
+
+    /// A later input with the same key joins the answer being made.
+    mutating func join(_ fingerprint: KeyFingerprint, index: Int, url: String) -> Bool {
+        guard let token = tokenByKey[fingerprint] else { return false }
+        pending[token]?.repeats.append((index, url))
+        return true
+    }
+
+    func contains(_ fingerprint: KeyFingerprint) -> Bool { tokenByKey[fingerprint] != nil }
+
+    /// The jobs that may start now.
+    mutating func startable(workers: Int, budget: Int) -> [VariantWorkers.Job] {
+        var started: [VariantWorkers.Job] = []
+        while let job = waiting.first, running < workers {
+            let estimate = pending[job.token]?.estimate ?? 0
+            guard running == 0 || bytesRunning + estimate <= budget else { break }
+            waiting.removeFirst()
+            running += 1
+            bytesRunning += estimate
+            started.append(job)
+        }
+        return started
+    }
+
+    /// The answer held back for `token`, once its job is done (nil: already answered).
+    mutating func finish(_ token: Int, started: Bool) -> Pending? {
+        guard let held = pending.removeValue(forKey: token) else { return nil }
+        tokenByKey[held.fingerprint] = nil
+        if started {
+            running -= 1
+            bytesRunning -= held.estimate
+        }
+        return held
+    }
 }
 
 /// The last `capacity` keys added, in bounded memory.

@@ -48,6 +48,8 @@ public final class ImageFetcher {
     var downloader: (any DownloadScheduling)?
     /// The remote stores, made with the downloader.
     var remoteTier: RemoteTier?
+    /// The threads that make variants, started with the first image that needs them.
+    var variantWorkers: VariantWorkers?
     /// Where credentials for remote stores are read.
     let environment: Environment
     /// Makes the downloader (a scripted one in tests).
@@ -111,6 +113,7 @@ public final class ImageFetcher {
     public func close() {
         downloader?.close()
         remoteTier?.close()
+        variantWorkers?.close()
         while let message = messages.tryPop() {
             if case .finished(_, .success(let file)) = message, let spilled = file.spilledPath { try? FileSystem.remove(spilled) }
         }
@@ -127,9 +130,10 @@ public final class ImageFetcher {
             defer { hasRun = true }
             try take(input, &run, emit: emit, update: emitUpdate)
             submitQueued(&run)
-            while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 {
+            while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 || !run.variants.isEmpty {
                 if interruption.signal != nil, !run.interrupted { stopAll(&run) }
-                if run.interrupted, run.inFlight.isEmpty, run.list != nil {
+                if run.interrupted, !run.variants.waiting.isEmpty { try dropWaitingVariants(&run, emit: emit) }
+                if run.interrupted, run.inFlight.isEmpty, run.variants.running == 0, run.list != nil {
                     // URLs already read are answered `interrupted`, so the summary counts them.
                     while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
                     break
@@ -185,6 +189,17 @@ public final class ImageFetcher {
         log?("interrupted: no new work is started")
     }
 
+    /// Variants not started when the run is interrupted are not made: those images are answered `interrupted`.
+    private func dropWaitingVariants<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        let waiting = run.variants.waiting
+        run.variants.waiting.removeAll()
+        for job in waiting {
+            guard let held = run.variants.finish(job.token, started: false) else { continue }
+            try deliver(held.fingerprint, .failure(.interrupted(url: held.url)), first: held.first, url: held.url,
+                        repeats: held.repeats, &run, emit: emit)
+        }
+    }
+
     /// Asked to stop a second time: what has arrived is handled, and every
     /// URL still waiting (a transfer being cancelled, a remote store's answer)
     /// is answered `interrupted` now; remote writes still out are given up.
@@ -197,6 +212,13 @@ public final class ImageFetcher {
             guard let miss = run.inFlight.remove(slot) else { continue }
             try settle(miss.fingerprint, .failure(.interrupted(url: miss.url)), first: miss.firstIndex, url: miss.url,
                        repeats: miss.repeats, &run, emit: emit)
+        }
+        // Variants being made are not waited for either (their answers, when they come, are dropped).
+        try dropWaitingVariants(&run, emit: emit)
+        for token in Array(run.variants.pending.keys).sorted() {
+            guard let held = run.variants.finish(token, started: true) else { continue }
+            try deliver(held.fingerprint, .failure(.interrupted(url: held.url)), first: held.first, url: held.url,
+                        repeats: held.repeats, &run, emit: emit)
         }
         if run.pendingWrites > 0 { log?("interrupted again: \(Plural.count(run.pendingWrites, "remote write")) given up") }
         run.pendingWrites = 0
@@ -232,7 +254,13 @@ public final class ImageFetcher {
             try remoteAnswered(slot: slot, store: store, result, &run, emit: emit)
         case .remoteWritten(let store, let result):
             remoteWritten(store, result, &run)
+        case .variantsMade(let token, let answer, let lines):
+            for line in lines { log?(line) }
+            guard let held = run.variants.finish(token, started: true) else { return }
+            try deliver(held.fingerprint, answer, first: held.first, url: held.url, repeats: held.repeats, &run, emit: emit)
+            try startVariants(&run, emit: emit)
         }
+        if run.interrupted, !run.variants.waiting.isEmpty { try dropWaitingVariants(&run, emit: emit) }
     }
 
     /// URLs given at once, in their order.
@@ -296,8 +324,8 @@ public final class ImageFetcher {
                        &run, emit: emit, update: emitUpdate)
         case .looked(let url, let key, let fingerprint, let outcome):
             guard let index = try nextIndex(for: url, &run, emit: emit) else { return }
-            // The same key in flight (looked up before its download ended): answered with it.
-            if run.inFlight.join(fingerprint, index: index, url: url) { return }
+            // The same key in flight (looked up before its download ended), or its variants being made: answered with it.
+            if run.inFlight.join(fingerprint, index: index, url: url) || run.variants.join(fingerprint, index: index, url: url) { return }
             var outcome = outcome
             if case .download = outcome, run.recentlySettled.contains(fingerprint) {
                 // Looked up before the same key's answer was stored: looked up again, now.
@@ -326,14 +354,47 @@ public final class ImageFetcher {
         }
     }
 
-    /// Answers the first request for a key and its repeats.
+    /// Answers the first request for a key and its repeats; an image whose variants are
+    /// still to be made is answered once a worker has made them.
     func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
                                   repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
-        var answer = answer
-        // The image as served found or stored: its variants are made from it (or found) now.
         if !settings.variants.isEmpty, case .success(let original) = answer, original.variants.isEmpty {
-            answer = variantMaker.answer(for: original)
+            // Interrupted: no new work starts, so the variants asked for are not made.
+            guard !run.interrupted else {
+                if !original.isStored { try? FileSystem.remove(original.path) }
+                try deliver(fingerprint, .failure(.interrupted(url: url)), first: first, url: url, repeats: repeats, &run, emit: emit)
+                return
+            }
+            run.variants.add(original, fingerprint: fingerprint, first: first, url: url, repeats: repeats)
+            try startVariants(&run, emit: emit)
+            return
         }
+        try deliver(fingerprint, answer, first: first, url: url, repeats: repeats, &run, emit: emit)
+    }
+
+    /// Starts the variant jobs the workers and the memory budget allow; without threads, makes them here.
+    func startVariants<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        let count = VariantWorkers.count(concurrency: downloaderConfiguration.maximumConcurrentDownloads)
+        if variantWorkers == nil, !run.variants.waiting.isEmpty {
+            announceThreads()
+            do {
+                variantWorkers = try VariantWorkers(count: count, cache: cache, settings: settings, logs: log != nil, messages: messages)
+            } catch {
+                log?("cannot start the variant threads (\(error)); making variants on this one")
+            }
+        }
+        for job in run.variants.startable(workers: count, budget: VariantWorkers.memoryBudget) {
+            if let variantWorkers {
+                variantWorkers.submit(job)
+            } else {
+                messages.push(.variantsMade(token: job.token, variantMaker.answer(for: job.original), log: []))
+            }
+        }
+    }
+
+    /// Answers the first request for a key and its repeats, now.
+    private func deliver<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
+                                   repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
         if run.repeats != .lookedUpAgain { run.seen.insert(fingerprint) } else { run.recentlySettled.add(fingerprint) }
         if run.repeats == .answeredFromMemory { run.answers[fingerprint] = answer }
         try emit(FetchOutcome(index: first, url: url, result: answer))
@@ -355,9 +416,9 @@ public final class ImageFetcher {
         let url = URLText.withoutFragment(given)
         let key = settings.cacheKey(for: url)
         let fingerprint = KeyFingerprint(key)
-        if run.inFlight.contains(fingerprint) {
+        if run.inFlight.contains(fingerprint) || run.variants.contains(fingerprint) {
             if run.repeats != .skipped {
-                _ = run.inFlight.join(fingerprint, index: index, url: url)
+                if !run.inFlight.join(fingerprint, index: index, url: url) { _ = run.variants.join(fingerprint, index: index, url: url) }
             } else {
                 // prefetch keeps nothing per repeat: it is answered now, whatever the first one becomes.
                 try emit(FetchOutcome(index: index, url: url, result: nil))

@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The threads that make variants (decode, resize, encode, store), so that a
+/// prefetch of thumbnails uses every core while the manager's thread goes on
+/// answering and downloading. Each job's answer comes back to the manager as a
+/// message, with the `-v` lines it would have logged. How many run at once,
+/// and how much memory they may take together, is the manager's to decide
+/// (`VariantQueue`); the threads only take what they are given.
+final class VariantWorkers: Sendable {
+    /// One image whose variants are to be made from `original`.
+    struct Job: Sendable {
+        let token: Int
+        let original: FetchResult
+    }
+
+    private let jobs = BlockingQueue<Job?>()
+    private let threads: [WorkerThread]
+
+    /// Starts `count` threads that make variants with `settings` in `cache` and post the answers to `messages`.
+    init(count: Int, cache: DiskCache, settings: FetchSettings, logs: Bool,
+         messages: BlockingQueue<FetchMessage>) throws(SystemError) {
+        var started: [WorkerThread] = []
+        for _ in 0..<max(1, count) {
+            let thread = WorkerThread()
+            try thread.start { [jobs] in
+                // Each thread holds its own lock file open: byte locks belong to the open file.
+                let lockHandle = NamespaceLock.Handle()
+                while let job = jobs.pop() {
+                    let lines = LogLines()
+                    let maker = VariantMaker(cache: cache, settings: settings, log: logs ? { lines.append($0) } : nil,
+                                             lockHandle: lockHandle)
+                    let answer = maker.answer(for: job.original)
+                    messages.push(.variantsMade(token: job.token, answer, log: lines.collected))
+                }
+            }
+            started.append(thread)
+        }
+        threads = started
+    }
+
+    func submit(_ job: Job) {
+        jobs.push(job)
+    }
+
+    /// Lets every thread finish the job it has, then ends them.
+    func close() {
+        for _ in threads { jobs.push(nil) }
+        for thread in threads { thread.join() }
+    }
+
+    /// How many threads a run uses: as many as downloads may run at once, no more than the cores.
+    static func count(concurrency: Int) -> Int {
+        let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        return max(1, min(concurrency, cores > 0 ? cores : 1))
+    }
+
+    /// The memory the jobs in flight may take together: a quarter of the machine's, at most 2 GiB.
+    static var memoryBudget: Int {
+        let pages = Int(sysconf(Int32(_SC_PHYS_PAGES))), pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let physical = pages > 0 && pageSize > 0 ? pages * pageSize : 4 << 30
+        return min(2 << 30, physical / 4)
+    }
+}
+
+/// The `-v` lines of one job, gathered on its thread.
+private final class LogLines: @unchecked Sendable {
+    // Used by one worker thread at a time: made, filled and read within one job.
+    private var lines: [String] = []
+    func append(_ line: String) { lines.append(line) }
+    var collected: [String] { lines }
+}
