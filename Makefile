@@ -35,6 +35,7 @@ test-deps: deps
 bench-deps: deps
 	@scripts/apt-install.sh $(BENCH_PACKAGES)
 	@scripts/pip-install.sh --bench
+	@scripts/pip-install.sh --img2dataset
 
 # A release binary with the Swift runtime linked in statically: it starts fast
 # and runs on a machine without the toolchain. Without a $ORIGIN run path, the
@@ -80,6 +81,7 @@ bench: build bench-deps test-deps
 	scripts/bench-cache.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 100000
 	scripts/bench-codecs.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 2000
 	scripts/bench-formats.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 20
+	scripts/bench-variants.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000 .build/img2dataset/bin/img2dataset
 
 # Random SIGKILLs across mixed commands for SOAK_SECONDS (not part of `make
 # test`, which runs a few rounds); the result goes to Docs/SOAK.md.

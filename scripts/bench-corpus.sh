@@ -30,3 +30,9 @@ bench_serve_corpus() {
     work=$server_work
     ls "$corpus" | grep -v summary | sed "s|^|$server_base/|" > "$work/urls.txt"
 }
+
+# timed COMMAND...: runs it and prints "wall user+sys peakKB" (GNU time), in $work.
+timed() {
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@"
+    awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$work/time"
+}

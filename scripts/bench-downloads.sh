@@ -26,10 +26,6 @@ done < "$work/urls.txt" > "$work/curl.cfg"
 # makes file creation slow for a while after many deletions (it avoids reusing
 # recently freed inodes), which would penalise whichever command ran next.
 run=0
-timed() {
-    /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@"
-    awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$work/time"
-}
 expect_files() {
     local found
     found=$(find "$1" -type f ! -name 'tmp.*' ! -name lock ! -name urls ! -name stats | wc -l)

@@ -2,10 +2,21 @@
 # Installs the Python packages the tests need when python3 cannot import them
 # yet: moto's S3-compatible server (with boto3, which sets it up); with
 # --bench, those the format benchmark needs instead: Pillow 11.3+ (which reads
-# AVIF), pillow-heif and pillow-jxl-plugin.
+# AVIF), pillow-heif and pillow-jxl-plugin; with --img2dataset [VENV], img2dataset
+# in a virtual environment (default .build/img2dataset).
 #
-#   scripts/pip-install.sh [--bench]
+#   scripts/pip-install.sh [--bench | --img2dataset [VENV]]
 set -euo pipefail
+if [ "${1:-}" = --img2dataset ]; then
+    # img2dataset 1.47, the thumbnail benchmark's reference, in a virtual environment of its own
+    # (its dependencies pin versions the other packages do not want).
+    venv=${2:-.build/img2dataset}
+    [ -x "$venv/bin/img2dataset" ] && exit 0
+    python3 -m venv "$venv" 2>/dev/null || { scripts/apt-install.sh python3-venv; python3 -m venv "$venv"; }
+    echo "Installing: img2dataset 1.47 (Python, into $venv)"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check 'img2dataset==1.47.0'
+    exit 0
+fi
 packages=('moto[server]>=5,<6')
 check='import moto.server, boto3, flask'
 if [ "${1:-}" = --bench ]; then

@@ -149,6 +149,20 @@ enum CodecShim {
                             orientation: header.orientation, colour: ImageColour(image))
     }
 
+    /// A C decoder that decodes smaller, to no less than a width and a height.
+    typealias ReducedDecoder = (UnsafePointer<UInt8>?, Int, UInt64, UInt32, UInt32, UnsafeMutablePointer<ic_decoded_image>?,
+                                UnsafeMutablePointer<CChar>?, Int) -> Int32
+
+    /// Every pixel through a C decoder that decodes smaller, to at least `size`.
+    static func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit, maximumFrames: Int,
+                       atLeast size: (width: Int, height: Int), _ decoder: ReducedDecoder) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        let width = UInt32(clamping: size.width), height = UInt32(clamping: size.height)
+        return try decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames) {
+            data, count, limit, _, image, message, messageSize in
+            decoder(data, count, limit, width, height, image, message, messageSize)
+        }
+    }
+
     /// Bytes a C encoder made, or its failure as an `EncodeError`.
     static func encoded(_ format: ImageFormat, _ call: (UnsafeMutablePointer<ic_encoded>, UnsafeMutablePointer<CChar>, Int) -> Int32)
         throws(ImageEncoder.EncodeError) -> [UInt8] {

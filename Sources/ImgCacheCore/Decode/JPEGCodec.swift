@@ -51,11 +51,7 @@ struct JPEGCodec: ImageCodec {
     /// Smaller where that keeps at least `size`: DCT scaling, 1/8 to 8/8.
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit, maximumFrames: Int,
                 atLeast size: (width: Int, height: Int)) throws(ImageDecoder.DecodeError) -> DecodedImage {
-        let width = UInt32(clamping: size.width), height = UInt32(clamping: size.height)
-        return try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames) {
-            data, count, limit, _, image, message, messageSize in
-            ic_jpeg_decode_reduced(data, count, limit, width, height, image, message, messageSize)
-        }
+        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, atLeast: size, ic_jpeg_decode_reduced)
     }
 
     func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int,

@@ -81,11 +81,7 @@ struct PNGCodec: ImageCodec {
     /// Smaller where that keeps at least `size`: rows shrunk as they are read.
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit, maximumFrames: Int,
                 atLeast size: (width: Int, height: Int)) throws(ImageDecoder.DecodeError) -> DecodedImage {
-        let width = UInt32(clamping: size.width), height = UInt32(clamping: size.height)
-        return try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames) {
-            data, count, limit, _, image, message, messageSize in
-            ic_png_decode_reduced(data, count, limit, width, height, image, message, messageSize)
-        }
+        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, atLeast: size, ic_png_decode_reduced)
     }
 
     func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int,

@@ -97,14 +97,11 @@ struct WebPCodec: ImageCodec {
     /// A still image smaller where that keeps at least `size`: libwebp's scaled decoding, straight to that size.
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit, maximumFrames: Int,
                 atLeast size: (width: Int, height: Int)) throws(ImageDecoder.DecodeError) -> DecodedImage {
-        let width = UInt32(clamping: size.width), height = UInt32(clamping: size.height)
         guard header.frameCount ?? 1 == 1 else {
             return try decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames)
         }
-        return withProfile(try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames) {
-            data, count, limit, _, image, message, messageSize in
-            ic_webp_decode_reduced(data, count, limit, width, height, image, message, messageSize)
-        }, of: bytes)
+        return withProfile(try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames,
+                                                atLeast: size, ic_webp_decode_reduced), of: bytes)
     }
 
     /// An extended WebP's ICCP chunk (flag 0x20) says what colours its pixels are in; libwebp hands them back as stored.
