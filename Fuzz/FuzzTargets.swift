@@ -66,6 +66,15 @@ public func imgcacheFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             precondition(image.pixels.count == image.width * image.height * 4 * image.frameCount)
             _ = image.pixels.first.map { $0 &+ (image.pixels.last ?? 0) }
         }
+        // At a reduced size too (a thumbnail's decode): a size the first byte picks, whole pixels still.
+        if let header = try? ImageHeader.probe(bytes), header.width > 1, header.height > 1 {
+            let divisor = 2 + Int(bytes.last ?? 0) % 15
+            let asked = (width: max(1, header.width / divisor), height: max(1, header.height / divisor))
+            if let image = try? ImageDecoder.decode(bytes, maximumPixels: limit, maximumFrames: 1, atLeast: asked) {
+                precondition(image.pixels.count == image.width * image.height * 4 * image.frameCount)
+                precondition(image.width >= asked.width && image.height >= asked.height, "decoded smaller than asked")
+            }
+        }
     }
     return 0
 }

@@ -32,24 +32,31 @@ public enum ImageResizer {
         return canvas
     }
 
-    /// For each output index, the source indices it covers and their weights (summing to 1).
+    /// For each output index, the source indices it covers and their weights (summing to 1), in
+    /// flat tables: output `i` covers `count[i]` source pixels from `first[i]`, weighted by
+    /// `weights[offset[i] ..< offset[i] + count[i]]`.
     struct Coverage {
         var first: [Int] = []
-        var weights: [[Float]] = []
+        var count: [Int] = []
+        var offset: [Int] = []
+        var weights: [Float] = []
 
         init(source: Int, target: Int) {
             let step = Double(source) / Double(target)
+            first.reserveCapacity(target)
+            count.reserveCapacity(target)
+            offset.reserveCapacity(target)
             for index in 0..<target {
                 let start = Double(index) * step, end = Double(index + 1) * step
                 let firstPixel = Int(start.rounded(.down))
                 let lastPixel = min(source - 1, Int((end - 1e-9).rounded(.down)))
-                var row: [Float] = []
+                first.append(firstPixel)
+                count.append(lastPixel - firstPixel + 1)
+                offset.append(weights.count)
                 for pixel in firstPixel...lastPixel {
                     let covered = min(end, Double(pixel + 1)) - max(start, Double(pixel))
-                    row.append(Float(covered / step))
+                    weights.append(Float(covered / step))
                 }
-                first.append(firstPixel)
-                weights.append(row)
             }
         }
     }
@@ -66,49 +73,64 @@ public enum ImageResizer {
         var horizontal = [Float](repeating: 0, count: toWidth * height * 4)
         rgba.withUnsafeBufferPointer { source in
             horizontal.withUnsafeMutableBufferPointer { target in
-                for y in 0..<height {
-                    let sourceRow = y * width * 4, targetRow = y * toWidth * 4
-                    for x in 0..<toWidth {
-                        var r: Float = 0, g: Float = 0, b: Float = 0, a: Float = 0
-                        let first = columns.first[x]
-                        for (offset, weight) in columns.weights[x].enumerated() {
-                            let pixel = sourceRow + (first + offset) * 4
-                            let alpha = Float(source[pixel + 3]) * weight
-                            r += Float(source[pixel]) * alpha
-                            g += Float(source[pixel + 1]) * alpha
-                            b += Float(source[pixel + 2]) * alpha
-                            a += alpha
+                columns.first.withUnsafeBufferPointer { first in
+                    columns.count.withUnsafeBufferPointer { count in
+                        columns.offset.withUnsafeBufferPointer { offset in
+                            columns.weights.withUnsafeBufferPointer { weights in
+                                for y in 0..<height {
+                                    let sourceRow = y * width * 4, targetRow = y * toWidth * 4
+                                    for x in 0..<toWidth {
+                                        // Red, green and blue premultiplied, and alpha, four lanes at once.
+                                        var sum = SIMD4<Float>()
+                                        var pixel = sourceRow + first[x] * 4
+                                        let base = offset[x]
+                                        for tap in 0..<count[x] {
+                                            let alpha = Float(source[pixel + 3]) * weights[base + tap]
+                                            let colour = SIMD4<Float>(Float(source[pixel]), Float(source[pixel + 1]),
+                                                                      Float(source[pixel + 2]), 1)
+                                            sum += colour * alpha
+                                            pixel += 4
+                                        }
+                                        let out = targetRow + x * 4
+                                        target[out] = sum[0]
+                                        target[out + 1] = sum[1]
+                                        target[out + 2] = sum[2]
+                                        target[out + 3] = sum[3]
+                                    }
+                                }
+                            }
                         }
-                        let out = targetRow + x * 4
-                        target[out] = r
-                        target[out + 1] = g
-                        target[out + 2] = b
-                        target[out + 3] = a
                     }
                 }
             }
         }
-        // Pass 2: columns shrunk vertically, then un-premultiplied and rounded.
+        // Pass 2: columns shrunk vertically, then un-premultiplied and rounded (half up: all values are positive).
         var result = [UInt8](repeating: 0, count: toWidth * toHeight * 4)
+        let rowLength = toWidth * 4
+        var sums = [Float](repeating: 0, count: rowLength)
         horizontal.withUnsafeBufferPointer { source in
             result.withUnsafeMutableBufferPointer { target in
-                for y in 0..<toHeight {
-                    let first = rows.first[y], weights = rows.weights[y]
-                    for x in 0..<toWidth {
-                        var r: Float = 0, g: Float = 0, b: Float = 0, a: Float = 0
-                        for (offset, weight) in weights.enumerated() {
-                            let pixel = ((first + offset) * toWidth + x) * 4
-                            r += source[pixel] * weight
-                            g += source[pixel + 1] * weight
-                            b += source[pixel + 2] * weight
-                            a += source[pixel + 3] * weight
+                sums.withUnsafeMutableBufferPointer { sum in
+                    for y in 0..<toHeight {
+                        // A whole output row at a time: the source rows are read in order.
+                        for index in 0..<rowLength { sum[index] = 0 }
+                        var row = rows.first[y] * rowLength
+                        let base = rows.offset[y]
+                        for tap in 0..<rows.count[y] {
+                            let weight = rows.weights[base + tap]
+                            for index in 0..<rowLength { sum[index] += source[row + index] * weight }
+                            row += rowLength
                         }
-                        let out = (y * toWidth + x) * 4
-                        guard a > 0.001 else { continue }  // fully transparent: (0, 0, 0, 0)
-                        target[out] = UInt8(min(255, (r / a).rounded()))
-                        target[out + 1] = UInt8(min(255, (g / a).rounded()))
-                        target[out + 2] = UInt8(min(255, (b / a).rounded()))
-                        target[out + 3] = UInt8(min(255, a.rounded()))
+                        let out = y * rowLength
+                        for x in stride(from: 0, to: rowLength, by: 4) {
+                            let a = sum[x + 3]
+                            guard a > 0.001 else { continue }  // fully transparent: (0, 0, 0, 0)
+                            let inverse = 1 / a
+                            target[out + x] = UInt8(Int(min(255, sum[x] * inverse + 0.5)))
+                            target[out + x + 1] = UInt8(Int(min(255, sum[x + 1] * inverse + 0.5)))
+                            target[out + x + 2] = UInt8(Int(min(255, sum[x + 2] * inverse + 0.5)))
+                            target[out + x + 3] = UInt8(Int(min(255, a + 0.5)))
+                        }
                     }
                 }
             }
