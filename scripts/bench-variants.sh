@@ -123,6 +123,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
         echo "| img2dataset | ${i2d} s | $(column "$work/i2d.runs" 2) s | $(( $(column "$work/i2d.runs" 3) / 1024 )) MB | $(ratio "$mine" "$i2d")x |"
     fi
     echo
+    echo "Target: imgcache at most 0.5x vipsthumbnail and 0.2x img2dataset. imgcache does more than either"
+    echo "(it downloads and keeps every original too), making thumbnails on as many threads as -j and the"
+    echo "cores allow while the manager downloads."
+    echo
     echo "## Peak memory of one thumbnail of a big image"
     echo
     echo "\`fetch --thumbnail 256x256 --format jpeg\` of a cached image against \`vipsthumbnail -s 256x256\`"
@@ -134,4 +138,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
         a=$(column "$work/$name.imgcache" 3); b=$(column "$work/$name.vips" 3)
         echo "| $name | $((a / 1024)) MB | $((b / 1024)) MB | $(ratio "$a" "$b")x | $(column "$work/$name.imgcache" 1) s | $(column "$work/$name.vips" 1) s |"
     done
+    echo
+    echo "Target: within 1.5x vipsthumbnail's. A JPEG is decoded through libjpeg-turbo's DCT scaling, a WebP"
+    echo "through libwebp's scaled decoding, a PNG shrunk by a whole factor row by row as libpng reads it."
 } >> "$output"
