@@ -464,13 +464,14 @@ int ic_jpeg_decode_reduced(const uint8_t *data, size_t size, uint64_t max_pixels
         ic_set_error(error, error_size, "more pixels than the limit");
         return -1;
     }
-    // libjpeg-turbo's DCT scaling: the smallest of 1/8 ... 8/8 that keeps at least the size asked for,
-    // the pixels averaged in the transform rather than decoded and then thrown away.
+    // libjpeg-turbo's DCT scaling: the smallest of 1/8, 1/4, 1/2 and 1 that keeps at least the size asked
+    // for, the pixels averaged in the transform rather than decoded and then thrown away. Only these
+    // have SIMD inverse transforms; 3/8, 5/8 and the like are slower than a whole decode.
     if (min_width > 0 || min_height > 0) {
         unsigned eighths = 1;
         while (eighths < 8 && ((uint64_t)(info.image_width * eighths + 7) / 8 < min_width ||
                                (uint64_t)(info.image_height * eighths + 7) / 8 < min_height)) {
-            eighths++;
+            eighths *= 2;
         }
         info.scale_num = eighths;
         info.scale_denom = 8;
