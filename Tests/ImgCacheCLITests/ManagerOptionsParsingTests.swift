@@ -79,6 +79,17 @@ import Testing
         }
     }
 
+    @Test func severalSizesAndFormatsAreEveryCombinationSizesFirst() throws {
+        // Spaces after the commas are taken as a shell user types them.
+        guard case .run(_, let command) = try CommandLineParser.parse(["fetch", "--thumbnail", "320x, x240", "--format", "webp, JPEG", "u"]),
+              let variants = command.arguments(as: FetchArguments.self)?.manager.settings.variants else {
+            Issue.record("not a fetch")
+            return
+        }
+        #expect(variants.map { "\($0.thumbnail?.description ?? "-") \($0.format?.rawValue ?? "-")" }
+            == ["320x webp", "320x jpeg", "x240 webp", "x240 jpeg"])
+    }
+
     @Test func transformsAreReadAndNeedEachOther() throws {
         let thumbnail = try #require(try manager("fetch --thumbnail 256x128 --format webp --quality 70 u").settings.variants.first)
         #expect(thumbnail.thumbnail == ImageTransform.BoxSize(width: 256, height: 128))

@@ -100,7 +100,7 @@ extension ParsedOptions {
         if let text = last(.thumbnail) {
             sizes = []
             for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let box = ImageTransform.BoxSize(parsing: String(item)) else {
+                guard let box = ImageTransform.BoxSize(parsing: String(item.trimmingWhitespace)) else {
                     throw .invalidValue(option: "--thumbnail", value: text,
                                         reason: "expected WIDTHxHEIGHT, WIDTHx or xHEIGHT (each from 1 to 65535), comma-separated")
                 }
@@ -124,7 +124,8 @@ extension ParsedOptions {
         if let text = last(.format) {
             formats = []
             for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let format = ImageFormat(rawValue: String(item).lowercased()), ImageEncoder.writableFormats.contains(format) else {
+                guard let format = ImageFormat(rawValue: String(item.trimmingWhitespace).lowercased()),
+                      ImageEncoder.writableFormats.contains(format) else {
                     throw .invalidValue(option: "--format", value: text,
                                         reason: "expected \(CodecRegistry.writableFormats.map(\.rawValue).joined(separator: ", ")), comma-separated")
                 }
