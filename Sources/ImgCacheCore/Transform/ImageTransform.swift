@@ -279,9 +279,4 @@ public struct ImageTransform: Equatable, Sendable {
                                    canvasWidth: layout.canvas.width, canvasHeight: layout.canvas.height,
                                    x: layout.offset.x, y: layout.offset.y, fill: fill)
     }
-
-    /// The media type of a format's files, for a transformed entry's metadata.
-    static func mediaType(_ format: ImageFormat) -> String {
-        format.mediaType
-    }
 }
