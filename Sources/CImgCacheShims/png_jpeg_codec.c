@@ -152,6 +152,9 @@ typedef struct {
     size_t error_size;
     /// Set once decoding reaches the scan data, where skipped bytes are lost pixels.
     int in_scan;
+    /// Set for a picture to be shown (a thumbnail): damaged scan data is drawn
+    /// as libjpeg conceals it (grey), as browsers show such files.
+    int conceals;
 } jpeg_probe_error_manager;
 
 static void jpeg_probe_error_exit(j_common_ptr info) {
@@ -406,7 +409,7 @@ int ic_png_decode_reduced(const uint8_t *data, size_t size, uint64_t max_pixels,
 }
 
 static void jpeg_decode_emit_message(j_common_ptr info, int level) {
-    if (level >= 0) return;
+    if (level >= 0 || ((jpeg_probe_error_manager *)info->err)->conceals) return;
     // Warnings that mean pixels were lost; the others (an unknown JFIF revision,
     // stray bytes before a marker, ...) are common in camera files and harmless.
     switch (info->err->msg_code) {
@@ -446,6 +449,8 @@ int ic_jpeg_decode_reduced(const uint8_t *data, size_t size, uint64_t max_pixels
     // a full check must refuse it.
     manager.manager.emit_message = jpeg_decode_emit_message;
     manager.in_scan = 0;
+    // A reduced decode makes a picture to look at; the whole decode is also the full check.
+    manager.conceals = min_width > 0 || min_height > 0;
     if (setjmp(manager.jump) != 0) {
         p_jpeg_destroy_decompress(&info);
         ic_decoded_image_free(out);
@@ -556,9 +561,9 @@ int ic_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int chan
     image.width = width;
     image.height = height;
     image.format = channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_RGBA;
-    png_alloc_size_t size = 0;
-    // First the size, then the bytes (libpng's simplified writing API).
-    if (!p_png_image_write_to_memory(&image, NULL, &size, 0, rgba, 0, NULL)) goto failed;
+    // One pass into a buffer of the largest size the stream can have (libpng's bound); only the pages
+    // written are ever touched, and asking for the size first would compress the image twice.
+    png_alloc_size_t size = PNG_IMAGE_PNG_SIZE_MAX(image);
     out->bytes = malloc(size);
     if (out->bytes == NULL) {
         p_png_image_free(&image);
@@ -566,6 +571,8 @@ int ic_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int chan
         return -1;
     }
     if (!p_png_image_write_to_memory(&image, out->bytes, &size, 0, rgba, 0, NULL)) goto failed;
+    uint8_t *fitted = realloc(out->bytes, size > 0 ? size : 1);
+    if (fitted != NULL) out->bytes = fitted;
     out->size = size;
     p_png_image_free(&image);
     return 0;

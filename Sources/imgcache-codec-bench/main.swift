@@ -47,7 +47,7 @@ for name in names {
         transform.quality = 75
         guard let header = try? ImageHeader.probe(bytes),
               let image = try? transform.decodeSource(bytes, header: header, maximumPixels: .standard),
-              let result = try? transform.apply(to: image) else {
+              let result = try? transform.apply(to: image, shown: ImageTransform.shownSize(of: header)) else {
             failed += 1
             continue
         }

@@ -30,4 +30,11 @@ func hideSecrets(of words: [String]) {
 
 let words = commandLineWords()
 hideSecrets(of: words)
-exit(CommandRunner.run(words))
+let status = CommandRunner.run(words)
+if status == ExitStatus.interrupted.rawValue || status == ExitStatus.terminated.rawValue {
+    // A run stopped by a signal does not wait for variants still being made: leaving
+    // this way ends their threads and removes the temporary files they were writing.
+    fflush(nil)
+    TemporaryFile.exitRemovingLiveFiles(status: status)
+}
+exit(status)

@@ -42,12 +42,18 @@ import Testing
     }
 
     @Test func anSVGIsDrawnAtTheSizeAskedAndAVIFAndJPEGXLWrittenAtTheQualityAsked() throws {
-        // 40x30 as it says, drawn into a 200x200 box: 200x150, not 40x30 enlarged.
+        // 40x30 as it says: into a 200x200 box it stays 40x30, as any image, unless --upscale asks.
+        let kept = home.appending("kept.png")
+        let small = try fetch(["fetch", "--thumbnail", "200x200", "-o", kept, server.url("formats/shapes.svg")])
+        #expect(small.status == 0, "\(small.standardError)")
+        let own = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: kept))))
+        #expect(own.width == 40 && own.height == 30, "\(own.width)x\(own.height)")
+        // With --upscale it is drawn at 200x150, not 40x30 enlarged.
         let drawn = home.appending("shapes.png")
-        let result = try fetch(["fetch", "--thumbnail", "200x200", "-o", drawn, server.url("formats/shapes.svg")])
+        let result = try fetch(["fetch", "--thumbnail", "200x200", "--upscale", "-o", drawn, server.url("formats/shapes.svg")])
         #expect(result.status == 0, "\(result.standardError)")
         let image = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: drawn))))
-        #expect(image.width == 200 && image.height == 150)
+        try #require(image.width == 200 && image.height == 150, "\(image.width)x\(image.height)")
         // Sharp edges: the red square's corner is one pixel wide, not a ramp.
         #expect(Array(image.pixels[(49 * 200 + 40) * 4..<(49 * 200 + 40) * 4 + 4]) == [0xE0, 0x30, 0x20, 255])
         // A size that rounds (24x36 into 16 high: 10.67 wide) is covered to its edges.

@@ -4,11 +4,16 @@ import Testing
 
 @Suite struct ResizerTests {
     @Test func fitsInsideTheBoxKeepingTheAspectAndNeverUpscales() {
-        #expect(ImageResizer.fittedSize(width: 1000, height: 500, boxWidth: 256, boxHeight: 256) == (256, 128))
-        #expect(ImageResizer.fittedSize(width: 50, height: 1000, boxWidth: 256, boxHeight: 256) == (13, 256))
-        #expect(ImageResizer.fittedSize(width: 100, height: 50, boxWidth: 256, boxHeight: 256) == (100, 50))
-        #expect(ImageResizer.fittedSize(width: 300, height: 200, boxWidth: 150, boxHeight: 1000) == (150, 100))
-        #expect(ImageResizer.fittedSize(width: 5000, height: 1, boxWidth: 100, boxHeight: 100) == (100, 1))
+        func fitted(_ width: Int, _ height: Int, box: (Int, Int)) -> (Int, Int) {
+            let transform = ImageTransform(thumbnail: ImageTransform.BoxSize(width: box.0, height: box.1))
+            let size = transform.layout(width: width, height: height).canvas
+            return (size.width, size.height)
+        }
+        #expect(fitted(1000, 500, box: (256, 256)) == (256, 128))
+        #expect(fitted(50, 1000, box: (256, 256)) == (13, 256))
+        #expect(fitted(100, 50, box: (256, 256)) == (100, 50))
+        #expect(fitted(300, 200, box: (150, 1000)) == (150, 100))
+        #expect(fitted(5000, 1, box: (100, 100)) == (100, 1))
     }
 
     func gray(_ values: [UInt8]) -> ArraySlice<UInt8> {

@@ -136,6 +136,8 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
 /// As the decoders above, at a reduced size that is still at least `min_width` x `min_height`
 /// (0: any): PNG shrunk row by row as it is read, JPEG through its DCT scaling, WebP through
 /// libwebp's scaled decoding (straight to that size). The full-size picture is never made.
+/// A picture asked for at a size is one to be shown: a JPEG's damaged scan data is concealed
+/// (grey, as browsers show it) where the whole decode, also the full check, refuses it.
 int ic_png_decode_reduced(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t min_width, uint32_t min_height,
                           ic_decoded_image *out, char *error, size_t error_size);
 int ic_jpeg_decode_reduced(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t min_width, uint32_t min_height,

@@ -138,8 +138,7 @@ extension FetchCommand {
                 } else if globals.json {
                     try console.output(result.json.serialized)
                 } else if arguments.srcset {
-                    let candidates = result.variants.map { "\($0.path) \($0.metadata.uprightSize.width ?? 0)w" }
-                    try printLine(url: url, path: candidates.joined(separator: ", "))
+                    try printLine(url: url, path: FetchCommand.srcsets(of: result.variants))
                 } else {
                     // One line per URL: its variants' paths TAB-separated, in the order asked.
                     try printLine(url: url, path: result.variants.isEmpty ? result.path : result.variants.map(\.path).joined(separator: "\t"))
@@ -226,7 +225,7 @@ extension FetchArguments: Subcommand {
             .value(.input, "i", metavar: "FILE", kind: .path,
                    help: "Read URLs from FILE, one per line ('-': standard input); blank lines and '#' comments skipped"),
             .flag(.withUrl, help: "Print URL<TAB>PATH lines (an empty PATH for a URL that failed)"),
-            .flag(.srcset, help: "Print each URL's variants as an HTML srcset: 'PATH 320w, PATH 640w' (with --thumbnail)"),
+            .flag(.srcset, help: "Print each URL's variants as an HTML srcset: 'PATH 320w, PATH 640w', one per format TAB-separated, each width once (with --thumbnail)"),
             .value(.outputDir, metavar: "DIR", kind: .directory,
                    help: "Also copy each image into DIR under the URL's file name with the extension of its format (DIR made if missing), as curl -O --output-dir"),
             .flag(.memoryOnly, help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
@@ -306,5 +305,29 @@ extension ParsedOptions {
             throw .requires("--memory-only", "--output (the image is not stored, so it has no path to print)")
         }
         return arguments
+    }
+}
+
+extension FetchCommand {
+    /// The variants as HTML `srcset` values: one per format, in the order asked,
+    /// TAB-separated (for a `<picture>`'s sources); each width once, the first
+    /// variant of it kept (an image smaller than several sizes gives one).
+    static func srcsets(of variants: [FetchResult.Variant]) -> String {
+        var formats: [ImageFormat?] = []
+        var candidates: [[String]] = []
+        var widths: [Set<Int>] = []
+        for variant in variants {
+            let format = variant.metadata.format
+            if !formats.contains(format) {
+                formats.append(format)
+                candidates.append([])
+                widths.append([])
+            }
+            let group = formats.firstIndex(of: format)!
+            let width = variant.metadata.uprightSize.width ?? 0
+            guard widths[group].insert(width).inserted else { continue }
+            candidates[group].append("\(variant.path) \(width)w")
+        }
+        return candidates.map { $0.joined(separator: ", ") }.joined(separator: "\t")
     }
 }

@@ -59,9 +59,7 @@ extension PrefetchCommand {
                 }
                 if let bar, let result = outcome.result {
                     var downloaded: Int64?
-                    if case .success(let fetched) = result, fetched.cacheType == .downloaded || fetched.cacheType == .refreshed {
-                        downloaded = fetched.metadata.byteCount
-                    }
+                    if case .success(let fetched) = result { downloaded = fetched.downloadedByteCount }
                     bar.answered(url: URLText.withoutFragment(outcome.url), downloadedBytes: downloaded)
                 }
                 bar?.advance(failed: failed)

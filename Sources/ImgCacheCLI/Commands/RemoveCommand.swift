@@ -28,7 +28,7 @@ extension RemoveCommand {
             var files: [DiskCache.RemovedFile]
             do {
                 files = try cache.removeEntry(for: key, dryRun: arguments.dryRun)
-                for (variantKey, variant) in cache.variantKeys(of: key, url: url) {
+                for (variantKey, variant) in cache.variantKeys(of: key) {
                     files += try cache.removeEntry(for: variantKey, variant: variant, dryRun: arguments.dryRun)
                 }
             } catch {

@@ -31,14 +31,12 @@ extension DiskCache {
         }
     }
 
-    /// The keys of the thumbnails, shrunk copies and differently asked answers of `key` (whose
-    /// URL, as logged, is `url`): each shard's URL log names them with their
+    /// The keys of the thumbnails, shrunk copies and differently asked answers of `key`:
+    /// each shard's URL log names them with their
     /// transformer key, and a line counts only when its digest is that of
     /// `key` with the transform, so the entries of another key that logs the
     /// same text (another user's credentials, hidden as `***`) are never taken.
-    public func variantKeys(of key: CacheKey, url: String) -> [(key: CacheKey, variant: KeyVariant)] {
-        // Compared in their normal forms: the variant may have been fetched under another spelling.
-        let logged = URLText.normalized(RemoteURL.redacted(url))
+    public func variantKeys(of key: CacheKey) -> [(key: CacheKey, variant: KeyVariant)] {
         var found: [(CacheKey, KeyVariant)] = []
         var seen = Set<String>()
         for shard in 0..<256 {
@@ -47,9 +45,10 @@ extension DiskCache {
             // Only a variant's line has a transformer key after its URL: the others are passed over as bytes.
             for line in bytes.split(separator: 0x0A) where line.count > 33 && line.dropFirst(33).contains(0x20) {
                 let digest = String(decoding: line.prefix(32), as: UTF8.self)
-                let (lineURL, lineKey) = URLLog.split(String(decoding: line.dropFirst(33), as: UTF8.self))
-                guard !seen.contains(digest), let newline = lineKey.firstIndex(of: "\n"),
-                      URLText.normalized(lineURL) == logged else { continue }
+                let (_, lineKey) = URLLog.split(String(decoding: line.dropFirst(33), as: UTF8.self))
+                // Told by the key the line would have: the URL logged may be another spelling of
+                // the key's, or another URL a key filter gives the same key (a signature stripped).
+                guard !seen.contains(digest), let newline = lineKey.firstIndex(of: "\n") else { continue }
                 let transform = String(lineKey[lineKey.index(after: newline)...])
                 let variant = CacheKey(key.string + "\n" + transform, fileExtension: nil)
                 if variant.digest == digest {

@@ -38,11 +38,35 @@ public struct EntryMetadata: Equatable, Sendable {
     /// A transformed entry's source had this many frames, when it had
     /// another number than the entry (an animation thumbnailed as a still).
     public var sourceFrameCount: Int?
+    /// A variant's original as it was when the variant was made: the variant
+    /// stands for that original only (a refresh that brings new bytes makes a
+    /// new file, with another inode).
+    public var source: Source?
+
+    /// Which file an entry was made from: its inode and size. Every body a
+    /// download stores is a new file, written beside the one it replaces, so
+    /// a changed original never has the inode of the one it replaced; a 304
+    /// keeps the file, and its variants.
+    public struct Source: Equatable, Sendable {
+        public let inode: UInt64
+        public let byteCount: Int64
+
+        public init(inode: UInt64, byteCount: Int64) {
+            self.inode = inode
+            self.byteCount = byteCount
+        }
+
+        /// The stamp of the entry `metadata` describes.
+        public init(of metadata: EntryMetadata) {
+            self.init(inode: metadata.inode, byteCount: metadata.byteCount)
+        }
+    }
 
     public init(fileName: String, inode: UInt64, byteCount: Int64, key: String, url: String,
                 etag: String? = nil, lastModified: String? = nil, contentType: String? = nil,
                 format: ImageFormat? = nil, width: Int? = nil, height: Int? = nil, frameCount: Int? = nil,
-                storedAt: Double, freshUntil: Double? = nil, orientation: Int? = nil, sourceFrameCount: Int? = nil) {
+                storedAt: Double, freshUntil: Double? = nil, orientation: Int? = nil, sourceFrameCount: Int? = nil,
+                source: Source? = nil) {
         self.fileName = fileName
         self.inode = inode
         self.byteCount = byteCount
@@ -60,6 +84,7 @@ public struct EntryMetadata: Equatable, Sendable {
         self.freshUntil = freshUntil.flatMap { $0.isFinite ? min(max(0, $0.rounded(.down)), 1e12) : nil }
         self.orientation = orientation.flatMap { (2...8).contains($0) ? $0 : nil }
         self.sourceFrameCount = sourceFrameCount.flatMap { $0 > 0 ? $0 : nil }
+        self.source = source
     }
 
     /// Whether the response it came from is still fresh at `now`.
@@ -101,6 +126,7 @@ public struct EntryMetadata: Equatable, Sendable {
         add("fresh-until", freshUntil.map { String(Int64($0.isFinite ? min(max(0, $0.rounded(.down)), 1e12) : 0)) })
         add("orientation", orientation.map(String.init))
         add("source-frames", sourceFrameCount.map(String.init))
+        add("source", source.map { "\($0.inode) \($0.byteCount)" })
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -137,7 +163,14 @@ public struct EntryMetadata: Equatable, Sendable {
                   frameCount: fields["frames"].flatMap { Int($0) }, storedAt: stored,
                   freshUntil: fields["fresh-until"].flatMap { Int64($0) }.map(Double.init),
                   orientation: fields["orientation"].flatMap { Int($0) },
-                  sourceFrameCount: fields["source-frames"].flatMap { Int($0) })
+                  sourceFrameCount: fields["source-frames"].flatMap { Int($0) },
+                  source: fields["source"].flatMap(EntryMetadata.parseSource))
+    }
+
+    private static func parseSource(_ text: String) -> Source? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 2, let inode = UInt64(parts[0]), let size = Int64(parts[1]), size >= 0 else { return nil }
+        return Source(inode: inode, byteCount: size)
     }
 
     static func escape(_ value: String) -> String {

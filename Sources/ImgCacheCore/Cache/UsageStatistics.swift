@@ -33,7 +33,7 @@ public struct UsageStatistics: Equatable, Sendable {
             case .remote: remoteHits += 1
             case .downloaded, .refreshed:
                 downloads += 1
-                downloadedBytes += fetched.metadata.byteCount
+                downloadedBytes += fetched.downloadedByteCount ?? 0
             }
         case .failure(.interrupted): break
         case .failure: failures += 1

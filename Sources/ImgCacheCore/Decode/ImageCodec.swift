@@ -33,6 +33,8 @@ public protocol ImageCodec: Sendable {
                 maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage
     /// The image at a size no smaller than `atLeast` (width, height) where
     /// the format can decode it smaller for less (JPEG's DCT scaling); else whole.
+    /// The picture is one to be shown: damage a decoder can conceal (a JPEG's
+    /// scrambled scan data) is drawn as browsers draw it rather than refused.
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit, maximumFrames: Int,
                 atLeast size: (width: Int, height: Int)) throws(ImageDecoder.DecodeError) -> DecodedImage
     /// `rgba` (width × height × 4 bytes) in this format.

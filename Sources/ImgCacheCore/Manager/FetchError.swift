@@ -18,6 +18,9 @@ public enum FetchError: Error, Equatable, Sendable {
     /// decode (`--verify full`) or a transform. Not remembered: another run
     /// with other options may take the same image.
     case notUsable(url: String, reason: String)
+    /// The image is in hand but its variants (`--thumbnail`, `--format`,
+    /// `--scale-down`) could not be made; `original` says what became of it.
+    case variantsNotMade(url: String, problem: VariantProblem, original: OriginalFate)
     /// The URL failed before for a lasting reason and is on the failed-URL list.
     case blacklisted(url: String, reason: String, failedAt: Double, ttl: AgeLimit, now: Double)
     /// FromCacheOnly (`--cache-only`) and the URL is not cached.
@@ -33,6 +36,26 @@ public enum FetchError: Error, Equatable, Sendable {
     /// A refresh found the cached copy replaced while it was being revalidated
     /// (another process stored a newer one); nothing was changed, so asking again answers.
     case revalidationRaced(url: String)
+
+    /// Why an image's variants were not made.
+    public enum VariantProblem: Equatable, Sendable {
+        /// The original's pixels do not decode.
+        case undecodable(String)
+        /// A variant would be larger than the pixel limit (`--upscale`, `--fit fill`).
+        case tooManyPixels(width: Int, height: Int, limit: PixelLimit)
+        /// Making or writing a variant failed.
+        case failed(String)
+    }
+
+    /// What became of an original whose variants were not made.
+    public enum OriginalFate: Equatable, Sendable {
+        /// It stays in the cache.
+        case kept
+        /// It was removed (its pixels do not decode): the next fetch downloads it again.
+        case removed
+        /// It was not to be kept (`--no-original`): nothing was stored.
+        case notKept
+    }
 
     /// Settings a message can name, for callers that let people change them
     /// (a command line names its options).
@@ -70,6 +93,22 @@ public enum FetchError: Error, Equatable, Sendable {
             let retry = name(.retryFailed).map { "; \($0) tries it now" } ?? ""
             return "\(RemoteURL.displayed(url)): failed \(Timestamp.age(failedAt, now: now)) (\(reason)); \(until)\(retry)"
         case .notUsable(let url, let reason): return "\(RemoteURL.displayed(url)): \(reason); nothing was stored"
+        case .variantsNotMade(let url, let problem, let original):
+            let cause: String
+            switch problem {
+            case .undecodable(let reason): cause = "cannot make its variants: \(reason)"
+            case .tooManyPixels(let width, let height, let limit):
+                let setting = name(.pixelLimit).map { " (\($0))" } ?? ""
+                cause = "a \(width)×\(height) variant is over the limit of \(limit) pixels\(setting)"
+            case .failed(let reason): cause = "cannot make its variants: \(reason)"
+            }
+            let fate: String
+            switch original {
+            case .kept: fate = "the original stays in the cache"
+            case .removed: fate = "the cached original was removed, so the next fetch downloads it again"
+            case .notKept: fate = "nothing was stored"
+            }
+            return "\(RemoteURL.displayed(url)): \(cause); \(fate)"
         case .notCached(let url): return "\(RemoteURL.displayed(url)): not in the cache" + (name(.cacheOnly).map { " (\($0))" } ?? "")
         case .interrupted(let url): return "\(RemoteURL.displayed(url)): interrupted"
         case .cacheUnwritable(let error): return "cache not writable: \(error)"
@@ -108,7 +147,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .invalidURL, .unsupportedScheme: return FailedURLStore.Scope(request: request)
             default: return nil
             }
-        case .invalidURL, .unsupportedScheme, .tooManyPixels, .notUsable,
+        case .invalidURL, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade,
              .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing, .downloaderUnavailable, .revalidationRaced:
             return nil
         }

@@ -16,6 +16,14 @@ public struct FetchResult: Equatable, Sendable {
     public internal(set) var variants: [Variant] = []
     /// With variants: the image as served, when it is in the cache.
     public internal(set) var originalPath: String?
+    /// With variants: the size of the image as served.
+    public internal(set) var originalByteCount: Int64?
+
+    /// The size of what was downloaded (or revalidated) for this answer: the
+    /// image as served, not its variants; nil when nothing was.
+    public var downloadedByteCount: Int64? {
+        cacheType == .downloaded || cacheType == .refreshed ? originalByteCount ?? metadata.byteCount : nil
+    }
 
     /// One variant of an image: a thumbnail, a conversion or a downscaled copy.
     public struct Variant: Equatable, Sendable {
@@ -40,6 +48,7 @@ public struct FetchResult: Equatable, Sendable {
         var again = FetchResult(url: url, path: path, cacheType: .memory, metadata: metadata, isStored: isStored)
         again.variants = variants
         again.originalPath = originalPath
+        again.originalByteCount = originalByteCount
         return again
     }
 
@@ -50,6 +59,7 @@ public struct FetchResult: Equatable, Sendable {
                   isStored: first.isStored, refreshFailure: original.refreshFailure)
         self.variants = variants
         originalPath = original.isStored ? original.path : nil
+        originalByteCount = original.metadata.byteCount
     }
 
     /// Every temporary file the answer hands over (CacheMemoryOnly, `--no-original`): removed once it is delivered.

@@ -113,7 +113,7 @@ public final class ImageFetcher {
     public func close() {
         downloader?.close()
         remoteTier?.close()
-        variantWorkers?.close()
+        variantWorkers?.close(waiting: interruption.signal == nil)
         while let message = messages.tryPop() {
             if case .finished(_, .success(let file)) = message, let spilled = file.spilledPath { try? FileSystem.remove(spilled) }
         }
@@ -132,8 +132,11 @@ public final class ImageFetcher {
             submitQueued(&run)
             while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 || !run.variants.isEmpty {
                 if interruption.signal != nil, !run.interrupted { stopAll(&run) }
-                if run.interrupted, !run.variants.waiting.isEmpty { try dropWaitingVariants(&run, emit: emit) }
-                if run.interrupted, run.inFlight.isEmpty, run.variants.running == 0, run.list != nil {
+                if run.interrupted, !run.variants.isEmpty {
+                    try abandonVariants(&run, emit: emit)
+                    continue
+                }
+                if run.interrupted, run.inFlight.isEmpty, run.list != nil {
                     // URLs already read are answered `interrupted`, so the summary counts them.
                     while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
                     break
@@ -189,12 +192,20 @@ public final class ImageFetcher {
         log?("interrupted: no new work is started")
     }
 
-    /// Variants not started when the run is interrupted are not made: those images are answered `interrupted`.
-    private func dropWaitingVariants<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+    /// Variants are not waited for once the run is interrupted, as transfers are
+    /// not: those not started are not made, and the images whose variants are
+    /// being made are answered `interrupted` now (a worker's late answer is
+    /// dropped; the process ends without waiting for it).
+    private func abandonVariants<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
         let waiting = run.variants.waiting
         run.variants.waiting.removeAll()
         for job in waiting {
             guard let held = run.variants.finish(job.token, started: false) else { continue }
+            try deliver(held.fingerprint, .failure(.interrupted(url: held.url)), first: held.first, url: held.url,
+                        repeats: held.repeats, &run, emit: emit)
+        }
+        for token in Array(run.variants.pending.keys).sorted() {
+            guard let held = run.variants.finish(token, started: true) else { continue }
             try deliver(held.fingerprint, .failure(.interrupted(url: held.url)), first: held.first, url: held.url,
                         repeats: held.repeats, &run, emit: emit)
         }
@@ -213,13 +224,7 @@ public final class ImageFetcher {
             try settle(miss.fingerprint, .failure(.interrupted(url: miss.url)), first: miss.firstIndex, url: miss.url,
                        repeats: miss.repeats, &run, emit: emit)
         }
-        // Variants being made are not waited for either (their answers, when they come, are dropped).
-        try dropWaitingVariants(&run, emit: emit)
-        for token in Array(run.variants.pending.keys).sorted() {
-            guard let held = run.variants.finish(token, started: true) else { continue }
-            try deliver(held.fingerprint, .failure(.interrupted(url: held.url)), first: held.first, url: held.url,
-                        repeats: held.repeats, &run, emit: emit)
-        }
+        try abandonVariants(&run, emit: emit)
         if run.pendingWrites > 0 { log?("interrupted again: \(Plural.count(run.pendingWrites, "remote write")) given up") }
         run.pendingWrites = 0
         run.inputOpen = false
@@ -260,7 +265,7 @@ public final class ImageFetcher {
             try deliver(held.fingerprint, answer, first: held.first, url: held.url, repeats: held.repeats, &run, emit: emit)
             try startVariants(&run, emit: emit)
         }
-        if run.interrupted, !run.variants.waiting.isEmpty { try dropWaitingVariants(&run, emit: emit) }
+        if run.interrupted, !run.variants.isEmpty { try abandonVariants(&run, emit: emit) }
     }
 
     /// URLs given at once, in their order.

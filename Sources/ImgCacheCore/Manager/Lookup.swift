@@ -81,18 +81,17 @@ struct Lookup: Sendable {
         return .download(remote, cached: cached, note: note, failedBefore: failedBefore)
     }
 
-    /// Every variant asked for already in the cache: the answer, whether or not the original still is.
+    /// Every variant asked for already in the cache: the answer, whether or not
+    /// the original still is; while it is, only variants made from it.
     private func variantsFound(_ url: String, key: CacheKey, now: Double, lockHandle: NamespaceLock.Handle?) -> LookupOutcome? {
         guard !settings.variants.isEmpty, !settings.options.contains(.refreshCached) else { return nil }
-        var found: [FetchResult.Variant] = []
-        for transform in settings.variants {
-            guard case .hit(let entry) = cache.lookup(settings.variantKey(for: url, transform), now: now, lockHandle: lockHandle) else {
-                return nil
-            }
-            found.append(FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true))
-        }
+        let variants = VariantLookup(cache: cache, settings: settings, lockHandle: lockHandle)
+        guard let found = variants.all(of: url, madeFrom: nil, now: now) else { return nil }
         var original = FetchResult(url: url, path: found[0].path, cacheType: .disk, metadata: found[0].metadata, isStored: false)
         if case .hit(let entry) = cache.lookup(key, now: now, lockHandle: lockHandle) {
+            // Made from another body than the one cached (a refresh brought new bytes): made again.
+            let source = EntryMetadata.Source(of: entry.metadata)
+            guard found.allSatisfy({ $0.metadata.source == source }) else { return nil }
             original = FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)
         }
         return .answer(.success(FetchResult(variants: found, of: original)),

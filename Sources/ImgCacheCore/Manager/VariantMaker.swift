@@ -22,15 +22,14 @@ struct VariantMaker {
         defer { if !original.isStored { try? FileSystem.remove(original.path) } }
         let url = original.url
         let now = WallClock.now()
-        // Variants made from this very original are still its variants; a new body makes new ones.
-        let reuses = [.disk, .memory, .stale].contains(original.cacheType) && !settings.options.contains(.cacheMemoryOnly)
-        var made: [FetchResult.Variant?] = []
-        for transform in settings.variants {
-            guard reuses, case .hit(let entry) = cache.lookup(settings.variantKey(for: url, transform), now: now, lockHandle: lockHandle) else {
-                made.append(nil)
-                continue
+        // Variants made from this very file are still its variants; new bytes make new ones.
+        var made: [FetchResult.Variant?] = Array(repeating: nil, count: settings.variants.count)
+        if original.isStored, !settings.options.contains(.cacheMemoryOnly) {
+            let variants = VariantLookup(cache: cache, settings: settings, lockHandle: lockHandle)
+            let source = EntryMetadata.Source(of: original.metadata)
+            for (index, transform) in settings.variants.enumerated() {
+                made[index] = variants.variant(transform, of: url, madeFrom: source, now: now)
             }
-            made.append(FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true))
         }
         if made.contains(where: { $0 == nil }) {
             do throws(FetchError) {
@@ -40,6 +39,11 @@ struct VariantMaker {
             }
         }
         return .success(FetchResult(variants: made.map { $0! }, of: original))
+    }
+
+    /// What became of the original when its variants could not be made.
+    private func fate(of original: FetchResult) -> FetchError.OriginalFate {
+        original.isStored && settings.keepsOriginal ? .kept : .notKept
     }
 
     /// The variants not found, made from the original's bytes: one decode for all of them.
@@ -53,6 +57,15 @@ struct VariantMaker {
         do { header = try ImageHeader.probe(bytes) } catch { throw .notUsable(url: url, reason: "\(error)") }
         let missing = settings.variants.indices.filter { made[$0] == nil }
         let frames = header.frameCount ?? 1
+        // Nothing larger than the pixel limit is made, whatever --upscale or --fit fill ask: checked before any decode.
+        let shown = header.uprightSize
+        for index in missing {
+            let layout = settings.variants[index].layout(width: shown.width, height: shown.height)
+            for size in [layout.scaled, layout.canvas] where !settings.maximumPixels.allows(width: size.width, height: size.height) {
+                throw .variantsNotMade(url: url, problem: .tooManyPixels(width: size.width, height: size.height,
+                                                                         limit: settings.maximumPixels), original: fate(of: original))
+            }
+        }
         var decoded: DecodedImage?
         for index in missing {
             let transform = settings.variants[index]
@@ -67,14 +80,12 @@ struct VariantMaker {
                 }
                 continue
             }
-            if decoded == nil { decoded = try decode(bytes, header: header, for: missing.map { settings.variants[$0] }, url: url) }
+            if decoded == nil { decoded = try decode(bytes, header: header, for: missing.map { settings.variants[$0] }, original: original) }
             let output: ImageTransform.Output
-            // Vectors are drawn at the size wanted; anything else is laid out as at full size.
-            let shown = header.format == .svg ? nil : header.uprightSize
-            do { output = try transform.apply(to: decoded!, shown: shown) } catch {
+            do { output = try transform.apply(to: decoded!, shown: ImageTransform.shownSize(of: header)) } catch {
                 switch error {
                 case .libraryMissing(let message): throw .libraryMissing(message)
-                default: throw .notUsable(url: url, reason: error.description)
+                default: throw .variantsNotMade(url: url, problem: .failed(error.description), original: fate(of: original))
                 }
             }
             log?("\(RemoteURL.displayed(url)): \(transform.key) -> \(output.width)x\(output.height) \(output.format.displayName), \(output.bytes.count) bytes")
@@ -83,31 +94,29 @@ struct VariantMaker {
         }
     }
 
-    /// The original decoded once for every transform in `transforms`: every frame if one keeps them,
-    /// a vector drawn at the largest size one needs.
+    /// The original decoded once for every transform in `transforms`. An original
+    /// whose pixels do not decode is removed from the cache: what was stored
+    /// after a header check is damaged, and a new download may mend it.
     private func decode(_ bytes: [UInt8], header: ImageHeader, for transforms: [ImageTransform],
-                        url: String) throws(FetchError) -> DecodedImage {
-        let frames = header.frameCount ?? 1
-        let keepsFrames = transforms.contains { $0.keepsFrames(of: header.format, frameCount: frames) }
-        var atLeast: (width: Int, height: Int)?
-        if header.format == .svg {
-            let sizes = transforms.map { $0.drawingSize(width: header.width, height: header.height) }
-            atLeast = (sizes.map(\.width).max() ?? header.width, sizes.map(\.height).max() ?? header.height)
-        } else if !keepsFrames {
-            // Decoded no larger than the largest variant needs (as stored: a quarter turn swaps the sides).
-            let shown = header.uprightSize
-            let sizes = transforms.map { $0.layout(width: shown.width, height: shown.height).scaled }
-            let needed = (width: sizes.map(\.width).max() ?? shown.width, height: sizes.map(\.height).max() ?? shown.height)
-            let stored = header.orientation >= 5 ? (width: needed.height, height: needed.width) : needed
-            if stored.width < header.width || stored.height < header.height { atLeast = stored }
-        }
+                        original: FetchResult) throws(FetchError) -> DecodedImage {
         do {
-            return try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels, maximumFrames: keepsFrames ? 0 : 1,
-                                           atLeast: atLeast)
+            return try ImageTransform.decodeSource(bytes, header: header, for: transforms, maximumPixels: settings.maximumPixels)
         } catch {
             switch error {
             case .libraryMissing(let message): throw .libraryMissing(message)
-            default: throw .notUsable(url: url, reason: error.description)
+            case .corrupt:
+                guard original.isStored else {
+                    throw .variantsNotMade(url: original.url, problem: .undecodable(error.description), original: .notKept)
+                }
+                let key = settings.cacheKey(for: original.url)
+                if case .hit(let entry) = cache.lookup(key, now: WallClock.now(), lockHandle: lockHandle),
+                   entry.metadata.inode == original.metadata.inode {
+                    do { try cache.remove(entry, key: key) } catch { throw .cacheUnwritable(error) }
+                    log?("\(RemoteURL.displayed(original.url)): removed \(entry.path): its pixels do not decode")
+                }
+                throw .variantsNotMade(url: original.url, problem: .undecodable(error.description), original: .removed)
+            default:
+                throw .variantsNotMade(url: original.url, problem: .failed(error.description), original: fate(of: original))
             }
         }
     }
@@ -116,11 +125,14 @@ struct VariantMaker {
     private func store(_ bytes: [UInt8], format: ImageFormat, width: Int, height: Int, frames: Int, sourceFrames: Int,
                        key: CacheKey, original: FetchResult, now: Double) throws(FetchError) -> FetchResult.Variant {
         let source = original.metadata
+        // A variant stands for the very file it was made from; one made from a file not kept stands for none.
+        let madeFrom = original.isStored ? EntryMetadata.Source(of: source) : nil
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
             EntryMetadata(fileName: key.fileName, inode: inode, byteCount: size, key: key.storedForm, url: RemoteURL.redacted(original.url),
-                          etag: source.etag, lastModified: source.lastModified, contentType: format.mediaType,
+                          etag: source.etag, lastModified: source.lastModified, contentType: source.contentType,
                           format: format, width: width, height: height, frameCount: frames,
-                          storedAt: now, freshUntil: source.freshUntil, sourceFrameCount: sourceFrames != frames ? sourceFrames : nil)
+                          storedAt: now, freshUntil: source.freshUntil, sourceFrameCount: sourceFrames != frames ? sourceFrames : nil,
+                          source: madeFrom)
         }
         do throws(SystemError) {
             if settings.options.contains(.cacheMemoryOnly) {

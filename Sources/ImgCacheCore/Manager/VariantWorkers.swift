@@ -44,9 +44,13 @@ final class VariantWorkers: Sendable {
         jobs.push(job)
     }
 
-    /// Lets every thread finish the job it has, then ends them.
-    func close() {
+    /// Lets every thread finish the job it has, then ends them; `waiting` false
+    /// (a run stopped by a signal) does not wait for the jobs under way: the
+    /// process is ending, and a variant cut short leaves only a temporary file,
+    /// which the exit removes.
+    func close(waiting: Bool = true) {
         for _ in threads { jobs.push(nil) }
+        guard waiting else { return }
         for thread in threads { thread.join() }
     }
 

@@ -4,16 +4,6 @@
 /// averaged premultiplied by alpha, so transparent pixels do not bleed their
 /// hidden colour into the edges.
 public enum ImageResizer {
-    /// The largest size with the image's aspect ratio that fits inside
-    /// `boxWidth` × `boxHeight`, never larger than the image (no upscaling).
-    public static func fittedSize(width: Int, height: Int, boxWidth: Int, boxHeight: Int) -> (width: Int, height: Int) {
-        guard width > boxWidth || height > boxHeight else { return (width, height) }
-        let scale = min(Double(boxWidth) / Double(width), Double(boxHeight) / Double(height))
-        let fitted = (max(1, min(boxWidth, Int((Double(width) * scale).rounded()))),
-                      max(1, min(boxHeight, Int((Double(height) * scale).rounded()))))
-        return fitted
-    }
-
     /// `rgba` (`width` x `height`) on a `canvasWidth` x `canvasHeight` picture
     /// of `fill`, its corner at (`x`, `y`): negative offsets crop it.
     public static func placed(_ rgba: [UInt8], width: Int, height: Int, canvasWidth: Int, canvasHeight: Int,
@@ -69,72 +59,81 @@ public enum ImageResizer {
         if toWidth == width && toHeight == height { return Array(rgba) }
         let columns = Coverage(source: width, target: toWidth)
         let rows = Coverage(source: height, target: toHeight)
-        // Pass 1: each source row shrunk horizontally, premultiplied, as floats.
-        var horizontal = [Float](repeating: 0, count: toWidth * height * 4)
+        // Source rows are shrunk horizontally (premultiplied, as floats) as the output rows need them,
+        // into a ring that holds as many as one output row spans: a slight shrink of a big image
+        // never holds a float copy of it.
+        let rowLength = toWidth * 4
+        let ringRows = max(1, rows.count.max() ?? 1)
+        var ring = [Float](repeating: 0, count: ringRows * rowLength)
+        var result = [UInt8](repeating: 0, count: toWidth * toHeight * 4)
+        var sums = [Float](repeating: 0, count: rowLength)
+        var shrunkRows = 0  // source rows [0, shrunkRows) have been shrunk; the last `ringRows` of them are in the ring
         rgba.withUnsafeBufferPointer { source in
-            horizontal.withUnsafeMutableBufferPointer { target in
-                columns.first.withUnsafeBufferPointer { first in
-                    columns.count.withUnsafeBufferPointer { count in
-                        columns.offset.withUnsafeBufferPointer { offset in
-                            columns.weights.withUnsafeBufferPointer { weights in
-                                for y in 0..<height {
-                                    let sourceRow = y * width * 4, targetRow = y * toWidth * 4
-                                    for x in 0..<toWidth {
-                                        // Red, green and blue premultiplied, and alpha, four lanes at once.
-                                        var sum = SIMD4<Float>()
-                                        var pixel = sourceRow + first[x] * 4
-                                        let base = offset[x]
-                                        for tap in 0..<count[x] {
-                                            let alpha = Float(source[pixel + 3]) * weights[base + tap]
-                                            let colour = SIMD4<Float>(Float(source[pixel]), Float(source[pixel + 1]),
-                                                                      Float(source[pixel + 2]), 1)
-                                            sum += colour * alpha
-                                            pixel += 4
-                                        }
-                                        let out = targetRow + x * 4
-                                        target[out] = sum[0]
-                                        target[out + 1] = sum[1]
-                                        target[out + 2] = sum[2]
-                                        target[out + 3] = sum[3]
-                                    }
-                                }
+            ring.withUnsafeMutableBufferPointer { ring in
+                result.withUnsafeMutableBufferPointer { target in
+                    sums.withUnsafeMutableBufferPointer { sum in
+                        for y in 0..<toHeight {
+                            let last = rows.first[y] + rows.count[y]
+                            while shrunkRows < last {
+                                shrinkRow(shrunkRows, of: source, width: width, columns: columns,
+                                          into: ring, at: (shrunkRows % ringRows) * rowLength)
+                                shrunkRows += 1
+                            }
+                            // Pass 2: the output row from the source rows it covers, un-premultiplied and
+                            // rounded (half up: all values are positive).
+                            for index in 0..<rowLength { sum[index] = 0 }
+                            let base = rows.offset[y]
+                            for tap in 0..<rows.count[y] {
+                                let weight = rows.weights[base + tap]
+                                let row = ((rows.first[y] + tap) % ringRows) * rowLength
+                                for index in 0..<rowLength { sum[index] += ring[row + index] * weight }
+                            }
+                            let out = y * rowLength
+                            for x in stride(from: 0, to: rowLength, by: 4) {
+                                let a = sum[x + 3]
+                                guard a > 0.001 else { continue }  // fully transparent: (0, 0, 0, 0)
+                                let inverse = 1 / a
+                                target[out + x] = UInt8(Int(min(255, sum[x] * inverse + 0.5)))
+                                target[out + x + 1] = UInt8(Int(min(255, sum[x + 1] * inverse + 0.5)))
+                                target[out + x + 2] = UInt8(Int(min(255, sum[x + 2] * inverse + 0.5)))
+                                target[out + x + 3] = UInt8(Int(min(255, a + 0.5)))
                             }
                         }
                     }
                 }
             }
         }
-        // Pass 2: columns shrunk vertically, then un-premultiplied and rounded (half up: all values are positive).
-        var result = [UInt8](repeating: 0, count: toWidth * toHeight * 4)
-        let rowLength = toWidth * 4
-        var sums = [Float](repeating: 0, count: rowLength)
-        horizontal.withUnsafeBufferPointer { source in
-            result.withUnsafeMutableBufferPointer { target in
-                sums.withUnsafeMutableBufferPointer { sum in
-                    for y in 0..<toHeight {
-                        // A whole output row at a time: the source rows are read in order.
-                        for index in 0..<rowLength { sum[index] = 0 }
-                        var row = rows.first[y] * rowLength
-                        let base = rows.offset[y]
-                        for tap in 0..<rows.count[y] {
-                            let weight = rows.weights[base + tap]
-                            for index in 0..<rowLength { sum[index] += source[row + index] * weight }
-                            row += rowLength
-                        }
-                        let out = y * rowLength
-                        for x in stride(from: 0, to: rowLength, by: 4) {
-                            let a = sum[x + 3]
-                            guard a > 0.001 else { continue }  // fully transparent: (0, 0, 0, 0)
-                            let inverse = 1 / a
-                            target[out + x] = UInt8(Int(min(255, sum[x] * inverse + 0.5)))
-                            target[out + x + 1] = UInt8(Int(min(255, sum[x + 1] * inverse + 0.5)))
-                            target[out + x + 2] = UInt8(Int(min(255, sum[x + 2] * inverse + 0.5)))
-                            target[out + x + 3] = UInt8(Int(min(255, a + 0.5)))
+        return result
+    }
+
+    /// Pass 1 for source row `y`: shrunk horizontally, premultiplied, into `target` at `start`.
+    private static func shrinkRow(_ y: Int, of source: UnsafeBufferPointer<UInt8>, width: Int, columns: Coverage,
+                                  into target: UnsafeMutableBufferPointer<Float>, at start: Int) {
+        let sourceRow = y * width * 4
+        columns.first.withUnsafeBufferPointer { first in
+            columns.count.withUnsafeBufferPointer { count in
+                columns.offset.withUnsafeBufferPointer { offset in
+                    columns.weights.withUnsafeBufferPointer { weights in
+                        for x in 0..<first.count {
+                            // Red, green and blue premultiplied, and alpha, four lanes at once.
+                            var sum = SIMD4<Float>()
+                            var pixel = sourceRow + first[x] * 4
+                            let base = offset[x]
+                            for tap in 0..<count[x] {
+                                let alpha = Float(source[pixel + 3]) * weights[base + tap]
+                                let colour = SIMD4<Float>(Float(source[pixel]), Float(source[pixel + 1]), Float(source[pixel + 2]), 1)
+                                sum += colour * alpha
+                                pixel += 4
+                            }
+                            let out = start + x * 4
+                            target[out] = sum[0]
+                            target[out + 1] = sum[1]
+                            target[out + 2] = sum[2]
+                            target[out + 3] = sum[3]
                         }
                     }
                 }
             }
         }
-        return result
     }
 }

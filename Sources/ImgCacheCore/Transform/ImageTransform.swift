@@ -116,14 +116,11 @@ public struct ImageTransform: Equatable, Sendable {
     }
 
     /// The size the transform gives an image of `width` × `height`.
-    /// The size a vector image (SVG) is drawn at: `--thumbnail`'s box filled as
-    /// far as its proportions allow (a vector loses nothing drawn larger), then
-    /// as any image.
+    /// The size a vector image (SVG) is drawn at: the size it is laid out at,
+    /// so that it is drawn once, sharp, at the size shown (larger than its own
+    /// only with `--upscale`, as any image).
     public func drawingSize(width: Int, height: Int) -> (width: Int, height: Int) {
-        guard let thumbnail, width > 0, height > 0 else { return targetSize(width: width, height: height) }
-        if fit == .fill, thumbnail.isComplete { return (thumbnail.width!, thumbnail.height!) }
-        let scale = thumbnail.scale(width: width, height: height, covering: fit == .cover)
-        return layout(width: max(1, Int((Double(width) * scale).rounded())), height: max(1, Int((Double(height) * scale).rounded()))).scaled
+        layout(width: width, height: height).scaled
     }
 
     /// How an image of `width` x `height` is laid out: resized to `scaled`, then
@@ -224,14 +221,41 @@ public struct ImageTransform: Equatable, Sendable {
         public let frameCount: Int
     }
 
-    /// Decodes `bytes` (of `header`) as this transform needs them: only the
-    /// first frame unless the output keeps every frame, and a vector drawn at
-    /// the size it is wanted at rather than drawn large and resampled.
+    /// Decodes `bytes` (of `header`) once for every transform of `transforms`:
+    /// every frame if one keeps them, else the first, decoded no larger than
+    /// the largest of them needs where the codec can (JPEG's DCT scaling,
+    /// libwebp's scaled decoding, PNG rows shrunk as read; a vector drawn at
+    /// that size). A still is decoded as a picture to be shown, damage the
+    /// decoder can conceal concealed. Pass the result to `apply(to:shown:)`
+    /// with the source's upright size.
+    public static func decodeSource(_ bytes: [UInt8], header: ImageHeader, for transforms: [ImageTransform],
+                                    maximumPixels: PixelLimit) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        let frames = header.frameCount ?? 1
+        let keepsFrames = transforms.contains { $0.keepsFrames(of: header.format, frameCount: frames) }
+        var atLeast: (width: Int, height: Int)?
+        if header.format == .svg {
+            let sizes = transforms.map { $0.drawingSize(width: header.width, height: header.height) }
+            atLeast = (sizes.map(\.width).max() ?? header.width, sizes.map(\.height).max() ?? header.height)
+        } else if !keepsFrames {
+            // As stored: a quarter turn swaps the sides.
+            let shown = header.uprightSize
+            let sizes = transforms.map { $0.layout(width: shown.width, height: shown.height).scaled }
+            let needed = (width: sizes.map(\.width).max() ?? shown.width, height: sizes.map(\.height).max() ?? shown.height)
+            let stored = header.orientation >= 5 ? (width: needed.height, height: needed.width) : needed
+            atLeast = (min(stored.width, header.width), min(stored.height, header.height))
+        }
+        return try ImageDecoder.decode(bytes, maximumPixels: maximumPixels, maximumFrames: keepsFrames ? 0 : 1, atLeast: atLeast)
+    }
+
+    /// `decodeSource(_:header:for:maximumPixels:)` for this transform alone.
     public func decodeSource(_ bytes: [UInt8], header: ImageHeader,
                              maximumPixels: PixelLimit) throws(ImageDecoder.DecodeError) -> DecodedImage {
-        try ImageDecoder.decode(bytes, maximumPixels: maximumPixels,
-                                maximumFrames: keepsFrames(of: header.format, frameCount: header.frameCount ?? 1) ? 0 : 1,
-                                atLeast: header.format == .svg ? drawingSize(width: header.width, height: header.height) : nil)
+        try ImageTransform.decodeSource(bytes, header: header, for: [self], maximumPixels: maximumPixels)
+    }
+
+    /// The source's size for `apply(to:shown:)`: its upright size, but a vector's as drawn.
+    public static func shownSize(of header: ImageHeader) -> (width: Int, height: Int)? {
+        header.format == .svg ? nil : header.uprightSize
     }
 
     /// Transforms `image` (every frame, when the output format animates; else

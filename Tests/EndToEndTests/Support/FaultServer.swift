@@ -325,6 +325,13 @@ final class FaultServer: @unchecked Sendable {
                 return flakyHits[request.path, default: 0]
             }
             return hit <= failures ? status(code) : serve(parts[3])
+        case ("swap", 3):
+            // An image replaced on the server: FIRST for the first request of this path, SECOND after.
+            let hit = locked { () -> Int in
+                flakyHits[request.path, default: 0] += 1
+                return flakyHits[request.path, default: 0]
+            }
+            return serve(hit == 1 ? parts[1] : parts[2])
         case ("status", 2):
             guard let code = Int(parts[1]), (200...599).contains(code) else { break }
             return status(code)

@@ -1,0 +1,30 @@
+/// An image's variants already in the cache, looked up the one way every path
+/// asks for them (a lookup that answers without the original, the maker that
+/// reuses what it can, a refresh that failed): a variant stands only for the
+/// original it was made from.
+struct VariantLookup {
+    let cache: DiskCache
+    let settings: FetchSettings
+    /// The calling thread's open lock file, when it has one.
+    let lockHandle: NamespaceLock.Handle?
+
+    /// The cached variant `transform` of `url`, when it was made from `original`
+    /// (nil: from whatever original, for one no longer in the cache).
+    func variant(_ transform: ImageTransform, of url: String, madeFrom original: EntryMetadata.Source?,
+                 now: Double) -> FetchResult.Variant? {
+        guard case .hit(let entry) = cache.lookup(settings.variantKey(for: url, transform), now: now, lockHandle: lockHandle),
+              original == nil || entry.metadata.source == original else { return nil }
+        return FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true)
+    }
+
+    /// Every variant the settings ask for, when each is cached (and made from
+    /// `original`, when given); nil when one is missing.
+    func all(of url: String, madeFrom original: EntryMetadata.Source?, now: Double) -> [FetchResult.Variant]? {
+        var found: [FetchResult.Variant] = []
+        for transform in settings.variants {
+            guard let variant = variant(transform, of: url, madeFrom: original, now: now) else { return nil }
+            found.append(variant)
+        }
+        return found.isEmpty ? nil : found
+    }
+}

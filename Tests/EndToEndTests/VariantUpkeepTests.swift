@@ -1,0 +1,145 @@
+import Foundation
+import ImgCacheCore
+import Testing
+
+/// What keeps variants true to their original and to the run's limits: a
+/// refresh that brings new bytes, a refresh that fails, an original damaged
+/// in the cache, sizes past the pixel limit, removal by key, a signal while
+/// a variant is being made, and what `--srcset`, `--json` and `cache-info`
+/// say of them.
+@Suite final class VariantUpkeepTests: FaultServerSuite {
+    var photo: String { faults.baseURL + "/image/photo.jpg" }  // 96x64, 2203 bytes
+
+    func json(_ arguments: [String], status: Int32 = 0) throws -> [String: Any] {
+        let result = try fetch(["--json", "fetch"] + arguments)
+        #expect(result.status == status, "\(arguments): \(result.standardError)")
+        return try #require(try result.jsonLines().first)
+    }
+
+    func image(_ path: String) throws -> DecodedImage {
+        try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    @Test func aRefreshThatBringsNewBytesMakesTheVariantsAnew() throws {
+        // photo.jpg (96x64) first, then logo.png (64x48) at the same URL.
+        let url = faults.baseURL + "/swap/photo.jpg/logo.png"
+        #expect(try json(["--thumbnail", "32x", url])["height"] as? Int == 21)
+        #expect(try json(["--refresh", url])["format"] as? String == "png")
+        // Made again from the new original, without asking the server: not the old photo's thumbnail.
+        let remade = try json(["--thumbnail", "32x", url])
+        #expect(remade["height"] as? Int == 24 && remade["cache"] as? String == "disk", "\(remade)")
+        #expect(faults.requestCount(path: "/swap/photo.jpg/logo.png") == 2)
+        // A 304 keeps the file, and so its variants.
+        let fresh = faults.baseURL + "/fresh/0/photo.jpg"
+        let first = try json(["--thumbnail", "16x", fresh])
+        #expect(try json(["--refresh", fresh])["cache"] as? String == "refreshed")
+        #expect(try json(["--thumbnail", "16x", fresh])["path"] as? String == first["path"] as? String)
+    }
+
+    @Test func aFailedRefreshServesTheVariantsOfAnOriginalNotKept() throws {
+        let made = try json(["--thumbnail", "20x", "--no-original", photo])
+        faults.stop()
+        let stale = try fetch(["--json", "fetch", "--refresh", "--thumbnail", "20x", "--no-original", photo])
+        #expect(stale.status == 0, "\(stale.standardError)")
+        let line = try #require(try stale.jsonLines().first)
+        #expect(line["cache"] as? String == "stale" && line["path"] as? String == made["path"] as? String)
+        #expect(stale.standardError.contains("refresh failed"), "\(stale.standardError)")
+    }
+
+    @Test func aThumbnailOfAJPEGWithDamagedScanDataIsDrawnAsBrowsersDo() throws {
+        // garbled.jpg: photo.jpg with 64 bytes of its scan scrambled; stored by the header check.
+        let url = faults.baseURL + "/image/garbled.jpg"
+        let thumbnail = try json(["--thumbnail", "48x", url])
+        #expect(thumbnail["width"] as? Int == 48 && thumbnail["height"] as? Int == 32)
+        #expect(try image(try #require(thumbnail["path"] as? String)).width == 48)
+        // The full check still refuses it.
+        #expect(try fetch(["fetch", "--refresh", "--verify", "full", url]).status == 1)
+    }
+
+    @Test func anOriginalDamagedInTheCacheIsRemovedAndDownloadedAgain() throws {
+        let logo = faults.baseURL + "/image/logo.png"
+        let path = try #require(try json([logo])["path"] as? String)
+        // Its compressed pixels overwritten in place: same file, same size, header and end intact.
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: 60)
+        handle.write(Data(repeating: 0xA5, count: 200))
+        try handle.close()
+        let broken = try fetch(["fetch", "--thumbnail", "16x", logo])
+        #expect(broken.status == 1)
+        #expect(broken.standardError.contains("cannot make its variants: corrupt PNG image"), "\(broken.standardError)")
+        #expect(broken.standardError.contains("the cached original was removed, so the next fetch downloads it again"))
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // Not remembered as failed: the next fetch downloads it and makes the thumbnail.
+        let mended = try json(["--thumbnail", "16x", logo])
+        #expect(mended["width"] as? Int == 16 && mended["cache"] as? String == "none")
+        #expect(faults.requestCount(path: "/image/logo.png") == 2)
+    }
+
+    @Test func noVariantIsMadeLargerThanThePixelLimit() throws {
+        _ = try json([photo])
+        for arguments in [["--thumbnail", "65535x", "--upscale"], ["--thumbnail", "20000x20000", "--fit", "fill"],
+                          ["--thumbnail", "960x", "--upscale", "--max-pixels", "100000"]] {
+            let result = try fetch(["fetch"] + arguments + [photo])
+            #expect(result.status == 1, "\(arguments): \(result.standardError)")
+            #expect(result.standardError.contains("variant is over the limit of"), "\(result.standardError)")
+            #expect(result.standardError.contains("(--max-pixels); the original stays in the cache"), "\(result.standardError)")
+        }
+        #expect(try fetch(["fetch", "--cache-only", photo]).status == 0)
+        #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").count == 1)
+    }
+
+    @Test func removeByKeyTakesTheVariantsOfAnyURLWithThatKey() throws {
+        _ = try json(["--key-filter", "strip-query", "--thumbnail", "20x", photo + "?sig=1"])
+        #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").count == 2)
+        let removed = try fetch(["remove", "--key-filter", "strip-query", photo + "?sig=2"])
+        #expect(removed.status == 0, "\(removed.standardError)")
+        #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty)
+    }
+
+    @Test func srcsetListsEachWidthOnceAndOneSetPerFormat() throws {
+        // 96 px wide: 200x and 300x both give 96.
+        let result = try fetch(["fetch", "--srcset", "--thumbnail", "16x,48x,200x,300x", "--format", "webp,png", photo])
+        #expect(result.status == 0, "\(result.standardError)")
+        let sets = result.output.trimmingCharacters(in: .newlines).components(separatedBy: "\t")
+        #expect(sets.count == 2, "\(result.output)")
+        for (set, suffix) in zip(sets, [".webp", ".png"]) {
+            let candidates = set.components(separatedBy: ", ")
+            #expect(candidates.map { $0.split(separator: " ").last.map(String.init) } == ["16w", "48w", "96w"], "\(set)")
+            #expect(candidates.allSatisfy { $0.split(separator: " ").first?.hasSuffix(suffix) == true }, "\(set)")
+        }
+    }
+
+    @Test func jsonAndCacheInfoSpeakOfTheImageAsServed() throws {
+        let line = try json(["--thumbnail", "16x", "--format", "webp", photo])
+        #expect(line["format"] as? String == "webp" && line["content_type"] as? String == "image/jpeg", "\(line)")
+        let info = try fetch(["--json", "cache-info"])
+        let counts = try #require(try info.jsonLines().first)
+        #expect(counts["downloads"] as? Int == 1 && counts["downloaded_bytes"] as? Int == 2203, "\(counts)")
+    }
+
+    @Test func aSignalDoesNotWaitForAVariantBeingMade() throws {
+        // A 6000x6000 picture: its near-full-size thumbnail takes many seconds to make, far
+        // longer than a signal takes to arrive once the original has been found.
+        let served = try TemporaryDirectory("imgcache-big")
+        let pixels = [UInt8](repeating: 200, count: 6000 * 6000 * 4)
+        let png = try ImageEncoder.encode(pixels[...], width: 6000, height: 6000, settings: ImageEncoder.Settings(format: .png))
+        try Data(png).write(to: URL(fileURLWithPath: served.path + "/big.png"))
+        let server = try FaultServer(directory: served.path)
+        defer { server.stop() }
+        let url = server.baseURL + "/image/big.png"
+        #expect(try fetch(["fetch", url]).status == 0)
+        let outputs = try TemporaryDirectory("imgcache-signal")
+        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "-v", "--json", "fetch", "--thumbnail", "5999x", url],
+                                                         home: home.path, outputs: outputs)
+        // The original is found (a hit), then the variant is being made.
+        for _ in 0..<2000 where !((try? String(contentsOfFile: outputs.path + "/stderr", encoding: .utf8)) ?? "").contains("hit: ") {
+            usleep(5_000)
+        }
+        kill(process.processIdentifier, SIGTERM)
+        let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+        #expect(result.status == 143, "\(result.standardError)")
+        let line = try #require(try result.jsonLines().first)
+        #expect((line["error"] as? String)?.contains("interrupted") == true, "\(line)")
+        #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty)
+    }
+}
