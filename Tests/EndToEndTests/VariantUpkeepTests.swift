@@ -96,6 +96,17 @@ import Testing
         #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty)
     }
 
+    @Test func cleanDryRunSaysWhichFilesAreVariants() throws {
+        _ = try json(["--thumbnail", "20x", photo])
+        let planned = try fetch(["clean", "--dry-run", "--max-size", "1"])
+        let lines = planned.lines.filter { $0.hasPrefix("would remove /") }
+        #expect(lines.count == 2, "\(planned.output)")
+        #expect(lines.filter { $0.hasSuffix(photo + " [imgcache-thumbnail(20x)-quality(85)]") }.count == 1, "\(planned.output)")
+        #expect(lines.filter { $0.hasSuffix(photo) }.count == 1)
+        let objects = try fetch(["--json", "clean", "--dry-run", "--max-size", "1"]).jsonLines().filter { $0["reason"] != nil }
+        #expect(Set(objects.map { $0["transform"] as? String ?? "" }) == ["", "imgcache-thumbnail(20x)-quality(85)"])
+    }
+
     @Test func srcsetListsEachWidthOnceAndOneSetPerFormat() throws {
         // 96 px wide: 200x and 300x both give 96.
         let result = try fetch(["fetch", "--srcset", "--thumbnail", "16x,48x,200x,300x", "--format", "webp,png", photo])

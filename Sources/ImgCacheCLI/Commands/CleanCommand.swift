@@ -99,12 +99,15 @@ extension CleanCommand {
         }
         return "would remove " + UsageError.visible(planned.path) + " (\(ByteSize.humanised(planned.bytes)), \(why))"
             + (planned.url.map { "  " + UsageError.visible($0) } ?? "")
+            + (planned.variant.map { " [\(UsageError.visible($0.label))]" } ?? "")
     }
 
     private func plannedJSON(_ planned: CacheCleaner.PlannedRemoval) -> JSONObject {
         var object = JSONObject()
         object.add("path", planned.path)
         object.add("url", planned.url)
+        object.add("transform", planned.variant?.transform)
+        object.add("accept", planned.variant?.accept)
         object.add("reason", planned.reason.rawValue)
         object.add("bytes", planned.bytes)
         object.add("last_use", Timestamp.iso8601(planned.lastUse))

@@ -77,6 +77,9 @@ public struct CacheCleaner: Sendable {
         public let path: String
         /// The URL it was stored from, when the shard's log has it.
         public let url: String?
+        /// What the entry is beside the image as served (a thumbnail, another
+        /// Accept), when the shard's log says; nil for the image as served.
+        public let variant: KeyVariant?
         public let reason: Reason
         public let bytes: Int64
         /// For an entry: its last use.
@@ -177,9 +180,10 @@ extension CacheCleaner {
             for file in files {
                 let shardPath = cache.directory + "/" + file.shard
                 if file.shard.isEmpty == false, logs[file.shard] == nil { logs[file.shard] = URLLog.read(shardPath: shardPath) }
-                let url = reason == .expired || reason == .evicted
-                    ? logs[file.shard]?[EntryNames.digest(of: file.name)].map { URLLog.split($0).url } : nil
-                planned.append(PlannedRemoval(path: cache.directory + "/" + file.relativePath, url: url, reason: reason,
+                let logged = reason == .expired || reason == .evicted
+                    ? logs[file.shard]?[EntryNames.digest(of: file.name)].map(URLLog.split) : nil
+                planned.append(PlannedRemoval(path: cache.directory + "/" + file.relativePath, url: logged?.url,
+                                              variant: logged.flatMap { KeyVariant(key: $0.key) }, reason: reason,
                                               bytes: file.size, lastUse: file.modified))
             }
         }

@@ -100,6 +100,8 @@ public struct FetchResult: Equatable, Sendable {
             item.add("width", variant.metadata.uprightSize.width)
             item.add("height", variant.metadata.uprightSize.height)
             item.add("format", variant.metadata.format?.rawValue)
+            item.add("orientation", variant.metadata.orientation ?? 1)
+            item.add("frames", variant.metadata.frameCount)
             item.add("bytes", variant.metadata.byteCount)
             return .object(item)
         }))

@@ -76,7 +76,8 @@ struct VariantMaker {
                     made[index] = FetchResult.Variant(path: original.path, metadata: original.metadata, isStored: true)
                 } else {
                     made[index] = try store(bytes, format: header.format, width: header.width, height: header.height,
-                                            frames: frames, sourceFrames: frames, key: key, original: original, now: now)
+                                            frames: frames, sourceFrames: frames, orientation: header.orientation,
+                                            key: key, original: original, now: now)
                 }
                 continue
             }
@@ -90,7 +91,8 @@ struct VariantMaker {
             }
             log?("\(RemoteURL.displayed(url)): \(transform.key) -> \(output.width)x\(output.height) \(output.format.displayName), \(output.bytes.count) bytes")
             made[index] = try store(output.bytes, format: output.format, width: output.width, height: output.height,
-                                    frames: output.frameCount, sourceFrames: frames, key: key, original: original, now: now)
+                                    frames: output.frameCount, sourceFrames: frames, orientation: nil,
+                                    key: key, original: original, now: now)
         }
     }
 
@@ -121,9 +123,10 @@ struct VariantMaker {
         }
     }
 
-    /// A variant's bytes stored under `key` (with CacheMemoryOnly, handed over in a temporary file).
+    /// A variant's bytes stored under `key` (with CacheMemoryOnly, handed over in a temporary file);
+    /// `orientation` is what its file asks (nil: made upright).
     private func store(_ bytes: [UInt8], format: ImageFormat, width: Int, height: Int, frames: Int, sourceFrames: Int,
-                       key: CacheKey, original: FetchResult, now: Double) throws(FetchError) -> FetchResult.Variant {
+                       orientation: Int?, key: CacheKey, original: FetchResult, now: Double) throws(FetchError) -> FetchResult.Variant {
         let source = original.metadata
         // A variant stands for the very file it was made from; one made from a file not kept stands for none.
         let madeFrom = original.isStored ? EntryMetadata.Source(of: source) : nil
@@ -131,8 +134,8 @@ struct VariantMaker {
             EntryMetadata(fileName: key.fileName, inode: inode, byteCount: size, key: key.storedForm, url: RemoteURL.redacted(original.url),
                           etag: source.etag, lastModified: source.lastModified, contentType: source.contentType,
                           format: format, width: width, height: height, frameCount: frames,
-                          storedAt: now, freshUntil: source.freshUntil, sourceFrameCount: sourceFrames != frames ? sourceFrames : nil,
-                          source: madeFrom)
+                          storedAt: now, freshUntil: source.freshUntil, orientation: orientation,
+                          sourceFrameCount: sourceFrames != frames ? sourceFrames : nil, source: madeFrom)
         }
         do throws(SystemError) {
             if settings.options.contains(.cacheMemoryOnly) {
