@@ -110,6 +110,7 @@ public enum ImageResizer {
     private static func shrinkRow(_ y: Int, of source: UnsafeBufferPointer<UInt8>, width: Int, columns: Coverage,
                                   into target: UnsafeMutableBufferPointer<Float>, at start: Int) {
         let sourceRow = y * width * 4
+        let raw = UnsafeRawBufferPointer(source)
         columns.first.withUnsafeBufferPointer { first in
             columns.count.withUnsafeBufferPointer { count in
                 columns.offset.withUnsafeBufferPointer { offset in
@@ -120,8 +121,11 @@ public enum ImageResizer {
                             var pixel = sourceRow + first[x] * 4
                             let base = offset[x]
                             for tap in 0..<count[x] {
-                                let alpha = Float(source[pixel + 3]) * weights[base + tap]
-                                let colour = SIMD4<Float>(Float(source[pixel]), Float(source[pixel + 1]), Float(source[pixel + 2]), 1)
+                                // One load of the pixel's four bytes, widened to four floats at once.
+                                let bytes = raw.loadUnaligned(fromByteOffset: pixel, as: SIMD4<UInt8>.self)
+                                var colour = SIMD4<Float>(SIMD4<Int32>(truncatingIfNeeded: bytes))
+                                let alpha = colour[3] * weights[base + tap]
+                                colour[3] = 1
                                 sum += colour * alpha
                                 pixel += 4
                             }
