@@ -16,12 +16,13 @@ public enum CommandLineParser {
         return try state.invocation()
     }
 
-    /// Where secret values (`-u`'s password) sit among `arguments`: the word's
-    /// index and the UTF-8 offset where the value starts, so that the caller
-    /// can blank them in the process's own argument memory, as curl does (they
-    /// are otherwise readable in /proc/PID/cmdline). Found as far as the words
-    /// parse.
-    public static func secretLocations(in arguments: [String]) -> [(argument: Int, offset: Int)] {
+    /// Where secret values sit among `arguments` (`-u`'s value, the password of
+    /// a URL given as an operand or to `--remote` or `--proxy`): the word's
+    /// index, the UTF-8 offset where the secret starts and its length (nil: to
+    /// the word's end), so that the caller can blank them in the process's own
+    /// argument memory, as curl does (they are otherwise readable in
+    /// /proc/PID/cmdline). Found as far as the words parse.
+    public static func secretLocations(in arguments: [String]) -> [(argument: Int, offset: Int, length: Int?)] {
         var state = ParsedOptions()
         try? read(arguments, into: &state)
         return state.secretLocations
@@ -41,6 +42,7 @@ public enum CommandLineParser {
                     state.command = command
                 } else {
                     state.operands.append(argument)
+                    state.recordPasswords(in: argument, argument: index - 1, offset: 0)
                 }
             } else if argument == "--" {
                 state.endOfOptions = true

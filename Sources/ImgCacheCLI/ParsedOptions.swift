@@ -22,12 +22,25 @@ struct ParsedOptions {
             throw .unknownOption("-\(short)", command: command?.name, suggestion: nil)
         }
 
-        /// Where the values of secret options were found (see `secretLocations`).
-        var secretLocations: [(argument: Int, offset: Int)] = []
+        /// Where secrets were found in the words (see `secretLocations`): a byte
+        /// range of one word (`length` nil: to its end).
+        var secretLocations: [(argument: Int, offset: Int, length: Int?)] = []
 
         mutating func record(_ spec: OptionSpec, value: String?, at location: (argument: Int, offset: Int)?) {
             values[spec.name, default: []].append(value ?? "")
-            if spec.name == .user, let location { secretLocations.append(location) }
+            guard let location, let value else { return }
+            switch spec.name {
+            case .user: secretLocations.append((location.argument, location.offset, nil))
+            case .remote, .proxy: recordPasswords(in: value, argument: location.argument, offset: location.offset)
+            default: break
+            }
+        }
+
+        /// Notes the passwords of the URLs in word `argument` (`text` from byte `offset`).
+        mutating func recordPasswords(in text: String, argument: Int, offset: Int) {
+            for range in ParsedOptions.passwordRanges(in: text) {
+                secretLocations.append((argument, offset + range.offset, range.length))
+            }
         }
 
         func has(_ name: OptionName) -> Bool { values[name] != nil }
@@ -121,5 +134,32 @@ extension ParsedOptions {
                                 reason: "expected a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
+    }
+}
+
+extension ParsedOptions {
+    /// The byte ranges of the passwords in the URLs of `text` (`scheme://user:password@host`),
+    /// however many URLs it holds (a `--remote` list, with `|` attributes).
+    static func passwordRanges(in text: String) -> [(offset: Int, length: Int)] {
+        let bytes = Array(text.utf8)
+        var ranges: [(offset: Int, length: Int)] = []
+        var index = 0
+        while index + 3 <= bytes.count {
+            guard bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else {
+                index += 1
+                continue
+            }
+            let start = index + 3
+            var end = start
+            let stops: Set<UInt8> = [UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: " "), UInt8(ascii: "|"),
+                                     UInt8(ascii: "\t"), UInt8(ascii: "\n")]
+            while end < bytes.count, !stops.contains(bytes[end]) { end += 1 }
+            if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")),
+               let colon = bytes[start..<at].firstIndex(of: UInt8(ascii: ":")), colon + 1 < at {
+                ranges.append((colon + 1, at - colon - 1))
+            }
+            index = end
+        }
+        return ranges
     }
 }

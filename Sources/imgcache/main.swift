@@ -13,18 +13,21 @@ func commandLineWords() -> [String] {
     }
 }
 
-/// Overwrites the values of secret options (`-u user:password`) in the
-/// process's argument memory, as curl does, so that `ps` and
-/// /proc/PID/cmdline no longer show them. The words already read keep them.
-/// The words are scanned only when one could be `-u` or `--user`.
+/// Overwrites secrets in the process's argument memory, as curl does, so that
+/// `ps` and /proc/PID/cmdline no longer show them: the value of `-u
+/// user:password`, and the password of a URL (`https://user:password@host`)
+/// given as an operand, to `--remote` or to `--proxy`. The words already read
+/// keep them. The words are scanned only when one could hold a secret.
 func hideSecrets(of words: [String]) {
-    guard words.contains(where: { $0.hasPrefix("--user") || ($0.utf8.first == UInt8(ascii: "-") && $0.utf8.contains(UInt8(ascii: "u"))) })
-    else { return }
-    for (argument, offset) in CommandLineParser.secretLocations(in: words) {
+    guard words.contains(where: {
+        $0.hasPrefix("--user") || ($0.utf8.first == UInt8(ascii: "-") && $0.utf8.contains(UInt8(ascii: "u")))
+            || ($0.utf8.contains(UInt8(ascii: "@")) && $0.contains("://"))
+    }) else { return }
+    for (argument, offset, length) in CommandLineParser.secretLocations(in: words) {
         guard let word = CommandLine.unsafeArgv[argument + 1] else { continue }
-        let length = strlen(word)
-        guard offset < length else { continue }
-        memset(word + offset, Int32(UInt8(ascii: "*")), length - offset)
+        let size = strlen(word)
+        guard offset < size else { continue }
+        memset(word + offset, Int32(UInt8(ascii: "*")), min(length ?? size - offset, size - offset))
     }
 }
 

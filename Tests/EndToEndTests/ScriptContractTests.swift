@@ -330,6 +330,22 @@ import Testing
         #expect(arguments.contains("-u\u{0}*"))
     }
 
+    @Test func passwordsInURLsAreBlankedInTheProcessArguments() throws {
+        let outputs = try TemporaryDirectory("imgcache-cmdline")
+        let host = faults.baseURL.replacingOccurrences(of: "http://", with: "")
+        let process = try ImgCacheProcess.startCapturing(
+            ["--cache-dir", cacheRoot, "fetch", "--timeout", "5", "--remote", "http://store:remote-s3cr3t@\(host)/stall-store/|read-only",
+             "http://me:origin-s3cr3t@\(host)/stall"], home: home.path, outputs: outputs)
+        defer { kill(process.processIdentifier, SIGKILL) }
+        for _ in 0..<500 where faults.requests.isEmpty { usleep(10_000) }
+        let arguments = try String(contentsOfFile: "/proc/\(process.processIdentifier)/cmdline", encoding: .isoLatin1)
+        #expect(!faults.requests.isEmpty)
+        #expect(!arguments.contains("s3cr3t"), "\(arguments)")
+        // Only the passwords: the rest of each URL still says what the process is doing.
+        #expect(arguments.contains("http://store:*************@\(host)/stall-store/|read-only"), "\(arguments)")
+        #expect(arguments.contains("http://me:*************@\(host)/stall"), "\(arguments)")
+    }
+
     @Test func anUnwritableCacheIsSaidOnceForAWholeList() throws {
         let blocked = home.appending("blocked")
         FileManager.default.createFile(atPath: blocked, contents: Data())
