@@ -1,5 +1,6 @@
 // The libraries of the remote tier, loaded on first use like the others, so
 // that a local hit never maps them: libcrypto for SHA-256, hiredis for Redis.
+#include <errno.h>
 #include "imgcache_shims.h"
 #include "loader.h"
 
@@ -52,7 +53,9 @@ static void *ic_redis_checked(redisContext *context, long timeout_ms, char *erro
         return NULL;
     }
     if (context->err != 0) {
-        ic_set_error(error, error_size, context->errstr);
+        // hiredis reports a connect timeout as the errno of the poll that gave up.
+        int timed_out = context->err == REDIS_ERR_IO && (errno == ETIMEDOUT || errno == EAGAIN || errno == EINPROGRESS);
+        ic_set_error(error, error_size, timed_out ? "timed out" : context->errstr);
         p_redisFree(context);
         return NULL;
     }
@@ -80,8 +83,11 @@ int ic_redis_append(void *context, int argc, const char **argv, const size_t *le
 void *ic_redis_reply(void *context, ic_redis_value *value, char *error, size_t error_size) {
     void *reply = NULL;
     if (p_redisGetReply(context, &reply) != REDIS_OK || reply == NULL) {
+        int saved = errno;
         redisContext *connection = context;
-        ic_set_error(error, error_size, connection->err != 0 ? connection->errstr : "no reply");
+        // A read past the socket's timeout fails with EAGAIN, which hiredis words as "Resource temporarily unavailable".
+        int timed_out = connection->err == REDIS_ERR_IO && (saved == EAGAIN || saved == EWOULDBLOCK);
+        ic_set_error(error, error_size, timed_out ? "timed out" : connection->err != 0 ? connection->errstr : "no reply");
         return NULL;
     }
     const redisReply *parsed = reply;

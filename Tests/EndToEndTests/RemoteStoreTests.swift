@@ -294,6 +294,16 @@ import Testing
         #expect(problems("a").isEmpty)
     }
 
+    @Test func aSilentRedisSaysItTimedOutAndAfterHowLong() throws {
+        // The fault server takes the connection and waits for an HTTP request that a Redis command never completes.
+        let host = faults.baseURL.replacingOccurrences(of: "http://", with: "")
+        let remote = "redis://\(host)|timeout=300ms|connect-timeout=2s"
+        let result = try on("a", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(result.status == 0 && count(result, "downloaded") == 12)
+        #expect(saidOnce(result, "timed out after 0.3 s"), "\(result.standardError)")
+        #expect(!result.standardError.contains("Resource temporarily unavailable"), "\(result.standardError)")
+    }
+
     @Test func wrongCredentialsAreSaidOnceAndNeverPrinted() throws {
         let webdav = try on("a", ["--json", "prefetch", "--remote", server.url("private-store") + "|bearer-env=STORE_TOKEN", try list()],
                             environment: ["STORE_TOKEN": "a-wrong-token"])

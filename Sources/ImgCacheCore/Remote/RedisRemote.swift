@@ -63,6 +63,13 @@ final class RedisRemote: RemoteBackend, Sendable {
         String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The shim's message, a timeout named with the value that ran out (as for downloads).
+    fileprivate static func text(_ error: [CChar], timeout: Double, connecting: Bool = false) -> String {
+        let message = text(error)
+        guard message == "timed out" else { return message }
+        return (connecting ? "connect timed out after " : "timed out after ") + DownloadError.formatSeconds(timeout)
+    }
+
     /// The worker thread's side: the connection and the pipelined batches.
     /// Not Sendable: it is handed to the worker thread (`sending`) and the
     /// compiler sees that nothing else keeps it.
@@ -118,7 +125,7 @@ final class RedisRemote: RemoteBackend, Sendable {
                 var value = ic_redis_value()
                 var error = [CChar](repeating: 0, count: 256)
                 guard let reply = ic_redis_reply(connection, &value, &error, error.count) else {
-                    let failure = RemoteFailure(RedisRemote.text(error))
+                    let failure = RemoteFailure(RedisRemote.text(error, timeout: spec.timeout))
                     broken = failure
                     for rest in batch[index...] { fail(rest, failure) }
                     return
@@ -144,7 +151,7 @@ final class RedisRemote: RemoteBackend, Sendable {
                 context = nil
             }
             guard let context else {
-                broken = RemoteFailure("cannot connect: " + RedisRemote.text(error))
+                broken = RemoteFailure("cannot connect: " + RedisRemote.text(error, timeout: spec.connectTimeout, connecting: true))
                 return
             }
             connection = context
@@ -155,7 +162,7 @@ final class RedisRemote: RemoteBackend, Sendable {
             for command in setup {
                 var value = ic_redis_value()
                 guard let reply = ic_redis_reply(context, &value, &error, error.count) else {
-                    broken = RemoteFailure(RedisRemote.text(error))
+                    broken = RemoteFailure(RedisRemote.text(error, timeout: spec.timeout))
                     return
                 }
                 defer { ic_redis_free_reply(reply) }
