@@ -73,6 +73,39 @@ import Testing
         let mended = try json(["--thumbnail", "16x", logo])
         #expect(mended["width"] as? Int == 16 && mended["cache"] as? String == "none")
         #expect(faults.requestCount(path: "/image/logo.png") == 2)
+        // Damage to its header (the markers before the frame): the same.
+        let jpeg = try #require(try json([photo])["path"] as? String)
+        let header = try #require(FileHandle(forUpdatingAtPath: jpeg))
+        try header.seek(toOffset: 100)
+        header.write(Data(repeating: 0, count: 64))
+        try header.close()
+        let unreadable = try fetch(["fetch", "--thumbnail", "16x", photo])
+        #expect(unreadable.status == 1)
+        #expect(unreadable.standardError.contains("the cached original was removed, so the next fetch downloads it again"),
+                "\(unreadable.standardError)")
+        #expect(try json(["--thumbnail", "16x", photo])["cache"] as? String == "none")
+    }
+
+    @Test func aRefreshOfAnImageNotKeptRemovesTheVariantsOfTheOldBytes() throws {
+        let url = faults.baseURL + "/swap/photo.jpg/logo.png"
+        _ = try json(["--no-original", "--thumbnail", "40x,20x", url])
+        #expect(try json(["--refresh", "--no-original", "--thumbnail", "40x", url])["height"] as? Int == 30)
+        // The 20-px one was the old photo's (20x13): gone, so it is made from the new bytes (20x15).
+        let other = try json(["--no-original", "--thumbnail", "20x", url])
+        #expect(other["height"] as? Int == 15 && other["cache"] as? String == "none", "\(other)")
+        #expect(faults.requestCount(path: "/swap/photo.jpg/logo.png") == 3)
+    }
+
+    @Test func noVariantIsLargerThanItsFormatOrTheMachineHolds() throws {
+        _ = try json([photo])
+        let webp = try fetch(["fetch", "--fit", "fill", "--thumbnail", "16384x10", "--format", "webp", photo])
+        #expect(webp.status == 1)
+        #expect(webp.standardError.contains("a 16384×10 variant is larger than WebP allows (16383 pixels a side); the original stays"),
+                "\(webp.standardError)")
+        let huge = try fetch(["fetch", "--fit", "fill", "--max-pixels", "5G", "--thumbnail", "65535x65535", "--format", "png", photo])
+        #expect(huge.status == 1)
+        #expect(huge.standardError.contains("of memory, more than half of this machine's"), "\(huge.standardError)")
+        #expect(try fetch(["fetch", "--fit", "fill", "--thumbnail", "16383x10", "--format", "webp", photo]).status == 0)
     }
 
     @Test func noVariantIsMadeLargerThanThePixelLimit() throws {
@@ -83,6 +116,7 @@ import Testing
             #expect(result.status == 1, "\(arguments): \(result.standardError)")
             #expect(result.standardError.contains("variant is over the limit of"), "\(result.standardError)")
             #expect(result.standardError.contains("(--max-pixels); the original stays in the cache"), "\(result.standardError)")
+            #expect(!result.standardError.contains("pixels pixels"), "\(result.standardError)")
         }
         #expect(try fetch(["fetch", "--cache-only", photo]).status == 0)
         #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").count == 1)
@@ -126,6 +160,12 @@ import Testing
         let info = try fetch(["--json", "cache-info"])
         let counts = try #require(try info.jsonLines().first)
         #expect(counts["downloads"] as? Int == 1 && counts["downloaded_bytes"] as? Int == 2203, "\(counts)")
+        // A 304 brings no bytes.
+        let fresh = faults.baseURL + "/fresh/0/photo.jpg"
+        _ = try json([fresh])
+        #expect(try json(["--refresh", fresh])["cache"] as? String == "refreshed")
+        let after = try #require(try fetch(["--json", "cache-info"]).jsonLines().first)
+        #expect(after["downloads"] as? Int == 3 && after["downloaded_bytes"] as? Int == 2 * 2203, "\(after)")
     }
 
     @Test func aSignalDoesNotWaitForAVariantBeingMade() throws {

@@ -59,6 +59,20 @@ public enum ImageEncoder {
     }
 
     /// `rgba` holds `width` × `height` pixels, 4 bytes each.
+    /// The widest and highest picture `format` can hold and be read back: what
+    /// its encoder (JPEG 65500, WebP 16383) or the common readers (AVIF 32768,
+    /// libavif's and libheif's limit) allow.
+    public static func maximumSide(of format: ImageFormat) -> Int {
+        switch format {
+        case .jpeg: return 65_500
+        case .webp: return 16_383
+        case .avif: return 32_768
+        case .gif: return 65_535
+        case .jxl: return 262_144
+        default: return Int(Int32.max)
+        }
+    }
+
     public static func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int, settings: Settings) throws(EncodeError) -> [UInt8] {
         precondition(rgba.count == width * height * 4, "pixel buffer does not match the size")
         let codec = CodecRegistry.codec(for: settings.format)

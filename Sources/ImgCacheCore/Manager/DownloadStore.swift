@@ -80,7 +80,9 @@ struct DownloadStore {
                     return .failure(.revalidationRaced(url: url))
                 }
                 log?("\(RemoteURL.displayed(url)): not modified, kept \(entry.path)")
-                return .success(FetchResult(url: url, path: entry.path, cacheType: .refreshed, metadata: entry.metadata))
+                var kept = FetchResult(url: url, path: entry.path, cacheType: .refreshed, metadata: entry.metadata)
+                kept.notModified = true
+                return .success(kept)
             } catch {
                 return .failure(.cacheUnwritable(error))
             }

@@ -99,7 +99,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .undecodable(let reason): cause = "cannot make its variants: \(reason)"
             case .tooManyPixels(let width, let height, let limit):
                 let setting = name(.pixelLimit).map { " (\($0))" } ?? ""
-                cause = "a \(width)×\(height) variant is over the limit of \(limit) pixels\(setting)"
+                cause = "a \(width)×\(height) variant is over the limit of \(limit)\(setting)"
             case .failed(let reason): cause = "cannot make its variants: \(reason)"
             }
             let fate: String

@@ -18,11 +18,14 @@ public struct FetchResult: Equatable, Sendable {
     public internal(set) var originalPath: String?
     /// With variants: the size of the image as served.
     public internal(set) var originalByteCount: Int64?
+    /// A refresh the server answered 304: no body came.
+    public internal(set) var notModified = false
 
     /// The size of what was downloaded (or revalidated) for this answer: the
     /// image as served, not its variants; nil when nothing was.
     public var downloadedByteCount: Int64? {
-        cacheType == .downloaded || cacheType == .refreshed ? originalByteCount ?? metadata.byteCount : nil
+        guard cacheType == .downloaded || cacheType == .refreshed else { return nil }
+        return notModified ? 0 : originalByteCount ?? metadata.byteCount
     }
 
     /// One variant of an image: a thumbnail, a conversion or a downscaled copy.
@@ -49,6 +52,7 @@ public struct FetchResult: Equatable, Sendable {
         again.variants = variants
         again.originalPath = originalPath
         again.originalByteCount = originalByteCount
+        again.notModified = notModified
         return again
     }
 
@@ -60,6 +64,7 @@ public struct FetchResult: Equatable, Sendable {
         self.variants = variants
         originalPath = original.isStored ? original.path : nil
         originalByteCount = original.metadata.byteCount
+        notModified = original.notModified
     }
 
     /// Every temporary file the answer hands over (CacheMemoryOnly, `--no-original`): removed once it is delivered.

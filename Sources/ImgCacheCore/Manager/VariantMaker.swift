@@ -31,6 +31,10 @@ struct VariantMaker {
                 made[index] = variants.variant(transform, of: url, madeFrom: source, now: now)
             }
         }
+        // New bytes for an original not kept: the variants of other sizes and formats, made from the old
+        // bytes, have no original to be checked against, so they go.
+        let replaced = !original.isStored && original.cacheType == .downloaded && settings.options.contains(.refreshCached)
+            && madeFromOtherBytes(than: original, now: now)
         if made.contains(where: { $0 == nil }) {
             do throws(FetchError) {
                 try makeMissing(&made, of: original, now: now)
@@ -38,7 +42,28 @@ struct VariantMaker {
                 return .failure(error)
             }
         }
+        if replaced { removeOtherVariants(of: original.url) }
         return .success(FetchResult(variants: made.map { $0! }, of: original))
+    }
+
+    /// Whether the variants asked for that are cached were made from other bytes than `original`'s
+    /// (another size, or other validators).
+    private func madeFromOtherBytes(than original: FetchResult, now: Double) -> Bool {
+        let variants = VariantLookup(cache: cache, settings: settings, lockHandle: lockHandle)
+        let source = original.metadata
+        return settings.variants.contains { transform in
+            guard let old = variants.variant(transform, of: original.url, madeFrom: nil, now: now)?.metadata else { return false }
+            return old.source?.byteCount != source.byteCount || old.etag != source.etag || old.lastModified != source.lastModified
+        }
+    }
+
+    /// Removes the cached variants of `url` that this run does not ask for (found through the URL logs).
+    private func removeOtherVariants(of url: String) {
+        let asked = Set(settings.variants.map { settings.variantKey(for: url, $0).digest })
+        for (key, variant) in cache.variantKeys(of: settings.cacheKey(for: url)) where !asked.contains(key.digest) {
+            guard variant.transform != nil, (try? cache.removeEntry(for: key, variant: variant, dryRun: false)) != nil else { continue }
+            log?("\(RemoteURL.displayed(url)): removed its \(variant.label), made from the bytes it replaced")
+        }
     }
 
     /// What became of the original when its variants could not be made.
@@ -54,16 +79,38 @@ struct VariantMaker {
         // Removed since it was found (a clear in another process): what a miss would have said.
         guard let bytes = read else { throw .notUsable(url: url, reason: "the cached original went away before its variants were made") }
         let header: ImageHeader
-        do { header = try ImageHeader.probe(bytes) } catch { throw .notUsable(url: url, reason: "\(error)") }
+        do { header = try ImageHeader.probe(bytes) } catch {
+            // Stored after the same check, so the file changed since: damaged in the cache.
+            switch error {
+            case .libraryMissing(let message): throw .libraryMissing(message)
+            default: throw try undecodable(original, reason: "\(error)")
+            }
+        }
         let missing = settings.variants.indices.filter { made[$0] == nil }
         let frames = header.frameCount ?? 1
         // Nothing larger than the pixel limit is made, whatever --upscale or --fit fill ask: checked before any decode.
         let shown = header.uprightSize
         for index in missing {
-            let layout = settings.variants[index].layout(width: shown.width, height: shown.height)
+            let transform = settings.variants[index]
+            let layout = transform.layout(width: shown.width, height: shown.height)
             for size in [layout.scaled, layout.canvas] where !settings.maximumPixels.allows(width: size.width, height: size.height) {
                 throw .variantsNotMade(url: url, problem: .tooManyPixels(width: size.width, height: size.height,
                                                                          limit: settings.maximumPixels), original: fate(of: original))
+            }
+            // Beyond what the format holds (or its readers read back): refused before anything is made.
+            let format = transform.outputFormat(for: header.format, animated: frames > 1)
+            let side = ImageEncoder.maximumSide(of: format)
+            if layout.canvas.width > side || layout.canvas.height > side {
+                throw .variantsNotMade(url: url, problem: .failed("a \(layout.canvas.width)×\(layout.canvas.height) variant is larger than "
+                                                                    + "\(format.displayName) allows (\(side) pixels a side)"),
+                                       original: fate(of: original))
+            }
+            // Beyond half the machine's memory (the picture and its resized copy, four bytes a pixel): never attempted.
+            let bytes = (layout.scaled.width * layout.scaled.height + layout.canvas.width * layout.canvas.height) * 4
+            if bytes > VariantWorkers.physicalMemory / 2 {
+                throw .variantsNotMade(url: url, problem: .failed("a \(layout.canvas.width)×\(layout.canvas.height) variant would need "
+                                                                    + "\(ByteSize.humanised(Int64(bytes))) of memory, more than half of this machine's"),
+                                       original: fate(of: original))
             }
         }
         var decoded: DecodedImage?
@@ -107,20 +154,26 @@ struct VariantMaker {
             switch error {
             case .libraryMissing(let message): throw .libraryMissing(message)
             case .corrupt:
-                guard original.isStored else {
-                    throw .variantsNotMade(url: original.url, problem: .undecodable(error.description), original: .notKept)
-                }
-                let key = settings.cacheKey(for: original.url)
-                if case .hit(let entry) = cache.lookup(key, now: WallClock.now(), lockHandle: lockHandle),
-                   entry.metadata.inode == original.metadata.inode {
-                    do { try cache.remove(entry, key: key) } catch { throw .cacheUnwritable(error) }
-                    log?("\(RemoteURL.displayed(original.url)): removed \(entry.path): its pixels do not decode")
-                }
-                throw .variantsNotMade(url: original.url, problem: .undecodable(error.description), original: .removed)
+                throw try undecodable(original, reason: error.description)
             default:
                 throw .variantsNotMade(url: original.url, problem: .failed(error.description), original: fate(of: original))
             }
         }
+    }
+
+    /// The error for an original whose bytes do not decode; a cached one is
+    /// removed first, so that the next fetch downloads it again.
+    private func undecodable(_ original: FetchResult, reason: String) throws(FetchError) -> FetchError {
+        guard original.isStored else {
+            return .variantsNotMade(url: original.url, problem: .undecodable(reason), original: .notKept)
+        }
+        let key = settings.cacheKey(for: original.url)
+        if case .hit(let entry) = cache.lookup(key, now: WallClock.now(), lockHandle: lockHandle),
+           entry.metadata.inode == original.metadata.inode {
+            do { try cache.remove(entry, key: key) } catch { throw .cacheUnwritable(error) }
+            log?("\(RemoteURL.displayed(original.url)): removed \(entry.path): it does not decode")
+        }
+        return .variantsNotMade(url: original.url, problem: .undecodable(reason), original: .removed)
     }
 
     /// A variant's bytes stored under `key` (with CacheMemoryOnly, handed over in a temporary file);
@@ -128,8 +181,9 @@ struct VariantMaker {
     private func store(_ bytes: [UInt8], format: ImageFormat, width: Int, height: Int, frames: Int, sourceFrames: Int,
                        orientation: Int?, key: CacheKey, original: FetchResult, now: Double) throws(FetchError) -> FetchResult.Variant {
         let source = original.metadata
-        // A variant stands for the very file it was made from; one made from a file not kept stands for none.
-        let madeFrom = original.isStored ? EntryMetadata.Source(of: source) : nil
+        // A variant stands for the very file it was made from; one made from bytes not kept, for no file
+        // (inode 0), but it still says how large they were.
+        let madeFrom = original.isStored ? EntryMetadata.Source(of: source) : EntryMetadata.Source(inode: 0, byteCount: source.byteCount)
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
             EntryMetadata(fileName: key.fileName, inode: inode, byteCount: size, key: key.storedForm, url: RemoteURL.redacted(original.url),
                           etag: source.etag, lastModified: source.lastModified, contentType: source.contentType,

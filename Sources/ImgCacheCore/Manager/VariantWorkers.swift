@@ -61,10 +61,12 @@ final class VariantWorkers: Sendable {
     }
 
     /// The memory the jobs in flight may take together: a quarter of the machine's, at most 2 GiB.
-    static var memoryBudget: Int {
+    static var memoryBudget: Int { min(2 << 30, physicalMemory / 4) }
+
+    /// The machine's memory (4 GiB when it cannot be told).
+    static var physicalMemory: Int {
         let pages = Int(sysconf(Int32(_SC_PHYS_PAGES))), pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let physical = pages > 0 && pageSize > 0 ? pages * pageSize : 4 << 30
-        return min(2 << 30, physical / 4)
+        return pages > 0 && pageSize > 0 ? pages * pageSize : 4 << 30
     }
 }
 
