@@ -94,6 +94,12 @@ import Testing
         let other = try json(["--no-original", "--thumbnail", "20x", url])
         #expect(other["height"] as? Int == 15 && other["cache"] as? String == "none", "\(other)")
         #expect(faults.requestCount(path: "/swap/photo.jpg/logo.png") == 3)
+        // Unchanged (a 304 to the variants' validators): they stand, nothing is downloaded.
+        let fresh = faults.baseURL + "/fresh/0/photo.jpg"
+        let made = try json(["--no-original", "--thumbnail", "20x", fresh])
+        let kept = try json(["--refresh", "--no-original", "--thumbnail", "20x", fresh])
+        #expect(kept["cache"] as? String == "refreshed" && kept["path"] as? String == made["path"] as? String, "\(kept)")
+        #expect(faults.requests.last?.header("If-None-Match") == "\"fresh-photo.jpg\"")
     }
 
     @Test func noVariantIsLargerThanItsFormatOrTheMachineHolds() throws {

@@ -65,6 +65,13 @@ struct DownloadStore {
         }
 
         let now = WallClock.now()
+        // Variants kept without their original: unchanged, they stand.
+        if response.notModified, miss.cached == nil, let kept = miss.keptVariants {
+            log?("\(RemoteURL.displayed(url)): not modified, kept its variants")
+            var original = FetchResult(url: url, path: kept[0].path, cacheType: .refreshed, metadata: kept[0].metadata, isStored: false)
+            original.notModified = true
+            return .success(FetchResult(variants: kept, of: original))
+        }
         if response.notModified, let cached = miss.cached {
             var metadata = cached.metadata
             metadata.storedAt = now

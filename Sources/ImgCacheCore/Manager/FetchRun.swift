@@ -151,6 +151,9 @@ struct PendingFetch {
     var origin: RemoteURL?
     /// The remote store being asked for it, if any.
     var remoteStore: Int?
+    /// A refresh of an image kept only as its variants (`--no-original`): they
+    /// lend their validators, so that a 304 keeps them.
+    var keptVariants: [FetchResult.Variant]?
 
     init(url: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int) {
         self.url = url
@@ -161,7 +164,8 @@ struct PendingFetch {
     }
 
     var validators: Validators? {
-        cached.flatMap { Validators(etag: $0.metadata.etag, lastModified: $0.metadata.lastModified) }
+        guard let metadata = cached?.metadata ?? keptVariants?.first?.metadata else { return nil }
+        return Validators(etag: metadata.etag, lastModified: metadata.lastModified)
     }
 }
 

@@ -41,13 +41,16 @@ extension ImageFetcher {
         miss.repeats = request.repeats
         miss.hadFailedRecord = failedBefore
         miss.origin = remote
+        if cached == nil, settings.options.contains(.refreshCached), !settings.variants.isEmpty {
+            miss.keptVariants = keptVariants(of: request.url)
+        }
         do throws(FetchError) {
             _ = try startDownloader()
             // Made (or found writable) before any traffic, remote or origin.
             _ = try bodyDirectory(for: request.key)
             let slot = run.inFlight.add(miss)
             // The remote stores answer misses; a refresh, FromLoaderOnly and CacheMemoryOnly go to the origin.
-            if cached == nil, settings.options.isDisjoint(with: [.fromLoaderOnly, .cacheMemoryOnly]),
+            if cached == nil, miss.keptVariants == nil, settings.options.isDisjoint(with: [.fromLoaderOnly, .cacheMemoryOnly]),
                let store = remoteTier?.readable(after: nil) {
                 askRemote(store, slot: slot, &run)
             } else {
