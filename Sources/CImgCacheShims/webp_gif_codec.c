@@ -527,6 +527,33 @@ static int gif_write(GifFileType *gif, const GifByteType *data, int length) {
     return length;
 }
 
+/// Indexes the pixels against their own colours when there are at most `limit`
+/// of them; false (nothing written that matters) when there are more.
+static int gif_exact_palette(const GifByteType *red, const GifByteType *green, const GifByteType *blue, size_t pixels,
+                             int limit, GifByteType *indices, GifColorType *colors) {
+    // Open addressing over 1024 slots: four times the most colours a palette holds.
+    uint32_t keys[1024];
+    uint8_t slots[1024];
+    memset(keys, 0xFF, sizeof keys);
+    int count = 0;
+    for (size_t i = 0; i < pixels; i++) {
+        uint32_t key = (uint32_t)red[i] << 16 | (uint32_t)green[i] << 8 | blue[i];
+        uint32_t slot = (key * 2654435761u) >> 22;
+        while (keys[slot] != 0xFFFFFFFFu && keys[slot] != key) slot = (slot + 1) & 1023;
+        if (keys[slot] != key) {
+            if (count == limit) return 0;
+            keys[slot] = key;
+            slots[slot] = (uint8_t)count;
+            colors[count].Red = red[i];
+            colors[count].Green = green[i];
+            colors[count].Blue = blue[i];
+            count++;
+        }
+        indices[i] = slots[slot];
+    }
+    return 1;
+}
+
 int ic_gif_encode(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
                   const uint32_t *delays_ms, int loop_count, ic_encoded *out, char *error, size_t error_size) {
     memset(out, 0, sizeof *out);
@@ -581,7 +608,10 @@ int ic_gif_encode(const uint8_t *frames, uint32_t width, uint32_t height, uint32
         GifColorType colors[256];
         memset(colors, 0, sizeof colors);
         int size = transparent ? 255 : 256;
-        if (p_GifQuantizeBuffer(width, height, &size, red, green, blue, indices, colors) == GIF_ERROR) {
+        // A frame with few enough colours keeps them exactly; only a richer one is quantised (giflib's
+        // median cut works on 5 bits a channel, so it would turn pure red into 248).
+        if (!gif_exact_palette(red, green, blue, pixels, size, indices, colors)
+            && p_GifQuantizeBuffer(width, height, &size, red, green, blue, indices, colors) == GIF_ERROR) {
             ic_set_error(error, error_size, "cannot reduce the frame to 256 colours");
             goto failed;
         }

@@ -23,6 +23,21 @@ import Testing
         }
     }
 
+    @Test func aGIFOfFewColoursKeepsThemExactly() throws {
+        // Pure red, green and blue frames, and one of 200 greys: each fits a palette as it is.
+        let size = 10 * 10
+        let solid: [[UInt8]] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255]]
+        var frames = solid.flatMap { pixel in (0..<size).flatMap { _ in pixel } }
+        frames += (0..<size).flatMap { index -> [UInt8] in let grey = UInt8(index * 2); return [grey, grey, grey, 255] }
+        let bytes = try ImageEncoder.encodeAnimation(frames, width: 10, height: 10, frameCount: 4, delays: [100, 100, 100, 100],
+                                                     loopCount: 0, settings: ImageEncoder.Settings(format: .gif))
+        let again = try ImageDecoder.decode(bytes)
+        #expect(again.frameCount == 4)
+        for index in 0..<4 {
+            #expect(Array(again.frame(index)) == Array(frames[index * size * 4..<(index + 1) * size * 4]), "frame \(index)")
+        }
+    }
+
     @Test func lossyFormatsStayClose() throws {
         let source = try decoded("photo.jpg")
         for format in [ImageFormat.jpeg, .webp] {
