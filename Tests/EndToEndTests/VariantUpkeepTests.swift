@@ -52,6 +52,10 @@ import Testing
         let thumbnail = try json(["--thumbnail", "48x", url])
         #expect(thumbnail["width"] as? Int == 48 && thumbnail["height"] as? Int == 32)
         #expect(try image(try #require(thumbnail["path"] as? String)).width == 48)
+        // With --verify full, the cached original a new variant is made from is checked whole too.
+        let verified = try fetch(["fetch", "--verify", "full", "--thumbnail", "40x", url])
+        #expect(verified.status == 1)
+        #expect(verified.standardError.contains("cannot make its variants: corrupt JPEG image"), "\(verified.standardError)")
         // The full check still refuses it.
         #expect(try fetch(["fetch", "--refresh", "--verify", "full", url]).status == 1)
     }

@@ -149,7 +149,8 @@ struct VariantMaker {
     private func decode(_ bytes: [UInt8], header: ImageHeader, for transforms: [ImageTransform],
                         original: FetchResult) throws(FetchError) -> DecodedImage {
         do {
-            return try ImageTransform.decodeSource(bytes, header: header, for: transforms, maximumPixels: settings.maximumPixels)
+            return try ImageTransform.decodeSource(bytes, header: header, for: transforms, maximumPixels: settings.maximumPixels,
+                                                   strict: settings.verification == .full)
         } catch {
             switch error {
             case .libraryMissing(let message): throw .libraryMissing(message)

@@ -226,17 +226,18 @@ public struct ImageTransform: Equatable, Sendable {
     /// the largest of them needs where the codec can (JPEG's DCT scaling,
     /// libwebp's scaled decoding, PNG rows shrunk as read; a vector drawn at
     /// that size). A still is decoded as a picture to be shown, damage the
-    /// decoder can conceal concealed. Pass the result to `apply(to:shown:)`
-    /// with the source's upright size.
+    /// decoder can conceal concealed, unless `strict` (`--verify full`: every
+    /// pixel decoded whole, damage refused). Pass the result to
+    /// `apply(to:shown:)` with the source's upright size.
     public static func decodeSource(_ bytes: [UInt8], header: ImageHeader, for transforms: [ImageTransform],
-                                    maximumPixels: PixelLimit) throws(ImageDecoder.DecodeError) -> DecodedImage {
+                                    maximumPixels: PixelLimit, strict: Bool = false) throws(ImageDecoder.DecodeError) -> DecodedImage {
         let frames = header.frameCount ?? 1
         let keepsFrames = transforms.contains { $0.keepsFrames(of: header.format, frameCount: frames) }
         var atLeast: (width: Int, height: Int)?
         if header.format == .svg {
             let sizes = transforms.map { $0.drawingSize(width: header.width, height: header.height) }
             atLeast = (sizes.map(\.width).max() ?? header.width, sizes.map(\.height).max() ?? header.height)
-        } else if !keepsFrames {
+        } else if !keepsFrames, !strict {
             // As stored: a quarter turn swaps the sides.
             let shown = header.uprightSize
             let sizes = transforms.map { $0.layout(width: shown.width, height: shown.height).scaled }
