@@ -294,6 +294,16 @@ import Testing
         #expect(problems("a").isEmpty)
     }
 
+    @Test func aStoreThatAnswersGarbageIsGivenUpAfterAFewBadObjects() throws {
+        let remote = faults.baseURL + "/garbage-store|read-only"
+        let result = try on("a", ["--json", "prefetch", "-j", "1", "--remote", remote, try list()])
+        #expect(result.status == 0 && count(result, "downloaded") == 12)
+        let said = remoteMessages(result)
+        #expect(said.count == 3, "\(result.standardError)")
+        #expect(said.last?.contains("failed: 3 bad objects in a row") == true, "\(said)")
+        #expect(count(result, "remote_errors") == 3)
+    }
+
     @Test func aSilentRedisSaysItTimedOutAndAfterHowLong() throws {
         // The fault server takes the connection and waits for an HTTP request that a Redis command never completes.
         let host = faults.baseURL.replacingOccurrences(of: "http://", with: "")

@@ -25,18 +25,21 @@ extension ImageFetcher {
         }
         if run.interrupted { return try finish(.failure(.interrupted(url: miss.url))) }
         let identity = tier.identity(of: store)
-        switch result {
+        // A store given up while this request was out: its answer is not taken, nor counted again.
+        switch tier.isInUse(store) ? result : .success(nil) {
         case .success(let data?):
             switch downloadStore.storeRemote(data, for: miss, from: identity) {
             case .stored(let fetched):
                 tier.statistics.hits += 1
+                tier.markGood(store)
                 return try finish(.success(fetched))
             case .failed(let error):
                 return try finish(.failure(error))
             case .defective(let reason):
                 // A bad object is a miss: the origin answers, and the object is written anew.
-                tier.markDamaged(miss.key, in: store)
-                warn?("remote \(identity): bad object for \(RemoteURL.displayed(miss.url)) (\(reason)); fetched from the origin", nil)
+                if !tier.markDamaged(miss.key, in: store, reason: reason, now: WallClock.now()) {
+                    warn?("remote \(identity): bad object for \(RemoteURL.displayed(miss.url)) (\(reason)); fetched from the origin", nil)
+                }
             }
         case .success(nil):
             log?("\(RemoteURL.displayed(miss.url)): not in remote \(identity)")

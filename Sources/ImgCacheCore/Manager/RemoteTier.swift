@@ -18,6 +18,10 @@ final class RemoteTier {
     var statistics = RemoteStatistics()
     /// Objects found damaged, by store and key: written anew, not "if absent".
     private var damaged: Set<Damaged> = []
+    /// Bad objects each store gave since its last good one.
+    private var badInARow: [Int: Int] = [:]
+    /// A store that gives this many bad objects in a row answers garbage: given up.
+    static let badObjectsToGiveUp = 3
 
     private struct Damaged: Hashable {
         let store: Int
@@ -50,6 +54,9 @@ final class RemoteTier {
         stores.indices.first { $0 > (index ?? -1) && stores[$0].inUse }
     }
 
+    /// Whether the run still uses store `index` (answers from one given up are not taken).
+    func isInUse(_ index: Int) -> Bool { stores[index].inUse }
+
     /// The stores in use that take writes.
     private var writable: [Int] { stores.indices.filter { stores[$0].inUse && !stores[$0].backend.spec.readOnly } }
 
@@ -67,10 +74,23 @@ final class RemoteTier {
         stores[index].backend.get(place(of: key), completion: completion)
     }
 
-    /// Store `index` gave a damaged object for `key`: counted, and written anew later.
-    func markDamaged(_ key: CacheKey, in index: Int) {
-        statistics.errors += 1
+    /// Store `index` gave a damaged object for `key`: counted, and written anew
+    /// later; the store is given up once it has given `badObjectsToGiveUp` in a
+    /// row (true then).
+    func markDamaged(_ key: CacheKey, in index: Int, reason: String, now: Double) -> Bool {
         damaged.insert(Damaged(store: index, key: place(of: key)))
+        badInARow[index, default: 0] += 1
+        guard badInARow[index]! >= RemoteTier.badObjectsToGiveUp else {
+            statistics.errors += 1
+            return false
+        }
+        giveUp(index, RemoteFailure("\(RemoteTier.badObjectsToGiveUp) bad objects in a row (the last: \(reason))"), now: now)
+        return true
+    }
+
+    /// Store `index` gave a good object: its bad ones were not a run of garbage.
+    func markGood(_ index: Int) {
+        badInARow[index] = nil
     }
 
     /// Writes `object` as `key`'s to every store in use that takes writes:
@@ -96,7 +116,9 @@ final class RemoteTier {
         stores[index].inUse = false
         let spec = stores[index].backend.spec
         health.markDown(spec, now: now)
-        report("remote \(spec.identity) failed: \(failure.reason); not used for a minute, the origin answers", failure.cause)
+        // Another store still in use answers next, else the origin.
+        let next = stores.contains { $0.inUse } ? "the other stores and the origin answer" : "the origin answers"
+        report("remote \(spec.identity) failed: \(failure.reason); not used for a minute, \(next)", failure.cause)
     }
 
     func close() {

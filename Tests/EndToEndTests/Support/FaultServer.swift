@@ -298,6 +298,10 @@ final class FaultServer: @unchecked Sendable {
         case ("drip", 2):
             guard let (bytes, type) = file(parts[1]) else { break }
             return .drip(body: bytes, type: type)
+        case ("garbage-store", _):
+            // A store (or a misconfigured proxy in front of one) that answers every object with a web page.
+            let page = "<!DOCTYPE html>\n<html><body><p>Welcome!</p></body></html>\n"
+            return .full(status: 200, type: "text/html", body: Array(page.utf8), extra: [])
         case ("stall-store", _):
             // A remote store that accepts connections and never answers.
             return .stall
