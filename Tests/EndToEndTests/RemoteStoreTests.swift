@@ -314,6 +314,18 @@ import Testing
         #expect(!result.standardError.contains("Resource temporarily unavailable"), "\(result.standardError)")
     }
 
+    @Test func aStoreGivenUpIsSentNothingMore() throws {
+        // 60 URLs, two transfers at a time: once the silent store is given up, what it was still
+        // owed is dropped and nothing more is sent to it, rather than 60 requests each waiting its timeout.
+        let many = (0..<60).map { server.url(RemoteStoreTests.images[$0 % RemoteStoreTests.images.count]) + "?n=\($0)" }
+        let remote = faults.baseURL + "/stall-store|timeout=300ms|connect-timeout=300ms"
+        let result = try on("a", ["--json", "prefetch", "-j", "2", "--remote", remote, try work.write(lines: many)])
+        #expect(result.status == 0 && count(result, "downloaded") == 60, "\(result.standardError)")
+        let sent = faults.requests.filter { $0.path.hasPrefix("/stall-store") }.count
+        #expect(sent <= 6, "\(sent) requests reached the store")
+        #expect(count(result, "remote_errors") == 1)
+    }
+
     @Test func wrongCredentialsAreSaidOnceAndNeverPrinted() throws {
         let webdav = try on("a", ["--json", "prefetch", "--remote", server.url("private-store") + "|bearer-env=STORE_TOKEN", try list()],
                             environment: ["STORE_TOKEN": "a-wrong-token"])

@@ -60,6 +60,8 @@ final class ScriptedScheduler: DownloadScheduling, @unchecked Sendable {
         for submission in held { submission.completion(.failure(.cancelled)) }
     }
 
+    func cancel(_ ticket: DownloadTicket) {}
+
     func close() { cancelAll() }
 
     /// A download of `bytes`, as the real downloader would answer it.

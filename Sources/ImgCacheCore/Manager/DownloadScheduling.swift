@@ -6,6 +6,8 @@ public protocol DownloadScheduling: AnyObject, Sendable {
     /// Queues `submissions` together; each is answered through its completion.
     @discardableResult
     func submit(_ submissions: [DownloadSubmission]) -> [DownloadTicket]
+    /// Withdraws submissions not yet answered: each is answered `cancelled`.
+    func cancel(_ ticket: DownloadTicket)
     /// Cancels every submission not yet answered.
     func cancelAll()
     /// Cancels what is left and waits until nothing more will be answered.

@@ -111,9 +111,12 @@ final class RemoteTier {
 
     /// Gives store `index` up for the run and marks it down, saying why once.
     func giveUp(_ index: Int, _ failure: RemoteFailure, now: Double) {
-        statistics.errors += 1
+        // The failures of requests already out when it was given up are not the store's errors again.
         guard stores[index].inUse else { return }
+        statistics.errors += 1
         stores[index].inUse = false
+        // What it still owes is dropped now, not waited for: about one timeout in all.
+        stores[index].backend.abandon()
         let spec = stores[index].backend.spec
         health.markDown(spec, now: now)
         // Another store still in use answers next, else the origin.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An HTTP object store (`GET`/`PUT`/`DELETE` of `<base>/v1/<namespace>/<xx>/<md5>`:
 /// nginx with WebDAV's PUT, bazel-remote, any plain store), or S3 through its
 /// path-style API with AWS Signature Version 4. Requests go through the run's
@@ -9,6 +11,8 @@ final class ObjectStoreRemote: RemoteBackend {
     private let headers: [HTTPHeader]
     private let credentials: Credentials?
     private let signature: String?
+    /// The requests under way, to withdraw when the store is given up, and whether it was.
+    private let outstanding = Mutex<(abandoned: Bool, tickets: Set<DownloadTicket>)>((false, []))
 
     /// `@unchecked`-free: every stored property is a value or Sendable; the
     /// scheduler is only asked to submit, which it allows from any thread.
@@ -97,14 +101,14 @@ final class ObjectStoreRemote: RemoteBackend {
         let request: DownloadRequest
         do { request = try self.request(.get, key) } catch { return completion(.failure(error)) }
         let s3 = isS3
-        downloads.submit([DownloadSubmission(request: request, priority: .high) { result in
+        send(DownloadSubmission(request: request, priority: .high) { result in
             switch result {
             case .success(let file):
                 do throws(SystemError) { completion(.success(try file.bytes())) } catch { completion(.failure(RemoteFailure(error.description))) }
             case .failure(.httpStatus(404)): completion(.success(nil))
             case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: false, s3: s3)))
             }
-        }])
+        }, otherwise: { completion(.failure(ObjectStoreRemote.givenUp)) })
     }
 
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
@@ -121,14 +125,51 @@ final class ObjectStoreRemote: RemoteBackend {
         let request: DownloadRequest
         do { request = try self.request(method, key, body: body) } catch { return completion(.failure(error)) }
         let s3 = isS3
-        downloads.submit([DownloadSubmission(request: request, priority: .low) { result in
+        send(DownloadSubmission(request: request, priority: .low) { result in
             switch result {
             case .success: completion(.success(()))
             // Deleting what is not there is done.
             case .failure(.httpStatus(404)) where method == .delete: completion(.success(()))
             case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: true, s3: s3)))
             }
-        }])
+        }, otherwise: { completion(.failure(ObjectStoreRemote.givenUp)) })
+    }
+
+    static let givenUp = RemoteFailure("given up for this run")
+
+    /// Submits `submission`, keeping its ticket while it is under way; once the
+    /// store is given up, `otherwise` answers instead and nothing is sent.
+    private func send(_ submission: DownloadSubmission, otherwise: () -> Void) {
+        guard !outstanding.withLock({ $0.abandoned }) else { return otherwise() }
+        var submission = submission
+        let answer = submission.completion
+        let box = TicketBox()
+        submission.completion = { [self] result in
+            outstanding.withLock { state in
+                box.answered = true
+                if let ticket = box.ticket { state.tickets.remove(ticket) }
+            }
+            answer(result)
+        }
+        // Submitted outside the lock: a closed downloader answers at once, on this thread.
+        let ticket = downloads.submit([submission])[0]
+        let cancelNow: Bool = outstanding.withLock { state in
+            guard !box.answered else { return false }
+            box.ticket = ticket
+            state.tickets.insert(ticket)
+            // Given up while it was being submitted: withdrawn like the others.
+            return state.abandoned
+        }
+        if cancelNow { downloads.cancel(ticket) }
+    }
+
+    func abandon() {
+        let tickets = outstanding.withLock { state -> Set<DownloadTicket> in
+            state.abandoned = true
+            defer { state.tickets = [] }
+            return state.tickets
+        }
+        for ticket in tickets { downloads.cancel(ticket) }
     }
 
     /// Whether the store is an S3 bucket (for the hints of failures).
@@ -138,4 +179,12 @@ final class ObjectStoreRemote: RemoteBackend {
     }
 
     func close() {}
+}
+
+/// A submission's ticket once `submit` gives it, and whether it was answered
+/// already. Safe unchecked: both are read and written only while holding the
+/// backend's `outstanding` lock.
+private final class TicketBox: @unchecked Sendable {
+    var ticket: DownloadTicket?
+    var answered = false
 }

@@ -54,6 +54,9 @@ final class RedisRemote: RemoteBackend, Sendable {
         operations.push(.delete(key, completion))
     }
 
+    /// A Redis connection that failed fails every later request at once already.
+    func abandon() {}
+
     func close() {
         operations.push(.stop)
         thread.join()

@@ -30,6 +30,9 @@ public protocol RemoteBackend: AnyObject, Sendable {
              completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void)
     /// Removes `key` (the probe of `remote check`).
     func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void)
+    /// The run gave the store up: requests queued or under way are dropped at
+    /// once (answered as failures), and later ones fail without being sent.
+    func abandon()
     /// Ends the backend's work; answers still owed are failures.
     func close()
 }
