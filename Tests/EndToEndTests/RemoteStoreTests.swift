@@ -285,6 +285,17 @@ import Testing
         #expect(try third.jsonLines().first?["cache"] as? String == "remote")
     }
 
+    @Test func newBytesFromTheOriginReplaceTheRedisObject() throws {
+        // photo.jpg first, then logo.png at the same URL.
+        let redis = try RedisServer()
+        let url = faults.baseURL + "/swap/photo.jpg/logo.png"
+        #expect(try on("a", ["fetch", "--remote", redis.url, url]).status == 0)
+        // Downloaded again without reading any cache: the new bytes replace the store's old object.
+        #expect(try on("a", ["fetch", "--no-cache-read", "--remote", redis.url, url]).status == 0)
+        let third = try #require(try on("c", ["--json", "fetch", "--remote", redis.url, url]).jsonLines().first)
+        #expect(third["cache"] as? String == "remote" && third["format"] as? String == "png", "\(third)")
+    }
+
     @Test func aSilentStoreCostsItsTimeoutOnce() throws {
         let remote = faults.baseURL + "/stall-store|timeout=300ms|connect-timeout=300ms"
         let result = try on("a", ["--json", "prefetch", "--remote", remote, try list()])

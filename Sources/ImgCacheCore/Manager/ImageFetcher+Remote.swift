@@ -95,8 +95,10 @@ extension ImageFetcher {
             return
         }
         let messages = self.messages
-        // One a refresh found outdated is replaced; otherwise the first writer's stays.
-        run.pendingWrites += tier.put(object, as: key, replacing: fetched.cacheType == .refreshed) { store, result in
+        // Replaced when the stores were not asked first (a refresh, --no-cache-read: theirs may be the old
+        // bytes); after they answered a miss, the first writer's stays (another machine's, the same image).
+        let unasked = fetched.cacheType == .refreshed || !settings.options.isDisjoint(with: [.fromLoaderOnly, .refreshCached])
+        run.pendingWrites += tier.put(object, as: key, replacing: unasked) { store, result in
             messages.push(.remoteWritten(store: store, result))
         }
     }
