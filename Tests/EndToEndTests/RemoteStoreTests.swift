@@ -296,6 +296,16 @@ import Testing
         #expect(third["cache"] as? String == "remote" && third["format"] as? String == "png", "\(third)")
     }
 
+    @Test func anObjectAlreadyInRedisIsNotCountedAsWritten() throws {
+        let redis = try RedisServer()
+        let first = try on("a", ["--json", "prefetch", "--remote", redis.url, try list()])
+        #expect(count(first, "remote_writes") == 12)
+        // Shared again from the local hits: Redis keeps the objects it has (SET NX), and nothing is said written.
+        let again = try on("a", ["--json", "-v", "prefetch", "--remote-reshare", "--remote", redis.url, try list()])
+        #expect(count(again, "remote_writes") == 0, "\(again.standardError)")
+        #expect(again.standardError.contains("object already there, kept"))
+    }
+
     @Test func aSilentStoreCostsItsTimeoutOnce() throws {
         let remote = faults.baseURL + "/stall-store|timeout=300ms|connect-timeout=300ms"
         let result = try on("a", ["--json", "prefetch", "--remote", remote, try list()])

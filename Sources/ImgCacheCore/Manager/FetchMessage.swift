@@ -9,7 +9,7 @@ enum FetchMessage: Sendable {
     /// A remote store's answer for the request in a slot: the object, nil when it has none.
     case remote(slot: Int, store: Int, Result<[UInt8]?, RemoteFailure>)
     /// A remote store's answer to a write.
-    case remoteWritten(store: Int, Result<Void, RemoteFailure>)
+    case remoteWritten(store: Int, Result<Bool, RemoteFailure>)
     /// An image's variants made on a worker thread (the job's token), with the `-v` lines it logged.
     case variantsMade(token: Int, Result<FetchResult, FetchError>, log: [String])
     /// Something to look at (an interruption).

@@ -58,13 +58,15 @@ extension ImageFetcher {
     }
 
     /// A remote store answered a write.
-    func remoteWritten(_ store: Int, _ result: Result<Void, RemoteFailure>, _ run: inout FetchRun) {
+    func remoteWritten(_ store: Int, _ result: Result<Bool, RemoteFailure>, _ run: inout FetchRun) {
         run.pendingWrites -= 1
         guard let tier = remoteTier else { return }
         switch result {
-        case .success:
+        case .success(true):
             tier.statistics.writes += 1
             log?("remote \(tier.identity(of: store)): object written")
+        case .success(false):
+            log?("remote \(tier.identity(of: store)): object already there, kept")
         case .failure(let failure):
             // Writes cut short by an interruption are no fault of the store.
             if !run.interrupted { tier.giveUp(store, failure, now: WallClock.now()) }

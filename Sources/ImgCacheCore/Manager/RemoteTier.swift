@@ -97,7 +97,7 @@ final class RemoteTier {
     /// replacing what is there when asked or when the store's was damaged,
     /// else only where there is none. The number of writes started.
     func put(_ object: [UInt8], as key: CacheKey, replacing: Bool,
-             completion: @escaping @Sendable (Int, Result<Void, RemoteFailure>) -> Void) -> Int {
+             completion: @escaping @Sendable (Int, Result<Bool, RemoteFailure>) -> Void) -> Int {
         let place = place(of: key)
         let targets = writable
         for index in targets {

@@ -112,8 +112,8 @@ final class ObjectStoreRemote: RemoteBackend {
     }
 
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
-             completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
-        write(.put, key, body: object, completion: completion)
+             completion: @escaping @Sendable (Result<Bool, RemoteFailure>) -> Void) {
+        write(.put, key, body: object) { completion($0.map { true }) }
     }
 
     func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {

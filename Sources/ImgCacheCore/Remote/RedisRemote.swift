@@ -10,7 +10,7 @@ final class RedisRemote: RemoteBackend, Sendable {
     let spec: RemoteSpec
     private enum Operation {
         case get(RemoteKey, @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
-        case put(RemoteKey, [UInt8], replacing: Bool, @Sendable (Result<Void, RemoteFailure>) -> Void)
+        case put(RemoteKey, [UInt8], replacing: Bool, @Sendable (Result<Bool, RemoteFailure>) -> Void)
         case delete(RemoteKey, @Sendable (Result<Void, RemoteFailure>) -> Void)
         case stop
     }
@@ -46,7 +46,7 @@ final class RedisRemote: RemoteBackend, Sendable {
     }
 
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
-             completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
+             completion: @escaping @Sendable (Result<Bool, RemoteFailure>) -> Void) {
         operations.push(.put(key, object, replacing: replacing, completion))
     }
 
@@ -215,8 +215,10 @@ final class RedisRemote: RemoteBackend, Sendable {
                 case 4: completion(.success(nil))
                 default: completion(.failure(RemoteFailure("unexpected Redis reply")))
                 }
-            case .put(_, _, _, let completion), .delete(_, let completion):
-                // SET ... NX answers nil when the key is there already: written by someone else, which is as good.
+            case .put(_, _, _, let completion):
+                // SET ... NX answers nil when the key is there already: written by someone else, kept.
+                completion(error.map { .failure($0) } ?? .success(value.type != 4))
+            case .delete(_, let completion):
                 completion(error.map { .failure($0) } ?? .success(()))
             case .stop: break
             }
@@ -225,7 +227,8 @@ final class RedisRemote: RemoteBackend, Sendable {
         private func fail(_ operation: Operation, _ failure: RemoteFailure) {
             switch operation {
             case .get(_, let completion): completion(.failure(failure))
-            case .put(_, _, _, let completion), .delete(_, let completion): completion(.failure(failure))
+            case .put(_, _, _, let completion): completion(.failure(failure))
+            case .delete(_, let completion): completion(.failure(failure))
             case .stop: break
             }
         }

@@ -26,8 +26,9 @@ public protocol RemoteBackend: AnyObject, Sendable {
     func get(_ key: RemoteKey, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
     /// Stores `object` under `key`; an object already there is kept unless
     /// `replacing` (it was found damaged). HTTP and S3 stores always replace.
+    /// The answer says whether it was written (false: one was there and kept).
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
-             completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void)
+             completion: @escaping @Sendable (Result<Bool, RemoteFailure>) -> Void)
     /// Removes `key` (the probe of `remote check`).
     func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void)
     /// The run gave the store up: requests queued or under way are dropped at

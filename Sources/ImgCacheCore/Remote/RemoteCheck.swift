@@ -70,7 +70,7 @@ public enum RemoteCheck {
         } catch {
             return Report(spec: spec, steps: [], failure: "cannot make the probe: \(error)")
         }
-        if case .failure(let failure) = step("write", { backend.put(key, object, replacing: true, completion: $0) }) {
+        if case .failure(let failure) = step("write", { done in backend.put(key, object, replacing: true) { done($0.map { _ in () }) } }) {
             return failed("write", failure)
         }
         let readBack = step("read", { backend.get(key, completion: $0) })
