@@ -306,6 +306,28 @@ import Testing
         #expect(again.standardError.contains("object already there, kept"))
     }
 
+    @Test func anObjectUnderAnotherURLsKeyIsRefused() throws {
+        let redis = try RedisServer()
+        #expect(try on("a", ["fetch", "--remote", redis.url, urls[0]]).status == 0)
+        let first = try #require(try redis.keys().first)
+        #expect(try on("a", ["fetch", "--remote", redis.url, urls[1]]).status == 0)
+        let second = try #require(try redis.keys().first { $0 != first })
+        // The first image's object, whole and valid, planted under the second's key.
+        try redis.command(["copy", first, second, "replace"])
+        let result = try on("c", ["--json", "fetch", "--remote", redis.url, urls[1]])
+        #expect(try result.jsonLines().first?["cache"] as? String == "none", "\(result.output)")
+        #expect(saidOnce(result, "bad object", "the object is for \(urls[0])"), "\(result.standardError)")
+    }
+
+    @Test func objectsOverThisRunsLimitsAreNotTheStoresFault() throws {
+        let redis = try RedisServer()
+        #expect(try on("a", ["prefetch", "--remote", redis.url, try list()]).status == 0)
+        // Too many pixels for this run: refused here and at the origin alike; the store is not blamed.
+        let small = try on("b", ["--json", "prefetch", "--max-pixels", "100", "--remote", redis.url, try list()])
+        #expect(count(small, "remote_errors") == 0, "\(small.standardError)")
+        #expect(remoteMessages(small).isEmpty, "\(small.standardError)")
+    }
+
     @Test func aSilentStoreCostsItsTimeoutOnce() throws {
         let remote = faults.baseURL + "/stall-store|timeout=300ms|connect-timeout=300ms"
         let result = try on("a", ["--json", "prefetch", "--remote", remote, try list()])

@@ -138,6 +138,9 @@ struct DownloadStore {
         case stored(FetchResult)
         /// Not taken (why): the origin is asked instead, and the object overwritten.
         case defective(String)
+        /// Whole, but over this run's own limits (`--max-size`, `--max-pixels`): the origin is asked,
+        /// and the store is not blamed.
+        case overLimits(String)
         case failed(FetchError)
     }
 
@@ -148,14 +151,19 @@ struct DownloadStore {
     func storeRemote(_ data: [UInt8], for miss: PendingFetch, from store: String) -> RemoteOutcome {
         let object: RemoteObject
         do { object = try RemoteObject(decoding: data) } catch { return .defective(error.description) }
+        // Stored under this key for another URL (a store's mix-up, or a planted object): not this image.
+        if settings.cacheKey(for: object.url).digest != settings.cacheKey(for: RemoteURL.redacted(miss.url)).digest {
+            return .defective("the object is for \(object.url.isEmpty ? "no URL" : RemoteURL.displayed(object.url))")
+        }
         if let limit = settings.maximumBytes, object.bytes.count > limit {
-            return .defective("\(object.bytes.count) bytes, over the size limit")
+            return .overLimits("\(object.bytes.count) bytes, over the size limit")
         }
         let header: ImageHeader
         do throws(FetchError) {
             header = try verifier.verify(object.bytes, contentType: object.contentType, url: miss.url)
         } catch {
             if case .libraryMissing = error { return .failed(error) }
+            if case .tooManyPixels = error { return .overLimits(error.message) }
             return .defective(error.message)
         }
         let now = WallClock.now()

@@ -35,6 +35,8 @@ extension ImageFetcher {
                 return try finish(.success(fetched))
             case .failed(let error):
                 return try finish(.failure(error))
+            case .overLimits(let reason):
+                log?("\(RemoteURL.displayed(miss.url)): remote \(identity) has it, but \(reason); fetched from the origin")
             case .defective(let reason):
                 // A bad object is a miss: the origin answers, and the object is written anew.
                 if !tier.markDamaged(miss.key, in: store, reason: reason, now: WallClock.now()) {
