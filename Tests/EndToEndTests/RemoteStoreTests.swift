@@ -328,6 +328,18 @@ import Testing
         #expect(remoteMessages(small).isEmpty, "\(small.standardError)")
     }
 
+    @Test func aStoreThatRefusesWritesIsStillRead() throws {
+        // A plain static location: objects are read (404: a miss), a PUT is not allowed (405).
+        let remote = server.url("read-only-share")
+        let first = try on("a", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(first.status == 0 && count(first, "downloaded") == 12)
+        #expect(saidOnce(first, "refuses writes", "still read, not written (add |read-only"), "\(first.standardError)")
+        #expect(count(first, "remote_errors") == 1)
+        // Not marked down: the next run reads it again.
+        let second = try on("b", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(!second.standardError.contains("skipped for a minute"), "\(second.standardError)")
+    }
+
     @Test func aSilentStoreCostsItsTimeoutOnce() throws {
         let remote = faults.baseURL + "/stall-store|timeout=300ms|connect-timeout=300ms"
         let result = try on("a", ["--json", "prefetch", "--remote", remote, try list()])

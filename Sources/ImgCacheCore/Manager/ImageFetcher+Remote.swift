@@ -71,7 +71,11 @@ extension ImageFetcher {
             log?("remote \(tier.identity(of: store)): object already there, kept")
         case .failure(let failure):
             // Writes cut short by an interruption are no fault of the store.
-            if !run.interrupted { tier.giveUp(store, failure, now: WallClock.now()) }
+            guard !run.interrupted else { return }
+            switch failure.cause {
+            case .httpStatus(401)?, .httpStatus(403)?, .httpStatus(405)?: tier.refuseWrites(store, failure)
+            default: tier.giveUp(store, failure, now: WallClock.now())
+            }
         }
     }
 

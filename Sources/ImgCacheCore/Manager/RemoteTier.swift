@@ -9,6 +9,8 @@ final class RemoteTier {
     private struct Store {
         let backend: any RemoteBackend
         var inUse = true
+        /// It answered a write "not allowed" (a read-only share): still read, no longer written.
+        var refusesWrites = false
     }
 
     private var stores: [Store] = []
@@ -58,7 +60,9 @@ final class RemoteTier {
     func isInUse(_ index: Int) -> Bool { stores[index].inUse }
 
     /// The stores in use that take writes.
-    private var writable: [Int] { stores.indices.filter { stores[$0].inUse && !stores[$0].backend.spec.readOnly } }
+    private var writable: [Int] {
+        stores.indices.filter { stores[$0].inUse && !stores[$0].refusesWrites && !stores[$0].backend.spec.readOnly }
+    }
 
     /// Whether any store in use takes writes.
     var takesWrites: Bool { !writable.isEmpty }
@@ -108,6 +112,18 @@ final class RemoteTier {
     }
 
     var isEmpty: Bool { stores.isEmpty }
+
+    /// Store `index` answered a write with "not allowed" (HTTP 401, 403, 405): a
+    /// share that is read-only to this machine. Its reads go on; writes stop,
+    /// said once with the attribute that says so.
+    func refuseWrites(_ index: Int, _ failure: RemoteFailure) {
+        guard stores[index].inUse, !stores[index].refusesWrites else { return }
+        stores[index].refusesWrites = true
+        statistics.errors += 1
+        let spec = stores[index].backend.spec
+        report("remote \(spec.identity) refuses writes: \(failure.reason); still read, not written "
+               + "(add |read-only to its URL to skip the writes)", failure.cause)
+    }
 
     /// Gives store `index` up for the run and marks it down, saying why once.
     func giveUp(_ index: Int, _ failure: RemoteFailure, now: Double) {

@@ -86,6 +86,8 @@ final class ObjectStoreRemote: RemoteBackend {
         switch error {
         case .httpStatus(403) where s3 && !writing:
             hint = "check the credentials; a bucket also answers 403 for a missing object unless s3:ListBucket is granted"
+        case .httpStatus(401) where writing, .httpStatus(403) where writing:
+            hint = "a share read-only to this machine, or its credentials do not allow writing"
         case .httpStatus(401), .httpStatus(403): hint = "check the credentials"
         case .httpStatus(404) where writing:
             hint = s3 ? "no such bucket" : "the store does not make folders: nginx needs create_full_put_path on"
