@@ -10,7 +10,7 @@ DESTDIR ?=
 # C libraries (headers for the build, shared objects loaded at run time, hiredis
 # for Redis remote stores), nginx (and openssl for a test certificate; zsh and fish to try the completions; jq, man-db,
 # file and curl, which the recipes in README.md and Docs/ use) and redis-server for the tests and the demo; moto's S3
-# server (Python, scripts/pip-install.sh) for the S3 tests; hyperfine,
+# server and wsgidav (Python, scripts/pip-install.sh) for the S3 and WebDAV tests; hyperfine,
 # wget, curl, aria2, GNU time, perf (system calls per URL), Pillow (the corpus, and the codec comparison) and
 # vipsthumbnail for benchmarks.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libhiredis-dev pkgconf \

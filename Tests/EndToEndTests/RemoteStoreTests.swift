@@ -340,6 +340,18 @@ import Testing
         #expect(!second.standardError.contains("skipped for a minute"), "\(second.standardError)")
     }
 
+    @Test func aStandardWebDAVServerGetsItsCollectionsMade() throws {
+        // wsgidav answers a PUT into a missing collection 409 (RFC 4918): imgcache makes them (MKCOL) and puts again.
+        let dav = try WsgidavServer()
+        let check = try on("a", ["remote", "check", "--remote", dav.url("cache")])
+        #expect(check.status == 0, "\(check.output)\(check.standardError)")
+        let first = try on("a", ["--json", "prefetch", "--remote", dav.url("cache"), try list()])
+        #expect(count(first, "remote_writes") == 12 && count(first, "remote_errors") == 0, "\(first.standardError)")
+        #expect(dav.files().filter { $0.hasPrefix("cache/v1/") }.count == 12, "\(dav.files())")
+        let second = try on("b", ["--json", "prefetch", "--remote", dav.url("cache"), try list()])
+        #expect(count(second, "remote") == 12, "\(second.standardError)")
+    }
+
     @Test func aSilentStoreCostsItsTimeoutOnce() throws {
         let remote = faults.baseURL + "/stall-store|timeout=300ms|connect-timeout=300ms"
         let result = try on("a", ["--json", "prefetch", "--remote", remote, try list()])

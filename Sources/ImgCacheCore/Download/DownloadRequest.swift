@@ -35,6 +35,8 @@ public struct DownloadRequest: Equatable, Sendable {
     /// An HTTP method imgcache sends.
     public enum Method: String, Equatable, Sendable {
         case get = "GET", put = "PUT", delete = "DELETE"
+        /// WebDAV's "make a collection" (a folder), for stores that do not make them on PUT.
+        case mkcol = "MKCOL"
     }
 
     public static let defaultTimeout = 15.0

@@ -107,8 +107,8 @@ final class Transfer {
             try easy.setBody(request.uploadBody ?? [])
             // Not a form; and, unsigned, no "Expect: 100-continue" round trip before the body.
             headerLines += ["Content-Type: application/octet-stream"] + (request.awsSigV4 == nil ? ["Expect:"] : [])
-        case .delete:
-            try easy.set(CURLOPT_CUSTOMREQUEST, "DELETE")
+        case .delete, .mkcol:
+            try easy.set(CURLOPT_CUSTOMREQUEST, request.method.rawValue)
         }
         try easy.setHeaders(headerLines)
         let context = retainedSink.toOpaque()

@@ -11,6 +11,8 @@ final class ObjectStoreRemote: RemoteBackend {
     private let headers: [HTTPHeader]
     private let credentials: Credentials?
     private let signature: String?
+    /// The WebDAV collections known to exist (made, or found there).
+    private let collections = Mutex<Set<String>>([])
     /// The requests under way, to withdraw when the store is given up, and whether it was.
     private let outstanding = Mutex<(abandoned: Bool, tickets: Set<DownloadTicket>)>((false, []))
 
@@ -58,8 +60,12 @@ final class ObjectStoreRemote: RemoteBackend {
     }
 
     private func request(_ method: DownloadRequest.Method, _ key: RemoteKey, body: [UInt8]? = nil) throws(RemoteFailure) -> DownloadRequest {
+        try request(method, at: url(key), body: body)
+    }
+
+    private func request(_ method: DownloadRequest.Method, at url: String, body: [UInt8]? = nil) throws(RemoteFailure) -> DownloadRequest {
         let remote: RemoteURL
-        do { remote = try RemoteURL(parsing: url(key)) } catch { throw RemoteFailure("bad object URL for \(spec.identity)") }
+        do { remote = try RemoteURL(parsing: url) } catch { throw RemoteFailure("bad object URL for \(spec.identity)") }
         // An object stays in memory unless it is larger than a transfer keeps
         // there; then it waits in the system's temporary folder until it is read.
         var request = DownloadRequest(url: remote, bodyDirectory: EntryCommitter.memoryOnlyDirectory)
@@ -115,7 +121,40 @@ final class ObjectStoreRemote: RemoteBackend {
 
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
              completion: @escaping @Sendable (Result<Bool, RemoteFailure>) -> Void) {
-        write(.put, key, body: object) { completion($0.map { true }) }
+        write(.put, key, body: object) { [self] result in
+            // RFC 4918: a PUT into a collection that does not exist is 409. The collections are made
+            // (MKCOL, outermost first) and the PUT sent once more; nginx makes them itself.
+            guard case .failure(let failure) = result, case .httpStatus(409)? = failure.cause, case .http(let base) = spec.kind else {
+                return completion(result.map { true })
+            }
+            let parts = key.path.split(separator: "/").dropLast()
+            // The store's own folder too (as nginx's create_full_put_path would), not the ones above it.
+            let folders = [base + "/"] + parts.indices.map { base + "/" + parts[...$0].joined(separator: "/") + "/" }
+            makeCollections(folders[...]) { [self] failure in
+                if let failure { return completion(.failure(failure)) }
+                write(.put, key, body: object) { completion($0.map { true }) }
+            }
+        }
+    }
+
+    /// Makes each WebDAV collection of `folders` that is not known to exist, in order; nil when all exist.
+    private func makeCollections(_ folders: ArraySlice<String>, then: @escaping @Sendable (RemoteFailure?) -> Void) {
+        guard let folder = folders.first else { return then(nil) }
+        let rest = folders.dropFirst()
+        if collections.withLock({ $0.contains(folder) }) { return makeCollections(rest, then: then) }
+        let request: DownloadRequest
+        do { request = try self.request(.mkcol, at: folder) } catch { return then(error) }
+        send(DownloadSubmission(request: request, priority: .low) { [self] result in
+            switch result {
+            // 405: it exists already.
+            case .success, .failure(.httpStatus(405)):
+                collections.withLock { _ = $0.insert(folder) }
+                makeCollections(rest, then: then)
+            case .failure(let error):
+                let failure = ObjectStoreRemote.failure(error, writing: true, s3: false)
+                then(RemoteFailure("cannot make the collection \(RemoteURL.displayed(folder)): \(failure.reason)", cause: error))
+            }
+        }, otherwise: { then(ObjectStoreRemote.givenUp) })
     }
 
     func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
