@@ -16,6 +16,14 @@ import Testing
         return try #require(try result.jsonLines().first)
     }
 
+    /// Damages the cached file at `path` in place: `bytes` written over it at `offset`, its size kept.
+    func overwrite(_ path: String, at offset: UInt64, with bytes: Data) throws {
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: offset)
+        handle.write(bytes)
+        try handle.close()
+    }
+
     func image(_ path: String) throws -> DecodedImage {
         try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
     }
@@ -64,10 +72,7 @@ import Testing
         let logo = faults.baseURL + "/image/logo.png"
         let path = try #require(try json([logo])["path"] as? String)
         // Its compressed pixels overwritten in place: same file, same size, header and end intact.
-        let handle = try #require(FileHandle(forUpdatingAtPath: path))
-        try handle.seek(toOffset: 60)
-        handle.write(Data(repeating: 0xA5, count: 200))
-        try handle.close()
+        try overwrite(path, at: 60, with: Data(repeating: 0xA5, count: 200))
         let broken = try fetch(["fetch", "--thumbnail", "16x", logo])
         #expect(broken.status == 1)
         #expect(broken.standardError.contains("cannot make its variants: corrupt PNG image"), "\(broken.standardError)")
@@ -79,10 +84,7 @@ import Testing
         #expect(faults.requestCount(path: "/image/logo.png") == 2)
         // Damage to its header (the markers before the frame): the same.
         let jpeg = try #require(try json([photo])["path"] as? String)
-        let header = try #require(FileHandle(forUpdatingAtPath: jpeg))
-        try header.seek(toOffset: 100)
-        header.write(Data(repeating: 0, count: 64))
-        try header.close()
+        try overwrite(jpeg, at: 100, with: Data(repeating: 0, count: 64))
         let unreadable = try fetch(["fetch", "--thumbnail", "16x", photo])
         #expect(unreadable.status == 1)
         #expect(unreadable.standardError.contains("the cached original was removed, so the next fetch downloads it again"),

@@ -46,9 +46,7 @@ struct DownloadStore {
                                             refreshFailure: error))
             }
             // An original not kept (--no-original, or evicted): its variants answer as it would have.
-            if miss.cached == nil, error.isRetryable, settings.options.contains(.refreshCached),
-               let variants = VariantLookup(cache: cache, settings: settings, lockHandle: lockHandle)
-                   .all(of: url, madeFrom: nil, now: WallClock.now()) {
+            if miss.cached == nil, error.isRetryable, let variants = miss.keptVariants {
                 log?("\(RemoteURL.displayed(url)): refresh failed (\(error.reason)); serving its variants")
                 let stale = FetchResult(url: url, path: variants[0].path, cacheType: .stale, metadata: variants[0].metadata,
                                         isStored: false, refreshFailure: error)

@@ -151,8 +151,9 @@ struct PendingFetch {
     var origin: RemoteURL?
     /// The remote store being asked for it, if any.
     var remoteStore: Int?
-    /// A refresh of an image kept only as its variants (`--no-original`): they
-    /// lend their validators, so that a 304 keeps them.
+    /// A refresh of an image kept only as its variants (`--no-original`, or an
+    /// original evicted): they lend their validators, so that a 304 keeps them,
+    /// and answer, stale, when the refresh fails for a passing reason.
     var keptVariants: [FetchResult.Variant]?
 
     init(url: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int) {
@@ -164,8 +165,12 @@ struct PendingFetch {
     }
 
     var validators: Validators? {
-        guard let metadata = cached?.metadata ?? keptVariants?.first?.metadata else { return nil }
-        return Validators(etag: metadata.etag, lastModified: metadata.lastModified)
+        if let metadata = cached?.metadata { return Validators(etag: metadata.etag, lastModified: metadata.lastModified) }
+        // Variants vouch for one response only when all were made from it.
+        guard let first = keptVariants?.first?.metadata,
+              keptVariants!.allSatisfy({ $0.metadata.etag == first.etag && $0.metadata.lastModified == first.lastModified })
+        else { return nil }
+        return Validators(etag: first.etag, lastModified: first.lastModified)
     }
 }
 

@@ -42,7 +42,7 @@ extension ImageFetcher {
         miss.hadFailedRecord = failedBefore
         miss.origin = remote
         if cached == nil, settings.options.contains(.refreshCached), !settings.variants.isEmpty {
-            miss.keptVariants = keptVariants(of: request.url)
+            miss.keptVariants = storedVariants(of: request.url)
         }
         do throws(FetchError) {
             _ = try startDownloader()

@@ -448,15 +448,9 @@ public final class ImageFetcher {
                request: request)
     }
 
-    /// The variants of `url` a refresh can revalidate without its original: every one asked for,
-    /// all made from the same response (one ETag and Last-Modified, at least one of them known).
-    func keptVariants(of url: String) -> [FetchResult.Variant]? {
-        guard let found = VariantLookup(cache: cache, settings: settings, lockHandle: lockHandle)
-            .all(of: url, madeFrom: nil, now: WallClock.now()) else { return nil }
-        let first = found[0].metadata
-        guard first.etag != nil || first.lastModified != nil,
-              found.allSatisfy({ $0.metadata.etag == first.etag && $0.metadata.lastModified == first.lastModified }) else { return nil }
-        return found
+    /// Every variant of `url` asked for, when all are cached (from whatever original).
+    func storedVariants(of url: String) -> [FetchResult.Variant]? {
+        VariantLookup(cache: cache, settings: settings, lockHandle: lockHandle).all(of: url, madeFrom: nil, now: WallClock.now())
     }
 
     /// Makes an image's variants from the original.

@@ -22,34 +22,14 @@ final class S3Server {
     init(bucket: String = "fleet") throws {
         self.bucket = bucket
         work = try TemporaryDirectory("imgcache-s3")
-        let lastError = "moto_server did not start"
-        for _ in 0..<3 {
-            let candidate = try NginxServer.freePort()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(candidate)]
-            var environment = ProcessInfo.processInfo.environment
-            // The requests that set the server up (user, key, policy); every later one is checked.
-            environment["INITIAL_NO_AUTH_ACTION_COUNT"] = "3"
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-            try process.run()
-            var listening = false
-            for _ in 0..<3000 where process.isRunning {
-                if NginxServer.canConnect(port: candidate) { listening = true; break }
-                usleep(10_000)
-            }
-            if listening {
-                port = candidate
-                self.process = process
-                try setUp()
-                return
-            }
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        throw NginxServer.ServerError.didNotStart(lastError)
+        var environment = ProcessInfo.processInfo.environment
+        // The requests that set the server up (user, key, policy); every later one is checked.
+        environment["INITIAL_NO_AUTH_ACTION_COUNT"] = "3"
+        guard let started = try ServerProcess.start(environment: environment, { port in
+            ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
+        }) else { throw NginxServer.ServerError.didNotStart("moto_server did not start") }
+        (process, port) = (started.process, started.port)
+        try setUp()
     }
 
     /// Makes the user, its key and policy (the unsigned requests), then the bucket, signed.

@@ -14,29 +14,12 @@ final class WsgidavServer {
 
     init() throws {
         root = try TemporaryDirectory("imgcache-wsgidav")
-        for _ in 0..<3 {
-            let candidate = try NginxServer.freePort()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-m", "wsgidav.server.server_cli", "--host", "127.0.0.1", "--port", String(candidate),
-                                 "--root", root.path, "--auth", "anonymous", "--no-config", "-q"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-            try process.run()
-            var listening = false
-            for _ in 0..<3000 where process.isRunning {
-                if NginxServer.canConnect(port: candidate) { listening = true; break }
-                usleep(10_000)
-            }
-            if listening {
-                port = candidate
-                self.process = process
-                return
-            }
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        throw NginxServer.ServerError.didNotStart("wsgidav did not start")
+        let folder = root.path
+        guard let started = try ServerProcess.start({ port in
+            ["python3", "-m", "wsgidav.server.server_cli", "--host", "127.0.0.1", "--port", String(port),
+             "--root", folder, "--auth", "anonymous", "--no-config", "-q"]
+        }) else { throw NginxServer.ServerError.didNotStart("wsgidav did not start") }
+        (process, port) = (started.process, started.port)
     }
 
     /// The files stored under the root, as paths relative to it.
