@@ -350,6 +350,11 @@ import Testing
         #expect(dav.files().filter { $0.hasPrefix("cache/v1/") }.count == 12, "\(dav.files())")
         let second = try on("b", ["--json", "prefetch", "--remote", dav.url("cache"), try list()])
         #expect(count(second, "remote") == 12, "\(second.standardError)")
+        // Many writers into a new store at once: two MKCOLs of one folder race (wsgidav answers the
+        // slower 500), and every object is still written.
+        let many = (0..<100).map { server.url(RemoteStoreTests.images[$0 % RemoteStoreTests.images.count]) + "?n=\($0)" }
+        let raced = try on("c", ["--json", "prefetch", "-j", "8", "--remote", dav.url("fresh") + "|connect-timeout=5s", try work.write(lines: many)])
+        #expect(count(raced, "remote_writes") == 100 && count(raced, "remote_errors") == 0, "\(raced.standardError)")
     }
 
     @Test func aSilentStoreCostsItsTimeoutOnce() throws {

@@ -130,18 +130,27 @@ final class ObjectStoreRemote: RemoteBackend {
             let parts = key.path.split(separator: "/").dropLast()
             // The store's own folder too (as nginx's create_full_put_path would), not the ones above it.
             let folders = [base + "/"] + parts.indices.map { base + "/" + parts[...$0].joined(separator: "/") + "/" }
-            makeCollections(folders[...]) { [self] failure in
-                if let failure { return completion(.failure(failure)) }
-                write(.put, key, body: object) { completion($0.map { true }) }
+            makeCollections(folders[...], failed: nil) { [self] failure in
+                // Put again whatever MKCOL said: a writer beside this one may have made the folder
+                // (wsgidav answers the slower of two MKCOLs 500). Only a PUT still refused for want
+                // of a folder is the MKCOL's failure.
+                write(.put, key, body: object) { result in
+                    if let failure, case .failure(let again) = result, case .httpStatus(409)? = again.cause {
+                        return completion(.failure(failure))
+                    }
+                    completion(result.map { true })
+                }
             }
         }
     }
 
-    /// Makes each WebDAV collection of `folders` that is not known to exist, in order; nil when all exist.
-    private func makeCollections(_ folders: ArraySlice<String>, then: @escaping @Sendable (RemoteFailure?) -> Void) {
-        guard let folder = folders.first else { return then(nil) }
+    /// Makes each WebDAV collection of `folders` that is not known to exist, in order, going on past
+    /// a failure (another writer may be making the same one); `then` gets the first failure, if any.
+    private func makeCollections(_ folders: ArraySlice<String>, failed: RemoteFailure?,
+                                 then: @escaping @Sendable (RemoteFailure?) -> Void) {
+        guard let folder = folders.first else { return then(failed) }
         let rest = folders.dropFirst()
-        if collections.withLock({ $0.contains(folder) }) { return makeCollections(rest, then: then) }
+        if collections.withLock({ $0.contains(folder) }) { return makeCollections(rest, failed: failed, then: then) }
         let request: DownloadRequest
         do { request = try self.request(.mkcol, at: folder) } catch { return then(error) }
         send(DownloadSubmission(request: request, priority: .low) { [self] result in
@@ -149,10 +158,11 @@ final class ObjectStoreRemote: RemoteBackend {
             // 405: it exists already.
             case .success, .failure(.httpStatus(405)):
                 collections.withLock { _ = $0.insert(folder) }
-                makeCollections(rest, then: then)
+                makeCollections(rest, failed: failed, then: then)
             case .failure(let error):
-                let failure = ObjectStoreRemote.failure(error, writing: true, s3: false)
-                then(RemoteFailure("cannot make the collection \(RemoteURL.displayed(folder)): \(failure.reason)", cause: error))
+                let reason = ObjectStoreRemote.failure(error, writing: true, s3: false).reason
+                let failure = RemoteFailure("cannot make the collection \(RemoteURL.displayed(folder)): \(reason)", cause: error)
+                makeCollections(rest, failed: failed ?? failure, then: then)
             }
         }, otherwise: { then(ObjectStoreRemote.givenUp) })
     }
