@@ -414,6 +414,80 @@ import Testing
         #expect(problems("a").isEmpty && problems("b").isEmpty)
     }
 
+    // MARK: Writes: prompt, and finished or dropped when the run is interrupted
+
+    @Test func writesFollowTheDownloadsTheyShareClosely() throws {
+        // 300 URLs from an origin that takes 10 ms for each, two transfers at a time, so that the
+        // run has downloads queued (it reads 256 ahead): each write is answered soon after its
+        // download was stored (as -v tells them, in order), not behind the downloads queued.
+        let many = (0..<300).map { faults.baseURL + "/delay/10/" + RemoteStoreTests.images[$0 % RemoteStoreTests.images.count] + "?n=\($0)" }
+        let result = try on("a", ["-v", "--json", "prefetch", "-j", "2", "--remote", server.url("store"), try work.write(lines: many)])
+        #expect(result.status == 0 && count(result, "remote_writes") == 300, "\(result.standardError.suffix(2000))")
+        var stored = 0, written = 0, worstLag = 0
+        for line in result.errorLines {
+            if line.contains(": HTTP 200, ") { stored += 1 }
+            if line.hasSuffix(": object written") {
+                written += 1
+                worstLag = max(worstLag, stored - written)
+            }
+        }
+        #expect(stored == 300 && written == 300, "\(stored) stored, \(written) written")
+        #expect(worstLag <= 30, "a write was answered \(worstLag) downloads after its own")
+    }
+
+    /// Starts a prefetch of the first two images sharing to the fault server's `held-store`, and
+    /// returns once both writes are held there; the second value is where its output goes.
+    func prefetchWithHeldWrites() throws -> (Process, TemporaryDirectory) {
+        let outputs = try TemporaryDirectory("imgcache-held")
+        let process = try ImgCacheProcess.startCapturing(
+            ["--cache-dir", work.appending("a"), "--json", "prefetch", "--remote", faults.baseURL + "/held-store|timeout=30s",
+             try work.write(lines: Array(urls.prefix(2)))], home: home.path, outputs: outputs)
+        for _ in 0..<2000 where faults.requests.filter({ $0.method == "PUT" }).count < 2 { usleep(5_000) }
+        #expect(faults.requests.filter { $0.method == "PUT" }.count == 2)
+        return (process, outputs)
+    }
+
+    /// Waits (at most 10 s) until the run's standard error holds `text`.
+    func waitUntilSaid(_ text: String, in outputs: TemporaryDirectory) {
+        for _ in 0..<2000 {
+            if let said = try? String(contentsOfFile: outputs.appending("stderr"), encoding: .utf8), said.contains(text) { return }
+            usleep(5_000)
+        }
+    }
+
+    @Test func anInterruptedRunFinishesItsWritesWithinTheGracePeriod() throws {
+        let (process, outputs) = try prefetchWithHeldWrites()
+        kill(process.processIdentifier, SIGINT)
+        waitUntilSaid("finishing 2 remote writes", in: outputs)
+        faults.releaseHeldStore()
+        let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+        #expect(result.status == 130)
+        #expect(result.standardError.contains("finishing 2 remote writes (at most 5 s; interrupt again to drop them)"))
+        #expect(result.standardError.contains("interrupted: the remote writes finished: 2 written"), "\(result.standardError)")
+        #expect(count(result, "remote_writes") == 2 && count(result, "downloaded") == 2, "\(result.output)")
+    }
+
+    @Test func writesNotFinishedWithinTheGracePeriodAreDroppedAndSaidSo() throws {
+        let (process, outputs) = try prefetchWithHeldWrites()
+        kill(process.processIdentifier, SIGINT)
+        let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+        #expect(result.status == 130)
+        #expect(result.standardError.contains("2 remote writes dropped, not finished within 5 s"), "[\(result.standardError)]")
+        #expect(count(result, "remote_writes") == 0 && count(result, "downloaded") == 2)
+        #expect(problems("a").isEmpty)
+    }
+
+    @Test func aSecondInterruptionDropsTheWritesAtOnce() throws {
+        let (process, outputs) = try prefetchWithHeldWrites()
+        kill(process.processIdentifier, SIGINT)
+        waitUntilSaid("finishing 2 remote writes", in: outputs)
+        kill(process.processIdentifier, SIGINT)
+        let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+        #expect(result.status == 130)
+        #expect(result.standardError.contains("interrupted again: 2 remote writes dropped"), "\(result.standardError)")
+        #expect(!result.standardError.contains("not finished within"))
+    }
+
     // MARK: remote check, configuration
 
     @Test func remoteCheckSaysWhichStoresWorkAndWhy() throws {

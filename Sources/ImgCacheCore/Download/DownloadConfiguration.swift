@@ -64,16 +64,20 @@ public enum DownloadEvent: Equatable, Sendable {
 public struct DownloadSubmission: Sendable {
     public var request: DownloadRequest
     public var priority: DownloadPriority
+    /// Left running by `cancelAll()` (a write to a remote store, which an
+    /// interrupted run finishes within a grace period); `close()` still stops it.
+    public var outlivesInterruption = false
     /// Called on the download thread; keep it short.
     public var onEvent: (@Sendable (DownloadEvent) -> Void)?
     /// Called once, on the download thread, with the body file or the failure.
     public var completion: @Sendable (Result<DownloadedBody, DownloadError>) -> Void
 
-    public init(request: DownloadRequest, priority: DownloadPriority = .normal,
+    public init(request: DownloadRequest, priority: DownloadPriority = .normal, outlivesInterruption: Bool = false,
                 onEvent: (@Sendable (DownloadEvent) -> Void)? = nil,
                 completion: @escaping @Sendable (Result<DownloadedBody, DownloadError>) -> Void) {
         self.request = request
         self.priority = priority
+        self.outlivesInterruption = outlivesInterruption
         self.onEvent = onEvent
         self.completion = completion
     }

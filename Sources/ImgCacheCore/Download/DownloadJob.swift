@@ -13,6 +13,7 @@ final class DownloadJob {
     let ticket: DownloadTicket
     let request: DownloadRequest
     let priority: DownloadPriority
+    let outlivesInterruption: Bool
     private let onEvent: (@Sendable (DownloadEvent) -> Void)?
     private var completion: (@Sendable (Result<DownloadedBody, DownloadError>) -> Void)?
     var state = State.queued
@@ -25,6 +26,7 @@ final class DownloadJob {
         self.ticket = ticket
         request = submission.request
         priority = submission.priority
+        outlivesInterruption = submission.outlivesInterruption
         onEvent = submission.onEvent
         completion = submission.completion
     }

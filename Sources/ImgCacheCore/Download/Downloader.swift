@@ -54,7 +54,7 @@ public final class Downloader: Sendable {
         mailbox.post(cancelling: [ticket])
     }
 
-    /// Cancels every submission not yet answered (for SIGINT).
+    /// Cancels every submission not yet answered (for SIGINT), but those that outlive an interruption.
     public func cancelAll() {
         mailbox.postCancelEverything()
     }

@@ -32,8 +32,10 @@ final class TransferLoop {
             let mail = mailbox.collect()
             for (ticket, submission) in mail.submissions { accept(submission, ticket: ticket) }
             for ticket in mail.cancellations { cancel(ticket) }
-            if mail.cancelEverything || mail.closing {
+            if mail.closing {
                 for ticket in Array(jobsByTicket.keys) { cancel(ticket) }
+            } else if mail.cancelEverything {
+                for (ticket, job) in jobsByTicket where !job.outlivesInterruption { cancel(ticket) }
             }
             if mail.closing && isIdle { break }
 

@@ -30,6 +30,12 @@ struct FetchRun {
     var answered = 0
     /// Writes to remote stores not yet answered: the run waits for them.
     var pendingWrites = 0
+    /// Once interrupted: when the writes still out are dropped (monotonic seconds).
+    var writesDeadline: Double?
+    /// Writes that were out when the run first waited only for them (0: it never did).
+    var writesAwaited = 0
+    /// Of those, the ones that failed.
+    var writesFailedAfterInterruption = 0
     /// With repeats looked up again: the keys settled lately, oldest first
     /// (a repeat looked up on the reader thread before its first answer was
     /// stored is looked up again rather than downloaded twice).

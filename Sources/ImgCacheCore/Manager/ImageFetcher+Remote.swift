@@ -61,7 +61,17 @@ extension ImageFetcher {
 
     /// A remote store answered a write.
     func remoteWritten(_ store: Int, _ result: Result<Bool, RemoteFailure>, _ run: inout FetchRun) {
-        run.pendingWrites -= 1
+        run.pendingWrites = max(0, run.pendingWrites - 1)
+        if run.writesAwaited > 0 {
+            // Waited for after an interruption: said once they all ended, and how.
+            if case .failure = result { run.writesFailedAfterInterruption += 1 }
+            if run.pendingWrites == 0 {
+                let failed = run.writesFailedAfterInterruption
+                warn?("interrupted: the remote writes finished: \(run.writesAwaited - failed) written"
+                      + (failed > 0 ? ", \(failed) failed" : ""), nil)
+                run.writesAwaited = 0
+            }
+        }
         guard let tier = remoteTier else { return }
         switch result {
         case .success(true):

@@ -139,16 +139,22 @@ public final class ImageFetcher {
                 if run.interrupted, run.inFlight.isEmpty, run.list != nil {
                     // URLs already read are answered `interrupted`, so the summary counts them.
                     while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
-                    break
+                    if run.pendingWrites == 0 { break }
                 }
                 if run.interrupted, interruption.isHurried {
                     try abandonWaiting(&run, emit: emit, update: emitUpdate)
                     break
                 }
+                var wait: Double? = run.wantsIdle ? 0.25 : nil
+                if run.interrupted, run.pendingWrites > 0, run.inFlight.isEmpty, run.variants.isEmpty {
+                    let left = awaitWrites(&run)
+                    if left <= 0 { continue }
+                    wait = min(wait ?? left, left)
+                }
                 let first: FetchMessage
-                if run.wantsIdle {
-                    guard let message = messages.pop(timeout: 0.25) else {
-                        try emitUpdate(.idle)
+                if let wait {
+                    guard let message = messages.pop(timeout: wait) else {
+                        if run.wantsIdle { try emitUpdate(.idle) }
                         continue
                     }
                     first = message
@@ -189,7 +195,29 @@ public final class ImageFetcher {
         // Queued before the cancellation, so that it reaches them too.
         submitQueued(&run)
         downloader?.cancelAll()
+        run.writesDeadline = WallClock.monotonic() + ImageFetcher.writesGracePeriod
         log?("interrupted: no new work is started")
+    }
+
+    /// How long an interrupted run still waits for its remote writes.
+    static let writesGracePeriod = 5.0
+
+    /// An interrupted run waits only for its remote writes: they are finished
+    /// within the grace period, or dropped when it has passed; either is said.
+    /// The seconds left to wait (0 once they are dropped).
+    private func awaitWrites(_ run: inout FetchRun) -> Double {
+        let left = (run.writesDeadline ?? 0) - WallClock.monotonic()
+        if run.writesAwaited == 0 {
+            run.writesAwaited = run.pendingWrites
+            warn?("interrupted: finishing \(Plural.count(run.pendingWrites, "remote write")) "
+                  + "(at most \(DownloadError.formatSeconds(ImageFetcher.writesGracePeriod)); interrupt again to drop them)", nil)
+        }
+        guard left <= 0 else { return left }
+        warn?("interrupted: \(Plural.count(run.pendingWrites, "remote write")) dropped, not finished within "
+              + DownloadError.formatSeconds(ImageFetcher.writesGracePeriod), nil)
+        // The transfers still out stop when the fetcher closes.
+        run.pendingWrites = 0
+        return 0
     }
 
     /// Variants are not waited for once the run is interrupted, as transfers are
@@ -225,7 +253,7 @@ public final class ImageFetcher {
                        repeats: miss.repeats, &run, emit: emit)
         }
         try abandonVariants(&run, emit: emit)
-        if run.pendingWrites > 0 { log?("interrupted again: \(Plural.count(run.pendingWrites, "remote write")) given up") }
+        if run.pendingWrites > 0 { warn?("interrupted again: \(Plural.count(run.pendingWrites, "remote write")) dropped", nil) }
         run.pendingWrites = 0
         run.inputOpen = false
     }

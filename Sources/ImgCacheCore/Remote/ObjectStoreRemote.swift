@@ -153,7 +153,7 @@ final class ObjectStoreRemote: RemoteBackend {
         if collections.withLock({ $0.contains(folder) }) { return makeCollections(rest, failed: failed, then: then) }
         let request: DownloadRequest
         do { request = try self.request(.mkcol, at: folder) } catch { return then(error) }
-        send(DownloadSubmission(request: request, priority: .low) { [self] result in
+        send(DownloadSubmission(request: request, priority: .high, outlivesInterruption: true) { [self] result in
             switch result {
             // 405: it exists already.
             case .success, .failure(.httpStatus(405)):
@@ -176,7 +176,9 @@ final class ObjectStoreRemote: RemoteBackend {
         let request: DownloadRequest
         do { request = try self.request(method, key, body: body) } catch { return completion(.failure(error)) }
         let s3 = isS3
-        send(DownloadSubmission(request: request, priority: .low) { result in
+        // Ahead of the origin downloads queued, so that writes follow the downloads they share closely;
+        // an interrupted run finishes them within its grace period.
+        send(DownloadSubmission(request: request, priority: .high, outlivesInterruption: true) { result in
             switch result {
             case .success: completion(.success(()))
             // Deleting what is not there is done.

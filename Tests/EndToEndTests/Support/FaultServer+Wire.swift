@@ -27,6 +27,25 @@ extension FaultServer {
         }
     }
 
+    /// Reads and drops a request body of `length` bytes (some may already be in
+    /// `pending`); false when the client stops sending it within 30 s.
+    func discardBody(_ fd: Int32, _ pending: inout [UInt8], length: Int) -> Bool {
+        var left = length
+        let taken = min(left, pending.count)
+        pending.removeFirst(taken)
+        left -= taken
+        let deadline = Date(timeIntervalSinceNow: 30)
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while left > 0 {
+            guard waitReadable(fd, until: deadline) else { return false }
+            let count = recv(fd, &chunk, min(chunk.count, left), 0)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return false }
+            left -= count
+        }
+        return true
+    }
+
     /// Discards input until the client closes, stop() runs, or 60 s pass.
     func waitForClose(_ fd: Int32) {
         let deadline = Date(timeIntervalSinceNow: 60)

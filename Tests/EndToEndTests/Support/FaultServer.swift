@@ -44,6 +44,7 @@ final class FaultServer: @unchecked Sendable {
     private var gateWaiting = 0
     private var gateOpenings = 0
     private var flakyHits: [String: Int] = [:]
+    private var heldStoreReleased = false
     private var bodyBytesSent: [String: Int] = [:]
 
     /// Why the server could not start: the failing call and its errno.
@@ -159,6 +160,10 @@ final class FaultServer: @unchecked Sendable {
                 _ = sendAll(fd, FaultServer.closingResponse(400)[...])
                 return
             }
+            // A store's write: its body is read and dropped (the routes answer by path alone).
+            if request.method == "PUT", let length = request.header("Content-Length").flatMap(Int.init), length >= 0 {
+                guard discardBody(fd, &pending, length: length) else { return }
+            }
             begin(request)
             var ended = false
             let finish = {
@@ -188,7 +193,7 @@ final class FaultServer: @unchecked Sendable {
 
     /// Sends what the route asks for; true if the connection may carry another request.
     private func answer(_ request: RecordedRequest, on fd: Int32, finish: () -> Void) -> Bool {
-        guard request.method == "GET" else {
+        guard request.method == "GET" || (request.method == "PUT" && request.path.hasPrefix("/held-store/")) else {
             // Any body would follow unread, so the connection cannot be reused.
             _ = sendAll(fd, FaultServer.closingResponse(405)[...])
             return false
@@ -298,10 +303,20 @@ final class FaultServer: @unchecked Sendable {
         case ("drip", 2):
             guard let (bytes, type) = file(parts[1]) else { break }
             return .drip(body: bytes, type: type)
+        case ("delay", 3):
+            // An origin that takes a while for each image (at most 2 s).
+            guard let milliseconds = UInt32(parts[1]), milliseconds <= 2000 else { break }
+            usleep(milliseconds * 1000)
+            return serve(parts[2])
         case ("garbage-store", _):
             // A store (or a misconfigured proxy in front of one) that answers every object with a web page.
             let page = "<!DOCTYPE html>\n<html><body><p>Welcome!</p></body></html>\n"
             return .full(status: 200, type: "text/html", body: Array(page.utf8), extra: [])
+        case ("held-store", _):
+            // A store that has nothing and takes writes, but holds each until the test releases them.
+            guard request.method == "PUT" else { return status(404) }
+            holdUntilReleased()
+            return status(201)
         case ("stall-store", _):
             // A remote store that accepts connections and never answers.
             return .stall
@@ -410,6 +425,22 @@ final class FaultServer: @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: 5)
         while gateOpenings == opening, !stopped, lock.wait(until: deadline) {}
         if gateOpenings == opening { gateWaiting -= 1 }
+    }
+
+    /// Holds a `held-store` write until `releaseHeldStore()` (or for at most 30 s).
+    private func holdUntilReleased() {
+        lock.lock()
+        defer { lock.unlock() }
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !heldStoreReleased, !stopped, lock.wait(until: deadline) {}
+    }
+
+    /// Lets the `held-store` writes held so far, and all later ones, be answered.
+    func releaseHeldStore() {
+        locked {
+            heldStoreReleased = true
+            lock.broadcast()
+        }
     }
 
     /// A 200 with the bytes of fixture `name`, or a 404 if there is no such file.
