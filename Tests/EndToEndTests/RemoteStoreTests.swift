@@ -366,6 +366,37 @@ import Testing
         #expect(problems("a").isEmpty)
     }
 
+    @Test func anObjectOverMaxSizeIsRefusedAsItComesAndTheStoreIsNotBlamed() throws {
+        for store in ["huge-store", "endless-store"] {
+            let result = try on(store, ["--json", "prefetch", "-j", "1", "--max-size", "1M", "--remote", faults.baseURL + "/\(store)|read-only",
+                                        try list()])
+            #expect(result.status == 0 && count(result, "downloaded") == 12, "\(result.standardError)")
+            #expect(count(result, "remote_errors") == 0 && remoteMessages(result).isEmpty, "\(result.standardError)")
+            // Still asked for every image: refusing an object over this run's limit is no fault of the store.
+            #expect(faults.requests.filter { $0.path.hasPrefix("/\(store)/") }.count == 12)
+        }
+        // Refused from its announced length: hardly more than the socket's buffers was sent.
+        let sent = faults.requests.filter { $0.path.hasPrefix("/huge-store/") }.map { faults.bodyBytes(path: $0.path) }
+        #expect(sent.allSatisfy { $0 < 8 << 20 }, "\(sent)")
+    }
+
+    @Test func redisObjectsOverMaxSizeAreRefusedWithoutBlame() throws {
+        let redis = try RedisServer()
+        #expect(try on("a", ["--json", "prefetch", "--remote", redis.url, try list()]).status == 0)
+        // photo.jpg (2203 bytes) and anim.gif (3887) are over 1000 bytes: read no further than that.
+        let result = try on("b", ["--json", "prefetch", "--max-size", "1000", "--remote", redis.url, try list()])
+        #expect(count(result, "remote") == 10 && count(result, "failed") == 2, "\(result.output)")
+        #expect(count(result, "remote_errors") == 0 && remoteMessages(result).isEmpty, "\(result.standardError)")
+        #expect(problems("b").isEmpty)
+
+        // Every object grown to 100 kB: refused after the limit's bytes, not read whole (and then
+        // found padded, a bad object that would blame the store).
+        for key in try redis.keys() { _ = try redis.command(["setrange", key, "100000", "x"]) }
+        let grown = try on("c", ["--json", "prefetch", "--max-size", "1000", "--remote", redis.url, try list()])
+        #expect(count(grown, "remote") == 0 && count(grown, "downloaded") == 10 && count(grown, "failed") == 2, "\(grown.output)")
+        #expect(count(grown, "remote_errors") == 0 && remoteMessages(grown).isEmpty, "\(grown.standardError)")
+    }
+
     @Test func aStoreThatAnswersGarbageIsGivenUpAfterAFewBadObjects() throws {
         let remote = faults.baseURL + "/garbage-store|read-only"
         let result = try on("a", ["--json", "prefetch", "-j", "1", "--remote", remote, try list()])

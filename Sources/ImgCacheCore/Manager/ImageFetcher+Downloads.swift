@@ -116,7 +116,8 @@ extension ImageFetcher {
             downloader = started
             if !settings.remotes.isEmpty {
                 let warn = self.warn
-                remoteTier = RemoteTier(specs: settings.remotes, namespace: cache.location.namespace.name, downloads: started,
+                remoteTier = RemoteTier(specs: settings.remotes, namespace: cache.location.namespace.name,
+                                        imageLimit: settings.maximumBytes, downloads: started,
                                         environment: environment, health: RemoteHealth(cacheRoot: cache.location.root),
                                         now: WallClock.now(), report: { warn?($0, $1) })
             }

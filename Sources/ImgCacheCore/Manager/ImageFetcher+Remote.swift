@@ -45,6 +45,8 @@ extension ImageFetcher {
             }
         case .success(nil):
             log?("\(RemoteURL.displayed(miss.url)): not in remote \(identity)")
+        case .failure(let failure) where failure.isObjectTooLarge:
+            log?("\(RemoteURL.displayed(miss.url)): remote \(identity) has it, but \(failure.reason), over the size limit; fetched from the origin")
         case .failure(let failure):
             tier.giveUp(store, failure, now: WallClock.now())
         }

@@ -15,6 +15,8 @@ final class RemoteTier {
 
     private var stores: [Store] = []
     let namespace: String
+    /// The longest object read: one holding an image over `--max-size` is refused as it comes.
+    private let objectLimit: Int
     private let health: RemoteHealth
     private let report: (String, DownloadError?) -> Void
     var statistics = RemoteStatistics()
@@ -32,9 +34,10 @@ final class RemoteTier {
 
     /// Makes the backends of `specs`; one marked down lately, or that cannot be
     /// set up (credentials missing), is left out, and said so through `report`.
-    init(specs: [RemoteSpec], namespace: String, downloads: any DownloadScheduling, environment: Environment,
+    init(specs: [RemoteSpec], namespace: String, imageLimit: Int64?, downloads: any DownloadScheduling, environment: Environment,
          health: RemoteHealth, now: Double, report: @escaping (String, DownloadError?) -> Void) {
         self.namespace = namespace
+        objectLimit = RemoteObject.maximumLength(forImagesUpTo: imageLimit)
         self.health = health
         self.report = report
         for spec in specs {
@@ -75,7 +78,7 @@ final class RemoteTier {
 
     /// Asks store `index` for `key`'s object.
     func get(_ key: CacheKey, from index: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
-        stores[index].backend.get(place(of: key), completion: completion)
+        stores[index].backend.get(place(of: key), limit: objectLimit, completion: completion)
     }
 
     /// Store `index` gave a damaged object for `key`: counted, and written anew

@@ -105,15 +105,18 @@ final class ObjectStoreRemote: RemoteBackend {
         return RemoteFailure(error.reason + (hint.map { " (\($0))" } ?? ""), cause: error)
     }
 
-    func get(_ key: RemoteKey, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
-        let request: DownloadRequest
+    func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
+        var request: DownloadRequest
         do { request = try self.request(.get, key) } catch { return completion(.failure(error)) }
+        // Refused from its Content-Length, or as it streams past the limit.
+        request.maximumBytes = Int64(min(limit, RemoteObject.maximumLength))
         let s3 = isS3
         send(DownloadSubmission(request: request, priority: .high) { result in
             switch result {
             case .success(let file):
                 do throws(SystemError) { completion(.success(try file.bytes())) } catch { completion(.failure(RemoteFailure(error.description))) }
             case .failure(.httpStatus(404)): completion(.success(nil))
+            case .failure(.tooLarge(let limit)): completion(.failure(.tooLarge(limit: Int(limit))))
             case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: false, s3: s3)))
             }
         }, otherwise: { completion(.failure(ObjectStoreRemote.givenUp)) })

@@ -9,7 +9,7 @@ import CImgCacheShims
 final class RedisRemote: RemoteBackend, Sendable {
     let spec: RemoteSpec
     private enum Operation {
-        case get(RemoteKey, @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
+        case get(RemoteKey, limit: Int, @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
         case put(RemoteKey, [UInt8], replacing: Bool, @Sendable (Result<Bool, RemoteFailure>) -> Void)
         case delete(RemoteKey, @Sendable (Result<Void, RemoteFailure>) -> Void)
         case stop
@@ -41,8 +41,8 @@ final class RedisRemote: RemoteBackend, Sendable {
         }
     }
 
-    func get(_ key: RemoteKey, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
-        operations.push(.get(key, completion))
+    func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
+        operations.push(.get(key, limit: limit, completion))
     }
 
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
@@ -115,7 +115,11 @@ final class RedisRemote: RemoteBackend, Sendable {
             }
             for operation in batch {
                 switch operation {
-                case .get(let key, _): append(connection, ["GET", key.redisKey].map { Array($0.utf8) })
+                case .get(let key, let limit, _) where limit < RemoteObject.maximumLength:
+                    // At most one byte past the limit comes back: enough to tell it is over.
+                    // (A missing key reads as empty, which no object is.)
+                    append(connection, ["GETRANGE", key.redisKey, "0", String(limit)].map { Array($0.utf8) })
+                case .get(let key, _, _): append(connection, ["GET", key.redisKey].map { Array($0.utf8) })
                 case .put(let key, let object, let replacing, _):
                     // NX: an object another machine wrote first is as good; a damaged one is replaced.
                     append(connection, [Array("SET".utf8), Array(key.redisKey.utf8), object] + (replacing ? [] : [Array("NX".utf8)])
@@ -206,10 +210,12 @@ final class RedisRemote: RemoteBackend, Sendable {
         private func answer(_ operation: Operation, _ value: ic_redis_value) {
             let error: RemoteFailure? = value.type == 6 ? RemoteFailure("Redis: " + Worker.string(value)) : nil
             switch operation {
-            case .get(_, let completion):
+            case .get(_, let limit, let completion):
                 if let error { return completion(.failure(error)) }
                 switch value.type {
                 case 1:
+                    if value.length > limit { return completion(.failure(.tooLarge(limit: limit))) }
+                    if value.length == 0 { return completion(.success(nil)) }
                     let bytes = value.bytes.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: value.length)) } ?? []
                     completion(.success(bytes))
                 case 4: completion(.success(nil))
@@ -226,7 +232,7 @@ final class RedisRemote: RemoteBackend, Sendable {
 
         private func fail(_ operation: Operation, _ failure: RemoteFailure) {
             switch operation {
-            case .get(_, let completion): completion(.failure(failure))
+            case .get(_, _, let completion): completion(.failure(failure))
             case .put(_, _, _, let completion): completion(.failure(failure))
             case .delete(_, let completion): completion(.failure(failure))
             case .stop: break

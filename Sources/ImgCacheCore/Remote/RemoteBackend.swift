@@ -15,6 +15,18 @@ public struct RemoteFailure: Error, Equatable, Sendable, CustomStringConvertible
     }
 
     public var description: String { reason }
+
+    /// The object is larger than the run takes (`--max-size`): refused from its announced
+    /// length or as it came, and no fault of the store.
+    static func tooLarge(limit: Int) -> RemoteFailure {
+        RemoteFailure("object larger than \(limit) bytes", cause: .tooLarge(limit: Int64(limit)))
+    }
+
+    /// Whether this is `tooLarge`: the store answered, the object is over this run's limit.
+    public var isObjectTooLarge: Bool {
+        if case .tooLarge? = cause { return true }
+        return false
+    }
 }
 
 /// A remote store of entries: read, written if absent, and probed by
@@ -22,8 +34,9 @@ public struct RemoteFailure: Error, Equatable, Sendable, CustomStringConvertible
 /// is used by one run.
 public protocol RemoteBackend: AnyObject, Sendable {
     var spec: RemoteSpec { get }
-    /// The object stored under `key`: its bytes, nil when there is none.
-    func get(_ key: RemoteKey, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
+    /// The object stored under `key`: its bytes, nil when there is none; one longer than
+    /// `limit` bytes fails `tooLarge` with at most about `limit` bytes read.
+    func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
     /// Stores `object` under `key`; an object already there is kept unless
     /// `replacing` (it was found damaged). HTTP and S3 stores always replace.
     /// The answer says whether it was written (false: one was there and kept).

@@ -22,6 +22,14 @@ public struct RemoteObject: Equatable, Sendable {
     static let magic = "imgcache-object 1"
     /// The largest object read or written: Redis's largest value, 512 MiB.
     public static let maximumLength = 512 << 20
+    /// The longest header an object may have.
+    static let maximumHeaderLength = 16 * 1024
+
+    /// The longest object that can hold an image of at most `imageBytes` (nil: any size).
+    public static func maximumLength(forImagesUpTo imageBytes: Int64?) -> Int {
+        guard let imageBytes else { return maximumLength }
+        return Int(min(Int64(maximumLength), max(0, imageBytes) + Int64(maximumHeaderLength)))
+    }
 
     public init(bytes: [UInt8], contentType: String?, url: String, etag: String?, lastModified: String?, storedAt: Double) {
         self.bytes = bytes
@@ -73,7 +81,7 @@ public struct RemoteObject: Equatable, Sendable {
             end = index
             break
         }
-        guard let end, end < 16 * 1024 else { throw .badHeader("no end of header") }
+        guard let end, end < RemoteObject.maximumHeaderLength else { throw .badHeader("no end of header") }
         var fields: [Substring: String] = [:]
         for line in String(decoding: data[..<end], as: UTF8.self).split(separator: "\n").dropFirst() {
             guard let space = line.firstIndex(of: " ") else { throw .badHeader("line without a value") }

@@ -308,6 +308,12 @@ final class FaultServer: @unchecked Sendable {
             guard let milliseconds = UInt32(parts[1]), milliseconds <= 2000 else { break }
             usleep(milliseconds * 1000)
             return serve(parts[2])
+        case ("huge-store", _):
+            // A store whose every object announces 400 MB (an object header, then filler).
+            return .huge(start: Array("imgcache-object 1\n".utf8), total: 400 << 20, type: "application/octet-stream")
+        case ("endless-store", _):
+            // The same without a length: the object streams until the client hangs up.
+            return .endless(start: Array("imgcache-object 1\n".utf8), type: "application/octet-stream")
         case ("garbage-store", _):
             // A store (or a misconfigured proxy in front of one) that answers every object with a web page.
             let page = "<!DOCTYPE html>\n<html><body><p>Welcome!</p></body></html>\n"
