@@ -397,6 +397,22 @@ import Testing
         #expect(count(grown, "remote_errors") == 0 && remoteMessages(grown).isEmpty, "\(grown.standardError)")
     }
 
+    @Test func aStoreSlowerThanTheOriginIsSaidOnceAndSkippedForTheRun() throws {
+        // Each lookup takes 300 ms; the origin (nginx on loopback) answers in about a millisecond.
+        let many = (0..<40).map { server.url(RemoteStoreTests.images[$0 % RemoteStoreTests.images.count]) + "?n=\($0)" }
+        let remote = faults.baseURL + "/slow-store/300"
+        let result = try on("a", ["--json", "prefetch", "-j", "2", "--remote", remote, try work.write(lines: many)])
+        #expect(result.status == 0 && count(result, "downloaded") == 40, "\(result.standardError)")
+        #expect(saidOnce(result, "is slow: lookups take", "on average, downloads from the origin", "not used for the rest of this run"),
+                "\(result.standardError)")
+        #expect(count(result, "remote_errors") == 1)
+        let asked = faults.requests.filter { $0.method == "GET" && $0.path.hasPrefix("/slow-store/") }.count
+        #expect(asked <= 12, "\(asked) lookups reached the slow store")
+        // Not marked down: the next run measures it again.
+        let next = try on("a", ["--json", "-n", "other", "prefetch", "-j", "2", "--remote", remote, try work.write(lines: many)])
+        #expect(saidOnce(next, "is slow"), "\(next.standardError)")
+    }
+
     @Test func aStoreThatAnswersGarbageIsGivenUpAfterAFewBadObjects() throws {
         let remote = faults.baseURL + "/garbage-store|read-only"
         let result = try on("a", ["--json", "prefetch", "-j", "1", "--remote", remote, try list()])
@@ -415,6 +431,15 @@ import Testing
         #expect(result.status == 0 && count(result, "downloaded") == 12)
         #expect(saidOnce(result, "timed out after 0.3 s"), "\(result.standardError)")
         #expect(!result.standardError.contains("Resource temporarily unavailable"), "\(result.standardError)")
+    }
+
+    @Test func aStoreThatNeverCompletesTheHandshakeIsAConnectTimeoutWithItsOwnValue() throws {
+        let dropping = try FullBacklogListener()
+        let remote = "http://127.0.0.1:\(dropping.port)/store|connect-timeout=500ms|timeout=20s"
+        let result = try on("a", ["--json", "prefetch", "--remote", remote, try list()])
+        #expect(result.status == 0 && count(result, "downloaded") == 12)
+        #expect(saidOnce(result, "connect timed out after 0.5 s"), "\(result.standardError)")
+        #expect(count(result, "remote_errors") == 1)
     }
 
     @Test func aStoreGivenUpIsSentNothingMore() throws {

@@ -14,7 +14,7 @@ import Testing
 
     func drain(_ queue: inout DownloadQueue<Job>, order: DownloadOrder) -> [String] {
         var names: [String] = []
-        while let job = queue.popNext(order: order, isLive: { $0.live && $0.priority == $1 }) {
+        while let job = queue.popNext(order: order, isLive: { $0.live && DownloadQueue<Job>.lane($0.priority) == $1 }) {
             names.append(job.name)
             job.live = false
         }
@@ -23,7 +23,7 @@ import Testing
 
     func filled(_ jobs: [Job]) -> DownloadQueue<Job> {
         var queue = DownloadQueue<Job>()
-        for job in jobs { queue.push(job, priority: job.priority) }
+        for job in jobs { queue.push(job, lane: DownloadQueue<Job>.lane(job.priority)) }
         return queue
     }
 
@@ -49,7 +49,7 @@ import Testing
         var queue = filled([a, b, c])
         b.live = false
         c.priority = .high
-        queue.push(c, priority: .high)
+        queue.push(c, lane: DownloadQueue<Job>.lane(.high))
         #expect(drain(&queue, order: .fifo) == ["c", "a"])
     }
 

@@ -58,12 +58,16 @@ public enum DownloadEvent: Equatable, Sendable {
     case progress(received: Int64, expected: Int64?)
     /// A transient failure; the download is tried again after `delay` seconds.
     case retrying(attempt: Int, of: Int, delay: Double, error: DownloadError)
+    /// The first attempt left the queue: what follows is the server's time, not the wait for a slot.
+    case started
 }
 
 /// One request handed to a `Downloader`, with the code that wants its answer.
 public struct DownloadSubmission: Sendable {
     public var request: DownloadRequest
     public var priority: DownloadPriority
+    /// Before or after every submission of the three priorities, or among them.
+    public var placement = DownloadPlacement.byPriority
     /// Left running by `cancelAll()` (a write to a remote store, which an
     /// interrupted run finishes within a grace period); `close()` still stops it.
     public var outlivesInterruption = false
@@ -72,15 +76,24 @@ public struct DownloadSubmission: Sendable {
     /// Called once, on the download thread, with the body file or the failure.
     public var completion: @Sendable (Result<DownloadedBody, DownloadError>) -> Void
 
-    public init(request: DownloadRequest, priority: DownloadPriority = .normal, outlivesInterruption: Bool = false,
+    public init(request: DownloadRequest, priority: DownloadPriority = .normal, placement: DownloadPlacement = .byPriority,
+                outlivesInterruption: Bool = false,
                 onEvent: (@Sendable (DownloadEvent) -> Void)? = nil,
                 completion: @escaping @Sendable (Result<DownloadedBody, DownloadError>) -> Void) {
         self.request = request
         self.priority = priority
+        self.placement = placement
         self.outlivesInterruption = outlivesInterruption
         self.onEvent = onEvent
         self.completion = completion
     }
+}
+
+/// Where a submission waits for a slot relative to the priorities. A run finishes
+/// what it started before it starts more: a remote store's lookups (the start of a
+/// fetch) wait behind everything, its writes (the end of one) go before everything.
+public enum DownloadPlacement: Sendable {
+    case last, byPriority, first
 }
 
 /// Identifies one submission, for cancelling it.

@@ -14,6 +14,8 @@ final class DownloadJob {
     let request: DownloadRequest
     let priority: DownloadPriority
     let outlivesInterruption: Bool
+    /// Its lane in the queue (`DownloadQueue.lane`).
+    let lane: Int
     private let onEvent: (@Sendable (DownloadEvent) -> Void)?
     private var completion: (@Sendable (Result<DownloadedBody, DownloadError>) -> Void)?
     var state = State.queued
@@ -27,6 +29,7 @@ final class DownloadJob {
         request = submission.request
         priority = submission.priority
         outlivesInterruption = submission.outlivesInterruption
+        lane = DownloadQueue<DownloadJob>.lane(submission.priority, submission.placement)
         onEvent = submission.onEvent
         completion = submission.completion
     }

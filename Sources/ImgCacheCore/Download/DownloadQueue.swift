@@ -1,10 +1,21 @@
 /// Jobs waiting for a free transfer slot, in the order they should start:
-/// higher priority first, then first-in or last-in first within a priority.
+/// higher lane first, then first-in or last-in first within a lane. The lanes
+/// are the three priorities, with one below them all and one above them all
+/// (`DownloadPlacement`).
 ///
 /// Removal is lazy: a job that was cancelled stays in its lane and is skipped
 /// when reached, so every operation is O(1) amortised even with 100,000 jobs waiting.
 struct DownloadQueue<Job: AnyObject> {
-    private var lanes: [Lane] = Array(repeating: Lane(), count: DownloadPriority.allCases.count)
+    private var lanes: [Lane] = Array(repeating: Lane(), count: DownloadPriority.allCases.count + 2)
+
+    /// The lane of a job with `priority` and `placement`.
+    static func lane(_ priority: DownloadPriority, _ placement: DownloadPlacement = .byPriority) -> Int {
+        switch placement {
+        case .last: return 0
+        case .byPriority: return 1 + priority.rawValue
+        case .first: return 1 + DownloadPriority.allCases.count
+        }
+    }
 
     /// One priority's jobs, oldest at `head`.
     private struct Lane {
@@ -24,26 +35,26 @@ struct DownloadQueue<Job: AnyObject> {
         }
     }
 
-    mutating func push(_ job: Job, priority: DownloadPriority) {
-        lanes[priority.rawValue].items.append(job)
+    mutating func push(_ job: Job, lane: Int) {
+        lanes[lane].items.append(job)
     }
 
     /// The next job to start; `isLive` says whether an entry found in a lane
     /// still belongs there (entries for which it is false are dropped).
-    mutating func popNext(order: DownloadOrder, isLive: (Job, DownloadPriority) -> Bool) -> Job? {
-        for priority in DownloadPriority.allCases.reversed() {
-            while !lanes[priority.rawValue].isEmpty {
+    mutating func popNext(order: DownloadOrder, isLive: (Job, Int) -> Bool) -> Job? {
+        for index in lanes.indices.reversed() {
+            while !lanes[index].isEmpty {
                 let job: Job
                 switch order {
                 case .fifo:
-                    let lane = lanes[priority.rawValue]
+                    let lane = lanes[index]
                     job = lane.items[lane.head]
-                    lanes[priority.rawValue].head += 1
+                    lanes[index].head += 1
                 case .lifo:
-                    job = lanes[priority.rawValue].items.removeLast()
+                    job = lanes[index].items.removeLast()
                 }
-                lanes[priority.rawValue].compact()
-                if isLive(job, priority) { return job }
+                lanes[index].compact()
+                if isLive(job, index) { return job }
             }
         }
         return nil

@@ -62,7 +62,7 @@ final class TransferLoop {
     private func accept(_ submission: DownloadSubmission, ticket: DownloadTicket) {
         let job = DownloadJob(submission, ticket: ticket)
         jobsByTicket[ticket] = job
-        queue.push(job, priority: job.priority)
+        queue.push(job, lane: job.lane)
         queuedCount += 1
     }
 
@@ -89,7 +89,7 @@ final class TransferLoop {
         waitingToRetry.removeAll { job in
             guard case .waitingToRetry(let until) = job.state, until <= now else { return false }
             job.state = .queued
-            queue.push(job, priority: job.priority)
+            queue.push(job, lane: job.lane)
             queuedCount += 1
             return true
         }
@@ -97,7 +97,7 @@ final class TransferLoop {
 
     private func startQueued(now: Double) {
         while running.count < configuration.maximumConcurrentDownloads,
-              let job = queue.popNext(order: configuration.order, isLive: { $0.isQueued && $0.priority == $1 }) {
+              let job = queue.popNext(order: configuration.order, isLive: { $0.isQueued && $0.lane == $1 }) {
             queuedCount -= 1
             start(job, now: now)
         }
@@ -133,7 +133,10 @@ final class TransferLoop {
             return
         }
         job.attempts += 1
-        if job.firstStart == nil { job.firstStart = now }
+        if job.firstStart == nil {
+            job.firstStart = now
+            job.notify(.started)
+        }
         job.state = .running(transfer)
         running[easy.handle] = job
     }

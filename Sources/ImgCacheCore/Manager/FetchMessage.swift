@@ -7,7 +7,8 @@ enum FetchMessage: Sendable {
     /// URLs of a list, looked up on its reader thread.
     case looked([ListLookup.Item])
     /// A remote store's answer for the request in a slot: the object, nil when it has none.
-    case remote(slot: Int, store: Int, Result<[UInt8]?, RemoteFailure>)
+    /// `seconds`: from the question to the answer, timed on the store's side (not the manager's backlog).
+    case remote(slot: Int, store: Int, Result<[UInt8]?, RemoteFailure>, seconds: Double)
     /// A remote store's answer to a write.
     case remoteWritten(store: Int, Result<Bool, RemoteFailure>)
     /// An image's variants made on a worker thread (the job's token), with the `-v` lines it logged.

@@ -74,6 +74,7 @@ extension ImageFetcher {
             request: downloadRequest, priority: settings.priority,
             onEvent: { event in
                 if case .progress = event, !wantsProgress { return }
+                if case .started = event { return }
                 messages.push(.event(slot, event))
             },
             completion: { result in messages.push(.finished(slot, result)) }))

@@ -9,13 +9,13 @@ extension ImageFetcher {
         run.inFlight[slot]?.remoteStore = store
         let messages = self.messages
         log?("\(RemoteURL.displayed(miss.url)): asking remote \(tier.identity(of: store))")
-        tier.get(miss.key, from: store) { result in messages.push(.remote(slot: slot, store: store, result)) }
+        tier.get(miss.key, from: store) { result, seconds in messages.push(.remote(slot: slot, store: store, result, seconds: seconds)) }
     }
 
     /// A remote store answered for the request in `slot`: an object that passes
     /// every check is stored and answers it; otherwise the next store, or the
     /// origin, is asked. A store that failed is given up for the run.
-    func remoteAnswered<E: Error>(slot: Int, store: Int, _ result: Result<[UInt8]?, RemoteFailure>, _ run: inout FetchRun,
+    func remoteAnswered<E: Error>(slot: Int, store: Int, _ result: Result<[UInt8]?, RemoteFailure>, seconds: Double, _ run: inout FetchRun,
                                   emit: (FetchOutcome) throws(E) -> Void) throws(E) {
         guard let miss = run.inFlight[slot], let tier = remoteTier else { return }
         func finish(_ answer: Result<FetchResult, FetchError>) throws(E) {
@@ -25,6 +25,8 @@ extension ImageFetcher {
         }
         if run.interrupted { return try finish(.failure(.interrupted(url: miss.url))) }
         let identity = tier.identity(of: store)
+        // An answer is timed (a failure gives the store up anyway); a store slower than the origin is skipped.
+        if case .success = result { tier.timeLookup(by: store, seconds: seconds) }
         // A store given up while this request was out: its answer is not taken, nor counted again.
         switch tier.isInUse(store) ? result : .success(nil) {
         case .success(let data?):

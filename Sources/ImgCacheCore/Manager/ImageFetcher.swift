@@ -267,6 +267,8 @@ public final class ImageFetcher {
         case .event(let slot, .retrying(let attempt, let total, let delay, let error)):
             guard let miss = run.inFlight[slot] else { return }
             log?("retry \(attempt) of \(total) in \(Self.formatDelay(delay)) for \(RemoteURL.displayed(miss.url)): \(error.reason)")
+        case .event(_, .started):
+            break
         case .event(let slot, .progress(let received, let expected)):
             guard let miss = run.inFlight[slot] else { return }
             progress?(miss.url, received, expected)
@@ -277,14 +279,15 @@ public final class ImageFetcher {
             }
         case .finished(let slot, let result):
             guard let miss = run.inFlight.remove(slot) else { return }
+            if case .success(let body) = result { remoteTier?.timeOriginDownload(seconds: body.response.elapsed) }
             var stored: EntryCommitter.Body?
             let answer = run.interrupted && Self.isCancellation(result)
                 ? .failure(.interrupted(url: miss.url)) : downloadStore.store(result, for: miss, stored: &stored)
             remember(answer, for: miss)
             if let stored, case .success(let fetched) = answer { share(stored, of: miss.key, as: fetched, &run) }
             try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url, repeats: miss.repeats, &run, emit: emit)
-        case .remote(let slot, let store, let result):
-            try remoteAnswered(slot: slot, store: store, result, &run, emit: emit)
+        case .remote(let slot, let store, let result, let seconds):
+            try remoteAnswered(slot: slot, store: store, result, seconds: seconds, &run, emit: emit)
         case .remoteWritten(let store, let result):
             remoteWritten(store, result, &run)
         case .variantsMade(let token, let answer, let lines):

@@ -26,6 +26,14 @@ final class RemoteTier {
     private var badInARow: [Int: Int] = [:]
     /// A store that gives this many bad objects in a row answers garbage: given up.
     static let badObjectsToGiveUp = 3
+    /// How long each store's lookups take, and the origin's downloads, lately.
+    private var lookupTimes: [Int: RecentAverage] = [:]
+    private var originTimes = RecentAverage()
+    /// A store is judged slow only once it answered this many lookups, and the origin this many downloads.
+    static let lookupsToJudge = 8, downloadsToJudge = 4
+    /// Lookups faster than this on average are never slow: between two fast servers, a difference
+    /// is noise, and the store's writes serve the other machines.
+    static let slowLookup = 0.25
 
     private struct Damaged: Hashable {
         let store: Int
@@ -76,8 +84,8 @@ final class RemoteTier {
     /// An entry's place in the stores.
     func place(of key: CacheKey) -> RemoteKey { RemoteKey(namespace: namespace, digest: key.digest) }
 
-    /// Asks store `index` for `key`'s object.
-    func get(_ key: CacheKey, from index: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
+    /// Asks store `index` for `key`'s object; the answer comes with the seconds it took.
+    func get(_ key: CacheKey, from index: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>, Double) -> Void) {
         stores[index].backend.get(place(of: key), limit: objectLimit, completion: completion)
     }
 
@@ -93,6 +101,26 @@ final class RemoteTier {
         }
         giveUp(index, RemoteFailure("\(RemoteTier.badObjectsToGiveUp) bad objects in a row (the last: \(reason))"), now: now)
         return true
+    }
+
+    /// A download from the origin took `seconds`, from its first attempt's start.
+    func timeOriginDownload(seconds: Double) {
+        originTimes.add(seconds)
+    }
+
+    /// Store `index` answered a lookup after `seconds`. Once it has answered a few, a store whose
+    /// lookups take longer on average than the origin's downloads (and over `slowLookup`) costs
+    /// more than it saves: said once, and skipped for the rest of the run (not marked down: the
+    /// next run measures again).
+    func timeLookup(by index: Int, seconds: Double) {
+        guard stores[index].inUse else { return }
+        lookupTimes[index, default: RecentAverage()].add(seconds)
+        let lookups = lookupTimes[index]!
+        guard lookups.count >= RemoteTier.lookupsToJudge, originTimes.count >= RemoteTier.downloadsToJudge,
+              lookups.average > RemoteTier.slowLookup, lookups.average > originTimes.average else { return }
+        let reason = "lookups take \(RecentAverage.format(lookups.average)) on average, "
+            + "downloads from the origin \(RecentAverage.format(originTimes.average))"
+        giveUp(index, RemoteFailure(reason), now: 0, slow: true)
     }
 
     /// Store `index` gave a good object: its bad ones were not a run of garbage.
@@ -128,8 +156,8 @@ final class RemoteTier {
                + "(add |read-only to its URL to skip the writes)", failure.cause)
     }
 
-    /// Gives store `index` up for the run and marks it down, saying why once.
-    func giveUp(_ index: Int, _ failure: RemoteFailure, now: Double) {
+    /// Gives store `index` up for the run and marks it down (unless it is only `slow`), saying why once.
+    func giveUp(_ index: Int, _ failure: RemoteFailure, now: Double, slow: Bool = false) {
         // The failures of requests already out when it was given up are not the store's errors again.
         guard stores[index].inUse else { return }
         statistics.errors += 1
@@ -137,14 +165,36 @@ final class RemoteTier {
         // What it still owes is dropped now, not waited for: about one timeout in all.
         stores[index].backend.abandon()
         let spec = stores[index].backend.spec
-        health.markDown(spec, now: now)
         // Another store still in use answers next, else the origin.
         let next = stores.contains { $0.inUse } ? "the other stores and the origin answer" : "the origin answers"
+        if slow {
+            report("remote \(spec.identity) is slow: \(failure.reason); not used for the rest of this run, \(next)", nil)
+            return
+        }
+        health.markDown(spec, now: now)
         report("remote \(spec.identity) failed: \(failure.reason); not used for a minute, \(next)", failure.cause)
     }
 
     func close() {
         for store in stores { store.backend.close() }
+    }
+}
+
+/// The average of the last few of a series of durations (all of them until
+/// there are `window`, then each new one weighs 1/`window`), and how many came.
+private struct RecentAverage {
+    static let window = 16.0
+    private(set) var average = 0.0
+    private(set) var count = 0
+
+    mutating func add(_ seconds: Double) {
+        count += 1
+        average += (max(0, seconds) - average) / min(Double(count), RecentAverage.window)
+    }
+
+    /// "0.52 s", "3 ms".
+    static func format(_ seconds: Double) -> String {
+        seconds >= 0.1 ? "\(Double(Int((seconds * 100).rounded())) / 100) s" : "\(Int((seconds * 1000).rounded())) ms"
     }
 }
 

@@ -105,21 +105,33 @@ final class ObjectStoreRemote: RemoteBackend {
         return RemoteFailure(error.reason + (hint.map { " (\($0))" } ?? ""), cause: error)
     }
 
-    func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
+    func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>, Double) -> Void) {
         var request: DownloadRequest
-        do { request = try self.request(.get, key) } catch { return completion(.failure(error)) }
+        do { request = try self.request(.get, key) } catch { return completion(.failure(error), 0) }
         // Refused from its Content-Length, or as it streams past the limit.
         request.maximumBytes = Int64(min(limit, RemoteObject.maximumLength))
         let s3 = isS3
-        send(DownloadSubmission(request: request, priority: .high) { result in
+        // Timed from the transfer's start (on the download thread, which both events run on).
+        let started = Mutex(0.0)
+        // Behind the origin downloads of lookups already answered: a run finishes what it started
+        // first, and a slow store's lookups cannot hold every download back.
+        var submission = DownloadSubmission(request: request) { result in
+            let seconds = max(0, WallClock.monotonic() - started.withLock { $0 })
             switch result {
             case .success(let file):
-                do throws(SystemError) { completion(.success(try file.bytes())) } catch { completion(.failure(RemoteFailure(error.description))) }
-            case .failure(.httpStatus(404)): completion(.success(nil))
-            case .failure(.tooLarge(let limit)): completion(.failure(.tooLarge(limit: Int(limit))))
-            case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: false, s3: s3)))
+                do throws(SystemError) { completion(.success(try file.bytes()), seconds) } catch {
+                    completion(.failure(RemoteFailure(error.description)), seconds)
+                }
+            case .failure(.httpStatus(404)): completion(.success(nil), seconds)
+            case .failure(.tooLarge(let limit)): completion(.failure(.tooLarge(limit: Int(limit))), seconds)
+            case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: false, s3: s3)), seconds)
             }
-        }, otherwise: { completion(.failure(ObjectStoreRemote.givenUp)) })
+        }
+        submission.placement = .last
+        submission.onEvent = { event in
+            if case .started = event { started.withLock { $0 = WallClock.monotonic() } }
+        }
+        send(submission, otherwise: { completion(.failure(ObjectStoreRemote.givenUp), 0) })
     }
 
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
@@ -156,7 +168,7 @@ final class ObjectStoreRemote: RemoteBackend {
         if collections.withLock({ $0.contains(folder) }) { return makeCollections(rest, failed: failed, then: then) }
         let request: DownloadRequest
         do { request = try self.request(.mkcol, at: folder) } catch { return then(error) }
-        send(DownloadSubmission(request: request, priority: .high, outlivesInterruption: true) { [self] result in
+        send(DownloadSubmission(request: request, placement: .first, outlivesInterruption: true) { [self] result in
             switch result {
             // 405: it exists already.
             case .success, .failure(.httpStatus(405)):
@@ -179,9 +191,9 @@ final class ObjectStoreRemote: RemoteBackend {
         let request: DownloadRequest
         do { request = try self.request(method, key, body: body) } catch { return completion(.failure(error)) }
         let s3 = isS3
-        // Ahead of the origin downloads queued, so that writes follow the downloads they share closely;
+        // Ahead of every download queued, so that writes follow the downloads they share closely;
         // an interrupted run finishes them within its grace period.
-        send(DownloadSubmission(request: request, priority: .high, outlivesInterruption: true) { result in
+        send(DownloadSubmission(request: request, placement: .first, outlivesInterruption: true) { result in
             switch result {
             case .success: completion(.success(()))
             // Deleting what is not there is done.

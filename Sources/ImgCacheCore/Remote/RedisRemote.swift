@@ -9,7 +9,7 @@ import CImgCacheShims
 final class RedisRemote: RemoteBackend, Sendable {
     let spec: RemoteSpec
     private enum Operation {
-        case get(RemoteKey, limit: Int, @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
+        case get(RemoteKey, limit: Int, @Sendable (Result<[UInt8]?, RemoteFailure>, Double) -> Void)
         case put(RemoteKey, [UInt8], replacing: Bool, @Sendable (Result<Bool, RemoteFailure>) -> Void)
         case delete(RemoteKey, @Sendable (Result<Void, RemoteFailure>) -> Void)
         case stop
@@ -41,7 +41,7 @@ final class RedisRemote: RemoteBackend, Sendable {
         }
     }
 
-    func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void) {
+    func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>, Double) -> Void) {
         operations.push(.get(key, limit: limit, completion))
     }
 
@@ -128,6 +128,8 @@ final class RedisRemote: RemoteBackend, Sendable {
                 case .stop: break
                 }
             }
+            // A lookup is timed from the batch going out to its own reply.
+            let sent = WallClock.monotonic()
             for (index, operation) in batch.enumerated() {
                 var value = ic_redis_value()
                 var error = [CChar](repeating: 0, count: 256)
@@ -137,7 +139,7 @@ final class RedisRemote: RemoteBackend, Sendable {
                     for rest in batch[index...] { fail(rest, failure) }
                     return
                 }
-                answer(operation, value)
+                answer(operation, value, seconds: WallClock.monotonic() - sent)
                 ic_redis_free_reply(reply)
             }
         }
@@ -207,19 +209,19 @@ final class RedisRemote: RemoteBackend, Sendable {
         }
 
         /// Hands a reply to whoever asked (types: 1 string, 3 integer, 4 nil, 5 status, 6 error).
-        private func answer(_ operation: Operation, _ value: ic_redis_value) {
+        private func answer(_ operation: Operation, _ value: ic_redis_value, seconds: Double) {
             let error: RemoteFailure? = value.type == 6 ? RemoteFailure("Redis: " + Worker.string(value)) : nil
             switch operation {
             case .get(_, let limit, let completion):
-                if let error { return completion(.failure(error)) }
+                if let error { return completion(.failure(error), seconds) }
                 switch value.type {
                 case 1:
-                    if value.length > limit { return completion(.failure(.tooLarge(limit: limit))) }
-                    if value.length == 0 { return completion(.success(nil)) }
+                    if value.length > limit { return completion(.failure(.tooLarge(limit: limit)), seconds) }
+                    if value.length == 0 { return completion(.success(nil), seconds) }
                     let bytes = value.bytes.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: value.length)) } ?? []
-                    completion(.success(bytes))
-                case 4: completion(.success(nil))
-                default: completion(.failure(RemoteFailure("unexpected Redis reply")))
+                    completion(.success(bytes), seconds)
+                case 4: completion(.success(nil), seconds)
+                default: completion(.failure(RemoteFailure("unexpected Redis reply")), seconds)
                 }
             case .put(_, _, _, let completion):
                 // SET ... NX answers nil when the key is there already: written by someone else, kept.
@@ -232,7 +234,7 @@ final class RedisRemote: RemoteBackend, Sendable {
 
         private func fail(_ operation: Operation, _ failure: RemoteFailure) {
             switch operation {
-            case .get(_, _, let completion): completion(.failure(failure))
+            case .get(_, _, let completion): completion(.failure(failure), 0)
             case .put(_, _, _, let completion): completion(.failure(failure))
             case .delete(_, let completion): completion(.failure(failure))
             case .stop: break

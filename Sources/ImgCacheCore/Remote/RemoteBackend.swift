@@ -35,8 +35,9 @@ public struct RemoteFailure: Error, Equatable, Sendable, CustomStringConvertible
 public protocol RemoteBackend: AnyObject, Sendable {
     var spec: RemoteSpec { get }
     /// The object stored under `key`: its bytes, nil when there is none; one longer than
-    /// `limit` bytes fails `tooLarge` with at most about `limit` bytes read.
-    func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>) -> Void)
+    /// `limit` bytes fails `tooLarge` with at most about `limit` bytes read. With the answer:
+    /// the seconds the store took, from the request being sent (not from its wait in a queue).
+    func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>, Double) -> Void)
     /// Stores `object` under `key`; an object already there is kept unless
     /// `replacing` (it was found damaged). HTTP and S3 stores always replace.
     /// The answer says whether it was written (false: one was there and kept).

@@ -53,7 +53,7 @@ public enum RemoteCheck {
         }
 
         // First a miss, as most reads of a run are: it must be told from a failure.
-        switch step("miss", { backend.get(key, limit: RemoteObject.maximumLength, completion: $0) }) {
+        switch step("miss", { answer in backend.get(key, limit: RemoteObject.maximumLength) { result, _ in answer(result) } }) {
         case .failure(let failure): return failed("reading a missing object", failure)
         case .success(nil): break
         case .success(.some): return Report(spec: spec, steps: steps, failure: "read: an object where none was written")
@@ -73,7 +73,7 @@ public enum RemoteCheck {
         if case .failure(let failure) = step("write", { done in backend.put(key, object, replacing: true) { done($0.map { _ in () }) } }) {
             return failed("write", failure)
         }
-        let readBack = step("read", { backend.get(key, limit: RemoteObject.maximumLength, completion: $0) })
+        let readBack = step("read", { answer in backend.get(key, limit: RemoteObject.maximumLength) { result, _ in answer(result) } })
         // Removed whatever the read found, so that a failed check leaves nothing behind.
         let removal = step("delete", { backend.delete(key, completion: $0) })
         switch readBack {

@@ -193,7 +193,8 @@ final class FaultServer: @unchecked Sendable {
 
     /// Sends what the route asks for; true if the connection may carry another request.
     private func answer(_ request: RecordedRequest, on fd: Int32, finish: () -> Void) -> Bool {
-        guard request.method == "GET" || (request.method == "PUT" && request.path.hasPrefix("/held-store/")) else {
+        let takesWrites = request.path.hasPrefix("/held-store/") || request.path.hasPrefix("/slow-store/")
+        guard request.method == "GET" || (request.method == "PUT" && takesWrites) else {
             // Any body would follow unread, so the connection cannot be reused.
             _ = sendAll(fd, FaultServer.closingResponse(405)[...])
             return false
@@ -314,6 +315,11 @@ final class FaultServer: @unchecked Sendable {
         case ("endless-store", _):
             // The same without a length: the object streams until the client hangs up.
             return .endless(start: Array("imgcache-object 1\n".utf8), type: "application/octet-stream")
+        case ("slow-store", _) where parts.count > 2:
+            // A store that has nothing and takes writes, each answer after MS milliseconds (at most 2 s).
+            guard let milliseconds = UInt32(parts[1]), milliseconds <= 2000 else { break }
+            usleep(milliseconds * 1000)
+            return status(request.method == "PUT" ? 201 : 404)
         case ("garbage-store", _):
             // A store (or a misconfigured proxy in front of one) that answers every object with a web page.
             let page = "<!DOCTYPE html>\n<html><body><p>Welcome!</p></body></html>\n"
