@@ -78,6 +78,7 @@ bench: build bench-deps test-deps
 	scripts/bench.sh $(RELEASE_BIN) Docs/PERFORMANCE.md
 	scripts/bench-downloads.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
 	scripts/bench-remote.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
+	scripts/bench-remote-faults.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 500
 	scripts/bench-cache.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 100000
 	scripts/bench-codecs.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 2000
 	scripts/bench-formats.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 20
