@@ -18,6 +18,8 @@ _imgcache() {
         --output|-o) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --input|-i) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --output-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --input-format) COMPREPLY=($(compgen -W "lines csv tsv jsonl" -- "$cur")); _imgcache_nospace; return ;;
+        --url-column) return ;;
         --failed-ttl) return ;;
         --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
         --thumbnail) return ;;
@@ -47,6 +49,8 @@ _imgcache() {
         --capath) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --max-redirects) return ;;
         --max-size) return ;;
+        --input-format) COMPREPLY=($(compgen -W "lines csv tsv jsonl" -- "$cur")); _imgcache_nospace; return ;;
+        --url-column) return ;;
         --failed-ttl) return ;;
         --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
         --thumbnail) return ;;
@@ -93,10 +97,10 @@ _imgcache() {
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --srcset --output-dir --memory-only --progressive --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --srcset --output-dir --memory-only --progressive --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         list)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

@@ -115,6 +115,15 @@ public enum CommandTable {
 
 
 
+    /// How a list of URLs is read: by fetch -i and prefetch.
+    static let listOptions: [OptionSpec] = [
+        .value(.inputFormat, metavar: "FORMAT", kind: .choice(ListFormat.Kind.allCases.map(\.rawValue)),
+               help: "How the list is written: lines (one URL per line), csv, tsv or jsonl (a table, one row per URL). "
+                   + "Default: from the file's name (.csv, .tsv, .jsonl, each maybe .gz), else lines; gzip is read as it comes"),
+        .value(.urlColumn, metavar: "NAME", kind: .text,
+               help: "The table's column (JSONL member) holding the URL (default url); the row's other columns go into its --json line"),
+    ]
+
     /// `--all-namespaces`, shared by the maintenance commands.
     static let allNamespaces = OptionSpec.flag(.allNamespaces, help: "Every namespace under the cache root, one after another")
 

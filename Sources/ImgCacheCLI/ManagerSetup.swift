@@ -9,15 +9,17 @@ enum ManagerSetup {
     /// The list at `path` ("-": standard input), or nil after saying why it
     /// cannot be read. Its descriptor stays open until the process ends: the
     /// reader thread may still be in read() when a run is interrupted.
-    static func openList(_ path: String, console: Console, quiet: Bool) -> URLList? {
+    static func openList(_ path: String, format choice: ListFormat.Choice, console: Console, quiet: Bool) -> URLList? {
+        let format = choice.format(of: path)
         guard path != "-" else {
             if console.standardError.isTerminal, isatty(0) == 1, !quiet {
-                console.note("reading URLs from standard input, one per line; end with Ctrl-D")
+                console.note(format.isTable ? "reading a \(format.kind.rawValue) table from standard input; end with Ctrl-D"
+                             : "reading URLs from standard input, one per line; end with Ctrl-D")
             }
-            return URLList(descriptor: 0, name: "standard input")
+            return URLList(descriptor: 0, name: "standard input", format: format)
         }
         do {
-            return try URLList.open(path: path)
+            return try URLList.open(path: path, format: format)
         } catch {
             console.error("cannot read the list of URLs: \(error.errno == .isDirectory ? path + " is a directory" : error.description)")
             return nil
@@ -115,8 +117,15 @@ enum ManagerSetup {
     }
 
     static func errorJSON(url: String, error: FetchError) -> JSONObject {
+        // (A table's row is added by the caller, last.)
         var object = JSONObject()
-        object.add("url", RemoteURL.redacted(url))
+        if case .badRow(let line, _) = error {
+            // A row without a URL that can be taken: which line of the list it is.
+            object.add("url", JSONValue.null)
+            object.add("line", line)
+        } else {
+            object.add("url", RemoteURL.redacted(url))
+        }
         object.add("error", error.commandLineMessage)
         if case .blacklisted = error { object.add("blacklisted", true) } else { object.add("blacklisted", false) }
         return object

@@ -56,6 +56,8 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case remember = "remember"
     case output = "output"
     case input = "input"
+    case inputFormat = "input-format"
+    case urlColumn = "url-column"
     case withUrl = "with-url"
     case outputDir = "output-dir"
     case memoryOnly = "memory-only"

@@ -330,4 +330,13 @@ int ic_lcms_version(void);
 /// it cannot be loaded in `version`.
 int ic_library_describe(int library, char *version, size_t version_size, char *path, size_t path_size);
 
+/// gzip streams (lists of URLs given compressed): a decompressor, or NULL
+/// with why in `error` (zlib missing). `ic_gunzip_step` inflates from `input`
+/// into `output`, saying how much of each it used: 0 to go on, 1 at the end
+/// of a gzip member (the next one may follow), -1 when the data is not gzip.
+void *ic_gunzip_new(char *error, size_t error_size);
+int ic_gunzip_step(void *stream, const uint8_t *input, size_t input_size, size_t *consumed,
+                   uint8_t *output, size_t output_size, size_t *produced);
+void ic_gunzip_free(void *stream);
+
 #endif

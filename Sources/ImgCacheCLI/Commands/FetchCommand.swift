@@ -16,6 +16,8 @@ public struct FetchArguments: Equatable, Sendable {
     public var outputDirectory: String?
     /// Print each URL's variants as an HTML `srcset` (`path 320w, path 640w`).
     public var srcset = false
+    /// How the list (`-i`) is written, where the command line says.
+    public var listFormat = ListFormat.Choice()
     public var manager = ManagerArguments()
 
     public init(urls: [String], output: String? = nil) {
@@ -33,7 +35,9 @@ extension FetchCommand {
     func run() throws(SystemError) -> ExitStatus {
         var list: URLList?
         if let input = arguments.input {
-            guard let opened = ManagerSetup.openList(input, console: console, quiet: globals.quiet) else { return .noInput }
+            guard let opened = ManagerSetup.openList(input, format: arguments.listFormat, console: console, quiet: globals.quiet) else {
+                return .noInput
+            }
             list = opened
         }
         let fetcher: ImageFetcher
@@ -57,7 +61,8 @@ extension FetchCommand {
         if let list {
             try fetcher.fetch(list, deliver: { (outcome) throws(SystemError) in
                 progressLine?.clear()
-                try answers.print(url: outcome.url, outcome.result ?? .failure(.interrupted(url: outcome.url)))
+                try answers.print(url: outcome.url, outcome.result ?? .failure(.interrupted(url: outcome.url)),
+                                  row: list.rows.take(outcome.index))
                 // Each line as it is known, for readers of a pipe (a script's while-read loop).
                 try console.standardOutput.flush()
             }, update: { (update) throws(SystemError) in
@@ -94,7 +99,7 @@ extension FetchCommand {
             self.interruption = interruption
         }
 
-        mutating func print(url: String, _ answer: Result<FetchResult, FetchError>) throws(SystemError) {
+        mutating func print(url: String, _ answer: Result<FetchResult, FetchError>, row: JSONObject? = nil) throws(SystemError) {
             statistics.count(answer)
             let console = command.console, globals = command.globals, arguments = command.arguments
             switch answer {
@@ -134,9 +139,9 @@ extension FetchCommand {
                         console.error("cannot write \(output == "-" ? "standard output" : output): \(error.reason)")
                         status = ExitStatus.worse(status, .outputFailed)
                     }
-                    if globals.json { try console.output(result.json.serialized) }
+                    if globals.json { try console.output(result.json.with(row: row).serialized) }
                 } else if globals.json {
-                    try console.output(result.json.serialized)
+                    try console.output(result.json.with(row: row).serialized)
                 } else if arguments.srcset {
                     try printLine(url: url, path: FetchCommand.srcsets(of: result.variants))
                 } else {
@@ -150,7 +155,7 @@ extension FetchCommand {
                 default: console.error(error.commandLineMessage)
                 }
                 if case .cacheUnwritable = error { saidUnwritable = true }
-                if globals.json { try console.output(ManagerSetup.errorJSON(url: url, error: error).serialized) }
+                if globals.json { try console.output(ManagerSetup.errorJSON(url: url, error: error).with(row: row).serialized) }
                 // Every URL keeps its line, so that the output lines up with the input (paste).
                 else if arguments.output == nil { try printLine(url: url, path: "") }
                 status = ExitStatus.worse(status, error.exitStatus)
@@ -230,7 +235,7 @@ extension FetchArguments: Subcommand {
                    help: "Also copy each image into DIR under the URL's file name with the extension of its format (DIR made if missing), as curl -O --output-dir"),
             .flag(.memoryOnly, help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
             .flag(.progressive, help: "Show the download's progress on a terminal, or in -v lines (ProgressiveDownload)"),
-        ] + CommandTable.managerOptions + CommandTable.downloadOptions,
+        ] + CommandTable.listOptions + CommandTable.managerOptions + CommandTable.downloadOptions,
         operands: [OperandSpec(name: "URL", kind: .url, help: "http or https URL of an image ('-': read URLs from standard input)",
                                minimum: 0, maximum: nil)],
         examples: [
@@ -278,6 +283,11 @@ extension ParsedOptions {
         }
         var arguments = FetchArguments(urls: input == nil ? operands : [], output: output)
         arguments.input = input
+        arguments.listFormat = try listFormat()
+        if input == nil, has(.inputFormat) || has(.urlColumn) {
+            throw .conflictingOptions(has(.inputFormat) ? "--input-format" : "--url-column", "URL operands",
+                                      reason: "they say how a list (--input) is read")
+        }
         arguments.withURL = has(.withUrl)
         if let directory = last(.outputDir) {
             guard !directory.isEmpty else { throw .invalidValue(option: "--output-dir", value: directory, reason: "the path is empty") }

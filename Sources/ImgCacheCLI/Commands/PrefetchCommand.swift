@@ -8,6 +8,8 @@ public struct PrefetchArguments: Equatable, Sendable {
     /// The list's path; nil or "-" is standard input.
     public var input: String?
     public var showProgress = true
+    /// How the list is written, where the command line says.
+    public var listFormat = ListFormat.Choice()
     public var manager = ManagerArguments()
 
     public init(input: String? = nil) {
@@ -23,7 +25,9 @@ extension PrefetchCommand {
     func run() throws(SystemError) -> ExitStatus {
         // The list's descriptor stays open until the process ends: the reader
         // thread may still be in read() when the run is interrupted.
-        guard let list = ManagerSetup.openList(arguments.input ?? "-", console: console, quiet: globals.quiet) else { return .noInput }
+        guard let list = ManagerSetup.openList(arguments.input ?? "-", format: arguments.listFormat, console: console, quiet: globals.quiet) else {
+            return .noInput
+        }
         let fetcher: ImageFetcher
         switch ManagerSetup.fetcher(arguments.manager, cache: cache, console: console, environment: environment) {
         case .success(let made): fetcher = made
@@ -44,6 +48,7 @@ extension PrefetchCommand {
         try fetcher.prefetch(list) { (update) throws(SystemError) in
             switch update {
             case .answered(let outcome):
+                let row = list.rows.take(outcome.index)
                 summary.count(outcome)
                 if let result = outcome.result { statistics.count(result) }
                 var failed = false
@@ -65,8 +70,8 @@ extension PrefetchCommand {
                 bar?.advance(failed: failed)
                 guard globals.json, let result = outcome.result else { return }
                 switch result {
-                case .success(let fetched): try console.output(fetched.json.serialized)
-                case .failure(let error): try console.output(ManagerSetup.errorJSON(url: outcome.url, error: error).serialized)
+                case .success(let fetched): try console.output(fetched.json.with(row: row).serialized)
+                case .failure(let error): try console.output(ManagerSetup.errorJSON(url: outcome.url, error: error).with(row: row).serialized)
                 }
                 // Each line as it is known, for readers of a pipe (jq, a script's while-read loop).
                 try console.standardOutput.flush()
@@ -147,7 +152,7 @@ extension PrefetchArguments: Subcommand {
             """,
         options: [
             .flag(.noProgress, help: "No progress bar, even on a terminal"),
-        ] + CommandTable.managerOptions + CommandTable.downloadOptions,
+        ] + CommandTable.listOptions + CommandTable.managerOptions + CommandTable.downloadOptions,
         operands: [OperandSpec(name: "FILE", kind: .path, help: "list of URLs, one per line ('-': standard input)",
                                minimum: 0, maximum: 1)],
         examples: [
@@ -172,6 +177,7 @@ extension ParsedOptions {
         var arguments = PrefetchArguments(input: operands.first)
         if arguments.input == "" { throw .invalidValue(option: "FILE", value: "", reason: "the path is empty") }
         arguments.showProgress = !has(.noProgress)
+        arguments.listFormat = try listFormat()
         arguments.manager = try managerArguments(defaultPriority: .low)
         if arguments.manager.settings.options.contains(.cacheMemoryOnly) {
             throw .conflictingOptions("CacheMemoryOnly", "prefetch", reason: "prefetch only stores images")

@@ -294,3 +294,24 @@ extension ParsedOptions {
     }
 
 }
+
+extension ParsedOptions {
+    /// `--input-format` and `--url-column`: how a list is read (what is not given, its file's name says).
+    func listFormat() throws(UsageError) -> ListFormat.Choice {
+        let column = last(.urlColumn)
+        if let column, column.isEmpty || column.contains(where: { $0 == "\n" || $0 == "\r" }) {
+            throw .invalidValue(option: "--url-column", value: column, reason: "name a column")
+        }
+        var kind: ListFormat.Kind?
+        if let named = last(.inputFormat) {
+            guard let given = ListFormat.Kind(rawValue: named) else {
+                throw .invalidValue(option: "--input-format", value: named, reason: "it is lines, csv, tsv or jsonl")
+            }
+            if given == .lines, column != nil {
+                throw .conflictingOptions("--url-column", "--input-format lines", reason: "a list of lines has no columns")
+            }
+            kind = given
+        }
+        return ListFormat.Choice(kind: kind, urlColumn: column)
+    }
+}

@@ -2,6 +2,8 @@
 public enum FetchError: Error, Equatable, Sendable {
     /// The string is not a URL imgcache can fetch.
     case invalidURL(url: String, reason: String)
+    /// A table's row (starting on `line` of the list) holds no URL that can be taken.
+    case badRow(line: Int, reason: String)
     /// The URL's scheme is not http or https.
     case unsupportedScheme(url: String, scheme: String)
     /// The download failed.
@@ -71,6 +73,7 @@ public enum FetchError: Error, Equatable, Sendable {
     public func message(naming name: (Setting) -> String?) -> String {
         switch self {
         case .invalidURL(let url, let reason): return "\(RemoteURL.displayed(url)): invalid URL: \(reason)"
+        case .badRow(let line, let reason): return "line \(line) of the list: \(reason)"
         case .unsupportedScheme(let url, let scheme):
             return "\(RemoteURL.displayed(url)): unsupported scheme '\(scheme)' (only http and https)"
         case .download(let url, let error): return "\(RemoteURL.displayed(url)): \(error.reason)"
@@ -147,7 +150,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .invalidURL, .unsupportedScheme: return FailedURLStore.Scope(request: request)
             default: return nil
             }
-        case .invalidURL, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade,
+        case .invalidURL, .badRow, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade,
              .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing, .downloaderUnavailable, .revalidationRaced:
             return nil
         }

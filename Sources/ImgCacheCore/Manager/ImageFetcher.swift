@@ -332,6 +332,11 @@ public final class ImageFetcher {
             run.nextIndex += 1
             try emit(FetchOutcome(index: index, url: text, result: .failure(.invalidURL(url: text, reason: reason))))
             run.answered += 1
+        case .badRow(let line, let reason):
+            let index = run.nextIndex
+            run.nextIndex += 1
+            try emit(FetchOutcome(index: index, url: "", result: .failure(.badRow(line: line, reason: reason))))
+            run.answered += 1
         case .length(let count):
             try emitUpdate(.length(count))
         case .end:

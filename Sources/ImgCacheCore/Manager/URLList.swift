@@ -3,11 +3,12 @@ import Glibc
 #endif
 import Synchronization
 
-/// A list of URLs read from a file descriptor, one per line (prefetch's
-/// input): blank lines and lines starting with `#` are skipped, surrounding
+/// A list of URLs read from a file descriptor (prefetch's input), one per
+/// line: blank lines and lines starting with `#` are skipped, surrounding
 /// spaces, a CR before the LF and a UTF-8 byte-order mark at the start of the
 /// first line are dropped. Bytes that are not UTF-8 are kept, percent-encoded
-/// (`URLText`).
+/// (`URLText`). Or a table (`ListFormat`): each row's URL, its other columns
+/// kept in `rows` until its answer takes them.
 ///
 /// A thread of its own reads ahead of the work by at most `window` URLs, so a
 /// list of any length takes the same memory and work starts before the list
@@ -18,6 +19,8 @@ public final class URLList: Sendable {
         case url(String, line: Int)
         /// A line that cannot be a URL (too long), with why.
         case rejected(String, line: Int, reason: String)
+        /// A table's row that cannot be taken (no URL, a quote not closed, not UTF-8), with why.
+        case badRow(line: Int, reason: String)
         /// How many URL lines the list has (regular files, counted ahead).
         case length(Int)
         case end
@@ -33,26 +36,30 @@ public final class URLList: Sendable {
     public let descriptor: Int32
     /// How the list is named in messages.
     public let name: String
+    public let format: ListFormat
+    /// The rows of a table's URLs, by the index of their answer.
+    public let rows = RowBook()
     private let credits = CreditGate()
     private let stopped = Atomic<Bool>(false)
     /// Counts a regular file's URL lines ahead of the reader, for progress.
     private let counter = WorkerThread()
 
-    public init(descriptor: Int32, name: String) {
+    public init(descriptor: Int32, name: String, format: ListFormat = ListFormat()) {
         self.descriptor = descriptor
         self.name = name
+        self.format = format
     }
 
     /// The list in the file at `path`. Its descriptor stays open until the
     /// process ends: the reader thread may still be in `read` when a run is
     /// interrupted. Throws EISDIR for a folder.
-    public static func open(path: String) throws(SystemError) -> URLList {
+    public static func open(path: String, format: ListFormat = ListFormat()) throws(SystemError) -> URLList {
         let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC).get("open", path: path)
         if case .success(let status) = SystemCall.fstat(descriptor), status.st_mode & S_IFMT == S_IFDIR {
             SystemCall.close(descriptor)
             throw SystemError("read", path: path, errno: .isDirectory)
         }
-        return URLList(descriptor: descriptor, name: path)
+        return URLList(descriptor: descriptor, name: path, format: format)
     }
 
     /// Starts reading; `emit` is called on the reader thread with items in
@@ -63,9 +70,9 @@ public final class URLList: Sendable {
         // Counted from where the reader starts: a shell may have read some of the file already.
         if case .success(let start) = SystemCall.lseek(descriptor, 0, SEEK_CUR),
            case .success(let status) = SystemCall.fstat(descriptor), status.st_mode & S_IFMT == S_IFREG {
-            let descriptor = self.descriptor
+            let descriptor = self.descriptor, format = self.format
             try counter.start { [self] in
-                if let count = URLList.countURLLines(descriptor, from: start, stopped: stopped) { emit([.length(count)]) }
+                if let count = URLList.countURLLines(descriptor, from: start, format: format, stopped: stopped) { emit([.length(count)]) }
             }
         }
         // Detached: it may be blocked reading a pipe nobody writes to when the
@@ -86,7 +93,9 @@ public final class URLList: Sendable {
 
     private func read(_ emit: @Sendable ([Item]) -> Void) {
         var held = 0
-        var splitter = LineSplitter(maximumLength: URLList.maximumLineLength)
+        var parser = ListParser(format: format)
+        // Each URL or refused row takes the next answer's index, in the list's order.
+        var ordinal = 0
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !stopped.load(ordering: .relaxed) {
             let count: Int
@@ -96,10 +105,17 @@ public final class URLList: Sendable {
                 emit([.failed(SystemError("read", path: name, errno: errno))])
                 return
             }
-            let lines = count == 0 ? splitter.finish() : splitter.push(buffer[0..<count])
+            let lines: [ListParser.Parsed]
+            do {
+                lines = count == 0 ? try parser.finish() : try parser.push(buffer[0..<count])
+            } catch {
+                emit([.failed(SystemError("read", path: name, errno: .ioError, detail: error.reason))])
+                return
+            }
             var batch: [Item] = []
-            for (index, line) in lines.enumerated() {
-                guard let item = URLList.item(for: line) else { continue }
+            for (index, (item, row)) in lines.enumerated() {
+                if let row, !row.fields.isEmpty { rows.deposit(row, at: ordinal) }
+                ordinal += 1
                 if held == 0 {
                     // Out of credits: hand over what is ready, then wait for answers.
                     if !batch.isEmpty { emit(batch) }
@@ -136,9 +152,10 @@ public final class URLList: Sendable {
         return .url(URLText.decode(bytes), line: line.number)
     }
 
-    /// Counts the URL lines of a regular file from `start` with `pread`, leaving the reader's offset alone.
-    static func countURLLines(_ descriptor: Int32, from start: off_t, stopped: borrowing Atomic<Bool>) -> Int? {
-        var splitter = LineSplitter(maximumLength: maximumLineLength)
+    /// Counts the URL lines (a table's rows) of a regular file from `start` with `pread`, leaving the
+    /// reader's offset alone; nil when it cannot.
+    static func countURLLines(_ descriptor: Int32, from start: off_t, format: ListFormat, stopped: borrowing Atomic<Bool>) -> Int? {
+        var parser = ListParser(format: format)
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var offset = start
         var count = 0
@@ -147,9 +164,8 @@ public final class URLList: Sendable {
                 SystemCall.pread(descriptor, $0.baseAddress, $0.count, offset)
             }) else { return nil }
             offset += off_t(read)
-            for line in read == 0 ? splitter.finish() : splitter.push(buffer[0..<read]) where item(for: line) != nil {
-                count += 1
-            }
+            guard let items = try? (read == 0 ? parser.finish() : parser.push(buffer[0..<read])) else { return nil }
+            count += items.count
             if read == 0 { return count }
         }
         return nil

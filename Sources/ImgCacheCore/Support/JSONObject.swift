@@ -59,6 +59,14 @@ public struct JSONObject: Equatable, Sendable {
     public mutating func add(_ name: String, _ number: Int64?) { add(name, number.map(JSONValue.integer)) }
     public mutating func add(_ name: String, _ flag: Bool) { add(name, JSONValue.bool(flag)) }
 
+    /// This object with a table row's other columns as its last field, `row` (unchanged without one).
+    public func with(row: JSONObject?) -> JSONObject {
+        guard let row, !row.fields.isEmpty else { return self }
+        var object = self
+        object.add("row", .object(row))
+        return object
+    }
+
     /// The object as one line of compact JSON.
     public var serialized: String {
         "{" + fields.map { JSONValue.quote($0.0) + ":" + $0.1.serialized }.joined(separator: ",") + "}"

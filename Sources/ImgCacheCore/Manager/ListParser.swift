@@ -1,0 +1,166 @@
+/// Turns the bytes of a list, as they are read, into its items: the URL of each
+/// line, or of each row of a CSV, TSV or JSONL table with the row's other
+/// columns. A gzipped list (told by its first bytes) is inflated first. A row
+/// that cannot be taken is an item that says why, with its line number; a
+/// table whose header lacks the URL column fails the whole list.
+struct ListParser {
+    /// A URL with its row's other columns (nil for plain lines), or another item.
+    typealias Parsed = (item: URLList.Item, row: JSONObject?)
+
+    /// Why the list as a whole cannot be read.
+    struct Failure: Error, Equatable {
+        let reason: String
+    }
+
+    /// The longest row of a table taken (a caption can be long); longer ones are refused.
+    static let maximumRowLength = 1 << 20
+
+    let format: ListFormat
+    private var lines: LineSplitter
+    private var delimited: DelimitedSplitter
+    /// A table's column names, once its header was read.
+    private var header: [String]?
+    private var urlIndex = 0
+    private var gzip: GzipDecoder?
+    /// Whether the first bytes were looked at (for gzip's signature).
+    private var sniffed = false
+    private var held: [UInt8] = []
+
+    init(format: ListFormat) {
+        self.format = format
+        lines = LineSplitter(maximumLength: format.kind == .jsonl ? ListParser.maximumRowLength : URLList.maximumLineLength)
+        delimited = DelimitedSplitter(delimiter: format.kind == .tsv ? 0x09 : UInt8(ascii: ","), maximumLength: ListParser.maximumRowLength)
+    }
+
+    mutating func push(_ bytes: ArraySlice<UInt8>) throws(Failure) -> [Parsed] {
+        var bytes = bytes
+        if !sniffed {
+            // Two bytes tell gzip: held until there are two.
+            held += bytes
+            guard held.count >= 2 else { return [] }
+            sniffed = true
+            if held[0] == 0x1F, held[1] == 0x8B {
+                do { gzip = try GzipDecoder() } catch { throw Failure(reason: error.reason) }
+            }
+            bytes = held[...]
+            held = []
+        }
+        if let gzip {
+            do { bytes = try gzip.push(bytes)[...] } catch { throw Failure(reason: error.reason) }
+        }
+        return try parse(bytes, ending: false)
+    }
+
+    mutating func finish() throws(Failure) -> [Parsed] {
+        var rest: ArraySlice<UInt8> = []
+        if !sniffed {
+            sniffed = true
+            rest = held[...]
+        }
+        if let gzip {
+            do { try gzip.finish() } catch { throw Failure(reason: error.reason) }
+        }
+        var parsed = try parse(rest, ending: false)
+        parsed += try parse([], ending: true)
+        if format.isTable, header == nil, format.kind != .jsonl {
+            throw Failure(reason: "the table is empty: it has no header line naming its columns")
+        }
+        return parsed
+    }
+
+    private mutating func parse(_ bytes: ArraySlice<UInt8>, ending: Bool) throws(Failure) -> [Parsed] {
+        switch format.kind {
+        case .lines:
+            return (ending ? lines.finish() : lines.push(bytes)).compactMap { URLList.item(for: $0).map { ($0, nil) } }
+        case .jsonl:
+            return (ending ? lines.finish() : lines.push(bytes)).compactMap(jsonRow)
+        case .csv, .tsv:
+            var parsed: [Parsed] = []
+            for record in ending ? delimited.finish() : delimited.push(bytes) {
+                if let row = try delimitedRow(record) { parsed.append(row) }
+            }
+            return parsed
+        }
+    }
+
+    private mutating func delimitedRow(_ record: DelimitedSplitter.Record) throws(Failure) -> Parsed? {
+        if let problem = record.problem {
+            return (.badRow(line: record.line, reason: problem), nil)
+        }
+        var texts: [String] = []
+        for field in record.fields {
+            guard let text = String(validating: field, as: UTF8.self) else {
+                return (.badRow(line: record.line, reason: "not UTF-8"), nil)
+            }
+            texts.append(text)
+        }
+        guard let header else {
+            var names = texts
+            if let first = names.first, first.hasPrefix("\u{FEFF}") { names[0] = String(first.dropFirst()) }
+            names = names.map { $0.trimmingSpaces }
+            guard let index = names.firstIndex(of: format.urlColumn)
+                    ?? names.firstIndex(where: { $0.lowercased() == format.urlColumn.lowercased() }) else {
+                let listed = names.prefix(12).map { "\"\($0)\"" }.joined(separator: ", ") + (names.count > 12 ? ", …" : "")
+                throw Failure(reason: "no column \"\(format.urlColumn)\" in the header (line \(record.line): \(listed)); "
+                              + "name the URL's column with --url-column")
+            }
+            self.header = names
+            urlIndex = index
+            return nil
+        }
+        guard texts.count <= header.count else {
+            return (.badRow(line: record.line, reason: "\(texts.count) fields, but the header names \(header.count)"), nil)
+        }
+        var row = JSONObject()
+        for (index, text) in texts.enumerated() where index != urlIndex { row.add(header[index], text) }
+        let url = urlIndex < texts.count ? texts[urlIndex].trimmingSpaces : ""
+        guard !url.isEmpty else {
+            return (.badRow(line: record.line, reason: "no URL in column \"\(header[urlIndex])\""), row)
+        }
+        return (.url(ListParser.pinned(url, row: row), line: record.line), row)
+    }
+
+    private func jsonRow(_ line: LineSplitter.Line) -> Parsed? {
+        if line.truncated {
+            return (.badRow(line: line.number, reason: "a row longer than \(ListParser.maximumRowLength / 1024) KiB"), nil)
+        }
+        var bytes = line.bytes[...]
+        if line.number == 1, bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        guard bytes.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return nil }
+        let value: JSONValue
+        do { value = try JSONParser.parse(Array(bytes)) } catch {
+            return (.badRow(line: line.number, reason: "not JSON: \(error)"), nil)
+        }
+        guard case .object(let object) = value else {
+            return (.badRow(line: line.number, reason: "not a JSON object"), nil)
+        }
+        var row = JSONObject()
+        var url: JSONValue?
+        for (name, member) in object.fields {
+            if name == format.urlColumn, url == nil { url = member } else { row.add(name, member) }
+        }
+        guard case .string(let text)? = url, !text.trimmingSpaces.isEmpty else {
+            let reason = url == nil ? "no member \"\(format.urlColumn)\"" : "member \"\(format.urlColumn)\" is not a URL string"
+            return (.badRow(line: line.number, reason: reason), row)
+        }
+        return (.url(ListParser.pinned(text.trimmingSpaces, row: row), line: line.number), row)
+    }
+
+    /// `url` with the row's `sha256` column as its pin (`#sha256=HEX`), unless it has one.
+    static func pinned(_ url: String, row: JSONObject) -> String {
+        guard !url.contains("#sha256="),
+              let value = row.fields.first(where: { $0.0 == "sha256" })?.1, case .string(let hex) = value,
+              !hex.trimmingSpaces.isEmpty else { return url }
+        return URLText.withoutFragment(url) + "#sha256=" + hex.trimmingSpaces
+    }
+}
+
+extension String {
+    /// Without spaces and tabs at either end.
+    var trimmingSpaces: String {
+        var text = self[...]
+        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
+        while let last = text.last, last == " " || last == "\t" || last == "\r" { text = text.dropLast() }
+        return String(text)
+    }
+}
