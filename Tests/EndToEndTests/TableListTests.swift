@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+
+/// Lists as tables (CSV, TSV, JSONL, gzipped or not), as data sets come: each
+/// row's URL fetched, its other columns carried into its JSON line, a bad row
+/// named by its line while the rest goes on.
+@Suite final class TableListTests: LoopbackCacheSuite {
+    let work: TemporaryDirectory
+
+    override init() throws {
+        work = try TemporaryDirectory("imgcache-tables")
+        try super.init()
+    }
+
+    /// Writes `text` as the file `name` in the work folder.
+    func table(_ text: String, name: String) throws -> String {
+        let path = work.appending(name)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// The answers (not the summary) of a --json run.
+    func answers(_ result: RunResult) throws -> [[String: Any]] {
+        try result.jsonLines().filter { $0["summary"] == nil }
+    }
+
+    func summary(_ result: RunResult) throws -> [String: Any] {
+        try #require(try result.jsonLines().last { $0["summary"] as? Bool == true })
+    }
+
+    @Test func csvRowsCarryTheirColumnsAndBadRowsNameTheirLines() throws {
+        let csv = """
+            id,url,caption
+            1,\(server.url("photo.jpg")),"A photo, with \"\"quotes\"\""
+            2,\(server.url("logo.png")),"two
+            lines"
+            3,,no URL here
+            4,\(server.url("gray.jpg")),a "stray" quote
+            5,"\(server.url("anim.gif"))"x,text after the closing quote
+            6,\(server.url("alpha.webp")),too,many
+            7,\(server.url("palette.png")),last one
+            """
+        let result = try fetch(["--json", "prefetch", try table(csv, name: "images.csv")])
+        #expect(result.status == 1, "\(result.standardError)")
+        let lines = try answers(result)
+        let fetched = lines.filter { $0["path"] != nil }
+        #expect(fetched.count == 3)
+        let photo = try #require(fetched.first { ($0["url"] as? String)?.hasSuffix("photo.jpg") == true })
+        #expect(photo["row"] as? [String: String] == ["id": "1", "caption": "A photo, with \"quotes\""])
+        let logo = try #require(fetched.first { ($0["url"] as? String)?.hasSuffix("logo.png") == true })
+        #expect(logo["row"] as? [String: String] == ["id": "2", "caption": "two\nlines"])
+        let bad = lines.filter { $0["error"] != nil }.sorted { ($0["line"] as? Int ?? 0) < ($1["line"] as? Int ?? 0) }
+        #expect(bad.map { $0["line"] as? Int } == [5, 6, 7, 8])
+        #expect(bad.allSatisfy { $0["url"] is NSNull })
+        #expect((bad[0]["error"] as? String) == "line 5 of the list: no URL in column \"url\"")
+        #expect(bad[0]["row"] as? [String: String] == ["id": "3", "caption": "no URL here"])
+        #expect((bad[1]["error"] as? String)?.contains("a quote inside a field") == true)
+        #expect((bad[2]["error"] as? String)?.contains("text after a closing quote") == true)
+        #expect((bad[3]["error"] as? String)?.contains("4 fields, but the header names 3") == true)
+        #expect(result.standardError.contains("imgcache: error: line 5 of the list: no URL in column \"url\""))
+        let counts = try summary(result)
+        #expect(counts["urls"] as? Int == 7 && counts["downloaded"] as? Int == 3 && counts["failed"] as? Int == 4)
+    }
+
+    @Test func tsvJsonlAndGzippedTablesAreReadAsTheyCome() throws {
+        // TSV with the URL in a column of another name.
+        let tsv = "key\timage\tlabel\nk1\t\(server.url("photo.jpg"))\tcat\nk2\t\(server.url("logo.png"))\tdog\n"
+        let fromTSV = try fetch(["--json", "prefetch", "--url-column", "image", try table(tsv, name: "pairs.tsv")])
+        #expect(fromTSV.status == 0, "\(fromTSV.standardError)")
+        #expect(Set(try answers(fromTSV).compactMap { ($0["row"] as? [String: String])?["label"] }) == ["cat", "dog"])
+
+        // JSONL: the other members as they are (numbers, arrays, objects).
+        let jsonl = """
+            {"url": "\(server.url("gray.jpg"))", "width": 40, "tags": ["a", "b"], "meta": {"nsfw": false}}
+
+            {"caption": "no url"}
+            not json at all
+            {"url": 12}
+            """
+        let fromJSONL = try fetch(["--json", "prefetch", try table(jsonl, name: "rows.jsonl")])
+        #expect(fromJSONL.status == 1)
+        let rows = try answers(fromJSONL)
+        let gray = try #require(rows.first { $0["path"] != nil })
+        let row = try #require(gray["row"] as? [String: Any])
+        #expect(row["width"] as? Int == 40 && row["tags"] as? [String] == ["a", "b"])
+        #expect((row["meta"] as? [String: Bool]) == ["nsfw": false])
+        let errors = rows.compactMap { $0["error"] as? String }.sorted()
+        #expect(errors == ["line 3 of the list: no member \"url\"", "line 4 of the list: not JSON: unexpected word at byte 1",
+                           "line 5 of the list: member \"url\" is not a URL string"], "\(errors)")
+
+        // The same CSV gzipped (told by its bytes, whatever the name), from a file and from standard input.
+        let csv = "url,n\n\(server.url("anim.gif")),1\n\(server.url("alpha.webp")),2\n"
+        let plain = try table(csv, name: "plain.csv")
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = ["-k", plain]
+        try gzip.run()
+        gzip.waitUntilExit()
+        let zipped = try fetch(["--json", "prefetch", plain + ".gz"])
+        #expect(zipped.status == 0, "\(zipped.standardError)")
+        #expect(try answers(zipped).compactMap { ($0["row"] as? [String: String])?["n"] }.sorted() == ["1", "2"])
+        let outputs = try TemporaryDirectory("imgcache-piped")
+        let pipe = Pipe()
+        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "--json", "fetch", "--input-format", "csv", "-i", "-"],
+                                                         home: home.path, outputs: outputs, input: pipe)
+        try pipe.fileHandleForWriting.write(contentsOf: try Data(contentsOf: URL(fileURLWithPath: plain + ".gz")))
+        try pipe.fileHandleForWriting.close()
+        let piped = try ImgCacheProcess.result(of: process, outputs: outputs)
+        #expect(piped.status == 0, "\(piped.standardError)")
+        #expect(try answers(piped).compactMap { ($0["row"] as? [String: String])?["n"] } == ["1", "2"], "fetch -i keeps the order")
+
+        // Cut short: what was read is answered, and the list is said to be unreadable.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: plain + ".gz"))
+        let cut = try table("", name: "cut.csv.gz")
+        try bytes.prefix(bytes.count - 12).write(to: URL(fileURLWithPath: cut))
+        let truncated = try fetch(["prefetch", cut])
+        #expect(truncated.status == 66)
+        #expect(truncated.standardError.contains("the gzip data is cut short"), "\(truncated.standardError)")
+    }
+
+    @Test func aTableWithoutItsURLColumnOrWithBrokenTextIsSaidSo() throws {
+        let noColumn = try fetch(["prefetch", try table("name,link\na,\(server.url("photo.jpg"))\n", name: "links.csv")])
+        #expect(noColumn.status == 66)
+        #expect(noColumn.standardError.contains("no column \"url\" in the header (line 1: \"name\", \"link\"); name the URL's column with --url-column"),
+                "\(noColumn.standardError)")
+        #expect(server.requests.isEmpty)
+
+        var latin1 = Data("url,caption\n".utf8)
+        latin1 += Data("\(server.url("photo.jpg")),caf".utf8) + Data([0xE9]) + Data("\n".utf8)
+        latin1 += Data("\(server.url("logo.png")),ok\n\"\(server.url("gray.jpg")),never closed\n".utf8)
+        let path = work.appending("latin1.csv")
+        try latin1.write(to: URL(fileURLWithPath: path))
+        let result = try fetch(["--json", "prefetch", path])
+        #expect(result.status == 1)
+        let errors = try answers(result).compactMap { $0["error"] as? String }.sorted()
+        #expect(errors == ["line 2 of the list: not UTF-8", "line 4 of the list: a quote opened on line 4 is never closed"], "\(errors)")
+        #expect(try summary(result)["downloaded"] as? Int == 1)
+
+        // Usage errors: an unknown format, a column for a list of lines, list options without a list.
+        #expect(try fetch(["prefetch", "--input-format", "xml", path]).status == 64)
+        #expect(try fetch(["prefetch", "--input-format", "lines", "--url-column", "u", path]).status == 64)
+        #expect(try fetch(["fetch", "--url-column", "u", server.url("photo.jpg")]).status == 64)
+    }
+}
