@@ -9,18 +9,42 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 // MARK: - libcrypto
 
 #define IC_CRYPTO_FUNCTIONS(X)                                                                   \
     X(const EVP_MD *, EVP_sha256, (void))                                                        \
-    X(int, EVP_Digest, (const void *, size_t, unsigned char *, unsigned int *, const EVP_MD *, ENGINE *))
+    X(int, EVP_Digest, (const void *, size_t, unsigned char *, unsigned int *, const EVP_MD *, ENGINE *)) \
+    X(EVP_MD_CTX *, EVP_MD_CTX_new, (void))                                                      \
+    X(void, EVP_MD_CTX_free, (EVP_MD_CTX *))                                                     \
+    X(int, EVP_DigestInit_ex, (EVP_MD_CTX *, const EVP_MD *, ENGINE *))                          \
+    X(int, EVP_DigestUpdate, (EVP_MD_CTX *, const void *, size_t))                               \
+    X(int, EVP_DigestFinal_ex, (EVP_MD_CTX *, unsigned char *, unsigned int *))
 
 IC_LIBRARY(crypto, "libssl-dev", IC_CRYPTO_FUNCTIONS, "libcrypto.so.3", "libcrypto.so")
 
 int ic_sha256(const void *data, size_t length, uint8_t digest[32]) {
     unsigned int size = 0;
     return p_EVP_Digest(data, length, digest, &size, p_EVP_sha256(), NULL) == 1 && size == 32 ? 0 : -1;
+}
+
+int ic_sha256_file(int fd, uint8_t digest[32]) {
+    EVP_MD_CTX *context = p_EVP_MD_CTX_new();
+    if (context == NULL) return -1;
+    int status = p_EVP_DigestInit_ex(context, p_EVP_sha256(), NULL) == 1 ? 0 : -1;
+    unsigned char buffer[65536];
+    while (status == 0) {
+        ssize_t count = read(fd, buffer, sizeof buffer);
+        if (count < 0 && errno == EINTR) continue;
+        if (count < 0) status = -1;
+        if (count <= 0) break;
+        if (p_EVP_DigestUpdate(context, buffer, (size_t)count) != 1) status = -1;
+    }
+    unsigned int size = 0;
+    if (status == 0 && (p_EVP_DigestFinal_ex(context, digest, &size) != 1 || size != 32)) status = -1;
+    p_EVP_MD_CTX_free(context);
+    return status;
 }
 
 // MARK: - hiredis

@@ -3,8 +3,8 @@ import Testing
 
 /// Lists as tables (CSV, TSV, JSONL, gzipped or not), as data sets come: each
 /// row's URL fetched, its other columns carried into its JSON line, a bad row
-/// named by its line while the rest goes on.
-@Suite final class TableListTests: LoopbackCacheSuite {
+/// named by its line while the rest goes on; bytes pinned by their SHA-256.
+@Suite final class TableListTests: FaultServerSuite {
     let work: TemporaryDirectory
 
     override init() throws {
@@ -140,5 +140,55 @@ import Testing
         #expect(try fetch(["prefetch", "--input-format", "xml", path]).status == 64)
         #expect(try fetch(["prefetch", "--input-format", "lines", "--url-column", "u", path]).status == 64)
         #expect(try fetch(["fetch", "--url-column", "u", server.url("photo.jpg")]).status == 64)
+    }
+
+    /// The SHA-256 of fixture `name`, as hex.
+    func digest(_ name: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [Paths.fixtures.appendingPathComponent(name).path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return String(text.prefix(64))
+    }
+
+    @Test func pinnedBytesMustMatchOrNothingIsStoredOrServed() throws {
+        let photo = try digest("photo.jpg"), gray = try digest("gray.jpg")
+        let url = server.url("photo.jpg")
+        // Other bytes than pinned: refused, nothing stored, not remembered as failed.
+        let wrong = try fetch(["fetch", url + "#sha256=" + gray])
+        #expect(wrong.status == 1)
+        #expect(wrong.standardError.contains("sha256 mismatch: expected \(gray), got \(photo); nothing was stored"), "\(wrong.standardError)")
+        #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty)
+        // The pinned bytes: stored; the fragment was never sent (nor is it part of the key).
+        let right = try fetch(["fetch", url + "#sha256=" + photo.uppercased()])
+        #expect(right.status == 0, "\(right.standardError)")
+        #expect(server.requests.allSatisfy { !$0.uri.contains("sha256") })
+        #expect(try fetch(["fetch", "--cache-only", url]).output == right.output)
+        // A cached entry with other bytes is not served for a pin: downloaded again (and refused here).
+        let requests = server.requestCount("photo.jpg")
+        let again = try fetch(["fetch", url + "#sha256=" + gray])
+        #expect(again.status == 1 && server.requestCount("photo.jpg") == requests + 1)
+        #expect(try fetch(["fetch", "--cache-only", url]).status == 0, "the entry that was there stays")
+        // A malformed pin is an invalid URL.
+        let malformed = try fetch(["fetch", url + "#sha256=abc"])
+        #expect(malformed.status == 1 && malformed.standardError.contains("the sha256 pin is not 64 hexadecimal digits"))
+
+        // An image replaced on the server: the cached old bytes give way to the pinned new ones.
+        let swapped = faults.baseURL + "/swap/photo.jpg/gray.jpg"
+        #expect(try fetch(["fetch", swapped]).status == 0)
+        let replaced = try fetch(["--json", "fetch", swapped + "#sha256=" + gray])
+        #expect(replaced.status == 0, "\(replaced.standardError)")
+        #expect(try replaced.jsonLines().first?["bytes"] as? Int == (try Paths.fixture("gray.jpg")).count)
+
+        // A table's sha256 column pins its row.
+        let csv = "url,sha256\n\(server.url("logo.png")),\(try digest("logo.png"))\n\(server.url("gray.jpg")),\(photo)\n"
+        let table = try fetch(["--json", "prefetch", try table(csv, name: "pinned.csv")])
+        let lines = try answers(table)
+        #expect(lines.filter { $0["path"] != nil }.count == 1)
+        #expect((lines.first { $0["error"] != nil }?["error"] as? String)?.contains("sha256 mismatch") == true)
     }
 }

@@ -262,6 +262,8 @@ int ic_crypto_load(char *error, size_t error_size);
 
 /// SHA-256 of `length` bytes at `data` into `digest`: 0, or -1.
 int ic_sha256(const void *data, size_t length, uint8_t digest[32]);
+/// The SHA-256 of what `fd` reads from its offset to its end: 0, or -1 on a read error.
+int ic_sha256_file(int fd, uint8_t digest[32]);
 
 /// Loads hiredis. 0, or -1 with the reason in `error`.
 int ic_redis_load(char *error, size_t error_size);

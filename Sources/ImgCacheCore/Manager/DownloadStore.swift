@@ -93,6 +93,17 @@ struct DownloadStore {
             }
         }
 
+        if let pin = miss.pin {
+            // Checked before anything else: other bytes are never stored for a pinned URL.
+            do {
+                let found = try file.spilledPath.map { path throws(SHA256.Unavailable) in try pin.check(file: path) } ?? pin.check(try file.bytes())
+                if let found { return .failure(.pinMismatch(url: url, expected: pin.sha256, found: found)) }
+            } catch let error as SHA256.Unavailable {
+                return .failure(.libraryMissing(error.reason))
+            } catch {
+                return .failure(.cacheUnwritable(SystemError("read", path: file.spilledPath, errno: .ioError)))
+            }
+        }
         let verified: BodyVerifier.Verified
         do throws(FetchError) {
             verified = try verifier.verify(file, url: url)
@@ -155,6 +166,11 @@ struct DownloadStore {
         }
         if let limit = settings.maximumBytes, object.bytes.count > limit {
             return .overLimits("\(object.bytes.count) bytes, over the size limit")
+        }
+        // Other bytes than the pinned ones (the origin's image changed since it was shared): not this
+        // request's, but no fault of the store.
+        if let pin = miss.pin, (try? pin.check(object.bytes)) != nil {
+            return .overLimits("its bytes are not the pinned ones")
         }
         let header: ImageHeader
         do throws(FetchError) {

@@ -4,6 +4,8 @@ public enum FetchError: Error, Equatable, Sendable {
     case invalidURL(url: String, reason: String)
     /// A table's row (starting on `line` of the list) holds no URL that can be taken.
     case badRow(line: Int, reason: String)
+    /// The bytes served are not the pinned ones (`URL#sha256=HEX`): nothing was stored.
+    case pinMismatch(url: String, expected: String, found: String)
     /// The URL's scheme is not http or https.
     case unsupportedScheme(url: String, scheme: String)
     /// The download failed.
@@ -74,6 +76,8 @@ public enum FetchError: Error, Equatable, Sendable {
         switch self {
         case .invalidURL(let url, let reason): return "\(RemoteURL.displayed(url)): invalid URL: \(reason)"
         case .badRow(let line, let reason): return "line \(line) of the list: \(reason)"
+        case .pinMismatch(let url, let expected, let found):
+            return "\(RemoteURL.displayed(url)): sha256 mismatch: expected \(expected), got \(found); nothing was stored"
         case .unsupportedScheme(let url, let scheme):
             return "\(RemoteURL.displayed(url)): unsupported scheme '\(scheme)' (only http and https)"
         case .download(let url, let error): return "\(RemoteURL.displayed(url)): \(error.reason)"
@@ -150,7 +154,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .invalidURL, .unsupportedScheme: return FailedURLStore.Scope(request: request)
             default: return nil
             }
-        case .invalidURL, .badRow, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade,
+        case .invalidURL, .badRow, .pinMismatch, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade,
              .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing, .downloaderUnavailable, .revalidationRaced:
             return nil
         }

@@ -157,17 +157,20 @@ struct PendingFetch {
     var origin: RemoteURL?
     /// The remote store being asked for it, if any.
     var remoteStore: Int?
+    /// The bytes it must be (`URL#sha256=HEX`), if pinned.
+    var pin: BytePin?
     /// A refresh of an image kept only as its variants (`--no-original`, or an
     /// original evicted): they lend their validators, so that a 304 keeps them,
     /// and answer, stale, when the refresh fails for a passing reason.
     var keptVariants: [FetchResult.Variant]?
 
-    init(url: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int) {
+    init(url: String, key: CacheKey, fingerprint: KeyFingerprint, cached: CacheEntry?, firstIndex: Int, pin: BytePin? = nil) {
         self.url = url
         self.key = key
         self.fingerprint = fingerprint
         self.cached = cached
         self.firstIndex = firstIndex
+        self.pin = pin
     }
 
     var validators: Validators? {

@@ -14,6 +14,14 @@ extension ImageFetcher {
             try settle(request.fingerprint, result, first: request.firstIndex, url: request.url, repeats: request.repeats, &run, emit: emit)
         }
         let remote: RemoteURL, cached: CacheEntry?, failedBefore: Bool
+        var outcome = outcome
+        if let pin = request.pin, case .answer(.success(let hit), _) = outcome, let other = mismatch(hit, pin: pin) {
+            // A pinned request is never answered with other bytes: downloaded as if missing.
+            log?("\(RemoteURL.displayed(request.url)): \(other); downloaded again")
+            if let url = try? RemoteURL(parsing: request.url) {
+                outcome = .download(url, cached: nil, note: nil, failedBefore: false)
+            }
+        }
         switch outcome {
         case .answer(let result, let note):
             if let note { log?(note) }
@@ -37,7 +45,7 @@ extension ImageFetcher {
             return
         }
         var miss = PendingFetch(url: request.url, key: request.key, fingerprint: request.fingerprint,
-                                cached: cached, firstIndex: request.firstIndex)
+                                cached: cached, firstIndex: request.firstIndex, pin: request.pin)
         miss.repeats = request.repeats
         miss.hadFailedRecord = failedBefore
         miss.origin = remote
@@ -58,6 +66,18 @@ extension ImageFetcher {
             }
         } catch {
             try settle(request.fingerprint, .failure(error), first: request.firstIndex, url: request.url, repeats: request.repeats, &run, emit: emit)
+        }
+    }
+
+    /// Why a cached answer is not the pinned bytes (nil when it is): the image as served must
+    /// be at hand and hash to the pin; variants found without it are not taken.
+    private func mismatch(_ hit: FetchResult, pin: BytePin) -> String? {
+        guard let original = hit.variants.isEmpty ? hit.path : hit.originalPath else { return "its original is not cached to check the sha256 pin" }
+        do {
+            guard let found = try pin.check(file: original) else { return nil }
+            return "the cached bytes' sha256 is \(found), not the pinned \(pin.sha256)"
+        } catch {
+            return "the cached bytes cannot be checked (\(error.reason))"
         }
     }
 

@@ -359,11 +359,11 @@ public final class ImageFetcher {
             try emit(FetchOutcome(index: run.nextIndex, url: url, result: nil))
             run.nextIndex += 1
             run.answered += 1
-        case .unlooked(let url, let key, let fingerprint):
+        case .unlooked(let url, let key, let fingerprint, let pin):
             try handle(.looked(url: url, key: key, fingerprint: fingerprint,
-                               outcome: lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)),
+                               outcome: lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle), pin: pin),
                        &run, emit: emit, update: emitUpdate)
-        case .looked(let url, let key, let fingerprint, let outcome):
+        case .looked(let url, let key, let fingerprint, let outcome, let pin):
             guard let index = try nextIndex(for: url, &run, emit: emit) else { return }
             // The same key in flight (looked up before its download ended), or its variants being made: answered with it.
             if run.inFlight.join(fingerprint, index: index, url: url) || run.variants.join(fingerprint, index: index, url: url) { return }
@@ -372,7 +372,7 @@ public final class ImageFetcher {
                 // Looked up before the same key's answer was stored: looked up again, now.
                 outcome = lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)
             }
-            try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
+            try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index, pin: pin),
                         &run, emit: emit)
         }
     }
@@ -453,6 +453,12 @@ public final class ImageFetcher {
     /// One input URL: answered at once (a repeat, the failed list, a hit, a
     /// refusal) or queued for download.
     private func begin<E: Error>(_ given: String, index: Int, _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        let pin: BytePin?
+        do throws(ValueError) { pin = try BytePin.parse(given) } catch {
+            try emit(FetchOutcome(index: index, url: given, result: .failure(.invalidURL(url: given, reason: error.reason))))
+            run.answered += 1
+            return
+        }
         // A fragment never reaches a server, so it is no part of the request or the key.
         let url = URLText.withoutFragment(given)
         let key = settings.cacheKey(for: url)
@@ -474,7 +480,7 @@ public final class ImageFetcher {
             return
         }
         let outcome = lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)
-        try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index),
+        try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index, pin: pin),
                     &run, emit: emit)
     }
 

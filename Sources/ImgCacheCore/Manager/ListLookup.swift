@@ -13,9 +13,9 @@ import Synchronization
 final class ListLookup: Sendable {
     /// A list line as the manager receives it.
     enum Item: Sendable {
-        case looked(url: String, key: CacheKey, fingerprint: KeyFingerprint, outcome: LookupOutcome)
+        case looked(url: String, key: CacheKey, fingerprint: KeyFingerprint, outcome: LookupOutcome, pin: BytePin?)
         /// Left for the manager's thread to look up, so that both threads share the lookups.
-        case unlooked(url: String, key: CacheKey, fingerprint: KeyFingerprint)
+        case unlooked(url: String, key: CacheKey, fingerprint: KeyFingerprint, pin: BytePin?)
         /// A URL whose key came earlier in the list (prefetch only).
         case repeated(url: String)
         /// Everything but a URL, as the list gave it.
@@ -47,17 +47,19 @@ final class ListLookup: Sendable {
     private func look(_ items: [URLList.Item], _ state: inout State) -> [Item] {
         var leaveNext = false
         return items.map { item in
-            guard case .url(let given, _) = item else { return .other(item) }
+            guard case .url(let given, let line) = item else { return .other(item) }
+            let pin: BytePin?
+            do throws(ValueError) { pin = try BytePin.parse(given) } catch { return .other(.rejected(given, line: line, reason: error.reason)) }
             // A fragment never reaches a server, so it is no part of the request or the key.
             let url = URLText.withoutFragment(given)
             let key = lookup.settings.cacheKey(for: url)
             let fingerprint = KeyFingerprint(key)
             if skipsRepeats, !state.seen.insert(fingerprint).inserted { return .repeated(url: url) }
             leaveNext.toggle()
-            if !leaveNext { return .unlooked(url: url, key: key, fingerprint: fingerprint) }
+            if !leaveNext { return .unlooked(url: url, key: key, fingerprint: fingerprint, pin: pin) }
             let ttl = self.ttl
             return .looked(url: url, key: key, fingerprint: fingerprint,
-                           outcome: lookup.run(url, key: key, ttl: { ttl }, lockHandle: state.lockHandle))
+                           outcome: lookup.run(url, key: key, ttl: { ttl }, lockHandle: state.lockHandle), pin: pin)
         }
     }
 }

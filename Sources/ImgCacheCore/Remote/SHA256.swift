@@ -1,7 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CImgCacheShims
 
-/// SHA-256 through libcrypto, loaded when a remote store is first used (a
-/// local hit never maps it).
+/// SHA-256 through libcrypto, loaded when first needed: a remote store, a
+/// pinned URL (an unpinned local hit never maps it).
 public enum SHA256 {
     /// Why no digest could be made.
     public struct Unavailable: Error, Equatable, Sendable {
@@ -10,13 +13,33 @@ public enum SHA256 {
 
     /// The 32-byte digest of `bytes`, as 64 lowercase hex digits.
     public static func hex(_ bytes: [UInt8]) throws(Unavailable) -> String {
+        try load()
+        var digest = [UInt8](repeating: 0, count: 32)
+        let status = bytes.withUnsafeBytes { raw in ic_sha256(raw.baseAddress, raw.count, &digest) }
+        guard status == 0 else { throw Unavailable(reason: "SHA-256 failed") }
+        return hex(digest: digest)
+    }
+
+    /// The digest of the file at `path`, read in chunks, as 64 lowercase hex digits.
+    public static func hex(file path: String) throws(Unavailable) -> String {
+        try load()
+        guard case .success(let descriptor) = SystemCall.open(path, O_RDONLY | O_CLOEXEC) else {
+            throw Unavailable(reason: "cannot read \(path)")
+        }
+        defer { SystemCall.close(descriptor) }
+        var digest = [UInt8](repeating: 0, count: 32)
+        guard ic_sha256_file(descriptor, &digest) == 0 else { throw Unavailable(reason: "cannot read \(path)") }
+        return hex(digest: digest)
+    }
+
+    private static func load() throws(Unavailable) {
         var error = [CChar](repeating: 0, count: 256)
         guard ic_crypto_load(&error, error.count) == 0 else {
             throw Unavailable(reason: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
-        var digest = [UInt8](repeating: 0, count: 32)
-        let status = bytes.withUnsafeBytes { raw in ic_sha256(raw.baseAddress, raw.count, &digest) }
-        guard status == 0 else { throw Unavailable(reason: "SHA-256 failed") }
+    }
+
+    private static func hex(digest: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         return String(decoding: digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
     }
