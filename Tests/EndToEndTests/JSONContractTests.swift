@@ -45,6 +45,18 @@ import Testing
             JSONContract.expect(line, matches: line["error"] == nil ? "fetch and prefetch: an image" : "fetch and prefetch: a failure")
         }
         JSONContract.expect(prefetched.last, matches: "prefetch: the summary")
+
+        // A table: rows carried, a row without a URL named by its line.
+        let table = home.appending("rows.csv")
+        try "url,caption\n\(server.url("logo.png")),a logo\n,nothing\n\(server.url("status/410")),gone\n"
+            .write(toFile: table, atomically: false, encoding: .utf8)
+        let rows = try fetch(["--json", "prefetch", table]).jsonLines()
+        #expect(rows.count == 4)
+        for line in rows.dropLast() {
+            JSONContract.expect(line, matches: line["error"] == nil ? "fetch and prefetch: an image" : "fetch and prefetch: a failure")
+            #expect(line["row"] != nil)
+        }
+        #expect(rows.contains { $0["line"] as? Int == 3 && $0["url"] is NSNull })
     }
 
     @Test func maintenanceObjects() throws {

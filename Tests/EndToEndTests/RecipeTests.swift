@@ -21,7 +21,7 @@ import Testing
     }
 
     /// The documents whose recipes run; `everyDocumentWithRecipesIsCovered` keeps the list whole.
-    static let documents = ["README.md", "Docs/USAGE.md", "Docs/OPTIONS.md", "Docs/FLEET.md"]
+    static let documents = ["README.md", "Docs/USAGE.md", "Docs/OPTIONS.md", "Docs/FLEET.md", "Docs/DATASETS.md"]
 
     /// The runnable blocks of `document`: fenced `sh` or `cron`, not `no-test`.
     static func recipes(in document: String) throws -> [Recipe] {
