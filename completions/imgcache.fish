@@ -92,6 +92,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l capath -x -a '(__
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l max-redirects -x -d 'Follow at most N redirects, to http or https only (default 10)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l max-size -x -d 'Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB)'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l no-progress -d 'No progress bar, even on a terminal'
+complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l shard -x -d 'Fetch only part I (from 0) of N of the list, split by cache key the same way on every machine: N machines with I = 0 to N-1 share one list'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l input-format -x -a 'lines csv tsv jsonl' -d 'How the list is written: lines (one URL per line), csv, tsv or jsonl (a table, one row per URL). Default: from the file\'s name (.csv, .tsv, .jsonl, each maybe .gz), else lines; gzip is read as it comes'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l url-column -x -d 'The table\'s column (JSONL member) holding the URL (default url); the row\'s other columns go into its --json line'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l refresh -d 'Revalidate cached copies with the server (ETag / Last-Modified); a 304 keeps the file (RefreshCached). =stale: only those whose freshness (max-age, Expires) ran out'

@@ -57,6 +57,7 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case output = "output"
     case input = "input"
     case inputFormat = "input-format"
+    case shard = "shard"
     case urlColumn = "url-column"
     case withUrl = "with-url"
     case outputDir = "output-dir"

@@ -200,6 +200,34 @@ import Testing
         #expect(redis.status == 0 && !redis.standardError.contains("hunter2") && redis.standardError.contains("***"))
     }
 
+    @Test func machinesSplittingOneListWithShardsDownloadEachURLOnce() throws {
+        let many = (0..<40).map { server.url(RemoteStoreTests.images[$0 % RemoteStoreTests.images.count]) + "?n=\($0)" }
+        let path = try work.write(lines: many + many.reversed())
+        var taken: [Set<String>] = []
+        for part in 0..<4 {
+            let result = try on("m\(part)", ["--json", "prefetch", "--shard", "\(part)/4", "--remote", server.url("store"), path])
+            #expect(result.status == 0, "\(result.standardError)")
+            let lines = try result.jsonLines()
+            let urls = Set(lines.compactMap { $0["path"] != nil ? $0["url"] as? String : nil })
+            taken.append(urls)
+            let summary = try #require(lines.last)
+            #expect(count(summary, "urls") == urls.count && count(summary, "other_shards") == 80 - 2 * urls.count)
+        }
+        // Every URL in exactly one part, each downloaded once; parts are not empty.
+        #expect(taken.reduce(0) { $0 + $1.count } == 40 && Set(taken.flatMap { $0 }).count == 40)
+        #expect(taken.allSatisfy { !$0.isEmpty })
+        #expect(originRequests == 40)
+        // The same split on any machine, whatever the order of the list.
+        let shuffled = try work.write(lines: many.shuffled(), to: "shuffled.txt")
+        let again = try on("other", ["--json", "prefetch", "--shard", "2/4", "--remote", server.url("store"), shuffled])
+        #expect(Set(try again.jsonLines().compactMap { $0["path"] != nil ? $0["url"] as? String : nil }) == taken[2])
+        #expect(originRequests == 40, "a machine that took part 2 again got it from the store")
+        for bad in ["4/4", "-1/4", "1/0", "a/b", "2"] {
+            let refused = try on("x", ["prefetch", "--shard", bad, path])
+            #expect(refused.status == 64 && refused.standardError.contains("--shard"), "\(bad): \(refused.standardError)")
+        }
+    }
+
     // MARK: Faults: every fetch still succeeds, nothing bad is stored, the fault is said once
 
     @Test func aClosedPortCostsOneMessageAndIsSkippedByTheNextRun() throws {

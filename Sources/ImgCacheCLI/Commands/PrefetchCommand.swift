@@ -10,6 +10,8 @@ public struct PrefetchArguments: Equatable, Sendable {
     public var showProgress = true
     /// How the list is written, where the command line says.
     public var listFormat = ListFormat.Choice()
+    /// `--shard I/N`: this machine's part of the list.
+    public var shard: ListShard?
     public var manager = ManagerArguments()
 
     public init(input: String? = nil) {
@@ -29,7 +31,9 @@ extension PrefetchCommand {
             return .noInput
         }
         let fetcher: ImageFetcher
-        switch ManagerSetup.fetcher(arguments.manager, cache: cache, console: console, environment: environment) {
+        var manager = arguments.manager
+        manager.settings.shard = arguments.shard
+        switch ManagerSetup.fetcher(manager, cache: cache, console: console, environment: environment) {
         case .success(let made): fetcher = made
         case .failure(let status): return status
         }
@@ -109,6 +113,7 @@ extension PrefetchCommand {
             object.add("blacklisted", summary.blacklisted)
             object.add("interrupted", summary.interrupted)
             object.add("repeats", summary.repeats)
+            object.add("other_shards", summary.otherShards)
             object.add("complete", summary.allCached && !interrupted)
             object.add("seconds", JSONValue.number((seconds * 1000).rounded() / 1000))
             try console.output(object.serialized)
@@ -125,6 +130,7 @@ extension PrefetchCommand {
         if summary.interrupted > 0 || interrupted { parts.append("\(summary.interrupted) interrupted") }
         var line = "\(Plural.count(summary.urls, "URL")): " + parts.joined(separator: ", ")
         if summary.repeats > 0 { line += "; \(Plural.count(summary.repeats, "repeated line")) skipped" }
+        if summary.otherShards > 0 { line += "; \(summary.otherShards) left to other shards" }
         if let remotes {
             line += "; \(Plural.count(remotes.writes, "remote write"))"
             if remotes.errors > 0 { line += ", \(Plural.count(remotes.errors, "remote error"))" }
@@ -152,6 +158,8 @@ extension PrefetchArguments: Subcommand {
             """,
         options: [
             .flag(.noProgress, help: "No progress bar, even on a terminal"),
+            .value(.shard, metavar: "I/N", kind: .text,
+                   help: "Fetch only part I (from 0) of N of the list, split by cache key the same way on every machine: N machines with I = 0 to N-1 share one list"),
         ] + CommandTable.listOptions + CommandTable.managerOptions + CommandTable.downloadOptions,
         operands: [OperandSpec(name: "FILE", kind: .path, help: "list of URLs, one per line ('-': standard input)",
                                minimum: 0, maximum: 1)],
@@ -178,6 +186,13 @@ extension ParsedOptions {
         if arguments.input == "" { throw .invalidValue(option: "FILE", value: "", reason: "the path is empty") }
         arguments.showProgress = !has(.noProgress)
         arguments.listFormat = try listFormat()
+        if let text = last(.shard) {
+            do throws(ValueError) {
+                arguments.shard = try ListShard(parsing: text)
+            } catch {
+                throw .invalidValue(option: "--shard", value: text, reason: error.reason)
+            }
+        }
         arguments.manager = try managerArguments(defaultPriority: .low)
         if arguments.manager.settings.options.contains(.cacheMemoryOnly) {
             throw .conflictingOptions("CacheMemoryOnly", "prefetch", reason: "prefetch only stores images")

@@ -120,6 +120,15 @@ public struct FetchOutcome: Sendable {
     public let index: Int
     public let url: String
     /// The answer; nil for a URL that repeats one answered before (prefetch
-    /// keeps no answers, only which keys it has seen).
+    /// keeps no answers, only which keys it has seen), or one left to another machine.
     public let result: Result<FetchResult, FetchError>?
+    /// Left to another machine by `--shard` (not fetched, no answer).
+    public var otherShard = false
+
+    init(index: Int, url: String, result: Result<FetchResult, FetchError>?, otherShard: Bool = false) {
+        self.index = index
+        self.url = url
+        self.result = result
+        self.otherShard = otherShard
+    }
 }

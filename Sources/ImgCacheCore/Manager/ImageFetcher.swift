@@ -359,6 +359,10 @@ public final class ImageFetcher {
             try emit(FetchOutcome(index: run.nextIndex, url: url, result: nil))
             run.nextIndex += 1
             run.answered += 1
+        case .elsewhere(let url):
+            try emit(FetchOutcome(index: run.nextIndex, url: url, result: nil, otherShard: true))
+            run.nextIndex += 1
+            run.answered += 1
         case .unlooked(let url, let key, let fingerprint, let pin):
             try handle(.looked(url: url, key: key, fingerprint: fingerprint,
                                outcome: lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle), pin: pin),

@@ -18,6 +18,8 @@ final class ListLookup: Sendable {
         case unlooked(url: String, key: CacheKey, fingerprint: KeyFingerprint, pin: BytePin?)
         /// A URL whose key came earlier in the list (prefetch only).
         case repeated(url: String)
+        /// A URL of another machine's part of the list (`--shard`).
+        case elsewhere(url: String)
         /// Everything but a URL, as the list gave it.
         case other(URLList.Item)
     }
@@ -54,6 +56,7 @@ final class ListLookup: Sendable {
             let url = URLText.withoutFragment(given)
             let key = lookup.settings.cacheKey(for: url)
             let fingerprint = KeyFingerprint(key)
+            if let shard = lookup.settings.shard, !shard.contains(key) { return .elsewhere(url: url) }
             if skipsRepeats, !state.seen.insert(fingerprint).inserted { return .repeated(url: url) }
             leaveNext.toggle()
             if !leaveNext { return .unlooked(url: url, key: key, fingerprint: fingerprint, pin: pin) }

@@ -20,6 +20,8 @@ public struct PrefetchSummary: Equatable, Sendable {
     public var interrupted = 0
     /// Lines repeating a URL given before, skipped.
     public var repeats = 0
+    /// List entries of other machines' parts (`--shard`), skipped.
+    public var otherShards = 0
     /// Failures because the cache could not be written.
     public var unwritable = 0
     /// Failures because the downloader could not start (a C library missing, no thread).
@@ -31,7 +33,7 @@ public struct PrefetchSummary: Equatable, Sendable {
 
     public mutating func count(_ outcome: FetchOutcome) {
         guard let result = outcome.result else {
-            repeats += 1
+            if outcome.otherShard { otherShards += 1 } else { repeats += 1 }
             return
         }
         urls += 1
