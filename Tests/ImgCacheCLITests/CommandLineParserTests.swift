@@ -207,21 +207,24 @@ import Testing
                        "max-pixels": "2.5M", "verify": "full", "thumbnail": "64x64", "format": "webp", "quality": "80",
                        "remote": "redis://127.0.0.1|timeout=2s", "connect-timeout": "2s", "max-time": "30",
                        "proxy": "http://127.0.0.1:3128", "netrc-file": "netrc", "output-dir": "out",
-                       "background": "white", "fit": "cover"]
+                       "background": "white", "fit": "cover", "input-format": "csv", "url-column": "image", "shard": "0/2"]
         // Some options need another: --memory-only an output, --format and --quality a transform.
         let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"],
                           "background": ["--format", "jpeg"], "fit": ["--thumbnail", "8x8"], "upscale": ["--thumbnail", "8x8"],
                           "no-original": ["--format", "png"], "srcset": ["--thumbnail", "8x,16x"],
-                          "remember": ["--remote", "http://127.0.0.1/store"]]
+                          "remember": ["--remote", "http://127.0.0.1/store"],
+                          "input-format": ["-i", "list.csv"], "url-column": ["-i", "list.csv"]]
         for spec in CommandTable.command(named: "fetch")!.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
-            // --input brings the URLs itself.
-            let operands = spec.long == "input" ? [] : ["u"]
+            // --input brings the URLs itself (and the list options need it).
+            let operands = ["input", "input-format", "url-column"].contains(spec.long) ? [] : ["u"]
             _ = try CommandLineParser.parse(["fetch", "--" + spec.long] + value + operands)
             if let short = spec.short { _ = try CommandLineParser.parse(["fetch", "-\(short)"] + value + operands) }
         }
         for spec in CommandTable.command(named: "prefetch")!.options {
-            let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
+            // (prefetch's list is its operand: no -i.)
+            let companion = ["input-format", "url-column"].contains(spec.long) ? [] : companions[spec.long] ?? []
+            let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + companion
             _ = try CommandLineParser.parse(["prefetch", "--" + spec.long] + value + ["list.txt"])
             if let short = spec.short { _ = try CommandLineParser.parse(["prefetch", "-\(short)"] + value) }
         }

@@ -42,6 +42,10 @@ struct FetchRun {
     var recentlySettled = RecentKeys(capacity: 4096)
     /// Images whose variants are being made (or wait for a worker).
     var variants = VariantQueue()
+    /// Keys this run is downloading, whose locks it holds (`DownloadLocks`).
+    var heldDownloadLocks: Set<KeyFingerprint> = []
+    /// Misses another process is downloading: looked up again once it is done.
+    var lockWaits: [LockWait] = []
 }
 
 /// The images waiting for their variants, and the workers' share of the
@@ -140,6 +144,12 @@ struct RecentKeys {
     }
 }
 
+/// A miss another process is downloading, and since when (monotonic seconds).
+struct LockWait {
+    var request: PendingFetch
+    let since: Double
+}
+
 /// A URL that needs the network, and the inputs that asked for it.
 struct PendingFetch {
     /// The URL as given (its fragment dropped).
@@ -159,6 +169,8 @@ struct PendingFetch {
     var remoteStore: Int?
     /// The bytes it must be (`URL#sha256=HEX`), if pinned.
     var pin: BytePin?
+    /// Downloaded without the cross-process lock: another process held it too long.
+    var unguarded = false
     /// A refresh of an image kept only as its variants (`--no-original`, or an
     /// original evicted): they lend their validators, so that a 304 keeps them,
     /// and answer, stale, when the refresh fails for a passing reason.

@@ -44,6 +44,23 @@ extension ImageFetcher {
             try answer(.failure(.interrupted(url: request.url)))
             return
         }
+        // Another process downloading the same key: waited for, then looked up again.
+        // (The namespace and its lock file are made first; a failure to, said below.)
+        if !request.unguarded, !settings.options.contains(.cacheMemoryOnly), !run.heldDownloadLocks.contains(request.fingerprint),
+           (try? bodyDirectory(for: request.key)) != nil, let locks = downloadLocks() {
+            guard locks.tryLock(request.fingerprint) else {
+                log?("\(RemoteURL.displayed(request.url)): being downloaded by another process; waiting for it")
+                run.lockWaits.append(LockWait(request: request, since: WallClock.monotonic()))
+                return
+            }
+            run.heldDownloadLocks.insert(request.fingerprint)
+            // Looked up before the lock was taken: another process may have stored it since.
+            let fresh = lookup.run(request.url, key: request.key, ttl: failedTTL, lockHandle: lockHandle)
+            if case .answer = fresh {
+                log?("\(RemoteURL.displayed(request.url)): stored by another process meanwhile")
+                return try proceed(fresh, request, &run, emit: emit)
+            }
+        }
         var miss = PendingFetch(url: request.url, key: request.key, fingerprint: request.fingerprint,
                                 cached: cached, firstIndex: request.firstIndex, pin: request.pin)
         miss.repeats = request.repeats
@@ -67,6 +84,46 @@ extension ImageFetcher {
         } catch {
             try settle(request.fingerprint, .failure(error), first: request.firstIndex, url: request.url, repeats: request.repeats, &run, emit: emit)
         }
+    }
+
+    /// How often a key another process is downloading is checked.
+    static let lockPollInterval = 0.02
+
+    /// The cross-process download locks, opened with the first download.
+    func downloadLocks() -> DownloadLocks? {
+        if let made = downloadLocksMade { return made }
+        let made = DownloadLocks(namespace: NamespaceLock(namespaceDirectory: cache.directory))
+        downloadLocksMade = .some(made)
+        return made
+    }
+
+    /// The misses another process was downloading: those it is done with are looked up
+    /// again (its image is in the cache now, or its failure on the failed list), and
+    /// downloaded here if it is not. One waited for longer than the download timeout is
+    /// downloaded here too, unguarded. Whether any went on.
+    func retryLockWaits<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) -> Bool {
+        guard !run.lockWaits.isEmpty, let locks = downloadLocks() else { return false }
+        let waiting = run.lockWaits.count
+        let now = WallClock.monotonic()
+        let waits = run.lockWaits
+        run.lockWaits.removeAll()
+        for wait in waits {
+            var request = wait.request
+            if locks.tryLock(request.fingerprint) {
+                run.heldDownloadLocks.insert(request.fingerprint)
+            } else if now - wait.since < max(settings.timeout, 1) {
+                run.lockWaits.append(wait)
+                continue
+            } else {
+                log?("\(RemoteURL.displayed(request.url)): still being downloaded by another process after "
+                     + "\(DownloadError.formatSeconds(max(settings.timeout, 1))); downloading it here too")
+                request.unguarded = true
+            }
+            let outcome = lookup.run(request.url, key: request.key, ttl: failedTTL, lockHandle: lockHandle)
+            if case .answer = outcome { log?("\(RemoteURL.displayed(request.url)): answered by the other process's download") }
+            try proceed(outcome, request, &run, emit: emit)
+        }
+        return run.lockWaits.count < waiting
     }
 
     /// Why a cached answer is not the pinned bytes (nil when it is): the image as served must

@@ -58,11 +58,14 @@ public final class ImageFetcher {
     let messages: BlockingQueue<FetchMessage>
     /// The namespace folder and its lock file were made (or found) once.
     var storesPrepared = false
+    /// The locks that keep two processes from downloading one key at once: made
+    /// with the first download (the inner nil: the cache cannot take them).
+    var downloadLocksMade: DownloadLocks??
     /// Messages of a run may outlive it (answers in flight when it threw), so
     /// one fetcher serves one run.
     private(set) var hasRun = false
     /// The lock file, kept open for the lookups and stores of this (the calling) thread.
-    private let lockHandle = NamespaceLock.Handle()
+    let lockHandle = NamespaceLock.Handle()
 
     /// `makeDownloader` gives the downloader the first miss needs: by default
     /// a `Downloader` on libcurl.
@@ -130,8 +133,20 @@ public final class ImageFetcher {
             defer { hasRun = true }
             try take(input, &run, emit: emit, update: emitUpdate)
             submitQueued(&run)
-            while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 || !run.variants.isEmpty {
+            while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 || !run.variants.isEmpty || !run.lockWaits.isEmpty {
                 if interruption.signal != nil, !run.interrupted { stopAll(&run) }
+                if run.interrupted, !run.lockWaits.isEmpty {
+                    for wait in run.lockWaits {
+                        try settle(wait.request.fingerprint, .failure(.interrupted(url: wait.request.url)), first: wait.request.firstIndex,
+                                   url: wait.request.url, repeats: wait.request.repeats, &run, emit: emit)
+                    }
+                    run.lockWaits.removeAll()
+                }
+                // Those another process is done with go on (maybe answered at once): the loop's condition is checked again.
+                if try retryLockWaits(&run, emit: emit) {
+                    submitQueued(&run)
+                    continue
+                }
                 if run.interrupted, !run.variants.isEmpty {
                     try abandonVariants(&run, emit: emit)
                     continue
@@ -146,6 +161,8 @@ public final class ImageFetcher {
                     break
                 }
                 var wait: Double? = run.wantsIdle ? 0.25 : nil
+                // Another process's download is polled for: its lock cannot wake this loop.
+                if !run.lockWaits.isEmpty { wait = min(wait ?? ImageFetcher.lockPollInterval, ImageFetcher.lockPollInterval) }
                 if run.interrupted, run.pendingWrites > 0, run.inFlight.isEmpty, run.variants.isEmpty {
                     let left = awaitWrites(&run)
                     if left <= 0 { continue }
@@ -154,7 +171,7 @@ public final class ImageFetcher {
                 let first: FetchMessage
                 if let wait {
                     guard let message = messages.pop(timeout: wait) else {
-                        if run.wantsIdle { try emitUpdate(.idle) }
+                        if run.wantsIdle, run.lockWaits.isEmpty { try emitUpdate(.idle) }
                         continue
                     }
                     first = message
@@ -403,6 +420,8 @@ public final class ImageFetcher {
     /// still to be made is answered once a worker has made them.
     func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
                                   repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        // The image is stored (or failed): another process waiting for it may look it up now.
+        if run.heldDownloadLocks.remove(fingerprint) != nil, case .some(.some(let locks)) = downloadLocksMade { locks.unlock(fingerprint) }
         if !settings.variants.isEmpty, case .success(let original) = answer, original.variants.isEmpty {
             // Interrupted: no new work starts, so the variants asked for are not made.
             guard !run.interrupted else {

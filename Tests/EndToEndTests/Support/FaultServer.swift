@@ -301,6 +301,13 @@ final class FaultServer: @unchecked Sendable {
             return serve(parts[2])
         case ("stall", 1):
             return .stall
+        case ("stall-once", 2):
+            // The first request of this path never gets an answer; later ones get the image.
+            let hit = locked { () -> Int in
+                flakyHits[request.path, default: 0] += 1
+                return flakyHits[request.path, default: 0]
+            }
+            return hit == 1 ? .stall : serve(parts[1])
         case ("drip", 2):
             guard let (bytes, type) = file(parts[1]) else { break }
             return .drip(body: bytes, type: type)

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// Processes sharing a cache never download one URL at the same time: the
+/// second waits for the first through a lock in the cache, and a holder that
+/// dies (SIGKILL) or takes longer than the timeout does not hold it up.
+@Suite final class CrossProcessDownloadTests: FaultServerSuite {
+    let work: TemporaryDirectory
+
+    override init() throws {
+        work = try TemporaryDirectory("imgcache-shared-downloads")
+        try super.init()
+    }
+
+    /// Waits (at most 10 s) until `condition` holds.
+    func waitUntil(_ condition: () -> Bool) {
+        for _ in 0..<2000 where !condition() { usleep(5_000) }
+    }
+
+    @Test func twoPrefetchesOfOneListDownloadEachURLOnce() throws {
+        // Each image is answered only when two requests wait at the gate together: two runs
+        // downloading the same URLs at once would both be answered, twice each.
+        let urls = ["photo.jpg", "logo.png", "gray.jpg", "alpha.webp"].map { faults.baseURL + "/gate/2/" + $0 }
+        let list = try work.write(lines: urls)
+        var runs: [(Process, TemporaryDirectory)] = []
+        for _ in 0..<2 {
+            let outputs = try TemporaryDirectory("imgcache-shared-run")
+            runs.append((try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "--json", "prefetch", "-j", "4", list],
+                                                            home: home.path, outputs: outputs), outputs))
+        }
+        for (process, outputs) in runs {
+            let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+            #expect(result.status == 0, "\(result.standardError)")
+        }
+        #expect(faults.requests.count == 4, "\(faults.requests.map(\.path))")
+    }
+
+    @Test func aHolderKilledWithSIGKILLLetsTheWaiterDownload() throws {
+        let url = faults.baseURL + "/stall-once/photo.jpg"
+        let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", url], home: home.path)
+        waitUntil { faults.requests.count == 1 }
+        let outputs = try TemporaryDirectory("imgcache-waiter")
+        let waiter = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "-v", "fetch", url], home: home.path, outputs: outputs)
+        waitUntil { ((try? String(contentsOfFile: outputs.appending("stderr"), encoding: .utf8)) ?? "").contains("another process") }
+        #expect(faults.requests.count == 1, "the waiter did not download meanwhile")
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+        let result = try ImgCacheProcess.result(of: waiter, outputs: outputs)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("being downloaded by another process; waiting for it"))
+        #expect(faults.requests.count == 2)
+        #expect(FileManager.default.contents(atPath: result.lines.first ?? "") == (try Paths.fixture("photo.jpg")))
+    }
+
+    @Test func aHolderSlowerThanTheTimeoutIsNotWaitedForLonger() throws {
+        let url = faults.baseURL + "/stall-once/logo.png"
+        let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", "--timeout", "60", url], home: home.path)
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        waitUntil { faults.requests.count == 1 }
+        let result = try fetch(["-v", "fetch", "--timeout", "1", url])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("still being downloaded by another process after 1 s; downloading it here too"),
+                "\(result.standardError)")
+        #expect(faults.requests.count == 2)
+    }
+}
