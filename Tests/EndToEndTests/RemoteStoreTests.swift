@@ -542,12 +542,12 @@ import Testing
     @Test func anInterruptedRunFinishesItsWritesWithinTheGracePeriod() throws {
         let (process, outputs) = try prefetchWithHeldWrites()
         kill(process.processIdentifier, SIGINT)
-        waitUntilSaid("finishing 2 remote writes", in: outputs)
+        waitUntilSaid("finishing the remote writes under way", in: outputs)
         faults.releaseHeldStore()
         let result = try ImgCacheProcess.result(of: process, outputs: outputs)
         #expect(result.status == 130)
-        #expect(result.standardError.contains("finishing 2 remote writes (at most 5 s; interrupt again to drop them)"))
-        #expect(result.standardError.contains("interrupted: the remote writes finished: 2 written"), "\(result.standardError)")
+        #expect(result.standardError.contains("finishing the remote writes under way (at most 5 s; interrupt again to drop them)"))
+        #expect(result.standardError.contains("interrupted: the remote writes under way finished: 2 written"), "\(result.standardError)")
         #expect(count(result, "remote_writes") == 2 && count(result, "downloaded") == 2, "\(result.output)")
     }
 
@@ -564,7 +564,7 @@ import Testing
     @Test func aSecondInterruptionDropsTheWritesAtOnce() throws {
         let (process, outputs) = try prefetchWithHeldWrites()
         kill(process.processIdentifier, SIGINT)
-        waitUntilSaid("finishing 2 remote writes", in: outputs)
+        waitUntilSaid("finishing the remote writes under way", in: outputs)
         kill(process.processIdentifier, SIGINT)
         let result = try ImgCacheProcess.result(of: process, outputs: outputs)
         #expect(result.status == 130)
@@ -573,6 +573,62 @@ import Testing
     }
 
     // MARK: remote check, configuration
+
+    @Test func writesStillQueuedWhenInterruptedAreNotStarted() throws {
+        // Six images, four transfers: the writes held at the store fill every slot, the rest wait.
+        let outputs = try TemporaryDirectory("imgcache-held-many")
+        let six = Array(urls.prefix(6))
+        let process = try ImgCacheProcess.startCapturing(
+            ["--cache-dir", work.appending("a"), "--json", "prefetch", "-j", "4", "--remote", faults.baseURL + "/held-store|timeout=30s",
+             try work.write(lines: six, to: "six.txt")], home: home.path, outputs: outputs)
+        for _ in 0..<2000 where faults.requests.filter({ $0.method == "PUT" }).count < 4 { usleep(5_000) }
+        kill(process.processIdentifier, SIGINT)
+        waitUntilSaid("finishing the remote writes under way", in: outputs)
+        faults.releaseHeldStore()
+        let result = try ImgCacheProcess.result(of: process, outputs: outputs)
+        #expect(result.status == 130)
+        #expect(result.standardError.contains("the remote writes under way finished: 4 written"), "\(result.standardError)")
+        #expect(faults.requests.filter { $0.method == "PUT" }.count == 4, "a write started after the signal")
+    }
+
+    @Test func secretsWithLineBreaksOrNothingInThemAreRefused() throws {
+        let url = urls[0]
+        // A token file saved with Windows line ends: its first line, nothing more, is sent.
+        let crlf = work.appending("token-crlf")
+        try Data("tok123\r\nX-Injected: yes\r\n".utf8).write(to: URL(fileURLWithPath: crlf))
+        let fromFile = try on("a", ["fetch", "--remote", faults.baseURL + "/garbage-store|read-only|bearer-file=\(crlf)", url])
+        #expect(fromFile.status == 0, "\(fromFile.standardError)")
+        let sent = faults.requests.filter { $0.path.hasPrefix("/garbage-store") }
+        #expect(sent.count == 1 && sent[0].header("Authorization") == "Bearer tok123" && sent[0].header("X-Injected") == nil)
+        // A line break inside an environment variable's token, or an empty token: the store is not used, nothing is sent.
+        for (value, said) in [("x\r\nX-Evil: 1", "holds a line break"), ("", "is not set")] {
+            let refused = try on("b-\(said.count)", ["fetch", "--remote", faults.baseURL + "/garbage-store|read-only|bearer-env=TOKEN", url],
+                                 environment: ["TOKEN": value])
+            #expect(refused.status == 0 && refused.standardError.contains(said), "\(refused.standardError)")
+        }
+        let empty = work.appending("token-empty")
+        FileManager.default.createFile(atPath: empty, contents: Data("\n".utf8))
+        let emptyFile = try on("b", ["remote", "check", "--remote", faults.baseURL + "/garbage-store|bearer-file=\(empty)"])
+        #expect(emptyFile.status == 1 && emptyFile.standardError.contains("is empty") || emptyFile.output.contains("is empty"),
+                "\(emptyFile.output)\(emptyFile.standardError)")
+        #expect(faults.requests.filter { $0.path.hasPrefix("/garbage-store") }.count == 1)
+        // A FIFO nobody writes to: waited for no longer than the store's timeout.
+        let fifo = work.appending("token-fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let waited = try on("c", ["remote", "check", "--remote", faults.baseURL + "/garbage-store|timeout=300ms|bearer-file=\(fifo)"])
+        #expect(waited.status == 1 && (waited.output + waited.standardError).contains("nothing to read within 0.3 s"),
+                "\(waited.output)\(waited.standardError)")
+    }
+
+    @Test func storeURLsAndAttributesThatCannotWorkAreRefused() throws {
+        for (remote, said) in [("\(server.url("store"))?x=1", "has a query or fragment"),
+                               ("\(server.url("store"))#part", "has a query or fragment"),
+                               ("\(server.url("store"))|timeout=1s|timeout=2s", "attribute timeout is given twice"),
+                               ("\(server.url("store"))|password-env=P", "password-env is for Redis stores")] {
+            let refused = try on("a", ["remote", "check", "--remote", remote])
+            #expect(refused.status == 64 && refused.standardError.contains(said), "\(remote): \(refused.standardError)")
+        }
+    }
 
     @Test func remoteCheckSaysWhichStoresWorkAndWhy() throws {
         let redis = try RedisServer()

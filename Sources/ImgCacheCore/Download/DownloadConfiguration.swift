@@ -68,8 +68,8 @@ public struct DownloadSubmission: Sendable {
     public var priority: DownloadPriority
     /// Before or after every submission of the three priorities, or among them.
     public var placement = DownloadPlacement.byPriority
-    /// Left running by `cancelAll()` (a write to a remote store, which an
-    /// interrupted run finishes within a grace period); `close()` still stops it.
+    /// Left running by `cancelAll()` once started (a write to a remote store, which
+    /// an interrupted run finishes within a grace period); `close()` still stops it.
     public var outlivesInterruption = false
     /// Called on the download thread; keep it short.
     public var onEvent: (@Sendable (DownloadEvent) -> Void)?

@@ -34,6 +34,11 @@ final class DownloadJob {
         completion = submission.completion
     }
 
+    var isRunning: Bool {
+        if case .running = state { return true }
+        return false
+    }
+
     var isQueued: Bool {
         if case .queued = state { return true }
         return false

@@ -35,7 +35,8 @@ final class TransferLoop {
             if mail.closing {
                 for ticket in Array(jobsByTicket.keys) { cancel(ticket) }
             } else if mail.cancelEverything {
-                for (ticket, job) in jobsByTicket where !job.outlivesInterruption { cancel(ticket) }
+                // Writes under way are finished; those not started yet are not.
+                for (ticket, job) in jobsByTicket where !(job.outlivesInterruption && job.isRunning) { cancel(ticket) }
             }
             if mail.closing && isIdle { break }
 

@@ -32,10 +32,10 @@ struct FetchRun {
     var pendingWrites = 0
     /// Once interrupted: when the writes still out are dropped (monotonic seconds).
     var writesDeadline: Double?
-    /// Writes that were out when the run first waited only for them (0: it never did).
-    var writesAwaited = 0
-    /// Of those, the ones that failed.
-    var writesFailedAfterInterruption = 0
+    /// The run waits only for its remote writes (interrupted), and said so.
+    var awaitingWrites = false
+    /// Writes answered since the interruption: written, failed, and queued ones never started.
+    var writesAfterInterruption = (written: 0, failed: 0, notStarted: 0)
     /// With repeats looked up again: the keys settled lately, oldest first
     /// (a repeat looked up on the reader thread before its first answer was
     /// stored is looked up again rather than downloaded twice).

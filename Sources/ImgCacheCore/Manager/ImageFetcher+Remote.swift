@@ -48,7 +48,8 @@ extension ImageFetcher {
         case .success(nil):
             log?("\(RemoteURL.displayed(miss.url)): not in remote \(identity)")
         case .failure(let failure) where failure.isObjectTooLarge:
-            log?("\(RemoteURL.displayed(miss.url)): remote \(identity) has it, but \(failure.reason), over the size limit; fetched from the origin")
+            let limit = settings.maximumBytes != nil ? "--max-size allows" : "512 MiB, the largest object read"
+            log?("\(RemoteURL.displayed(miss.url)): remote \(identity) has it, but larger than \(limit); fetched from the origin")
         case .failure(let failure):
             tier.giveUp(store, failure, now: WallClock.now())
         }
@@ -66,14 +67,19 @@ extension ImageFetcher {
     /// A remote store answered a write.
     func remoteWritten(_ store: Int, _ result: Result<Bool, RemoteFailure>, _ run: inout FetchRun) {
         run.pendingWrites = max(0, run.pendingWrites - 1)
-        if run.writesAwaited > 0 {
-            // Waited for after an interruption: said once they all ended, and how.
-            if case .failure = result { run.writesFailedAfterInterruption += 1 }
-            if run.pendingWrites == 0 {
-                let failed = run.writesFailedAfterInterruption
-                warn?("interrupted: the remote writes finished: \(run.writesAwaited - failed) written"
-                      + (failed > 0 ? ", \(failed) failed" : ""), nil)
-                run.writesAwaited = 0
+        if run.interrupted {
+            switch result {
+            case .success: run.writesAfterInterruption.written += 1
+            case .failure(let failure) where failure.cause == .cancelled: run.writesAfterInterruption.notStarted += 1
+            case .failure: run.writesAfterInterruption.failed += 1
+            }
+            // Waited for after the interruption: said once they all ended, and how.
+            if run.awaitingWrites, run.pendingWrites == 0 {
+                let counts = run.writesAfterInterruption
+                warn?("interrupted: the remote writes under way finished: \(counts.written) written"
+                      + (counts.failed > 0 ? ", \(counts.failed) failed" : "")
+                      + (counts.notStarted > 0 ? "; \(counts.notStarted) queued not started" : ""), nil)
+                run.awaitingWrites = false
             }
         }
         guard let tier = remoteTier else { return }

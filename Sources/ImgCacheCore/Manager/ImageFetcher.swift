@@ -224,9 +224,10 @@ public final class ImageFetcher {
     /// The seconds left to wait (0 once they are dropped).
     private func awaitWrites(_ run: inout FetchRun) -> Double {
         let left = (run.writesDeadline ?? 0) - WallClock.monotonic()
-        if run.writesAwaited == 0 {
-            run.writesAwaited = run.pendingWrites
-            warn?("interrupted: finishing \(Plural.count(run.pendingWrites, "remote write")) "
+        if !run.awaitingWrites {
+            run.awaitingWrites = true
+            // (How many: told at the end, once the queued ones not started are known.)
+            warn?("interrupted: finishing the remote writes under way "
                   + "(at most \(DownloadError.formatSeconds(ImageFetcher.writesGracePeriod)); interrupt again to drop them)", nil)
         }
         guard left <= 0 else { return left }

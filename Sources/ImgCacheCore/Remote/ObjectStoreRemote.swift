@@ -36,10 +36,11 @@ final class ObjectStoreRemote: RemoteBackend {
                 headers.append(HTTPHeader(name: "x-amz-security-token", value: token))
             }
         default:
-            if let token = try RemoteBackends.secret(environment: spec.bearerEnvironment, file: spec.bearerFile, from: environment) {
+            if let token = try RemoteBackends.secret(environment: spec.bearerEnvironment, file: spec.bearerFile, from: environment,
+                                                      timeout: spec.timeout) {
                 headers.append(HTTPHeader(name: "Authorization", value: "Bearer " + token))
             }
-            if let pair = try RemoteBackends.secret(environment: spec.userEnvironment, file: nil, from: environment) {
+            if let pair = try RemoteBackends.secret(environment: spec.userEnvironment, file: nil, from: environment, timeout: spec.timeout) {
                 guard let parsed = Credentials(parsing: pair) else { throw RemoteFailure("\(spec.userEnvironment ?? "") is not user:password") }
                 credentials = parsed
             }

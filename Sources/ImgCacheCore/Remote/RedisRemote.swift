@@ -24,7 +24,7 @@ final class RedisRemote: RemoteBackend, Sendable {
         self.spec = spec
         var error = [CChar](repeating: 0, count: 256)
         guard ic_redis_load(&error, error.count) == 0 else { throw RemoteFailure(RedisRemote.text(error)) }
-        let fromEnvironment = try RemoteBackends.secret(environment: spec.passwordEnvironment, file: nil, from: environment)
+        let fromEnvironment = try RemoteBackends.secret(environment: spec.passwordEnvironment, file: nil, from: environment, timeout: spec.timeout)
         if case .redis(_, _, _, let user, let password) = spec.kind {
             self.user = user
             self.password = fromEnvironment ?? password

@@ -64,17 +64,30 @@ public enum RemoteBackends {
         }
     }
 
-    /// A secret from the environment variable `name`, or the first line of the file at `path`.
-    static func secret(environment name: String?, file path: String?, from environment: Environment) throws(RemoteFailure) -> String? {
+    /// A secret from the environment variable `name`, or the first line of the file at `path`
+    /// (a pipe too: `bearer-file=<(vault read …)`, waited for at most `timeout`). It becomes a
+    /// header or a command argument: empty, or holding a control character, it is refused.
+    static func secret(environment name: String?, file path: String?, from environment: Environment,
+                       timeout: Double) throws(RemoteFailure) -> String? {
+        let value: String, source: String
         if let name {
-            guard let value = environment[name], !value.isEmpty else { throw RemoteFailure("\(name) is not set") }
-            return value
+            guard let set = environment[name], !set.isEmpty else { throw RemoteFailure("\(name) is not set") }
+            (value, source) = (set, name)
+        } else if let path {
+            let bytes: [UInt8]
+            do { bytes = try FileSystem.readFirstLine(path, limit: 64 * 1024, timeout: timeout) } catch {
+                throw RemoteFailure("cannot read \(path): \(error.reason)")
+            }
+            // The first line, whichever line ends the file uses.
+            let line = bytes.prefix { $0 != 0x0A && $0 != 0x0D }
+            (value, source) = (String(decoding: line, as: UTF8.self), path)
+        } else {
+            return nil
         }
-        if let path {
-            guard let bytes = try? FileSystem.readFile(path, limit: 64 * 1024, allowingSpecialFiles: true) else { throw RemoteFailure("cannot read \(path)") }
-            let text = String(decoding: bytes, as: UTF8.self)
-            return String(text.prefix { $0 != "\n" && $0 != "\r" })
+        guard !value.isEmpty else { throw RemoteFailure("the secret in \(source) is empty") }
+        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw RemoteFailure("the secret in \(source) holds a line break or another control character")
         }
-        return nil
+        return value
     }
 }

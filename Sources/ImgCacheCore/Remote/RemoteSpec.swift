@@ -46,9 +46,12 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
         }
         self.text = text
         kind = try RemoteSpec.kind(of: url)
+        var given: Set<String> = []
         for attribute in parts.dropFirst() {
             let pair = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             let name = pair[0], value = pair.count == 2 ? pair[1] : nil
+            // Given twice, one would silently win: refused, as a typo usually is.
+            guard given.insert(name).inserted else { throw .invalid("attribute \(name) is given twice") }
             func required() throws(ValueError) -> String {
                 guard let value, !value.isEmpty else { throw .invalid("attribute \(name) needs a value (\(name)=...)") }
                 return value
@@ -71,7 +74,12 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             case "bearer-env": bearerEnvironment = try required()
             case "bearer-file": bearerFile = try required()
             case "user-env": userEnvironment = try required()
-            case "password-env": passwordEnvironment = try required()
+            case "password-env":
+                guard case .redis = kind else {
+                    if case .redisSocket = kind { passwordEnvironment = try required(); continue }
+                    throw .invalid("password-env is for Redis stores (HTTP stores take user-env or bearer-env, S3 its AWS_ variables)")
+                }
+                passwordEnvironment = try required()
             default:
                 let known = ["read-only", "connect-timeout", "timeout", "ttl", "bearer-env", "bearer-file", "user-env", "password-env"]
                 throw .invalid("unknown attribute '\(name)' (known: \(known.joined(separator: ", ")))")
@@ -118,6 +126,10 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
         switch scheme {
         case "http", "https":
             guard (try? RemoteURL(parsing: url)) != nil else { throw .invalid("'\(shown)' is not a valid \(scheme) URL") }
+            // Objects go under the URL's path: a query or fragment would put them all at one resource.
+            guard !url.contains("?"), !url.contains("#") else {
+                throw .invalid("'\(shown)' has a query or fragment: a store is a base URL, its objects go under its path")
+            }
             var base = url
             while base.hasSuffix("/") { base.removeLast() }
             return .http(base: base)

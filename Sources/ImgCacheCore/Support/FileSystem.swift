@@ -102,6 +102,34 @@ public enum FileSystem {
         return bytes
     }
 
+    /// The start of a file up to its first line break (or `limit` bytes): a pipe or
+    /// FIFO too, waiting at most `timeout` seconds for what it has to say.
+    public static func readFirstLine(_ path: String, limit: Int, timeout: Double) throws(SystemError) -> [UInt8] {
+        let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK).get("read", path: path)
+        defer { SystemCall.close(descriptor) }
+        let deadline = WallClock.monotonic() + timeout
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < limit, !bytes.contains(0x0A) {
+            let left = deadline - WallClock.monotonic()
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = Glibc.poll(&poller, 1, Int32(max(0, min(left, 3600)) * 1000))
+            if ready < 0, errno == EINTR { continue }
+            if ready == 0 {
+                throw SystemError("read", path: path, errno: .wouldBlock,
+                                  detail: "nothing to read within \(DownloadError.formatSeconds(timeout))")
+            }
+            let count = chunk.withUnsafeMutableBytes { SystemCall.read(descriptor, $0.baseAddress, min($0.count, limit - bytes.count)) }
+            switch count {
+            case .success(0): return bytes
+            case .success(let read): bytes += chunk[0..<read]
+            case .failure(.wouldBlock), .failure(.interrupted): continue
+            case .failure(let errno): throw SystemError("read", path: path, errno: errno)
+            }
+        }
+        return bytes
+    }
+
     /// Reads up to `count` bytes from the start of a file.
     public static func readPrefix(_ path: String, count: Int) throws(SystemError) -> [UInt8] {
         // One read, no fstat: a hit reads 64 bytes. Never waits: a FIFO in a file's place reads as empty.
