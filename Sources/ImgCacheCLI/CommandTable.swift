@@ -26,6 +26,10 @@ public enum CommandTable {
                help: "Give up connecting, or waiting for the next byte, after this long (default 15; also 2.5, 500ms, 1m)"),
         .value(.connectTimeout, metavar: "SECONDS", kind: .text,
                help: "Give up connecting after this long (default: --timeout), as curl's --connect-timeout"),
+        .value(.perHost, metavar: "N", kind: .text,
+               help: "Downloads running at once from one host (default: only -j's limit)"),
+        .value(.rate, metavar: "N/s", kind: .text,
+               help: "Requests to one host at most N a second, evenly spaced (also N/m, N/h; default: no limit)"),
         .value(.maxTime, "m", metavar: "SECONDS", kind: .text,
                help: "Give up a transfer that takes longer than this in all, however busy (default: no limit), as curl's -m"),
         .value(.retries, metavar: "N", kind: .text,
@@ -55,6 +59,8 @@ public enum CommandTable {
                help: "Follow at most N redirects, to http or https only (default 10)"),
         .value(.maxSize, metavar: "SIZE", kind: .text,
                help: "Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB)"),
+        .value(.deadline, metavar: "SECONDS", kind: .text,
+               help: "End the whole run after this long (also 90s, 10m, 2h): what is not done then fails, so nothing hangs at the end"),
     ]
 
     /// How the manager answers each URL; shared by fetch and prefetch.

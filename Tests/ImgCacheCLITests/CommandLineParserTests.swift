@@ -207,7 +207,8 @@ import Testing
                        "max-pixels": "2.5M", "verify": "full", "thumbnail": "64x64", "format": "webp", "quality": "80",
                        "remote": "redis://127.0.0.1|timeout=2s", "connect-timeout": "2s", "max-time": "30",
                        "proxy": "http://127.0.0.1:3128", "netrc-file": "netrc", "output-dir": "out",
-                       "background": "white", "fit": "cover", "input-format": "csv", "url-column": "image", "shard": "0/2"]
+                       "background": "white", "fit": "cover", "input-format": "csv", "url-column": "image", "shard": "0/2", "per-host": "2", "rate": "5/s",
+                       "deadline": "1h"]
         // Some options need another: --memory-only an output, --format and --quality a transform.
         let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"],
                           "background": ["--format", "jpeg"], "fit": ["--thumbnail", "8x8"], "upscale": ["--thumbnail", "8x8"],

@@ -223,7 +223,16 @@ extension ParsedOptions {
             settings.timeout = span.seconds
         }
         if let text = last(.connectTimeout) { settings.connectTimeout = try seconds(text, option: "--connect-timeout") }
+        if let text = last(.perHost) {
+            configuration.perHostConcurrency = try integer(text, option: "--per-host", in: 1...CommandLineParser.maximumConcurrency)
+        }
+        if let text = last(.rate) {
+            do throws(ValueError) { configuration.perHostRate = try ParsedOptions.rate(text) } catch {
+                throw .invalidValue(option: "--rate", value: text, reason: error.reason)
+            }
+        }
         if let text = last(.maxTime) { settings.maximumTime = try seconds(text, option: "--max-time") }
+        if let text = last(.deadline) { settings.deadline = try seconds(text, option: "--deadline") }
         if has(.netrc) { configuration.netrc = .home }
         if let path = last(.netrcFile) {
             guard !path.isEmpty else { throw .invalidValue(option: "--netrc-file", value: path, reason: "the path is empty") }
@@ -313,5 +322,25 @@ extension ParsedOptions {
             kind = given
         }
         return ListFormat.Choice(kind: kind, urlColumn: column)
+    }
+}
+
+extension ParsedOptions {
+    /// `N/s`, `N/m`, `N/h` or `N` (a second): requests a second.
+    static func rate(_ text: String) throws(ValueError) -> Double {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        let per: Double
+        switch parts.count == 2 ? parts[1].lowercased() : "s" {
+        case "s", "sec", "second": per = 1
+        case "m", "min", "minute": per = 60
+        case "h", "hour": per = 3600
+        default: throw ValueError("expected N/s, N/m or N/h")
+        }
+        guard parts.count <= 2, let count = Double(parts[0]), count.isFinite, count > 0 else {
+            throw ValueError("expected a positive number of requests, as 5/s or 30/m")
+        }
+        let rate = count / per
+        guard rate >= 1.0 / 3600, rate <= 100_000 else { throw ValueError("expected from 1/h to 100000/s") }
+        return rate
     }
 }

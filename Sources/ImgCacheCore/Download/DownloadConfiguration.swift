@@ -3,6 +3,12 @@ public struct DownloadConfiguration: Equatable, Sendable {
     /// Transfers running at once (SDWebImage's maxConcurrentDownloads).
     public var maximumConcurrentDownloads = DownloadConfiguration.defaultConcurrency
     public var order: DownloadOrder = .fifo
+    /// `--per-host`: transfers at once to one host (nil: only the overall limit).
+    public var perHostConcurrency: Int?
+    /// `--rate`: requests a second to one host, spaced evenly (nil: no limit).
+    public var perHostRate: Double?
+    /// A host that fails to connect this many times in a row is given up for the run.
+    public var hostFailuresToGiveUp = 3
     /// Cookie jar file read at start and written back at `close()` (HandleCookies).
     /// Nil: no cookies are kept or sent.
     public var cookieJar: String?

@@ -42,6 +42,8 @@ public enum DownloadError: Error, Equatable, Sendable {
     case refused(BodyRefusal)
     /// Any other libcurl failure: its code and text.
     case other(code: Int, message: String)
+    /// Not tried: the host failed to connect `failures` times in a row this run (`cause`, the last).
+    case hostGivenUp(host: String, failures: Int, cause: String)
 
     /// The short human cause ("HTTP 404", "connection refused").
     public var reason: String {
@@ -71,6 +73,8 @@ public enum DownloadError: Error, Equatable, Sendable {
         case .refused(.inflatesTooMuch(let encoding)):
             return "grew more than \(TransferSink.maximumExpansion) times as its Content-Encoding (\(encoding)) was decoded: refused as a decompression bomb"
         case .other(let code, let message): return "\(message) (curl error \(code))"
+        case .hostGivenUp(let host, let failures, let cause):
+            return "not tried: \(host) failed \(failures) times in a row (\(cause)); given up for this run"
         }
     }
 
@@ -83,7 +87,7 @@ public enum DownloadError: Error, Equatable, Sendable {
             return true
         case .httpStatus(let code):
             return code >= 500 || code == 408 || code == 429
-        case .invalidURL, .unsupportedScheme, .tlsCertificate, .tooLarge, .tooManyRedirects, .refused:
+        case .invalidURL, .unsupportedScheme, .tlsCertificate, .tooLarge, .tooManyRedirects, .refused, .hostGivenUp:
             return false
         }
     }

@@ -16,6 +16,8 @@ final class DownloadJob {
     let outlivesInterruption: Bool
     /// Its lane in the queue (`DownloadQueue.lane`).
     let lane: Int
+    /// The origin host it counts against (`HostPoliteness`); nil for a remote store's request.
+    let politeHost: String?
     private let onEvent: (@Sendable (DownloadEvent) -> Void)?
     private var completion: (@Sendable (Result<DownloadedBody, DownloadError>) -> Void)?
     var state = State.queued
@@ -30,6 +32,7 @@ final class DownloadJob {
         priority = submission.priority
         outlivesInterruption = submission.outlivesInterruption
         lane = DownloadQueue<DownloadJob>.lane(submission.priority, submission.placement)
+        politeHost = submission.placement == .byPriority ? HostPoliteness.host(of: submission.request) : nil
         onEvent = submission.onEvent
         completion = submission.completion
     }

@@ -16,12 +16,18 @@ final class TransferLoop {
     /// Running jobs by their easy handle's address.
     private var running: [UnsafeMutableRawPointer: DownloadJob] = [:]
     private var waitingToRetry: [DownloadJob] = []
+    /// Per host: limits, pacing and hosts given up.
+    private var politeness: HostPoliteness
+    /// Jobs taken from the queue whose host could not have them yet, oldest first, by host.
+    private var parked: [String: [DownloadJob]] = [:]
     /// Easy handles between transfers, kept for their connections and caches.
     private var idleHandles: [CurlEasy] = []
     private var cookieFileLoaded = false
 
     init(configuration: DownloadConfiguration) throws(DownloadError) {
         self.configuration = configuration
+        politeness = HostPoliteness(concurrency: configuration.perHostConcurrency, rate: configuration.perHostRate,
+                                    failuresToGiveUp: configuration.hostFailuresToGiveUp)
         multi = try CurlMulti()
         share = configuration.usesCookies ? try CurlShare() : nil
     }
@@ -77,6 +83,7 @@ final class TransferLoop {
         case .queued: queuedCount -= 1
         case .waitingToRetry: waitingToRetry.removeAll { $0 === job }
         case .running(let transfer):
+            if let host = job.politeHost { politeness.stopped(host) }
             running.removeValue(forKey: transfer.easy.handle)
             multi.remove(transfer.easy)
             transfer.discard()
@@ -97,10 +104,45 @@ final class TransferLoop {
     }
 
     private func startQueued(now: Double) {
-        while running.count < configuration.maximumConcurrentDownloads,
-              let job = queue.popNext(order: configuration.order, isLive: { $0.isQueued && $0.lane == $1 }) {
+        while running.count < configuration.maximumConcurrentDownloads, let job = nextStartable(now: now) {
             queuedCount -= 1
+            if let host = job.politeHost { politeness.started(host, now: now) }
             start(job, now: now)
+        }
+    }
+
+    /// The next job that may start now: a parked one whose host is free again first, then the
+    /// queue's next; a job whose host is busy or paced is parked, one whose host was given up
+    /// is answered at once.
+    private func nextStartable(now: Double) -> DownloadJob? {
+        for (host, jobs) in parked where (politeness.earliestStart(host, now: now) ?? .infinity) <= now {
+            var rest = jobs[...]
+            while let job = rest.popFirst() {
+                guard job.isQueued else { continue }
+                parked[host] = rest.isEmpty ? nil : Array(rest)
+                return job
+            }
+            parked[host] = nil
+        }
+        while let job = queue.popNext(order: configuration.order, isLive: { $0.isQueued && $0.lane == $1 }) {
+            guard let host = job.politeHost else { return job }
+            if let failure = politeness.givenUp(host) {
+                queuedCount -= 1
+                finish(job, .failure(failure))
+                continue
+            }
+            if parked[host] == nil, (politeness.earliestStart(host, now: now) ?? .infinity) <= now { return job }
+            parked[host, default: []].append(job)
+        }
+        return nil
+    }
+
+    /// `host` was given up: its parked jobs are answered now (queued ones when they come up).
+    private func answerGivenUp(_ host: String) {
+        guard let failure = politeness.givenUp(host) else { return }
+        for job in parked.removeValue(forKey: host) ?? [] where job.isQueued {
+            queuedCount -= 1
+            finish(job, .failure(failure))
         }
     }
 
@@ -152,14 +194,19 @@ final class TransferLoop {
         guard let job = running.removeValue(forKey: handle), case .running(let transfer) = job.state else { return }
         multi.remove(transfer.easy)
         idleHandles.append(transfer.easy)
-        switch transfer.outcome(code, request: job.request) {
+        let outcome = transfer.outcome(code, request: job.request)
+        if let host = job.politeHost {
+            let failure: DownloadError? = if case .failure(let error) = outcome { error } else { nil }
+            if politeness.ended(host, failure: failure) { answerGivenUp(host) }
+        }
+        switch outcome {
         case .success(var response):
             response.attempts = job.attempts
             response.elapsed = now - (job.firstStart ?? now)
             finish(job, .success(DownloadedBody(body: transfer.sink.takeBody(), response: response)))
         case .failure(let error):
             transfer.discard()
-            if error.isRetryable && job.attempts <= job.request.retries {
+            if error.isRetryable && job.attempts <= job.request.retries && !(job.politeHost.map { politeness.givenUp($0) != nil } ?? false) {
                 let delay = retryPolicy.delay(beforeRetry: job.attempts, retryAfter: transfer.sink.retryAfter, using: &random)
                 job.state = .waitingToRetry(until: now + delay)
                 waitingToRetry.append(job)
@@ -181,6 +228,10 @@ final class TransferLoop {
         var timeout = 1000.0
         for job in waitingToRetry {
             if case .waitingToRetry(let until) = job.state { timeout = min(timeout, max(0, (until - now) * 1000)) }
+        }
+        // A paced host's next turn (a busy one's comes with a finished transfer, which wakes the poll).
+        for host in parked.keys {
+            if let start = politeness.earliestStart(host, now: now) { timeout = min(timeout, max(0, (start - now) * 1000)) }
         }
         return Int(timeout.rounded(.up))
     }

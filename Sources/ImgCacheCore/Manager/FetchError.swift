@@ -31,6 +31,8 @@ public enum FetchError: Error, Equatable, Sendable {
     case notCached(url: String)
     /// Stopped by SIGINT or SIGTERM before it finished.
     case interrupted(url: String)
+    /// Not finished when the run's deadline (`--deadline`) came.
+    case deadlineReached(url: String, seconds: Double)
     /// The cache folder cannot be written.
     case cacheUnwritable(SystemError)
     /// A C library imgcache needs is not installed.
@@ -75,6 +77,8 @@ public enum FetchError: Error, Equatable, Sendable {
     public func message(naming name: (Setting) -> String?) -> String {
         switch self {
         case .invalidURL(let url, let reason): return "\(RemoteURL.displayed(url)): invalid URL: \(reason)"
+        case .deadlineReached(let url, let seconds):
+            return "\(RemoteURL.displayed(url)): not done within the run's \(DownloadError.formatSeconds(seconds)) (--deadline)"
         case .badRow(let line, let reason): return "line \(line) of the list: \(reason)"
         case .pinMismatch(let url, let expected, let found):
             return "\(RemoteURL.displayed(url)): sha256 mismatch: expected \(expected), got \(found); nothing was stored"
@@ -154,7 +158,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .invalidURL, .unsupportedScheme: return FailedURLStore.Scope(request: request)
             default: return nil
             }
-        case .invalidURL, .badRow, .pinMismatch, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade,
+        case .invalidURL, .badRow, .pinMismatch, .deadlineReached, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade,
              .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing, .downloaderUnavailable, .revalidationRaced:
             return nil
         }

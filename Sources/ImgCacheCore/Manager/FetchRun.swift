@@ -19,6 +19,10 @@ struct FetchRun {
     var nextIndex = 0
     var inputOpen = true
     var interrupted = false
+    /// The run stopped because its deadline came (`--deadline`), not for a signal.
+    var deadlineReached = false
+    /// When the run must end (monotonic seconds), with `--deadline`.
+    var deadline: Double?
     /// Fetches waiting on a remote store or the origin.
     var inFlight = InFlightFetches()
     /// Keys answered, unless repeats are looked up again; answered from memory, their answers too.

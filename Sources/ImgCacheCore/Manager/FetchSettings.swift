@@ -64,6 +64,8 @@ public struct FetchSettings: Equatable, Sendable {
     public var keyFilter: CacheKeyFilter = .none
     /// Remote stores, the cache's second level, in the order they are asked.
     public var remotes: [RemoteSpec] = []
+    /// `--deadline`: seconds the whole run may take; what is not done then fails.
+    public var deadline: Double?
     /// `--shard I/N`: only the list entries of this part are fetched (the rest are other machines').
     public var shard: ListShard?
     /// Local hits are written to the remote stores too (`--remote-reshare`).

@@ -41,7 +41,7 @@ extension ImageFetcher {
             (remote, cached, failedBefore) = (url, entry, failed)
         }
         if run.interrupted {
-            try answer(.failure(.interrupted(url: request.url)))
+            try answer(.failure(stopped(request.url, run)))
             return
         }
         // Another process downloading the same key: waited for, then looked up again.

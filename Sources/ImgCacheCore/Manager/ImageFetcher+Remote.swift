@@ -23,7 +23,7 @@ extension ImageFetcher {
             remember(answer, for: miss)
             try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url, repeats: miss.repeats, &run, emit: emit)
         }
-        if run.interrupted { return try finish(.failure(.interrupted(url: miss.url))) }
+        if run.interrupted { return try finish(.failure(stopped(miss.url, run))) }
         let identity = tier.identity(of: store)
         // An answer is timed (a failure gives the store up anyway); a store slower than the origin is skipped.
         if case .success = result { tier.timeLookup(by: store, seconds: seconds) }

@@ -131,13 +131,15 @@ public final class ImageFetcher {
                        update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         do throws(E) {
             defer { hasRun = true }
+            if let seconds = settings.deadline { run.deadline = WallClock.monotonic() + seconds }
             try take(input, &run, emit: emit, update: emitUpdate)
             submitQueued(&run)
             while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 || !run.variants.isEmpty || !run.lockWaits.isEmpty {
                 if interruption.signal != nil, !run.interrupted { stopAll(&run) }
+                if let deadline = run.deadline, !run.interrupted, WallClock.monotonic() >= deadline { reachDeadline(&run) }
                 if run.interrupted, !run.lockWaits.isEmpty {
                     for wait in run.lockWaits {
-                        try settle(wait.request.fingerprint, .failure(.interrupted(url: wait.request.url)), first: wait.request.firstIndex,
+                        try settle(wait.request.fingerprint, .failure(stopped(wait.request.url, run)), first: wait.request.firstIndex,
                                    url: wait.request.url, repeats: wait.request.repeats, &run, emit: emit)
                     }
                     run.lockWaits.removeAll()
@@ -163,6 +165,8 @@ public final class ImageFetcher {
                 var wait: Double? = run.wantsIdle ? 0.25 : nil
                 // Another process's download is polled for: its lock cannot wake this loop.
                 if !run.lockWaits.isEmpty { wait = min(wait ?? ImageFetcher.lockPollInterval, ImageFetcher.lockPollInterval) }
+                // Woken for the deadline, however quiet the network.
+                if let deadline = run.deadline, !run.interrupted { wait = min(wait ?? .infinity, max(0.001, deadline - WallClock.monotonic())) }
                 if run.interrupted, run.pendingWrites > 0, run.inFlight.isEmpty, run.variants.isEmpty {
                     let left = awaitWrites(&run)
                     if left <= 0 { continue }
@@ -204,6 +208,20 @@ public final class ImageFetcher {
         downloader?.submit(batch)
     }
 
+    /// Why the URLs not done are answered so: the deadline, or a signal.
+    func stopped(_ url: String, _ run: FetchRun) -> FetchError {
+        run.deadlineReached ? .deadlineReached(url: url, seconds: settings.deadline ?? 0) : .interrupted(url: url)
+    }
+
+    /// The deadline came: what is under way is cancelled and what is left answered so, as for
+    /// a signal, but the remote writes under way are not waited for.
+    private func reachDeadline(_ run: inout FetchRun) {
+        run.deadlineReached = true
+        warn?("the run's deadline (\(DownloadError.formatSeconds(settings.deadline ?? 0))) came: what is not done fails", nil)
+        stopAll(&run)
+        run.writesDeadline = WallClock.monotonic()
+    }
+
     /// Stops starting work and cancels the transfers; their answers (cancelled) still come.
     private func stopAll(_ run: inout FetchRun) {
         run.interrupted = true
@@ -224,7 +242,7 @@ public final class ImageFetcher {
     /// The seconds left to wait (0 once they are dropped).
     private func awaitWrites(_ run: inout FetchRun) -> Double {
         let left = (run.writesDeadline ?? 0) - WallClock.monotonic()
-        if !run.awaitingWrites {
+        if !run.awaitingWrites, !run.deadlineReached {
             run.awaitingWrites = true
             // (How many: told at the end, once the queued ones not started are known.)
             warn?("interrupted: finishing the remote writes under way "
@@ -247,12 +265,12 @@ public final class ImageFetcher {
         run.variants.waiting.removeAll()
         for job in waiting {
             guard let held = run.variants.finish(job.token, started: false) else { continue }
-            try deliver(held.fingerprint, .failure(.interrupted(url: held.url)), first: held.first, url: held.url,
+            try deliver(held.fingerprint, .failure(stopped(held.url, run)), first: held.first, url: held.url,
                         repeats: held.repeats, &run, emit: emit)
         }
         for token in Array(run.variants.pending.keys).sorted() {
             guard let held = run.variants.finish(token, started: true) else { continue }
-            try deliver(held.fingerprint, .failure(.interrupted(url: held.url)), first: held.first, url: held.url,
+            try deliver(held.fingerprint, .failure(stopped(held.url, run)), first: held.first, url: held.url,
                         repeats: held.repeats, &run, emit: emit)
         }
     }
@@ -267,7 +285,7 @@ public final class ImageFetcher {
         while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
         for slot in run.inFlight.slots {
             guard let miss = run.inFlight.remove(slot) else { continue }
-            try settle(miss.fingerprint, .failure(.interrupted(url: miss.url)), first: miss.firstIndex, url: miss.url,
+            try settle(miss.fingerprint, .failure(stopped(miss.url, run)), first: miss.firstIndex, url: miss.url,
                        repeats: miss.repeats, &run, emit: emit)
         }
         try abandonVariants(&run, emit: emit)
@@ -300,7 +318,7 @@ public final class ImageFetcher {
             if case .success(let body) = result { remoteTier?.timeOriginDownload(seconds: body.response.elapsed) }
             var stored: EntryCommitter.Body?
             let answer = run.interrupted && Self.isCancellation(result)
-                ? .failure(.interrupted(url: miss.url)) : downloadStore.store(result, for: miss, stored: &stored)
+                ? .failure(stopped(miss.url, run)) : downloadStore.store(result, for: miss, stored: &stored)
             remember(answer, for: miss)
             if let stored, case .success(let fetched) = answer { share(stored, of: miss.key, as: fetched, &run) }
             try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url, repeats: miss.repeats, &run, emit: emit)
@@ -333,7 +351,7 @@ public final class ImageFetcher {
         let index = run.nextIndex
         run.nextIndex += 1
         guard run.interrupted else { return index }
-        try emit(FetchOutcome(index: index, url: url, result: .failure(.interrupted(url: url))))
+        try emit(FetchOutcome(index: index, url: url, result: .failure(stopped(url, run))))
         run.answered += 1
         return nil
     }
@@ -427,7 +445,7 @@ public final class ImageFetcher {
             // Interrupted: no new work starts, so the variants asked for are not made.
             guard !run.interrupted else {
                 if !original.isStored { try? FileSystem.remove(original.path) }
-                try deliver(fingerprint, .failure(.interrupted(url: url)), first: first, url: url, repeats: repeats, &run, emit: emit)
+                try deliver(fingerprint, .failure(stopped(url, run)), first: first, url: url, repeats: repeats, &run, emit: emit)
                 return
             }
             run.variants.add(original, fingerprint: fingerprint, first: first, url: url, repeats: repeats)

@@ -13,6 +13,8 @@ struct RecordedRequest: Sendable {
     let headers: [(name: String, value: String)]
     /// 1-based serial of the TCP connection the request arrived on.
     let connection: Int
+    /// When its head had arrived (seconds since boot).
+    var receivedAt = ProcessInfo.processInfo.systemUptime
 
     /// The value of the first header called `name`, compared case-insensitively.
     func header(_ name: String) -> String? {
@@ -327,6 +329,14 @@ final class FaultServer: @unchecked Sendable {
             guard let milliseconds = UInt32(parts[1]), milliseconds <= 2000 else { break }
             usleep(milliseconds * 1000)
             return status(request.method == "PUT" ? 201 : 404)
+        case ("retry-after", 3):
+            // 503 with Retry-After: SECONDS for the first request of this path, then the image.
+            let hit = locked { () -> Int in
+                flakyHits[request.path, default: 0] += 1
+                return flakyHits[request.path, default: 0]
+            }
+            guard hit == 1 else { return serve(parts[2]) }
+            return .full(status: 503, type: "text/plain", body: Array("busy\n".utf8), extra: [("Retry-After", parts[1])])
         case ("garbage-store", _):
             // A store (or a misconfigured proxy in front of one) that answers every object with a web page.
             let page = "<!DOCTYPE html>\n<html><body><p>Welcome!</p></body></html>\n"

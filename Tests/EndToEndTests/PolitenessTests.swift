@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+/// Politeness to origin servers: a cap on transfers per host, an even rate per
+/// host, Retry-After, hosts that cannot be reached given up after a few
+/// failures, and a deadline for the whole run.
+@Suite final class PolitenessTests: FaultServerSuite {
+    let work: TemporaryDirectory
+
+    override init() throws {
+        work = try TemporaryDirectory("imgcache-polite")
+        try super.init()
+    }
+
+    /// `count` distinct URLs of fixture images on the fault server behind `route`.
+    func urls(_ count: Int, route: String) -> [String] {
+        let images = ["photo.jpg", "logo.png", "gray.jpg", "alpha.webp"]
+        return (0..<count).map { faults.baseURL + "/\(route)/" + images[$0 % images.count] + "?n=\($0)" }
+    }
+
+    @Test func perHostCapsTheTransfersToOneHost() throws {
+        // Each answer takes 100 ms, so transfers overlap as much as they are allowed to.
+        let capped = try fetch(["prefetch", "-j", "8", "--per-host", "2", try work.write(lines: urls(12, route: "delay/100"))])
+        #expect(capped.status == 0, "\(capped.standardError)")
+        #expect(faults.maxInFlight == 2, "\(faults.maxInFlight) at once")
+        // Without it, -j alone.
+        let free = try fetch(["prefetch", "-j", "8", try work.write(lines: urls(12, route: "delay/100").map { $0 + "&free" }, to: "free.txt")])
+        #expect(free.status == 0 && faults.maxInFlight > 2)
+    }
+
+    @Test func rateSpacesTheRequestsToOneHost() throws {
+        let list = try work.write(lines: urls(6, route: "image"))
+        let result = try fetch(["prefetch", "-j", "6", "--rate", "10/s", list])
+        #expect(result.status == 0, "\(result.standardError)")
+        let times = faults.requests.map(\.receivedAt).sorted()
+        #expect(times.count == 6)
+        // Six requests at 10 a second span at least half a second (a slow machine only spreads them more).
+        #expect(times.last! - times.first! >= 0.45, "\(times.map { $0 - times[0] })")
+        for bad in ["0/s", "-1", "5/week", "x", "1e9/s"] {
+            #expect(try fetch(["prefetch", "--rate", bad, list]).status == 64, "\(bad)")
+        }
+        #expect(try fetch(["prefetch", "--per-host", "0", list]).status == 64)
+    }
+
+    @Test func retryAfterIsHonouredWhenRetrying() throws {
+        let result = try fetch(["fetch", "--retries", "1", faults.baseURL + "/retry-after/1/photo.jpg"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let times = faults.requests.map(\.receivedAt)
+        #expect(times.count == 2 && times[1] - times[0] >= 0.95, "\(times)")
+    }
+
+    @Test func aHostThatCannotBeReachedIsGivenUpAfterAFewFailures() throws {
+        let closed = try NginxServer.freePort()
+        let list = try work.write(lines: (0..<10).map { "http://127.0.0.1:\(closed)/img\($0).jpg" })
+        let result = try fetch(["--json", "prefetch", "-j", "1", list])
+        #expect(result.status == 1)
+        let errors = try result.jsonLines().compactMap { $0["error"] as? String }
+        #expect(errors.count == 10)
+        #expect(errors.filter { $0.contains("connection refused") && !$0.contains("not tried") }.count == 3, "\(errors)")
+        #expect(errors.filter { $0.contains("not tried: 127.0.0.1 failed 3 times in a row (connection refused); given up for this run") }.count == 7)
+        // Nothing of it is remembered as a failed URL: the next run tries again.
+        let again = try fetch(["--json", "prefetch", "-j", "1", list])
+        #expect(try again.jsonLines().last?["blacklisted"] as? Int == 0)
+    }
+
+    @Test func aDeadlineEndsTheRunWhateverHangs() throws {
+        let stalls = (0..<5).map { faults.baseURL + "/stall?n=\($0)" } + [server.url("photo.jpg")]
+        let result = try fetch(["--json", "prefetch", "--deadline", "1", try work.write(lines: stalls)])
+        #expect(result.status == 1)
+        let lines = try result.jsonLines()
+        #expect(lines.filter { ($0["error"] as? String)?.contains("not done within the run's 1 s (--deadline)") == true }.count == 5)
+        #expect(lines.last?["downloaded"] as? Int == 1 && lines.last?["failed"] as? Int == 5)
+        #expect(result.standardError.contains("the run's deadline (1 s) came"))
+        #expect(try fetch(["prefetch", "--deadline", "soon", stalls[0]]).status == 64)
+    }
+}
