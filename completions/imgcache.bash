@@ -8,7 +8,7 @@ _imgcache() {
     command=
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            fetch|prefetch|list|cache-info|clean|clear|remove|config|remote|completions|help) command=${COMP_WORDS[i]}; break ;;
+            fetch|prefetch|export|list|cache-info|clean|clear|remove|config|remote|completions|help) command=${COMP_WORDS[i]}; break ;;
         esac
     done
     case $prev in
@@ -87,6 +87,23 @@ _imgcache() {
         --max-redirects) return ;;
         --max-size) return ;;
         --deadline) return ;;
+        --webdataset) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --shard-size) return ;;
+        --caption-column) return ;;
+        --input-format) COMPREPLY=($(compgen -W "lines csv tsv jsonl" -- "$cur")); _imgcache_nospace; return ;;
+        --url-column) return ;;
+        --failed-ttl) return ;;
+        --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
+        --thumbnail) return ;;
+        --fit) COMPREPLY=($(compgen -W "inside cover contain fill" -- "$cur")); _imgcache_nospace; return ;;
+        --format) COMPREPLY=($(compgen -W "jpeg png webp gif avif jxl" -- "$cur")); _imgcache_nospace; return ;;
+        --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
+        --quality) return ;;
+        --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
+        --max-pixels) return ;;
+        --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
+        --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --remote) return ;;
         --sort) COMPREPLY=($(compgen -W "recent size url" -- "$cur")); _imgcache_nospace; return ;;
         --max-size) return ;;
         --max-age) return ;;
@@ -108,6 +125,9 @@ _imgcache() {
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --shard --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+        export)
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --shard-size --caption-column --include-opted-out --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         list)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
@@ -135,10 +155,10 @@ _imgcache() {
             else COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); fi ;;
         help)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--man --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
-            else COMPREPLY=($(compgen -W "fetch prefetch list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
+            else COMPREPLY=($(compgen -W "fetch prefetch export list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
         *)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
-            else COMPREPLY=($(compgen -W "fetch prefetch list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
+            else COMPREPLY=($(compgen -W "fetch prefetch export list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
     esac
 }
 # A single match ending in '=' takes its value next: no space after it.

@@ -7,7 +7,7 @@ import Testing
     @Test func theDocumentHasEveryShape() {
         for section in ["fetch and prefetch: an image", "fetch and prefetch: a failure", "prefetch: the summary", "cache-info",
                         "clean", "clean --dry-run: a file", "clean: skipped", "clear", "clear --failed",
-                        "list", "list --failed", "remove", "config", "remote check"] {
+                        "list", "list --failed", "remove", "config", "remote check", "export"] {
             #expect(JSONContract.sections[section]?.isEmpty == false, "\(section)")
         }
     }
@@ -57,6 +57,10 @@ import Testing
             #expect(line["row"] != nil)
         }
         #expect(rows.contains { $0["line"] as? Int == 3 && $0["url"] is NSNull })
+
+        let exported = try fetch(["--json", "export", "--webdataset", home.appending("shards"), table]).jsonLines()
+        #expect(exported.count == 1)
+        JSONContract.expect(exported.first, matches: "export")
     }
 
     @Test func maintenanceObjects() throws {

@@ -341,4 +341,11 @@ int ic_gunzip_step(void *stream, const uint8_t *input, size_t input_size, size_t
                    uint8_t *output, size_t output_size, size_t *produced);
 void ic_gunzip_free(void *stream);
 
+/// Tar files (`export --webdataset`) through libarchive: a writer for the
+/// file at `path` (NULL with why in `error`), members added whole with a fixed
+/// time, owner and mode, and the close that finishes the file (0, or -1).
+void *ic_tar_open(const char *path, char *error, size_t error_size);
+int ic_tar_add(void *tar, const char *name, const void *bytes, size_t size, char *error, size_t error_size);
+int ic_tar_close(void *tar, char *error, size_t error_size);
+
 #endif

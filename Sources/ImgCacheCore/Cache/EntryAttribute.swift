@@ -31,6 +31,7 @@ import Glibc
 ///         0x02 EXIF orientation (1 byte, 2–8)
 ///         0x04 the source's frames, for a transform that changed them (LEB128)
 ///         0x08 a variant's original: its inode and size (LEB128 each)
+///         0x10 opted out of AI training (X-Robots-Tag noai, noimageai); no field
 enum EntryAttribute {
     static let version: UInt8 = 0xC2
 
@@ -92,6 +93,7 @@ enum EntryAttribute {
             appendVarint(&moreTail, source.inode)
             appendVarint(&moreTail, UInt64(max(0, source.byteCount)))
         }
+        if metadata.optedOut { more |= 0x10 }
         if more != 0 { flags |= 0x80 }
         out.append(flags)
         return out + tail + (more != 0 ? [more] + moreTail : [])
@@ -124,9 +126,10 @@ enum EntryAttribute {
         let format = fileName.split(separator: ".").dropFirst().last.flatMap { ImageFormat(fileExtension: $0) }
         if flags & 0x20 != 0 { guard let text = reader.text() else { return nil }; contentType = text }
         else if flags & 0x40 == 0 { contentType = format.map(defaultContentType) }
-        var freshUntil: Double?, orientation: Int?, sourceFrames: Int?, source: EntryMetadata.Source?
+        var freshUntil: Double?, orientation: Int?, sourceFrames: Int?, source: EntryMetadata.Source?, optedOut = false
         if flags & 0x80 != 0 {
             guard let more = reader.byte() else { return nil }
+            optedOut = more & 0x10 != 0
             if more & 0x01 != 0 { guard let seconds = reader.varint(), seconds < 1 << 53 else { return nil }; freshUntil = Double(seconds) }
             if more & 0x02 != 0 { guard let value = reader.byte() else { return nil }; orientation = Int(value) }
             if more & 0x04 != 0 { guard let value = reader.varint(), value < 1 << 31 else { return nil }; sourceFrames = Int(value) }
@@ -136,12 +139,13 @@ enum EntryAttribute {
             }
         }
         guard reader.atEnd else { return nil }
-        let metadata = EntryMetadata(fileName: fileName, inode: 0, byteCount: Int64(size), key: key ?? "", url: key ?? "",
+        var metadata = EntryMetadata(fileName: fileName, inode: 0, byteCount: Int64(size), key: key ?? "", url: key ?? "",
                                      etag: etag, lastModified: lastModified, contentType: contentType, format: format,
                                      width: width == 0 ? nil : Int(width), height: height == 0 ? nil : Int(height),
                                      frameCount: frames == 0 ? nil : Int(frames), storedAt: Double(bitPattern: stored),
                                      freshUntil: freshUntil, orientation: orientation, sourceFrameCount: sourceFrames,
                                      source: source)
+        metadata.optedOut = optedOut
         return (metadata, key.map { UInt32(check) == keyCheck($0) } ?? true)
     }
 

@@ -42,6 +42,9 @@ public struct EntryMetadata: Equatable, Sendable {
     /// stands for that original only (a refresh that brings new bytes makes a
     /// new file, with another inode).
     public var source: Source?
+    /// The server asked that the image not be used to train AI (X-Robots-Tag
+    /// `noai` or `noimageai`): exports leave it out unless asked.
+    public var optedOut = false
 
     /// Which file an entry was made from: its inode and size. Every body a
     /// download stores is a new file, written beside the one it replaces, so
@@ -87,6 +90,13 @@ public struct EntryMetadata: Equatable, Sendable {
         self.source = source
     }
 
+    /// This metadata, marked opted out of AI training when `optedOut`.
+    func optingOut(_ optedOut: Bool) -> EntryMetadata {
+        var metadata = self
+        metadata.optedOut = optedOut
+        return metadata
+    }
+
     /// Whether the response it came from is still fresh at `now`.
     public func isFresh(at now: Double) -> Bool {
         freshUntil.map { now < $0 } ?? false
@@ -127,6 +137,7 @@ public struct EntryMetadata: Equatable, Sendable {
         add("orientation", orientation.map(String.init))
         add("source-frames", sourceFrameCount.map(String.init))
         add("source", source.map { "\($0.inode) \($0.byteCount)" })
+        add("opted-out", optedOut ? "noai" : nil)
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -165,6 +176,7 @@ public struct EntryMetadata: Equatable, Sendable {
                   orientation: fields["orientation"].flatMap { Int($0) },
                   sourceFrameCount: fields["source-frames"].flatMap { Int($0) },
                   source: fields["source"].flatMap(EntryMetadata.parseSource))
+        optedOut = fields["opted-out"] != nil
     }
 
     private static func parseSource(_ text: String) -> Source? {

@@ -117,6 +117,15 @@ public struct DownloadResponse: Equatable, Sendable {
     public internal(set) var elapsed = 0.0
     /// What the response says of how long it stays fresh.
     public internal(set) var freshness = HTTPFreshness()
+    /// The response's X-Robots-Tag values, joined.
+    public internal(set) var robotsTag: String?
+
+    /// Whether the server asked that the image not be used to train AI (`noai`,
+    /// `noimageai` in X-Robots-Tag, for any crawler).
+    public var optsOutOfAI: Bool {
+        guard let robotsTag else { return false }
+        return robotsTag.lowercased().split(whereSeparator: { ",: ".contains($0) }).contains { $0 == "noai" || $0 == "noimageai" }
+    }
 
     /// A 304 to a conditional request: the cached copy is still good.
     public var notModified: Bool { statusCode == 304 }

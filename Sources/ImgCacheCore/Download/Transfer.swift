@@ -150,6 +150,7 @@ final class Transfer {
             lastModified: sink.headers["last-modified"],
             contentType: sink.headers["content-type"],
             byteCount: sink.receivedBytes)
+        response.robotsTag = sink.headers["x-robots-tag"]
         response.freshness = HTTPFreshness(cacheControl: sink.headers["cache-control"], expires: sink.headers["expires"],
                                            date: sink.headers["date"], age: sink.headers["age"],
                                            lastModified: sink.headers["last-modified"])

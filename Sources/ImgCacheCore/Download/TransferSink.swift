@@ -126,7 +126,7 @@ final class TransferSink {
     /// The response headers imgcache uses; the others are skipped without
     /// being turned into text.
     static let keptHeaders = ["content-length", "content-type", "etag", "last-modified", "retry-after", "content-encoding",
-                              "cache-control", "expires", "date", "age"]
+                              "cache-control", "expires", "date", "age", "x-robots-tag"]
         .map { Array($0.utf8) }
 
     /// One header line, CRLF included. A status line starts a new response.
@@ -155,7 +155,9 @@ final class TransferSink {
         }) else { return }
         var start = colon + 1
         while start < bytes.count, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-        headers[String(decoding: kept, as: UTF8.self)] = String(decoding: bytes[start...], as: UTF8.self)
+        let field = String(decoding: kept, as: UTF8.self), value = String(decoding: bytes[start...], as: UTF8.self)
+        // X-Robots-Tag may come once per crawler: all of them are kept.
+        if field == "x-robots-tag", let before = headers[field] { headers[field] = before + ", " + value } else { headers[field] = value }
     }
 
     /// Body bytes. Returns false to make libcurl abort the transfer.

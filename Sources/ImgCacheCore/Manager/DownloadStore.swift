@@ -122,6 +122,7 @@ struct DownloadStore {
                           format: header.format, width: header.width, height: header.height,
                           frameCount: header.frameCount, storedAt: now, freshUntil: response.freshness.freshUntil(received: now),
                           orientation: header.orientation)
+                .optingOut(response.optsOutOfAI)
         }
         do throws(SystemError) {
             // Not kept (CacheMemoryOnly, or --no-original once its variants are made): handed over in a temporary file.

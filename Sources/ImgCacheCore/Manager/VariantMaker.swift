@@ -191,6 +191,7 @@ struct VariantMaker {
                           format: format, width: width, height: height, frameCount: frames,
                           storedAt: now, freshUntil: source.freshUntil, orientation: orientation,
                           sourceFrameCount: sourceFrames != frames ? sourceFrames : nil, source: madeFrom)
+                .optingOut(source.optedOut)
         }
         do throws(SystemError) {
             if settings.options.contains(.cacheMemoryOnly) {

@@ -329,6 +329,9 @@ final class FaultServer: @unchecked Sendable {
             guard let milliseconds = UInt32(parts[1]), milliseconds <= 2000 else { break }
             usleep(milliseconds * 1000)
             return status(request.method == "PUT" ? 201 : 404)
+        case ("robots", 3):
+            // The image, with X-Robots-Tag: VALUE (an opt-out of AI training, or another directive).
+            return serve(parts[2], extra: [("X-Robots-Tag", parts[1].removingPercentEncoding ?? parts[1])])
         case ("retry-after", 3):
             // 503 with Retry-After: SECONDS for the first request of this path, then the image.
             let hit = locked { () -> Int in

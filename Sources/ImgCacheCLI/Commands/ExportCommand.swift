@@ -1,0 +1,160 @@
+import ImgCacheCore
+
+/// `imgcache export` arguments.
+public struct ExportArguments: Equatable, Sendable {
+    /// The list's path ("-": standard input).
+    public var input: String
+    /// `--webdataset DIR`: where the shards go.
+    public var directory: String
+    public var shardSize = ExportArguments.defaultShardSize
+    public var captionColumn: String?
+    public var includesOptedOut = false
+    public var listFormat = ListFormat.Choice()
+    public var manager = ManagerArguments()
+
+    public static let defaultShardSize = 10_000
+
+    public init(input: String, directory: String) {
+        self.input = input
+        self.directory = directory
+    }
+}
+
+/// `imgcache export --webdataset DIR LIST`: the cached images of a list (or
+/// their variants, made from the cached originals), as WebDataset tar shards.
+typealias ExportCommand = CommandRun<ExportArguments>
+
+extension ExportCommand {
+    func run() throws(SystemError) -> ExitStatus {
+        guard let list = ManagerSetup.openList(arguments.input, format: arguments.listFormat, console: console, quiet: globals.quiet) else {
+            return .noInput
+        }
+        let export: WebDatasetExport
+        do throws(WebDatasetExport.Failure) {
+            export = try WebDatasetExport(directory: arguments.directory, shardSize: arguments.shardSize,
+                                          captionColumn: arguments.captionColumn, includesOptedOut: arguments.includesOptedOut)
+        } catch {
+            console.error(error.reason)
+            return .outputFailed
+        }
+        var manager = arguments.manager
+        // Nothing is downloaded: the cache answers, or the row is missing.
+        manager.settings.options.insert(.fromCacheOnly)
+        let fetcher: ImageFetcher
+        switch ManagerSetup.fetcher(manager, cache: cache, console: console, environment: environment) {
+        case .success(let made): fetcher = made
+        case .failure(let status): return status
+        }
+        defer { fetcher.close() }
+        var failure: WebDatasetExport.Failure?
+        var inputError: SystemError?
+        // In the list's order, so the same list gives the same shards.
+        try fetcher.fetch(list, deliver: { (outcome) throws(SystemError) in
+            guard failure == nil else { return }
+            let row = list.rows.take(outcome.index)
+            do throws(WebDatasetExport.Failure) {
+                try export.add(index: outcome.index, url: outcome.url, result: outcome.result ?? .failure(.interrupted(url: outcome.url)),
+                               row: row)
+            } catch {
+                // The rest is only looked up (nothing is downloaded) and left out.
+                failure = error
+            }
+        }, update: { (update) throws(SystemError) in
+            if case .inputFailed(let error) = update {
+                inputError = error
+                console.error("cannot read the list of URLs: \(error)")
+            }
+        })
+        if let failure {
+            console.error(failure.reason)
+            return .outputFailed
+        }
+        if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
+        let counts: WebDatasetExport.Counts
+        do throws(WebDatasetExport.Failure) { counts = try export.finish() } catch {
+            console.error(error.reason)
+            return .outputFailed
+        }
+        try report(counts)
+        let status: ExitStatus = counts.missing + counts.failed > 0 ? .someFailed : .success
+        return inputError == nil ? status : .worse(status, .noInput)
+    }
+
+    private func report(_ counts: WebDatasetExport.Counts) throws(SystemError) {
+        if globals.json {
+            var object = JSONObject()
+            object.add("rows", counts.rows)
+            object.add("exported", counts.exported)
+            object.add("missing", counts.missing)
+            object.add("failed", counts.failed)
+            object.add("opted_out", counts.optedOut)
+            object.add("shards", counts.shards)
+            object.add("directory", arguments.directory)
+            try console.output(object.serialized)
+            return
+        }
+        guard !globals.quiet else { return }
+        try console.output("\(Plural.count(counts.rows, "row")): \(counts.exported) exported in \(Plural.count(counts.shards, "shard")), "
+                           + "\(counts.missing) missing, \(counts.failed) failed, \(counts.optedOut) opted out (\(arguments.directory))")
+    }
+}
+
+extension ExportArguments: Subcommand {
+    static let spec = CommandSpec(
+        name: "export", summary: "Write a list's cached images as WebDataset tar shards",
+        description: """
+            Reads a list (lines, or a CSV, TSV or JSONL table, as prefetch does) and writes the \
+            image each row has in the cache, in the list's order, into tar shards of --shard-size \
+            samples in the --webdataset folder (00000.tar, 00001.tar, ...): per sample KEY.EXT (the \
+            image, or its variant with --thumbnail, --fit, --format, made from the cached original), \
+            KEY.json (url, sha256, width, height, format and the row's other columns) and KEY.txt \
+            (the --caption-column's text). KEY is the row's position in the list, nine digits. \
+            Nothing is downloaded: run prefetch first; a row not cached is 'missing'. manifest.jsonl \
+            in the folder says what became of every row (exported, missing, failed, opted_out). \
+            Images whose server sent X-Robots-Tag noai or noimageai are left out unless \
+            --include-opted-out. The same list and cache give the same bytes. Exit 1 when a row \
+            is missing or failed.
+            """,
+        options: [
+            .value(.webdataset, metavar: "DIR", kind: .directory,
+                   help: "The folder the shards and manifest.jsonl go to (made if missing; one holding anything else is refused)"),
+            .value(.shardSize, metavar: "N", kind: .text, help: "Samples per shard (default \(ExportArguments.defaultShardSize))"),
+            .value(.captionColumn, metavar: "NAME", kind: .text, help: "The table's column whose text goes in KEY.txt"),
+            .flag(.includeOptedOut, help: "Export images whose server opted them out of AI training (X-Robots-Tag noai, noimageai) too"),
+        ] + CommandTable.listOptions + CommandTable.managerOptions,
+        operands: [OperandSpec(name: "LIST", kind: .path, help: "list of URLs or table ('-': standard input)", minimum: 1, maximum: 1)],
+        examples: [
+            ("imgcache export --webdataset shards/ images.csv", "the cached images of a table, 10000 per shard"),
+            ("imgcache export --webdataset shards/ --thumbnail 256x256 --fit cover --format webp --caption-column caption images.csv",
+             "256-pixel WebP thumbnails with captions"),
+        ]
+    )
+
+    static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
+        .run(globals, Command(try options.exportArguments()))
+    }
+
+    static func run(_ command: ExportCommand) throws(SystemError) -> ExitStatus { try command.run() }
+}
+
+/// `export` arguments from the parsed words.
+extension ParsedOptions {
+    func exportArguments() throws(UsageError) -> ExportArguments {
+        guard let input = operands.first else { throw .missingOperand(command: "export", operand: "a list (LIST, or '-')") }
+        guard let directory = last(.webdataset) else { throw .missingOperand(command: "export", operand: "--webdataset DIR") }
+        guard !directory.isEmpty else { throw .invalidValue(option: "--webdataset", value: directory, reason: "the path is empty") }
+        var arguments = ExportArguments(input: input, directory: directory)
+        if let text = last(.shardSize) { arguments.shardSize = try integer(text, option: "--shard-size", in: 1...10_000_000) }
+        arguments.captionColumn = last(.captionColumn)
+        arguments.includesOptedOut = has(.includeOptedOut)
+        arguments.listFormat = try listFormat()
+        arguments.manager = try managerArguments(defaultPriority: .normal)
+        if arguments.manager.settings.variants.count > 1 {
+            throw .conflictingOptions("export", "several sizes or formats", reason: "a sample holds one image: give one size and one format")
+        }
+        if arguments.manager.settings.options.contains(.cacheMemoryOnly) {
+            throw .conflictingOptions("CacheMemoryOnly", "export", reason: "export reads the cache")
+        }
+        return arguments
+    }
+}

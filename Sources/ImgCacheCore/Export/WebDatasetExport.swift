@@ -1,0 +1,205 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `export --webdataset DIR`: a list's answers from the cache, in the list's
+/// order, as WebDataset shards (`00000.tar`, `00001.tar`, … of `shardSize`
+/// samples). A sample is `KEY.EXT` (the image, or its variant), `KEY.json`
+/// (its URL, SHA-256, size, format and the row's columns) and `KEY.txt` (the
+/// caption column's text, when one is named); KEY is the row's position in the
+/// list, nine digits. `manifest.jsonl` says what became of every row. The same
+/// list and cache give the same bytes. Used by one thread.
+public final class WebDatasetExport {
+    /// What an export did.
+    public struct Counts: Equatable, Sendable {
+        public var rows = 0
+        public var exported = 0
+        public var missing = 0
+        public var failed = 0
+        public var optedOut = 0
+        public var shards = 0
+    }
+
+    /// Why an export cannot go on.
+    public struct Failure: Error, CustomStringConvertible {
+        public let reason: String
+        public var description: String { reason }
+    }
+
+    public let directory: String
+    public let shardSize: Int
+    public let captionColumn: String?
+    public let includesOptedOut: Bool
+    public private(set) var counts = Counts()
+
+    private var shard: TarWriter?
+    private var inShard = 0
+    private let manifest: Int32
+    private let manifestPath: String
+
+    /// The name of shard `number`.
+    public static func shardName(_ number: Int) -> String { padded(number, 5) + ".tar" }
+
+    private static func padded(_ number: Int, _ digits: Int) -> String {
+        let text = String(number)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+
+    /// Makes `directory` if needed. One that holds other files than an export's is refused,
+    /// so that an export never mixes with (or replaces) what is not its own.
+    public init(directory: String, shardSize: Int, captionColumn: String?, includesOptedOut: Bool) throws(Failure) {
+        self.directory = directory
+        self.shardSize = shardSize
+        self.captionColumn = captionColumn
+        self.includesOptedOut = includesOptedOut
+        do {
+            try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
+            let names = try DirectoryHandle(directory).list().map(\.name)
+            if let stranger = names.first(where: { !WebDatasetExport.isOwn($0) }) {
+                throw Failure(reason: "\(directory) holds \(stranger), which no export wrote: give an empty or new folder")
+            }
+        } catch let error as Failure {
+            throw error
+        } catch {
+            throw Failure(reason: "cannot use \(directory): \(error)")
+        }
+        manifestPath = directory + "/manifest.jsonl"
+        let partial = directory + "/.manifest.jsonl.partial"
+        switch SystemCall.open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o666) {
+        case .success(let descriptor): manifest = descriptor
+        case .failure(let errno): throw Failure(reason: SystemError("create", path: partial, errno: errno).description)
+        }
+    }
+
+    deinit {
+        SystemCall.close(manifest)
+        try? FileSystem.remove(directory + "/.manifest.jsonl.partial")
+    }
+
+    /// A name an export writes: its shards, its manifest, and their partial files.
+    private static func isOwn(_ name: String) -> Bool {
+        if name == "manifest.jsonl" || name == ".manifest.jsonl.partial" { return true }
+        let bare = name.hasPrefix(".") && name.hasSuffix(".partial") ? String(name.dropFirst().dropLast(8)) : name
+        return bare.count == 9 && bare.hasSuffix(".tar") && bare.dropLast(4).allSatisfy(\.isNumber)
+    }
+
+    /// The answer for the row at `index` (its URL, and its other columns).
+    public func add(index: Int, url: String, result: Result<FetchResult, FetchError>, row: JSONObject?) throws(Failure) {
+        counts.rows += 1
+        let key = WebDatasetExport.padded(index, 9)
+        var line = JSONObject()
+        line.add("key", key)
+        switch result {
+        case .success(let fetched):
+            let path = fetched.variants.first?.path ?? fetched.path
+            let metadata = fetched.variants.first?.metadata ?? fetched.metadata
+            if metadata.optedOut, !includesOptedOut {
+                counts.optedOut += 1
+                line.add("url", RemoteURL.redacted(url))
+                line.add("status", "opted_out")
+                return try write(line)
+            }
+            let bytes: [UInt8]
+            do throws(SystemError) {
+                guard let read = try FileSystem.readFile(path, limit: 1 << 31) else { throw SystemError("read", path: path, errno: .noSuchFile) }
+                bytes = read
+            } catch {
+                counts.failed += 1
+                line.add("url", RemoteURL.redacted(url))
+                line.add("status", "failed")
+                line.add("error", "cannot read \(path): \(error.reason)")
+                return try write(line)
+            }
+            let digest: String
+            do { digest = try SHA256.hex(bytes) } catch { throw Failure(reason: error.reason) }
+            let shardName = try sampleShard()
+            var sample = JSONObject()
+            sample.add("key", key)
+            sample.add("url", RemoteURL.redacted(url))
+            sample.add("sha256", digest)
+            sample.add("width", metadata.uprightSize.width)
+            sample.add("height", metadata.uprightSize.height)
+            sample.add("format", metadata.format?.rawValue)
+            let core: Set<String> = ["key", "url", "sha256", "width", "height", "format"]
+            var caption: String?
+            for (name, value) in row?.fields ?? [] where !core.contains(name) {
+                sample.add(name, value)
+                if name == captionColumn { caption = WebDatasetExport.text(of: value) }
+            }
+            let ext = metadata.format?.fileExtension ?? "img"
+            do {
+                try shard?.add(key + "." + ext, bytes)
+                try shard?.add(key + ".json", Array((sample.serialized + "\n").utf8))
+                if let caption { try shard?.add(key + ".txt", Array(caption.utf8)) }
+            } catch {
+                throw Failure(reason: "cannot write \(shardName): \(error.reason)")
+            }
+            inShard += 1
+            counts.exported += 1
+            line.add("url", RemoteURL.redacted(url))
+            line.add("status", "exported")
+            line.add("shard", shardName)
+            try write(line)
+            if inShard == shardSize { try closeShard() }
+        case .failure(let error):
+            if case .notCached = error { counts.missing += 1 } else { counts.failed += 1 }
+            if case .badRow(let number, _) = error {
+                line.add("url", JSONValue.null)
+                line.add("line", number)
+            } else {
+                line.add("url", RemoteURL.redacted(url))
+            }
+            if case .notCached = error {
+                line.add("status", "missing")
+            } else {
+                line.add("status", "failed")
+                line.add("error", error.message)
+            }
+            try write(line)
+        }
+    }
+
+    /// Ends the last shard and the manifest, and removes shards a previous export
+    /// left beyond this one's.
+    public func finish() throws(Failure) -> Counts {
+        try closeShard()
+        do {
+            try FileSystem.rename(directory + "/.manifest.jsonl.partial", to: manifestPath)
+            for item in try DirectoryHandle(directory).list() where WebDatasetExport.isOwn(item.name) && item.name.hasSuffix(".tar") {
+                if let number = Int(item.name.dropLast(4)), number >= counts.shards { try FileSystem.remove(directory + "/" + item.name) }
+            }
+        } catch {
+            throw Failure(reason: "cannot finish \(directory): \(error)")
+        }
+        return counts
+    }
+
+    /// The shard the next sample goes to, started when needed.
+    private func sampleShard() throws(Failure) -> String {
+        if shard == nil {
+            let name = WebDatasetExport.shardName(counts.shards)
+            do { shard = try TarWriter(path: directory + "/" + name) } catch { throw Failure(reason: "cannot write \(name): \(error.reason)") }
+            inShard = 0
+        }
+        return WebDatasetExport.shardName(counts.shards)
+    }
+
+    private func closeShard() throws(Failure) {
+        guard let current = shard else { return }
+        shard = nil
+        do { try current.finish() } catch { throw Failure(reason: "cannot write \(current.path): \(error.reason)") }
+        counts.shards += 1
+    }
+
+    private func write(_ line: JSONObject) throws(Failure) {
+        do { try FileSystem.writeAll(manifest, Array((line.serialized + "\n").utf8), path: manifestPath) } catch {
+            throw Failure(reason: error.description)
+        }
+    }
+
+    /// A caption's text: a string as it is, anything else as its JSON.
+    private static func text(of value: JSONValue) -> String {
+        if case .string(let text) = value { return text }
+        return value.serialized
+    }
+}

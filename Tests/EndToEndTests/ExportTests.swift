@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+/// `imgcache export --webdataset`: a list's cached images as tar shards that
+/// `tar` reads, the same bytes every time, images opted out of AI training
+/// left out unless asked.
+@Suite final class ExportTests: FaultServerSuite {
+    let work: TemporaryDirectory
+
+    override init() throws {
+        work = try TemporaryDirectory("imgcache-export")
+        try super.init()
+    }
+
+    func table(_ text: String, name: String = "images.csv") throws -> String {
+        let path = work.appending(name)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// `tar` run on `arguments`, its standard output.
+    func tar(_ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/tar")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "tar \(arguments)")
+        return data
+    }
+
+    func members(_ shard: String) throws -> [String] {
+        String(decoding: try tar(["-tf", shard]), as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    func manifest(_ directory: String) throws -> [[String: Any]] {
+        try String(contentsOfFile: directory + "/manifest.jsonl", encoding: .utf8).split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    @Test func aTableBecomesShardsThatTarReadsTheSameEveryTime() throws {
+        let csv = """
+            url,caption,license
+            \(server.url("photo.jpg")),a photo,cc-by
+            \(server.url("logo.png")),"a logo, small",cc0
+            ,no url,x
+            \(server.url("gray.jpg")),gray,cc0
+            \(server.url("anim.gif")),never fetched,cc0
+            \(server.url("alpha.webp")),alpha,cc0
+            """
+        let list = try table(csv)
+        let cached = try table(csv.split(separator: "\n").filter { !$0.contains("anim.gif") }.joined(separator: "\n"), name: "cached.csv")
+        #expect(try fetch(["prefetch", cached]).status == 1)  // the row without a URL fails
+        let out = work.appending("shards")
+        let result = try fetch(["export", "--webdataset", out, "--shard-size", "2", "--caption-column", "caption", list])
+        #expect(result.status == 1, "a missing row: \(result.standardError)")
+        #expect(result.output.contains("6 rows: 4 exported in 2 shards, 1 missing, 1 failed, 0 opted out"), "\(result.output)")
+        #expect(try members(out + "/00000.tar") == ["000000000.jpg", "000000000.json", "000000000.txt",
+                                                     "000000001.png", "000000001.json", "000000001.txt"])
+        #expect(try members(out + "/00001.tar").first == "000000003.jpg")
+        #expect(try tar(["-xOf", out + "/00000.tar", "000000000.jpg"]) == (try Paths.fixture("photo.jpg")))
+        #expect(String(decoding: try tar(["-xOf", out + "/00000.tar", "000000001.txt"]), as: UTF8.self) == "a logo, small")
+        let sample = try #require(try JSONSerialization.jsonObject(with: try tar(["-xOf", out + "/00000.tar", "000000000.json"])) as? [String: Any])
+        #expect(sample["url"] as? String == server.url("photo.jpg") && sample["width"] as? Int == 96 && sample["format"] as? String == "jpeg")
+        #expect(sample["license"] as? String == "cc-by" && (sample["sha256"] as? String)?.count == 64)
+        let statuses = try manifest(out).map { $0["status"] as? String ?? "" }
+        #expect(statuses == ["exported", "exported", "failed", "exported", "missing", "exported"])
+
+        // Again into another folder: the same bytes.
+        let again = work.appending("again")
+        _ = try fetch(["export", "--webdataset", again, "--shard-size", "2", "--caption-column", "caption", list])
+        for name in ["00000.tar", "00001.tar", "manifest.jsonl"] {
+            #expect(FileManager.default.contents(atPath: out + "/" + name) == FileManager.default.contents(atPath: again + "/" + name), "\(name)")
+        }
+        // Into the same folder with bigger shards: the shards it no longer has are removed.
+        #expect(try fetch(["export", "--webdataset", out, list]).status == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["00000.tar", "manifest.jsonl"])
+    }
+
+    @Test func thumbnailsAreMadeFromTheCachedOriginals() throws {
+        let list = try table("url\n\(server.url("photo.jpg"))\n\(server.url("logo.png"))\n")
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let requests = server.requests.count
+        let out = work.appending("thumbs")
+        let result = try fetch(["--json", "export", "--webdataset", out, "--thumbnail", "32x32", "--format", "webp", list])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try members(out + "/00000.tar") == ["000000000.webp", "000000000.json", "000000001.webp", "000000001.json"])
+        let sample = try #require(try JSONSerialization.jsonObject(with: try tar(["-xOf", out + "/00000.tar", "000000000.json"])) as? [String: Any])
+        #expect((sample["width"] as? Int ?? 99) <= 32 && sample["format"] as? String == "webp")
+        #expect(server.requests.count == requests, "nothing is downloaded")
+        #expect(try result.jsonLines().first?["exported"] as? Int == 2)
+        #expect(try fetch(["export", "--webdataset", out, "--thumbnail", "16x,32x", list]).status == 64)
+    }
+
+    @Test func imagesOptedOutOfAITrainingAreLeftOutUnlessAsked() throws {
+        let urls = [faults.baseURL + "/robots/noai/photo.jpg", faults.baseURL + "/robots/googlebot%3A%20noimageai/logo.png",
+                    faults.baseURL + "/robots/noindex/gray.jpg"]
+        let list = try work.write(lines: urls)
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let out = work.appending("polite")
+        let result = try fetch(["export", "--webdataset", out, list])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.output.contains("1 exported in 1 shard, 0 missing, 0 failed, 2 opted out"), "\(result.output)")
+        #expect(try members(out + "/00000.tar") == ["000000002.jpg", "000000002.json"])
+        #expect(try manifest(out).map { $0["status"] as? String ?? "" } == ["opted_out", "opted_out", "exported"])
+        let all = work.appending("all")
+        #expect(try fetch(["export", "--webdataset", all, "--include-opted-out", list]).status == 0)
+        #expect(try members(all + "/00000.tar").count == 6)
+    }
+
+    @Test func aFolderHoldingOtherFilesIsRefused() throws {
+        let list = try work.write(lines: [server.url("photo.jpg")])
+        let out = work.appending("mine")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: out + "/thesis.pdf", contents: Data("keep".utf8))
+        let result = try fetch(["export", "--webdataset", out, list])
+        #expect(result.status == 74 && result.standardError.contains("holds thesis.pdf, which no export wrote"), "\(result.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["thesis.pdf"])
+        #expect(try fetch(["export", list]).status == 64)
+    }
+}
