@@ -96,6 +96,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l max-redirects -x 
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l max-size -x -d 'Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l deadline -x -d 'End the whole run after this long (also 90s, 10m, 2h): what is not done then fails, so nothing hangs at the end'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l no-progress -d 'No progress bar, even on a terminal'
+complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l stats -r -F -d 'Write the run\'s numbers to FILE as JSON when it ends: outcomes, failures by kind, bytes, each host\'s downloads and failures, time'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l shard -x -d 'Fetch only part I (from 0) of N of the list, split by cache key the same way on every machine: N machines with I = 0 to N-1 share one list'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l input-format -x -a 'lines csv tsv jsonl' -d 'How the list is written: lines (one URL per line), csv, tsv or jsonl (a table, one row per URL). Default: from the file\'s name (.csv, .tsv, .jsonl, each maybe .gz), else lines; gzip is read as it comes'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l url-column -x -d 'The table\'s column (JSONL member) holding the URL (default url); the row\'s other columns go into its --json line'

@@ -60,6 +60,7 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case shard = "shard"
     case perHost = "per-host"
     case webdataset = "webdataset"
+    case stats = "stats"
     case shardSize = "shard-size"
     case captionColumn = "caption-column"
     case includeOptedOut = "include-opted-out"

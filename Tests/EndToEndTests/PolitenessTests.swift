@@ -73,4 +73,24 @@ import Testing
         #expect(result.standardError.contains("the run's deadline (1 s) came"))
         #expect(try fetch(["prefetch", "--deadline", "soon", stalls[0]]).status == 64)
     }
+
+    @Test func statsSaysWhatTheRunDidByOutcomeKindAndHost() throws {
+        let closed = try NginxServer.freePort()
+        let list = try work.write(lines: [server.url("photo.jpg"), server.url("logo.png"), server.url("status/404"),
+                                          "http://127.0.0.1:\(closed)/a.jpg", server.url("photo.jpg")])
+        let stats = work.appending("stats.json")
+        let result = try fetch(["prefetch", "--stats", stats, list])
+        #expect(result.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any])
+        JSONContract.expect(object, matches: "prefetch --stats")
+        #expect(object["urls"] as? Int == 4 && object["downloaded"] as? Int == 2 && object["repeats"] as? Int == 1)
+        #expect(object["failures"] as? [String: Int] == ["http_404": 1, "connection_refused": 1])
+        let sizes = try ["photo.jpg", "logo.png"].map { try Paths.fixture($0).count }.reduce(0, +)
+        #expect(object["bytes_downloaded"] as? Int == sizes)
+        let hosts = try #require(object["hosts"] as? [String: [String: Int]])
+        #expect(hosts["127.0.0.1"] == ["downloaded": 2, "failed": 2, "bytes": sizes])
+        // A file that cannot be written is said, and the exit status says so.
+        let refused = try fetch(["prefetch", "--stats", work.path, list])
+        #expect(refused.status == 74 && refused.standardError.contains("cannot write --stats"), "\(refused.standardError)")
+    }
 }

@@ -12,6 +12,8 @@ public struct PrefetchArguments: Equatable, Sendable {
     public var listFormat = ListFormat.Choice()
     /// `--shard I/N`: this machine's part of the list.
     public var shard: ListShard?
+    /// `--stats FILE`: where the run's numbers go, as JSON.
+    public var statsFile: String?
     public var manager = ManagerArguments()
 
     public init(input: String? = nil) {
@@ -48,12 +50,14 @@ extension PrefetchCommand {
         // Added to the namespace's statistics once, however the run ends.
         defer { fetcher.appendStatistics(statistics) }
         var inputError: SystemError?
+        var runStatistics = RunStatistics()
         let started = WallClock.monotonic()
         try fetcher.prefetch(list) { (update) throws(SystemError) in
             switch update {
             case .answered(let outcome):
                 let row = list.rows.take(outcome.index)
                 summary.count(outcome)
+                if arguments.statsFile != nil { runStatistics.count(outcome) }
                 if let result = outcome.result { statistics.count(result) }
                 var failed = false
                 if case .success(let fetched)? = outcome.result, let warning = fetched.staleWarning { console.warning(warning) }
@@ -89,10 +93,18 @@ extension PrefetchCommand {
             }
         }
         bar?.finish()
+        if let path = arguments.statsFile {
+            let object = runStatistics.json(summary, seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil)
+            do { try OutputFile.write(bytes: Array((object.serialized + "\n").utf8), to: path) } catch {
+                console.error("cannot write --stats \(path): \(error.reason)")
+                summary.failedOutput = true
+            }
+        }
         try report(summary, remotes: fetcher.settings.remotes.isEmpty ? nil : fetcher.remoteStatistics,
                    seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil)
         if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
-        return inputError == nil ? summary.status : .worse(summary.status, .noInput)
+        let status = summary.failedOutput ? ExitStatus.worse(summary.status, .outputFailed) : summary.status
+        return inputError == nil ? status : .worse(status, .noInput)
     }
 
     /// The summary line (or JSON object); `remotes` is nil when the run had no remote store.
@@ -158,6 +170,8 @@ extension PrefetchArguments: Subcommand {
             """,
         options: [
             .flag(.noProgress, help: "No progress bar, even on a terminal"),
+            .value(.stats, metavar: "FILE", kind: .path,
+                   help: "Write the run's numbers to FILE as JSON when it ends: outcomes, failures by kind, bytes, each host's downloads and failures, time"),
             .value(.shard, metavar: "I/N", kind: .text,
                    help: "Fetch only part I (from 0) of N of the list, split by cache key the same way on every machine: N machines with I = 0 to N-1 share one list"),
         ] + CommandTable.listOptions + CommandTable.managerOptions + CommandTable.downloadOptions,
@@ -186,6 +200,10 @@ extension ParsedOptions {
         if arguments.input == "" { throw .invalidValue(option: "FILE", value: "", reason: "the path is empty") }
         arguments.showProgress = !has(.noProgress)
         arguments.listFormat = try listFormat()
+        if let path = last(.stats) {
+            guard !path.isEmpty else { throw .invalidValue(option: "--stats", value: path, reason: "the path is empty") }
+            arguments.statsFile = path
+        }
         if let text = last(.shard) {
             do throws(ValueError) {
                 arguments.shard = try ListShard(parsing: text)

@@ -69,6 +69,56 @@ public enum FetchError: Error, Equatable, Sendable {
         case pixelLimit, retryFailed, cacheOnly
     }
 
+    /// The failure's kind, one word for counting (`--stats`): `http_404`, `timeout`,
+    /// `connection_refused`, `not_an_image`, `blacklisted`, …
+    public var kind: String {
+        switch self {
+        case .invalidURL: return "invalid_url"
+        case .badRow: return "bad_row"
+        case .pinMismatch: return "sha256_mismatch"
+        case .unsupportedScheme: return "unsupported_scheme"
+        case .download(_, let error):
+            switch error {
+            case .httpStatus(let code): return "http_\(code)"
+            case .dns: return "dns"
+            case .connectionRefused: return "connection_refused"
+            case .connectFailed: return "connect_failed"
+            case .connectionReset, .connectionLost: return "connection_lost"
+            case .tlsHandshake, .tlsCertificate: return "tls"
+            case .timeout: return "timeout"
+            case .connectTimeout: return "connect_timeout"
+            case .maximumTimeExceeded: return "max_time"
+            case .tooLarge: return "too_large"
+            case .truncated: return "truncated"
+            case .tooManyRedirects: return "too_many_redirects"
+            case .hostGivenUp: return "host_given_up"
+            case .refused(.notAnImage): return "not_an_image"
+            case .refused(.unsupported): return "unsupported_format"
+            case .refused(.tooManyPixels): return "too_many_pixels"
+            case .refused(.inflatesTooMuch): return "decompression_bomb"
+            case .cancelled: return "cancelled"
+            case .localWrite: return "cache_unwritable"
+            case .libraryMissing: return "library_missing"
+            case .invalidURL, .unsupportedScheme: return "invalid_url"
+            case .other: return "network"
+            }
+        case .notAnImage: return "not_an_image"
+        case .unsupportedFormat: return "unsupported_format"
+        case .corruptImage: return "corrupt_image"
+        case .tooManyPixels: return "too_many_pixels"
+        case .notUsable: return "not_usable"
+        case .variantsNotMade: return "variants_not_made"
+        case .blacklisted: return "blacklisted"
+        case .notCached: return "not_cached"
+        case .interrupted: return "interrupted"
+        case .deadlineReached: return "deadline"
+        case .cacheUnwritable: return "cache_unwritable"
+        case .libraryMissing: return "library_missing"
+        case .downloaderUnavailable: return "downloader_unavailable"
+        case .revalidationRaced: return "revalidation_raced"
+        }
+    }
+
     /// One line for the user: the URL (credentials hidden) and the cause.
     public var message: String { message(naming: { _ in nil }) }
 

@@ -22,6 +22,8 @@ public struct PrefetchSummary: Equatable, Sendable {
     public var repeats = 0
     /// List entries of other machines' parts (`--shard`), skipped.
     public var otherShards = 0
+    /// A report asked for (`--stats`) could not be written.
+    public var failedOutput = false
     /// Failures because the cache could not be written.
     public var unwritable = 0
     /// Failures because the downloader could not start (a C library missing, no thread).

@@ -38,6 +38,17 @@ public enum OutputFile {
         }
     }
 
+    /// Writes `bytes` to `destination` as `write(contentsOf:to:)` writes a file.
+    public static func write(bytes: [UInt8], to destination: String) throws(SystemError) {
+        let (descriptor, path) = try TemporaryFile.create(in: EntryCommitter.memoryOnlyDirectory, tag: "output")
+        defer {
+            SystemCall.close(descriptor)
+            try? FileSystem.remove(path)
+        }
+        try FileSystem.writeAll(descriptor, bytes, path: path)
+        try write(contentsOf: path, to: destination)
+    }
+
     /// Opens `destination` for writing as `fopen(path, "wb")` does (following
     /// a link, truncating a plain file) and copies `source` into it. A FIFO
     /// is opened without blocking, again and again until a reader comes or
