@@ -83,6 +83,7 @@ bench: build bench-deps test-deps
 	scripts/bench-codecs.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 2000
 	scripts/bench-formats.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 20
 	scripts/bench-variants.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000 .build/img2dataset/bin/img2dataset
+	scripts/bench-datasets.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000 .build/img2dataset/bin/img2dataset
 
 # Random SIGKILLs across mixed commands for SOAK_SECONDS (not part of `make
 # test`, which runs a few rounds); the result goes to Docs/SOAK.md.

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Data sets: imgcache against img2dataset and tar.
+#   scripts/bench-datasets.sh BINARY OUTPUT.md [COUNT] [IMG2DATASET]
+# Serves COUNT (default 2000) generated images from nginx on loopback and, in
+# five alternating rounds, all written to tmpfs (/dev/shm):
+#   imgcache --json prefetch LIST into a new cache root      img2dataset --resize_mode no,
+#                                                             2 processes x 32 threads (when given)
+#   imgcache export --webdataset of the warm cache            tar -cf of the same cached files
+# then the peak memory of a prefetch of a 300,000-row CSV (the images'
+# URLs 150 times over, with a caption column) on the warm cache. Every run's
+# output is checked. Appends a Markdown section with the medians.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/bench-corpus.sh"
+img2dataset=${4:-}
+bench_arguments "$1" "$2" "${3:-2000}"
+bench_serve_corpus 18900
+shm=$(mktemp -d /dev/shm/imgcache-datasets.XXXXXX)
+trap 'rm -rf "$shm"; stop_sample_server' EXIT
+
+run=0
+run_prefetch() {
+    run=$((run + 1))
+    timed sh -c 'out="$0"; exec "$@" > "$out"' "$work/summary-$run" "$bin" --cache-dir "$shm/imgcache-$run" --json prefetch "$work/urls.txt"
+    grep -q "\"downloaded\":$count," "$work/summary-$run" || { echo "imgcache: not all downloaded" >&2; exit 1; }
+    rm -rf "$shm/imgcache-$run"
+}
+run_img2dataset() {
+    run=$((run + 1))
+    I2D_LOG="$work/i2d.log" timed sh -c 'exec "$@" > "$I2D_LOG" 2>&1' sh \
+        "$img2dataset" --url_list "$work/urls.txt" --output_folder "$shm/i2d-$run" --output_format files \
+        --resize_mode no --processes_count 2 --thread_count 32 --timeout 10 \
+        --enable_wandb False --compute_hash None --disallowed_header_directives '[]'
+    local found
+    found=$(find "$shm/i2d-$run" -type f \( -name '*.jpg' -o -name '*.png' -o -name '*.webp' -o -name '*.gif' \) | wc -l)
+    [ "$found" -ge "$count" ] || { echo "img2dataset wrote $found of $count" >&2; exit 1; }
+    rm -rf "$shm/i2d-$run"
+}
+
+# The warm cache the exports read.
+"$bin" --cache-dir "$shm/warm" -q prefetch "$work/urls.txt"
+find "$shm/warm/default" -type f \( -name '*.jpg' -o -name '*.png' -o -name '*.webp' -o -name '*.gif' \) | sort > "$work/cached.txt"
+[ "$(wc -l < "$work/cached.txt")" -eq "$count" ] || { echo "the warm cache holds $(wc -l < "$work/cached.txt") images" >&2; exit 1; }
+run_export() {
+    run=$((run + 1))
+    timed "$bin" --cache-dir "$shm/warm" -q export --webdataset "$shm/shards-$run" --shard-size 1000 "$work/urls.txt"
+    [ "$(ls "$shm/shards-$run"/*.tar | wc -l)" -eq $(( (count + 999) / 1000 )) ] || { echo "export: shards missing" >&2; exit 1; }
+    rm -rf "$shm/shards-$run"
+}
+run_tar() {
+    run=$((run + 1))
+    timed tar -P -cf "$shm/tar-$run.tar" -T "$work/cached.txt"
+    rm -f "$shm/tar-$run.tar"
+}
+
+run_prefetch > /dev/null   # warm nginx's open-file cache
+for round in 1 2 3 4 5; do
+    run_prefetch >> "$work/prefetch.runs"
+    [ -n "$img2dataset" ] && run_img2dataset >> "$work/i2d.runs"
+    run_export >> "$work/export.runs"
+    run_tar >> "$work/tar.runs"
+done
+
+# 300,000 rows on the warm cache: the table streamed, the rows' columns carried.
+/usr/bin/python3 - "$work/urls.txt" "$work/rows.csv" <<'PY'
+import sys
+urls = [line.strip() for line in open(sys.argv[1]) if line.strip()]
+with open(sys.argv[2], "w") as out:
+    out.write("url,caption,key\n")
+    for row in range(300000):
+        out.write('%s,"a caption, with a comma, for row %d",%d\n' % (urls[row % len(urls)], row, row))
+PY
+rows_run=$(timed sh -c 'exec "$@" > /dev/null' sh "$bin" --cache-dir "$shm/warm" --json prefetch "$work/rows.csv")
+
+median() { cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+prefetch=$(median "$work/prefetch.runs" 1)
+export_time=$(median "$work/export.runs" 1)
+tar_time=$(median "$work/tar.runs" 1)
+{
+    echo
+    echo "## Data sets: a list in, shards out ($count images)"
+    echo
+    echo "Corpus: $(cat "$corpus/summary.txt"), from nginx on loopback; everything written to"
+    echo "tmpfs. Medians of 5 alternating rounds (wall seconds; peak RSS)."
+    echo
+    echo "| Job | imgcache | Other tool | Ratio |"
+    echo "|:---|---:|---:|---:|"
+    if [ -n "$img2dataset" ]; then
+        i2d=$(median "$work/i2d.runs" 1)
+        echo "| download every image (\`prefetch --json\` vs img2dataset 1.47, \`--resize_mode no\`, 2 processes x 32 threads) | $prefetch s, $(( $(median "$work/prefetch.runs" 3) / 1024 )) MB | $i2d s, $(( $(median "$work/i2d.runs" 3) / 1024 )) MB | $(ratio "$prefetch" "$i2d")x |"
+    fi
+    echo "| write the cached images as tar shards (\`export --webdataset\` vs \`tar -cf\` of the same files) | $export_time s | $tar_time s | $(ratio "$export_time" "$tar_time")x |"
+    echo
+    echo "A 300,000-row CSV (the images' URLs 150 times over, with a caption column) on the"
+    echo "warm cache: $(echo "$rows_run" | cut -d' ' -f1) s, peak RSS $(( $(echo "$rows_run" | cut -d' ' -f3) / 1024 )) MB (target: at most 40 MB)."
+    echo
+    echo "Targets: prefetch at most 0.1x img2dataset. \`export\` does more than \`tar\`: it"
+    echo "looks each row up, reads each image, hashes it (SHA-256) and writes a JSON"
+    echo "member and a manifest line beside it."
+} >> "$output"
+tail -n 14 "$output"
