@@ -110,6 +110,16 @@ import Testing
         let all = work.appending("all")
         #expect(try fetch(["export", "--webdataset", all, "--include-opted-out", list]).status == 0)
         #expect(try members(all + "/00000.tar").count == 6)
+
+        // Shared through a remote store, the opt-out goes with the image to the other machine.
+        let machineA = work.appending("a"), machineB = work.appending("b")
+        #expect(try ImgCacheProcess.run(["--cache-dir", machineA, "prefetch", "--remote", server.url("store"), list], home: home.path).status == 0)
+        let fromStore = try ImgCacheProcess.run(["--cache-dir", machineB, "--json", "prefetch", "--remote", server.url("store"), list],
+                                                home: home.path)
+        #expect(try fromStore.jsonLines().last?["remote"] as? Int == 3, "\(fromStore.output)")
+        let elsewhere = work.appending("elsewhere")
+        #expect(try ImgCacheProcess.run(["--cache-dir", machineB, "export", "--webdataset", elsewhere, list], home: home.path).status == 0)
+        #expect(try manifest(elsewhere).map { $0["status"] as? String ?? "" } == ["opted_out", "opted_out", "exported"])
     }
 
     @Test func aFolderHoldingOtherFilesIsRefused() throws {

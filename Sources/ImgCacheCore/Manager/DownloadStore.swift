@@ -189,6 +189,7 @@ struct DownloadStore {
                               contentType: object.contentType, format: header.format, width: header.width, height: header.height,
                               frameCount: header.frameCount, storedAt: now,
                               orientation: header.orientation)
+                    .optingOut(object.optedOut)
             }
             log?("\(RemoteURL.displayed(miss.url)): from remote \(store), \(object.bytes.count) bytes")
             return .stored(FetchResult(url: miss.url, path: entry.path, cacheType: .remote, metadata: entry.metadata))

@@ -115,8 +115,10 @@ extension ImageFetcher {
         let metadata = fetched.metadata
         let object: [UInt8]
         do {
-            object = try RemoteObject(bytes: bytes, contentType: metadata.contentType, url: fetched.url, etag: metadata.etag,
-                                      lastModified: metadata.lastModified, storedAt: metadata.storedAt).encoded()
+            var remoteObject = RemoteObject(bytes: bytes, contentType: metadata.contentType, url: fetched.url, etag: metadata.etag,
+                                            lastModified: metadata.lastModified, storedAt: metadata.storedAt)
+            remoteObject.optedOut = metadata.optedOut
+            object = try remoteObject.encoded()
         } catch {
             tier.statistics.errors += 1
             warn?("cannot write to the remote stores: \(error)", nil)

@@ -9,6 +9,7 @@
 ///     etag "…"                 (when the origin sent one)
 ///     last-modified <HTTP date> (idem)
 ///     stored <seconds since the epoch>
+///     robots noai               (when the origin opted the image out of AI training)
 ///
 /// Values have `%`, CR and LF percent-escaped. Credentials are never in it.
 public struct RemoteObject: Equatable, Sendable {
@@ -18,6 +19,8 @@ public struct RemoteObject: Equatable, Sendable {
     public let etag: String?
     public let lastModified: String?
     public let storedAt: Double
+    /// The origin sent X-Robots-Tag noai or noimageai: every machine's exports leave it out.
+    public var optedOut = false
 
     static let magic = "imgcache-object 1"
     /// The largest object read or written: Redis's largest value, 512 MiB.
@@ -69,6 +72,7 @@ public struct RemoteObject: Equatable, Sendable {
         add("etag", etag)
         add("last-modified", lastModified)
         add("stored", String(storedAt))
+        add("robots", optedOut ? "noai" : nil)
         return Array((lines.joined(separator: "\n") + "\n\n").utf8) + bytes
     }
 
@@ -101,6 +105,7 @@ public struct RemoteObject: Equatable, Sendable {
         guard actual == digest else { throw .wrongDigest }
         self.init(bytes: bytes, contentType: fields["content-type"], url: fields["url"] ?? "", etag: fields["etag"],
                   lastModified: fields["last-modified"], storedAt: stored)
+        optedOut = fields["robots"] == "noai"
     }
 }
 
