@@ -47,6 +47,18 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         let times = faults.requests.map(\.receivedAt)
         #expect(times.count == 2 && times[1] - times[0] >= 0.95, "\(times)")
+
+        // As an HTTP date: two seconds from now (whole seconds, so at least one).
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let date = formatter.string(from: Date().addingTimeInterval(2))
+        let encoded = date.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? date
+        let dated = try fetch(["fetch", "--retries", "1", faults.baseURL + "/retry-after/\(encoded)/logo.png"])
+        #expect(dated.status == 0, "\(dated.standardError)")
+        let later = faults.requests.filter { $0.path.contains("logo.png") }.map(\.receivedAt)
+        #expect(later.count == 2 && later[1] - later[0] >= 0.95, "\(later)")
     }
 
     @Test func aHostThatCannotBeReachedIsGivenUpAfterAFewFailures() throws {

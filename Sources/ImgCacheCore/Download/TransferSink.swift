@@ -47,7 +47,12 @@ final class TransferSink {
     private var wireBytes: Int64 = 0
 
     /// Seconds a 429 or 503 asked the client to wait (delta-seconds form only).
-    var retryAfter: Double? { headers["retry-after"].flatMap { Double($0) } }
+    /// Seconds `Retry-After` asks to wait: a number, or an HTTP date (then from now).
+    var retryAfter: Double? {
+        guard let value = headers["retry-after"]?.trimmingSpaces else { return nil }
+        if let seconds = Double(value), seconds.isFinite { return seconds }
+        return HTTPDate.seconds(value).map { Double($0) - WallClock.now() }
+    }
 
     /// Seconds without a body byte after which the transfer is abandoned.
     let idleTimeout: Double

@@ -339,7 +339,8 @@ final class FaultServer: @unchecked Sendable {
                 return flakyHits[request.path, default: 0]
             }
             guard hit == 1 else { return serve(parts[2]) }
-            return .full(status: 503, type: "text/plain", body: Array("busy\n".utf8), extra: [("Retry-After", parts[1])])
+            return .full(status: 503, type: "text/plain", body: Array("busy\n".utf8),
+                         extra: [("Retry-After", parts[1].removingPercentEncoding ?? parts[1])])
         case ("garbage-store", _):
             // A store (or a misconfigured proxy in front of one) that answers every object with a web page.
             let page = "<!DOCTYPE html>\n<html><body><p>Welcome!</p></body></html>\n"
