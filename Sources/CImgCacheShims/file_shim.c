@@ -39,3 +39,15 @@ int ic_lock_byte(int descriptor, long index, int exclusive, int wait) {
 int ic_unlock_byte(int descriptor, long index) {
     return set_lock(descriptor, index, F_UNLCK, F_OFD_SETLK);
 }
+
+int ic_range_locked_by_others(int descriptor, long start, long length) {
+    struct flock lock;
+    memset(&lock, 0, sizeof lock);
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = start;
+    lock.l_len = length;
+    // F_OFD_GETLK reports a lock that would conflict: another open file's, never this one's.
+    if (fcntl(descriptor, F_OFD_GETLK, &lock) != 0) return -1;
+    return lock.l_type != F_UNLCK;
+}

@@ -255,6 +255,10 @@ int ic_lock_byte(int descriptor, long index, int exclusive, int wait);
 /// Releases byte `index`.
 int ic_unlock_byte(int descriptor, long index);
 
+/// Whether another open file holds a lock on bytes `start` to `start + length - 1`
+/// of the file open as `descriptor`: 1 or 0, or -1 with errno.
+int ic_range_locked_by_others(int descriptor, long start, long length);
+
 // MARK: - The remote tier: SHA-256 (libcrypto) and Redis (hiredis)
 
 /// Loads libcrypto. 0, or -1 with the reason in `error`.

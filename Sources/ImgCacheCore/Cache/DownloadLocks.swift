@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CImgCacheShims
 
 /// One download of a URL at a time across the processes sharing a namespace:
 /// a process downloading a key holds an exclusive lock on one byte of the
@@ -36,6 +37,12 @@ final class DownloadLocks {
         // Another error (no locks on this file system): as if free, the download goes on unguarded.
         case .failure(let errno): return errno != .wouldBlock && errno.rawValue != EACCES
         }
+    }
+
+    /// Whether another process is downloading into the namespace now (holds any key's lock):
+    /// only then can an entry have been stored since this one looked it up. One call.
+    func othersAreDownloading() -> Bool {
+        ic_range_locked_by_others(descriptor, DownloadLocks.firstByte, DownloadLocks.bytes) != 0
     }
 
     func unlock(_ fingerprint: KeyFingerprint) {

@@ -54,11 +54,14 @@ extension ImageFetcher {
                 return
             }
             run.heldDownloadLocks.insert(request.fingerprint)
-            // Looked up before the lock was taken: another process may have stored it since.
-            let fresh = lookup.run(request.url, key: request.key, ttl: failedTTL, lockHandle: lockHandle)
-            if case .answer = fresh {
-                log?("\(RemoteURL.displayed(request.url)): stored by another process meanwhile")
-                return try proceed(fresh, request, &run, emit: emit)
+            // Looked up before the lock was taken: another process downloading into the namespace
+            // may have stored it since (looked up again only then: a lookup of a miss costs a dozen calls).
+            if locks.othersAreDownloading() {
+                let fresh = lookup.run(request.url, key: request.key, ttl: failedTTL, lockHandle: lockHandle)
+                if case .answer = fresh {
+                    log?("\(RemoteURL.displayed(request.url)): stored by another process meanwhile")
+                    return try proceed(fresh, request, &run, emit: emit)
+                }
             }
         }
         var miss = PendingFetch(url: request.url, key: request.key, fingerprint: request.fingerprint,
