@@ -78,7 +78,7 @@ import Testing
         }
         // Into the same folder with bigger shards: the shards it no longer has are removed.
         #expect(try fetch(["export", "--webdataset", out, list]).status == 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["00000.tar", "manifest.jsonl"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == [".imgcache-export", "00000.tar", "manifest.jsonl"])
     }
 
     @Test func thumbnailsAreMadeFromTheCachedOriginals() throws {
@@ -128,8 +128,37 @@ import Testing
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: out + "/thesis.pdf", contents: Data("keep".utf8))
         let result = try fetch(["export", "--webdataset", out, list])
-        #expect(result.status == 74 && result.standardError.contains("holds thesis.pdf, which no export wrote"), "\(result.standardError)")
+        #expect(result.status == 74 && result.standardError.contains("holds thesis.pdf, and no export made the folder"), "\(result.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["thesis.pdf"])
         #expect(try fetch(["export", list]).status == 64)
+        // Files that merely look like an export's are the user's too: neither replaced nor removed.
+        let lookalike = work.appending("lookalike")
+        try FileManager.default.createDirectory(atPath: lookalike, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: lookalike + "/00003.tar", contents: Data("mine".utf8))
+        #expect(try fetch(["export", "--webdataset", lookalike, list]).status == 74)
+        #expect(FileManager.default.contents(atPath: lookalike + "/00003.tar") == Data("mine".utf8))
+        // Options that would download, or refresh, are refused: export only reads.
+        for option in ["--refresh", "--no-cache-read", "--retry-failed"] {
+            #expect(try fetch(["export", "--webdataset", work.appending("x"), option, list]).status == 64, "\(option)")
+        }
     }
+
+    @Test func anExportThatFailsOrIsStoppedLeavesTheEarlierOneAsItWas() throws {
+        let list = try table("url,caption\n\(server.url("photo.jpg")),a photo\n\(server.url("logo.png")),a logo\n")
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let out = work.appending("kept")
+        #expect(try fetch(["export", "--webdataset", out, "--shard-size", "1", list]).status == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        let bytes = before.map { FileManager.default.contents(atPath: out + "/" + $0) }
+        #expect(before == [".imgcache-export", "00000.tar", "00001.tar", "manifest.jsonl"])
+        // A list that cannot be read (no such column): exit 66, the earlier export untouched.
+        let failed = try fetch(["export", "--webdataset", out, "--url-column", "image_url", list])
+        #expect(failed.status == 66 && failed.standardError.contains("nothing of this export was kept"), "\(failed.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == before)
+        #expect(before.map { FileManager.default.contents(atPath: out + "/" + $0) } == bytes)
+        // A caption column no row has is said.
+        let misspelt = try fetch(["export", "--webdataset", out, "--caption-column", "captoin", list])
+        #expect(misspelt.status == 0 && misspelt.standardError.contains("no row has a column 'captoin'"), "\(misspelt.standardError)")
+    }
+
 }

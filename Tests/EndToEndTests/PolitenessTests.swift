@@ -63,13 +63,15 @@ import Testing
 
     @Test func aHostThatCannotBeReachedIsGivenUpAfterAFewFailures() throws {
         let closed = try NginxServer.freePort()
-        let list = try work.write(lines: (0..<10).map { "http://127.0.0.1:\(closed)/img\($0).jpg" })
+        // A working server on the same machine, another port, is another server: not given up with it.
+        let list = try work.write(lines: (0..<10).map { "http://127.0.0.1:\(closed)/img\($0).jpg" } + [server.url("photo.jpg")])
         let result = try fetch(["--json", "prefetch", "-j", "1", list])
         #expect(result.status == 1)
         let errors = try result.jsonLines().compactMap { $0["error"] as? String }
         #expect(errors.count == 10)
         #expect(errors.filter { $0.contains("connection refused") && !$0.contains("not tried") }.count == 3, "\(errors)")
-        #expect(errors.filter { $0.contains("not tried: 127.0.0.1 failed 3 times in a row (connection refused); given up for this run") }.count == 7)
+        #expect(errors.filter { $0.contains("not tried: 127.0.0.1:\(closed) failed 3 times in a row (connection refused); given up for this run") }.count == 7)
+        #expect(try result.jsonLines().last?["downloaded"] as? Int == 1)
         // Nothing of it is remembered as a failed URL: the next run tries again.
         let again = try fetch(["--json", "prefetch", "-j", "1", list])
         #expect(try again.jsonLines().last?["blacklisted"] as? Int == 0)
@@ -101,8 +103,15 @@ import Testing
         #expect(object["bytes_downloaded"] as? Int == sizes)
         let hosts = try #require(object["hosts"] as? [String: [String: Int]])
         #expect(hosts["127.0.0.1"] == ["downloaded": 2, "failed": 2, "bytes": sizes])
-        // A file that cannot be written is said, and the exit status says so.
+        // A file that cannot be written is said before the run (nothing fetched), and the exit status says so.
+        let requests = server.requests.count
         let refused = try fetch(["prefetch", "--stats", work.path, list])
         #expect(refused.status == 74 && refused.standardError.contains("cannot write --stats"), "\(refused.standardError)")
+        #expect(server.requests.count == requests)
+        #expect(try fetch(["prefetch", "--stats", work.appending("no/such/folder/s.json"), list]).status == 74)
+        // A list that cannot be read to its end is not complete.
+        let noColumn = try fetch(["--json", "prefetch", "--url-column", "nope", try work.write(lines: ["url", server.url("photo.jpg")], to: "t.csv")])
+        let last = try noColumn.jsonLines().last
+        #expect(noColumn.status == 66 && last?["complete"] as? Bool == false)
     }
 }

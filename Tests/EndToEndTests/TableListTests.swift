@@ -184,6 +184,11 @@ import Testing
         #expect(replaced.status == 0, "\(replaced.standardError)")
         #expect(try replaced.jsonLines().first?["bytes"] as? Int == (try Paths.fixture("gray.jpg")).count)
 
+        // One URL twice with two pins: each row is checked against its own.
+        let twice = "url,sha256\n\(server.url("photo.jpg")),\(gray)\n\(server.url("photo.jpg")),\(photo)\n"
+        let both = try answers(try fetch(["--json", "fetch", "-i", try table(twice, name: "twice.csv")]))
+        #expect(both.count == 2 && both[0]["error"] != nil && both[1]["path"] != nil, "\(both)")
+
         // A table's sha256 column pins its row.
         let csv = "url,sha256\n\(server.url("logo.png")),\(try digest("logo.png"))\n\(server.url("gray.jpg")),\(photo)\n"
         let table = try fetch(["--json", "prefetch", try table(csv, name: "pinned.csv")])

@@ -52,6 +52,13 @@ extension ExportCommand {
         try fetcher.fetch(list, deliver: { (outcome) throws(SystemError) in
             guard failure == nil else { return }
             let row = list.rows.take(outcome.index)
+            // A failed row is said as prefetch says it (a missing one only in the manifest and the summary).
+            if case .failure(let error)? = outcome.result {
+                switch error {
+                case .notCached, .interrupted: break
+                default: console.error(error.commandLineMessage)
+                }
+            }
             do throws(WebDatasetExport.Failure) {
                 try export.add(index: outcome.index, url: outcome.url, result: outcome.result ?? .failure(.interrupted(url: outcome.url)),
                                row: row)
@@ -65,15 +72,26 @@ extension ExportCommand {
                 console.error("cannot read the list of URLs: \(error)")
             }
         })
+        // All or nothing: a folder an export failed or was stopped in is left as it was.
         if let failure {
-            console.error(failure.reason)
+            console.error(failure.reason + "; nothing of this export was kept")
             return .outputFailed
         }
-        if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
+        if fetcher.interruption.signal != nil {
+            console.error("interrupted: nothing of this export was kept")
+            return ManagerSetup.interruptedStatus(fetcher, console: console)
+        }
+        if inputError != nil {
+            console.error("nothing of this export was kept (\(arguments.directory) is as it was)")
+            return .noInput
+        }
         let counts: WebDatasetExport.Counts
         do throws(WebDatasetExport.Failure) { counts = try export.finish() } catch {
             console.error(error.reason)
             return .outputFailed
+        }
+        if let column = arguments.captionColumn, !export.sawCaptionColumn, counts.exported > 0 {
+            console.warning("no row has a column '\(column)' (--caption-column): no KEY.txt was written")
         }
         try report(counts)
         let status: ExitStatus = counts.missing + counts.failed > 0 ? .someFailed : .success
@@ -152,8 +170,13 @@ extension ParsedOptions {
         if arguments.manager.settings.variants.count > 1 {
             throw .conflictingOptions("export", "several sizes or formats", reason: "a sample holds one image: give one size and one format")
         }
-        if arguments.manager.settings.options.contains(.cacheMemoryOnly) {
-            throw .conflictingOptions("CacheMemoryOnly", "export", reason: "export reads the cache")
+        let downloading: [(ImageOptions, String)] = [(.cacheMemoryOnly, "CacheMemoryOnly"), (.refreshCached, "--refresh"),
+                                                      (.fromLoaderOnly, "--no-cache-read"), (.retryFailed, "--retry-failed")]
+        for (option, name) in downloading where arguments.manager.settings.options.contains(option) {
+            throw .conflictingOptions(name, "export", reason: "export only reads the cache, it downloads nothing")
+        }
+        if !arguments.manager.settings.remotes.isEmpty {
+            throw .conflictingOptions("--remote", "export", reason: "export only reads the local cache")
         }
         return arguments
     }

@@ -27,6 +27,11 @@ typealias PrefetchCommand = CommandRun<PrefetchArguments>
 
 extension PrefetchCommand {
     func run() throws(SystemError) -> ExitStatus {
+        // A --stats file that cannot be written is said before the run, not after it.
+        if let path = arguments.statsFile, let problem = PrefetchCommand.unwritable(path) {
+            console.error("cannot write --stats \(path): \(problem)")
+            return .outputFailed
+        }
         // The list's descriptor stays open until the process ends: the reader
         // thread may still be in read() when the run is interrupted.
         guard let list = ManagerSetup.openList(arguments.input ?? "-", format: arguments.listFormat, console: console, quiet: globals.quiet) else {
@@ -101,15 +106,28 @@ extension PrefetchCommand {
             }
         }
         try report(summary, remotes: fetcher.settings.remotes.isEmpty ? nil : fetcher.remoteStatistics,
-                   seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil)
+                   seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil,
+                   complete: inputError == nil)
         if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
         let status = summary.failedOutput ? ExitStatus.worse(summary.status, .outputFailed) : summary.status
         return inputError == nil ? status : .worse(status, .noInput)
     }
 
+    /// Why a file cannot be written at `path` (nil when it can): a folder there, or a folder
+    /// to make it in that does not exist or cannot be written.
+    static func unwritable(_ path: String) -> String? {
+        if let status = try? FileSystem.status(path) {
+            if status.isDirectory { return "it is a directory" }
+            return access(path, W_OK) == 0 ? nil : "permission denied"
+        }
+        let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        guard let status = try? FileSystem.status(folder.isEmpty ? "/" : folder), status.isDirectory else { return "no folder \(folder)" }
+        return access(folder.isEmpty ? "/" : folder, W_OK) == 0 ? nil : "the folder \(folder) cannot be written"
+    }
+
     /// The summary line (or JSON object); `remotes` is nil when the run had no remote store.
     private func report(_ summary: PrefetchSummary, remotes: RemoteStatistics?, seconds: Double,
-                        interrupted: Bool) throws(SystemError) {
+                        interrupted: Bool, complete: Bool) throws(SystemError) {
         if globals.json {
             var object = JSONObject()
             object.add("summary", true)
@@ -126,7 +144,7 @@ extension PrefetchCommand {
             object.add("interrupted", summary.interrupted)
             object.add("repeats", summary.repeats)
             object.add("other_shards", summary.otherShards)
-            object.add("complete", summary.allCached && !interrupted)
+            object.add("complete", summary.allCached && !interrupted && complete)
             object.add("seconds", JSONValue.number((seconds * 1000).rounded() / 1000))
             try console.output(object.serialized)
             return

@@ -25,9 +25,18 @@ struct HostPoliteness {
         self.failuresToGiveUp = failuresToGiveUp
     }
 
-    /// The host a request is counted against (its name: ports are one host).
+    /// The server a request is counted against: its host name, and its port when the URL names one
+    /// (two servers on one machine are two: one refusing connections gives up only itself).
     static func host(of request: DownloadRequest) -> String {
-        request.url.host.lowercased()
+        let text = request.url.string
+        guard let scheme = text.firstRange(of: "://") else { return request.url.host.lowercased() }
+        let authority = text[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? authority
+        guard let colon = hostPort.lastIndex(of: ":"), !hostPort[colon...].contains("]"),
+              case let port = hostPort[hostPort.index(after: colon)...], !port.isEmpty, port.allSatisfy({ $0.isNumber }) else {
+            return request.url.host.lowercased()
+        }
+        return request.url.host.lowercased() + ":" + port
     }
 
     /// Why `host` gets nothing more this run, if it was given up.

@@ -2,8 +2,8 @@ import CImgCacheShims
 
 /// One tar file being written through libarchive, members added whole, each
 /// with the same time (0), owner (0) and mode (0644), so the same members give
-/// the same bytes. Written under a temporary name and renamed into place when
-/// finished: a reader never sees half a shard. Used by one thread.
+/// the same bytes. Written under a temporary name (`partialPath`) that the
+/// caller renames into place once the whole export succeeded. Used by one thread.
 final class TarWriter {
     /// Why a tar could not be written.
     struct Failure: Error, CustomStringConvertible {
@@ -12,10 +12,10 @@ final class TarWriter {
     }
 
     let path: String
-    private let partialPath: String
+    let partialPath: String
     private var tar: UnsafeMutableRawPointer?
 
-    /// Starts `path` (written as `.NAME.partial` beside it until `finish()`).
+    /// Starts `path`, written as `.NAME.partial` beside it.
     init(path: String) throws(Failure) {
         self.path = path
         let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
@@ -42,7 +42,7 @@ final class TarWriter {
         guard status == 0 else { throw Failure(reason: TarWriter.text(error)) }
     }
 
-    /// Ends the tar and puts it in place.
+    /// Ends the tar (still under its partial name).
     func finish() throws(Failure) {
         guard let tar else { return }
         self.tar = nil
@@ -50,10 +50,6 @@ final class TarWriter {
         guard ic_tar_close(tar, &error, error.count) == 0 else {
             try? FileSystem.remove(partialPath)
             throw Failure(reason: TarWriter.text(error))
-        }
-        do { try FileSystem.rename(partialPath, to: path) } catch {
-            try? FileSystem.remove(partialPath)
-            throw Failure(reason: error.description)
         }
     }
 

@@ -8,7 +8,14 @@ import Glibc
 /// (its URL, SHA-256, size, format and the row's columns) and `KEY.txt` (the
 /// caption column's text, when one is named); KEY is the row's position in the
 /// list, nine digits. `manifest.jsonl` says what became of every row. The same
-/// list and cache give the same bytes. Used by one thread.
+/// list and cache give the same bytes.
+///
+/// All or nothing: shards and manifest are written under partial names and
+/// put in place only by `finish()`, after the whole list; an export that
+/// fails or is interrupted leaves the folder as it found it. A folder is an
+/// export's when it holds the marker `.imgcache-export`; any other that is not
+/// empty is refused, so that nothing of the user's is ever replaced. Used by
+/// one thread.
 public final class WebDatasetExport {
     /// What an export did.
     public struct Counts: Equatable, Sendable {
@@ -36,6 +43,14 @@ public final class WebDatasetExport {
     private var inShard = 0
     private let manifest: Int32
     private let manifestPath: String
+    /// Shards written whole, under their partial names until `finish()`.
+    private var finished: [TarWriter] = []
+    private var committed = false
+    /// The caption column was found in a row.
+    public private(set) var sawCaptionColumn = false
+
+    /// The file that marks a folder as an export's.
+    public static let markerName = ".imgcache-export"
 
     /// The name of shard `number`.
     public static func shardName(_ number: Int) -> String { padded(number, 5) + ".tar" }
@@ -55,6 +70,10 @@ public final class WebDatasetExport {
         do {
             try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
             let names = try DirectoryHandle(directory).list().map(\.name)
+            // An earlier export's folder (its marker) may be written again; any other must be empty.
+            if !names.contains(WebDatasetExport.markerName), let stranger = names.sorted().first {
+                throw Failure(reason: "\(directory) holds \(stranger), and no export made the folder: give an empty or new folder")
+            }
             if let stranger = names.first(where: { !WebDatasetExport.isOwn($0) }) {
                 throw Failure(reason: "\(directory) holds \(stranger), which no export wrote: give an empty or new folder")
             }
@@ -73,12 +92,15 @@ public final class WebDatasetExport {
 
     deinit {
         SystemCall.close(manifest)
+        // Not finished (a failure, a signal): nothing of this export stays.
+        guard !committed else { return }
         try? FileSystem.remove(directory + "/.manifest.jsonl.partial")
+        for written in finished { try? FileSystem.remove(written.partialPath) }
     }
 
     /// A name an export writes: its shards, its manifest, and their partial files.
     private static func isOwn(_ name: String) -> Bool {
-        if name == "manifest.jsonl" || name == ".manifest.jsonl.partial" { return true }
+        if name == markerName || name == "manifest.jsonl" || name == ".manifest.jsonl.partial" { return true }
         let bare = name.hasPrefix(".") && name.hasSuffix(".partial") ? String(name.dropFirst().dropLast(8)) : name
         return bare.count == 9 && bare.hasSuffix(".tar") && bare.dropLast(4).allSatisfy(\.isNumber)
     }
@@ -124,7 +146,10 @@ public final class WebDatasetExport {
             var caption: String?
             for (name, value) in row?.fields ?? [] where !core.contains(name) {
                 sample.add(name, value)
-                if name == captionColumn { caption = WebDatasetExport.text(of: value) }
+                if name == captionColumn {
+                    caption = WebDatasetExport.text(of: value)
+                    sawCaptionColumn = true
+                }
             }
             let ext = metadata.format?.fileExtension ?? "img"
             do {
@@ -159,13 +184,20 @@ public final class WebDatasetExport {
         }
     }
 
-    /// Ends the last shard and the manifest, and removes shards a previous export
-    /// left beyond this one's.
+    /// Ends the last shard, marks the folder, puts the shards and the manifest in
+    /// place, and removes shards a previous export left beyond this one's.
     public func finish() throws(Failure) -> Counts {
         try closeShard()
         do {
+            let marker = directory + "/" + WebDatasetExport.markerName
+            if case .success(let descriptor) = SystemCall.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666) {
+                SystemCall.close(descriptor)
+            }
+            for written in finished { try FileSystem.rename(written.partialPath, to: written.path) }
             try FileSystem.rename(directory + "/.manifest.jsonl.partial", to: manifestPath)
-            for item in try DirectoryHandle(directory).list() where WebDatasetExport.isOwn(item.name) && item.name.hasSuffix(".tar") {
+            committed = true
+            for item in try DirectoryHandle(directory).list() where WebDatasetExport.isOwn(item.name) && item.name.hasSuffix(".tar")
+                && !item.name.hasPrefix(".") {
                 if let number = Int(item.name.dropLast(4)), number >= counts.shards { try FileSystem.remove(directory + "/" + item.name) }
             }
         } catch {
@@ -188,6 +220,7 @@ public final class WebDatasetExport {
         guard let current = shard else { return }
         shard = nil
         do { try current.finish() } catch { throw Failure(reason: "cannot write \(current.path): \(error.reason)") }
+        finished.append(current)
         counts.shards += 1
     }
 

@@ -201,11 +201,21 @@ struct PendingFetch {
 
 /// A cache key in 16 bytes (its MD5), for remembering millions of keys.
 struct KeyFingerprint: Hashable {
-    let high: UInt64
-    let low: UInt64
+    private(set) var high: UInt64
+    private(set) var low: UInt64
 
     init(_ key: CacheKey) {
         high = UInt64(key.digest.prefix(16), radix: 16) ?? 0
         low = UInt64(key.digest.suffix(16), radix: 16) ?? 0
+    }
+
+    /// A request for `key` pinned to `pin`: two pins of one URL are two requests (one
+    /// is not answered with the other's result), the same pin twice is a repeat.
+    init(_ key: CacheKey, pin: BytePin?) {
+        self.init(key)
+        if let pin {
+            high ^= UInt64(pin.sha256.prefix(16), radix: 16) ?? 0
+            low ^= UInt64(pin.sha256.suffix(16), radix: 16) ?? 0
+        }
     }
 }

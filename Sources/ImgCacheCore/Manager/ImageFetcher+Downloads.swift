@@ -16,9 +16,12 @@ extension ImageFetcher {
         let remote: RemoteURL, cached: CacheEntry?, failedBefore: Bool
         var outcome = outcome
         if let pin = request.pin, case .answer(.success(let hit), _) = outcome, let other = mismatch(hit, pin: pin) {
-            // A pinned request is never answered with other bytes: downloaded as if missing.
-            log?("\(RemoteURL.displayed(request.url)): \(other); downloaded again")
-            if let url = try? RemoteURL(parsing: request.url) {
+            // A pinned request is never answered with other bytes: downloaded as if missing, unless
+            // nothing may be downloaded (--cache-only, export).
+            if settings.options.contains(.fromCacheOnly) {
+                outcome = .answer(.failure(.notUsable(url: request.url, reason: other)), note: nil)
+            } else if let url = try? RemoteURL(parsing: request.url) {
+                log?("\(RemoteURL.displayed(request.url)): \(other); downloaded again")
                 outcome = .download(url, cached: nil, note: nil, failedBefore: false)
             }
         }

@@ -504,7 +504,7 @@ public final class ImageFetcher {
         // A fragment never reaches a server, so it is no part of the request or the key.
         let url = URLText.withoutFragment(given)
         let key = settings.cacheKey(for: url)
-        let fingerprint = KeyFingerprint(key)
+        let fingerprint = KeyFingerprint(key, pin: pin)
         if run.inFlight.contains(fingerprint) || run.variants.contains(fingerprint) {
             if run.repeats != .skipped {
                 if !run.inFlight.join(fingerprint, index: index, url: url) { _ = run.variants.join(fingerprint, index: index, url: url) }
