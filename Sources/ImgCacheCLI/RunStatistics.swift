@@ -22,6 +22,9 @@ struct RunStatistics {
                     hosts[host, default: (0, 0, 0)].bytes += downloaded
                 }
             }
+        case .failure(.interrupted):
+            // Not a failure of the host's: the summary counts it as interrupted.
+            break
         case .failure(let error):
             failures[error.kind, default: 0] += 1
             if !host.isEmpty { hosts[host, default: (0, 0, 0)].failed += 1 }
