@@ -43,7 +43,7 @@ complete -c imgcache -l color -x -a 'auto always never' -d 'Colour in messages: 
 complete -c imgcache -s h -l help -d 'Show help (for a command: imgcache COMMAND --help)'
 complete -c imgcache -l version -d 'Show the version, the C libraries found and their versions, and the features they allow (-v: their files)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -s o -l output -r -F -d 'Also write the image to FILE (\'-\' for standard output); one URL only. A device, FIFO or link is written through, a plain file replaced atomically. A name ending in .jpg, .png, .webp, .gif, .avif, .heic, .heif, .jxl, .tiff, .bmp, .ico or .svg must match the image\'s format'
-complete -c imgcache -n '__fish_seen_subcommand_from fetch' -s i -l input -r -F -d 'Read URLs from FILE, one per line (\'-\': standard input); blank lines and \'#\' comments skipped'
+complete -c imgcache -n '__fish_seen_subcommand_from fetch' -s i -l input -r -F -d 'Read URLs from FILE, one per line (\'-\': standard input; blank lines and \'#\' comments skipped), or a CSV, TSV or JSONL table (--input-format)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l with-url -d 'Print URL<TAB>PATH lines (an empty PATH for a URL that failed)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l srcset -d 'Print each URL\'s variants as an HTML srcset: \'PATH 320w, PATH 640w\', one per format TAB-separated, each width once (with --thumbnail)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l output-dir -x -a '(__fish_complete_directories)' -d 'Also copy each image into DIR under the URL\'s file name with the extension of its format (DIR made if missing), as curl -O --output-dir'

@@ -228,7 +228,7 @@ extension FetchArguments: Subcommand {
             .value(.output, "o", metavar: "FILE", kind: .path,
                    help: "Also write the image to FILE ('-' for standard output); one URL only. A device, FIFO or link is written through, a plain file replaced atomically. A name ending in \(CodecRegistry.spelled(CodecRegistry.storedFormats, extensions: true)) must match the image's format"),
             .value(.input, "i", metavar: "FILE", kind: .path,
-                   help: "Read URLs from FILE, one per line ('-': standard input); blank lines and '#' comments skipped"),
+                   help: "Read URLs from FILE, one per line ('-': standard input; blank lines and '#' comments skipped), or a CSV, TSV or JSONL table (--input-format)"),
             .flag(.withUrl, help: "Print URL<TAB>PATH lines (an empty PATH for a URL that failed)"),
             .flag(.srcset, help: "Print each URL's variants as an HTML srcset: 'PATH 320w, PATH 640w', one per format TAB-separated, each width once (with --thumbnail)"),
             .value(.outputDir, metavar: "DIR", kind: .directory,

@@ -175,8 +175,10 @@ extension PrefetchArguments: Subcommand {
     static let spec = CommandSpec(
         name: "prefetch", summary: "Warm the cache from a list of URLs",
         description: """
-            Reads URLs from FILE, or standard input when FILE is '-' or absent: one per line; \
-            blank lines and lines starting with '#' are skipped. Work starts while the list is \
+            Reads URLs from FILE, or standard input when FILE is '-' or absent: one per line \
+            (blank lines and lines starting with '#' are skipped), or a CSV, TSV or JSONL table \
+            with a URL column (--input-format, --url-column; gzipped too), each row's other \
+            columns carried into its JSON line. Work starts while the list is \
             still being read, and memory stays flat however long it is. Each distinct URL is \
             looked up and, if missing, downloaded (low priority unless --priority says \
             otherwise), checked and stored, as fetch does; repeats are skipped. On a terminal, \
