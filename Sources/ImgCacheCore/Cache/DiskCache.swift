@@ -89,10 +89,19 @@ public struct DiskCache: Sendable {
     /// that are not the recorded format) is removed and reported as damaged.
     /// `lockHandle` keeps the lock file open between lookups of one thread.
     public func lookup(_ key: CacheKey, now: Double, lockHandle: NamespaceLock.Handle? = nil) -> LookupResult {
-        let first = lock.withShard(key.shardIndex, .shared, using: lockHandle) { () -> EntryReader.Verdict in
-            let verdict = reader.check(key)
-            if case .whole(let entry) = verdict { try? FileSystem.setModificationTime(entry.path, to: now) }
-            return verdict
+        // Found without the lock: a miss touches nothing, so it takes none (two calls fewer per
+        // download). A file found is verified and touched holding the shard's byte, so a clean
+        // cannot remove it in between; one removed before that is found gone, a miss.
+        let first: EntryReader.Verdict
+        switch reader.find(key) {
+        case .nothing: return .miss
+        case .decided(let verdict): first = verdict
+        case .candidate(let candidate):
+            first = lock.withShard(key.shardIndex, .shared, using: lockHandle) { () -> EntryReader.Verdict in
+                let verdict = reader.verify(candidate)
+                if case .whole(let entry) = verdict { try? FileSystem.setModificationTime(entry.path, to: now) }
+                return verdict
+            }
         }
         switch first {
         case .whole(let entry): return .hit(entry)

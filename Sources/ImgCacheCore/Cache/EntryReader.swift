@@ -82,60 +82,93 @@ struct EntryReader: Sendable {
     /// (and, for a sidecar, the recorded inode), whose first bytes are the
     /// recorded format.
     func check(_ key: CacheKey) -> Verdict {
+        switch find(key) {
+        case .nothing: return .absent
+        case .decided(let verdict): return verdict
+        case .candidate(let candidate): return verify(candidate)
+        }
+    }
+
+    /// A file found under one of a key's names, with the metadata read from it.
+    struct Candidate {
+        let path: String
+        let name: String
+        let metadata: EntryMetadata
+        let placement: EntryMetadata.Placement
+    }
+
+    /// What looking for a key's file found: nothing, a verdict already (metadata
+    /// missing, unreadable or another key's), or a file to verify.
+    enum Found {
+        case nothing
+        case decided(Verdict)
+        case candidate(Candidate)
+    }
+
+    /// The first of `key`'s names a file has, and its metadata. It touches nothing,
+    /// so a lookup does it without the shard's lock: a miss then takes none.
+    func find(_ key: CacheKey) -> Found {
         // A link in a shard folder's place is never followed (nor anything healed through it).
         if checkedShards?.contains(key.shardIndex) != true {
             let shard: FileStatus?
             do { shard = try FileSystem.status(shardDirectory(for: key)) } catch {
-                return .failed(path: shardDirectory(for: key), error: error)
+                return .decided(.failed(path: shardDirectory(for: key), error: error))
             }
-            guard let shard, shard.isDirectory else { return .absent }
+            guard let shard, shard.isDirectory else { return .nothing }
             checkedShards?.insert(key.shardIndex)
         }
         let folder = shardDirectory(for: key) + "/"
         for name in key.candidateFileNames {
             let path = folder + name
-            func damaged(_ reason: String, metadataMissing: Bool = false) -> Verdict {
-                .damaged(path: path, reason: reason, metadataMissing: metadataMissing)
+            func damaged(_ reason: String, metadataMissing: Bool = false) -> Found {
+                .decided(.damaged(path: path, reason: reason, metadataMissing: metadataMissing))
             }
-            let metadata: EntryMetadata, placement: EntryMetadata.Placement
             switch readMetadata(of: path, name: name, key: key) {
             case .noImage: continue
             case .missing: return damaged("its metadata is missing", metadataMissing: true)
             case .unreadable: return damaged("its metadata is unreadable")
-            case .failed(let error): return .failed(path: path, error: error)
-            case .found(let found, let foundPlacement): (metadata, placement) = (found, foundPlacement)
-            }
-            guard metadata.key == key.storedForm, metadata.fileName == name else {
-                return damaged("its metadata belongs to another key")
-            }
-            let status: FileStatus
-            do {
-                guard let found = try FileSystem.status(path) else { return .absent }
-                status = found
-            } catch { return .failed(path: path, error: error) }
-            guard status.isRegularFile else { return damaged("it is not a regular file") }
-            // A sidecar file names its image by inode, because the two are renamed in
-            // one after the other; an attribute travels with its file (even when copied).
-            if placement == .sidecarFile && status.inode != metadata.inode {
-                return damaged("its metadata was written for another file")
-            }
-            guard status.size == metadata.byteCount else {
-                return damaged(status.size < metadata.byteCount
-                    ? "it is truncated (\(status.size) of \(metadata.byteCount) bytes)"
-                    : "it has \(status.size) bytes, not the \(metadata.byteCount) stored")
-            }
-            if let format = metadata.format {
-                let prefix: [UInt8]
-                do { prefix = try FileSystem.readPrefix(path, count: 64) } catch {
-                    return error.errno == .noSuchFile ? .absent : .failed(path: path, error: error)
+            case .failed(let error): return .decided(.failed(path: path, error: error))
+            case .found(let metadata, let placement):
+                guard metadata.key == key.storedForm, metadata.fileName == name else {
+                    return damaged("its metadata belongs to another key")
                 }
-                guard ImageFormat.sniff(prefix) == format else {
-                    return damaged("its bytes are no longer a \(format.displayName) image")
-                }
+                return .candidate(Candidate(path: path, name: name, metadata: metadata, placement: placement))
             }
-            return .whole(CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: placement, inode: status.inode))
         }
-        return .absent
+        return .nothing
+    }
+
+    /// Whether the file found is a whole entry: a regular file of the recorded size
+    /// (and, for a sidecar, the recorded inode), whose first bytes are the recorded format.
+    func verify(_ candidate: Candidate) -> Verdict {
+        let path = candidate.path, metadata = candidate.metadata, placement = candidate.placement
+        func damaged(_ reason: String) -> Verdict { .damaged(path: path, reason: reason, metadataMissing: false) }
+        let status: FileStatus
+        do {
+            guard let found = try FileSystem.status(path) else { return .absent }
+            status = found
+        } catch { return .failed(path: path, error: error) }
+        guard status.isRegularFile else { return damaged("it is not a regular file") }
+        // A sidecar file names its image by inode, because the two are renamed in
+        // one after the other; an attribute travels with its file (even when copied).
+        if placement == .sidecarFile && status.inode != metadata.inode {
+            return damaged("its metadata was written for another file")
+        }
+        guard status.size == metadata.byteCount else {
+            return damaged(status.size < metadata.byteCount
+                ? "it is truncated (\(status.size) of \(metadata.byteCount) bytes)"
+                : "it has \(status.size) bytes, not the \(metadata.byteCount) stored")
+        }
+        if let format = metadata.format {
+            let prefix: [UInt8]
+            do { prefix = try FileSystem.readPrefix(path, count: 64) } catch {
+                return error.errno == .noSuchFile ? .absent : .failed(path: path, error: error)
+            }
+            guard ImageFormat.sniff(prefix) == format else {
+                return damaged("its bytes are no longer a \(format.displayName) image")
+            }
+        }
+        return .whole(CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: placement, inode: status.inode))
     }
 }
 
