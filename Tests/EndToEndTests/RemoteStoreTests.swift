@@ -561,6 +561,14 @@ import Testing
         #expect(problems("a").isEmpty)
     }
 
+    @Test func theRunsDeadlineDropsTheWritesStillOut() throws {
+        let result = try on("a", ["--json", "prefetch", "--deadline", "1", "--remote", faults.baseURL + "/held-store|timeout=30s",
+                                  try work.write(lines: Array(urls.prefix(2)), to: "two.txt")])
+        #expect(result.standardError.contains("2 remote writes dropped at the run's deadline"), "\(result.standardError)")
+        #expect(!result.standardError.contains("finishing"))
+        #expect(count(result, "downloaded") == 2 && count(result, "remote_writes") == 0)
+    }
+
     @Test func aSecondInterruptionDropsTheWritesAtOnce() throws {
         let (process, outputs) = try prefetchWithHeldWrites()
         kill(process.processIdentifier, SIGINT)

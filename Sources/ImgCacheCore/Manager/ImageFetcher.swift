@@ -249,8 +249,12 @@ public final class ImageFetcher {
                   + "(at most \(DownloadError.formatSeconds(ImageFetcher.writesGracePeriod)); interrupt again to drop them)", nil)
         }
         guard left <= 0 else { return left }
-        warn?("interrupted: \(Plural.count(run.pendingWrites, "remote write")) dropped, not finished within "
-              + DownloadError.formatSeconds(ImageFetcher.writesGracePeriod), nil)
+        if run.deadlineReached {
+            warn?("\(Plural.count(run.pendingWrites, "remote write")) dropped at the run's deadline", nil)
+        } else {
+            warn?("interrupted: \(Plural.count(run.pendingWrites, "remote write")) dropped, not finished within "
+                  + DownloadError.formatSeconds(ImageFetcher.writesGracePeriod), nil)
+        }
         // The transfers still out stop when the fetcher closes.
         run.pendingWrites = 0
         return 0
