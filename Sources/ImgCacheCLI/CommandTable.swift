@@ -158,9 +158,10 @@ public enum CommandTable {
         subcommands.first { $0.spec.name == name }
     }
 
-    /// The command called `name`, if there is one.
+    /// The command called `name`, if there is one. Only the table entries up to it are
+    /// built (each is a lazily made static): a run builds its own command's, not all eleven.
     public static func command(named name: String) -> CommandSpec? {
-        commands.first { $0.name == name }
+        subcommand(named: name)?.spec
     }
 }
 
