@@ -5,18 +5,19 @@ public struct CommandSpec: Equatable, Sendable {
     public let name: String
     /// One line for the command list.
     public let summary: String
-    /// A paragraph for the command's own help.
-    public let description: String
+    /// A paragraph for the command's own help, made only when asked for.
+    private let makeDescription: @Sendable () -> String
+    public var description: String { makeDescription() }
     public let options: [OptionSpec]
     public let operands: [OperandSpec]
     /// Example invocations, each a (command line, what it does) pair.
     public let examples: [(String, String)]
 
-    public init(name: String, summary: String, description: String, options: [OptionSpec] = [],
+    public init(name: String, summary: String, description: @autoclosure @escaping @Sendable () -> String, options: [OptionSpec] = [],
                 operands: [OperandSpec] = [], examples: [(String, String)] = []) {
         self.name = name
         self.summary = summary
-        self.description = description
+        self.makeDescription = description
         self.options = options
         self.operands = operands
         self.examples = examples

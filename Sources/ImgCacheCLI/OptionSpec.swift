@@ -14,7 +14,9 @@ public enum ValueKind: Equatable, Sendable {
     case suggestions([String])
 }
 
-/// One option as the user types it, declared once in `CommandTable`.
+/// One option as the user types it, declared once in `CommandTable`. Its help text
+/// is made only when asked for (help, the man page, completions): many name every
+/// format the codecs take, and a run that parses the option needs none of it.
 public struct OptionSpec: Equatable, Sendable {
     public let name: OptionName
     /// The long spelling without dashes ("cache-dir").
@@ -24,7 +26,8 @@ public struct OptionSpec: Equatable, Sendable {
     /// The placeholder shown in help ("DIR"); nil for a flag.
     public let metavar: String?
     public let kind: ValueKind?
-    public let help: String
+    private let makeHelp: @Sendable () -> String
+    public var help: String { makeHelp() }
     /// Whether giving it more than once means something (counted or collected).
     public let repeatable: Bool
     /// For a flag that may carry a value after `=` (`--scale-down=20M`): its placeholder.
@@ -32,14 +35,19 @@ public struct OptionSpec: Equatable, Sendable {
 
     /// A switch that takes no value, or with `optionalValue` one only after `=`.
     public static func flag(_ name: OptionName, _ short: Character? = nil, repeatable: Bool = false, optionalValue: String? = nil,
-                            help: String) -> OptionSpec {
-        OptionSpec(name: name, short: short, metavar: nil, kind: nil, help: help, repeatable: repeatable, optionalValue: optionalValue)
+                            help: @autoclosure @escaping @Sendable () -> String) -> OptionSpec {
+        OptionSpec(name: name, short: short, metavar: nil, kind: nil, makeHelp: help, repeatable: repeatable, optionalValue: optionalValue)
     }
 
     /// An option that takes a value.
     public static func value(_ name: OptionName, _ short: Character? = nil, metavar: String, kind: ValueKind,
-                             repeatable: Bool = false, help: String) -> OptionSpec {
-        OptionSpec(name: name, short: short, metavar: metavar, kind: kind, help: help, repeatable: repeatable, optionalValue: nil)
+                             repeatable: Bool = false, help: @autoclosure @escaping @Sendable () -> String) -> OptionSpec {
+        OptionSpec(name: name, short: short, metavar: metavar, kind: kind, makeHelp: help, repeatable: repeatable, optionalValue: nil)
+    }
+
+    public static func == (lhs: OptionSpec, rhs: OptionSpec) -> Bool {
+        lhs.name == rhs.name && lhs.short == rhs.short && lhs.metavar == rhs.metavar && lhs.kind == rhs.kind
+            && lhs.repeatable == rhs.repeatable && lhs.optionalValue == rhs.optionalValue && lhs.help == rhs.help
     }
 
     public var takesValue: Bool { metavar != nil }
