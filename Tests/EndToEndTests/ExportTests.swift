@@ -137,6 +137,14 @@ import Testing
         FileManager.default.createFile(atPath: lookalike + "/00003.tar", contents: Data("mine".utf8))
         #expect(try fetch(["export", "--webdataset", lookalike, list]).status == 74)
         #expect(FileManager.default.contents(atPath: lookalike + "/00003.tar") == Data("mine".utf8))
+        // A link to a folder is written through.
+        let real = work.appending("real-shards")
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: work.appending("link-shards"), withDestinationPath: real)
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let linked = try fetch(["export", "--webdataset", work.appending("link-shards"), list])
+        #expect(linked.status == 0, "\(linked.standardError)")
+        #expect(FileManager.default.fileExists(atPath: real + "/00000.tar"))
         // Options that would download, or refresh, are refused: export only reads.
         for option in ["--refresh", "--no-cache-read", "--retry-failed"] {
             #expect(try fetch(["export", "--webdataset", work.appending("x"), option, list]).status == 64, "\(option)")

@@ -62,7 +62,13 @@ public final class WebDatasetExport {
 
     /// Makes `directory` if needed. One that holds other files than an export's is refused,
     /// so that an export never mixes with (or replaces) what is not its own.
-    public init(directory: String, shardSize: Int, captionColumn: String?, includesOptedOut: Bool) throws(Failure) {
+    public init(directory given: String, shardSize: Int, captionColumn: String?, includesOptedOut: Bool) throws(Failure) {
+        // A link to a folder is written through, as -o writes through a link: the folder it leads to.
+        var directory = given
+        if (try? FileSystem.status(given))??.isSymbolicLink == true, let resolved = realpath(given, nil) {
+            directory = String(cString: resolved)
+            free(resolved)
+        }
         self.directory = directory
         self.shardSize = shardSize
         self.captionColumn = captionColumn
