@@ -67,9 +67,13 @@ enum RequestFiles {
         return FileSystem.accessDenial(path, R_OK | (folder ? X_OK : 0))?.description
     }
 
-    /// Why the cookie jar at `path` cannot be written when the run ends, if it cannot.
-    private static func unwritable(_ path: String) -> String? {
-        if FileSystem.accessDenial(path, F_OK) == nil { return FileSystem.accessDenial(path, W_OK)?.description }
+    /// Why a file (the cookie jar, a --stats report) cannot be written at `path` when the run
+    /// ends, if it cannot: a folder there, or no write permission on it or on its folder.
+    static func unwritable(_ path: String) -> String? {
+        if FileSystem.accessDenial(path, F_OK) == nil {
+            if (try? FileSystem.status(path))??.isDirectory == true { return "it is a folder" }
+            return FileSystem.accessDenial(path, W_OK)?.description
+        }
         let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         return FileSystem.accessDenial(folder.isEmpty ? "/" : folder, W_OK | X_OK).map { "its folder: " + $0.description }
     }

@@ -28,7 +28,7 @@ typealias PrefetchCommand = CommandRun<PrefetchArguments>
 extension PrefetchCommand {
     func run() throws(SystemError) -> ExitStatus {
         // A --stats file that cannot be written is said before the run, not after it.
-        if let path = arguments.statsFile, let problem = PrefetchCommand.unwritable(path) {
+        if let path = arguments.statsFile, let problem = RequestFiles.unwritable(path) {
             console.error("cannot write --stats \(path): \(problem)")
             return .outputFailed
         }
@@ -111,18 +111,6 @@ extension PrefetchCommand {
         if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
         let status = summary.failedOutput ? ExitStatus.worse(summary.status, .outputFailed) : summary.status
         return inputError == nil ? status : .worse(status, .noInput)
-    }
-
-    /// Why a file cannot be written at `path` (nil when it can): a folder there, or a folder
-    /// to make it in that does not exist or cannot be written.
-    static func unwritable(_ path: String) -> String? {
-        if let status = try? FileSystem.status(path) {
-            if status.isDirectory { return "it is a directory" }
-            return access(path, W_OK) == 0 ? nil : "permission denied"
-        }
-        let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-        guard let status = try? FileSystem.status(folder.isEmpty ? "/" : folder), status.isDirectory else { return "no folder \(folder)" }
-        return access(folder.isEmpty ? "/" : folder, W_OK) == 0 ? nil : "the folder \(folder) cannot be written"
     }
 
     /// The summary line (or JSON object); `remotes` is nil when the run had no remote store.
