@@ -44,7 +44,7 @@ public enum CommandRunner {
             return usageFailure(.invalidEnvironment(error.commandLineMessage), console: console)
         }
         do { placement = try metadataPlacement(environment) } catch { return usageFailure(error, console: console) }
-        let cache = DiskCache(location: location, metadataPlacement: placement)
+        let cache = DiskCache(location: location, metadataPlacement: placement, listsShards: command.value.looksUpMany)
         // The namespace's settings are read once, here: their umask applies to every file the run makes.
         let settings = cache.settingsInspection
         do { try CacheUmask.apply(environment: environment, remembered: settings.settings.umask) } catch {

@@ -19,6 +19,9 @@ protocol Subcommand: Equatable, Sendable {
     static var reportsSettings: Bool { get }
     /// Whether it sets the namespace's permission mask (then it, not the runner, says what is exposed).
     var changesUmask: Bool { get }
+    /// Whether it looks many URLs up (a list): then a shard is listed after a
+    /// miss in it, so that later misses there ask the disk nothing.
+    var looksUpMany: Bool { get }
     /// Does the work of `command` and says how it went.
     static func run(_ command: CommandRun<Self>) throws(SystemError) -> ExitStatus
 }
@@ -38,6 +41,7 @@ extension Subcommand {
     var scope: CommandScope { .namespace }
     static var reportsSettings: Bool { false }
     var changesUmask: Bool { false }
+    var looksUpMany: Bool { false }
 
     /// The invocation running this command with these arguments.
     func running(_ globals: GlobalOptions) -> Invocation { .run(globals, Command(self)) }

@@ -63,6 +63,34 @@ import Testing
         #expect(report.remaining.count == entries.count - gone.count)
     }
 
+    @Test func anEntryUsedWhileTheCleanRunsIsPutBackWhole() throws {
+        // Two entries in one shard, both expired when scanned; one is hit after the scan
+        // and before its shard's removals (the clean asks whether to stop just then).
+        var used: CacheEntry?, other: CacheEntry?
+        for index in 0..<600 where other == nil {
+            let stored = try entry("e\(index)", lastUse: now - 30 * 86_400)
+            if used == nil { used = stored } else if FileSystem.parentDirectory(of: stored.path) == FileSystem.parentDirectory(of: used!.path) { other = stored }
+        }
+        let (kept, victim) = (try #require(used), try #require(other))
+        let keptKey = try #require((0..<600).lazy.map { CacheKey("http://example.test/e\($0).png") }.first { self.cache.imagePath(for: $0) == kept.path })
+        let limits = CacheLimits(maxSize: .unlimited, maxAge: .seconds(86_400), maxSizeSource: .commandLine, maxAgeSource: .commandLine)
+        let hit = Mutex(false)
+        guard case .cleaned(let report) = try CacheCleaner(cache: cache).clean(limits: limits, now: now, shouldStop: {
+            hit.withLock { done in
+                if !done, case .hit = self.cache.lookup(keptKey, now: self.now) { done = true }
+            }
+            return false
+        }) else { throw CocoaError(.fileLocking) }
+        #expect(hit.withLock { $0 })
+        #expect(report.spared >= 1)
+        #expect(FileManager.default.fileExists(atPath: kept.path), "the used entry was removed")
+        #expect(!FileManager.default.fileExists(atPath: victim.path), "the unused one was kept")
+        guard case .hit(let again) = cache.lookup(keptKey, now: now + 1) else { Issue.record("the kept entry is no longer whole"); return }
+        #expect(again.path == kept.path)
+        let folder = FileSystem.parentDirectory(of: kept.path)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("tmp.") }.isEmpty)
+    }
+
     @Test func aDryRunListsWhatWouldGoAndWhy() throws {
         let old = try entry("old", lastUse: now - 30 * 86_400)
         _ = try entry("new", lastUse: now)

@@ -61,6 +61,55 @@ import Testing
         #expect(cache.lookup(key, now: 2_000_000_001).entry?.lastAccess == 2_000_000_000)
     }
 
+    /// Keys whose entries fall in one shard, the first `count` found.
+    static func keysInOneShard(_ count: Int) -> [CacheKey] {
+        let keys = (0..<4096).map { CacheKey("http://example.test/same-shard-\($0).png") }
+        let shard = keys[0].shardIndex
+        return Array(keys.filter { $0.shardIndex == shard }.prefix(count))
+    }
+
+    @Test(arguments: placements)
+    func aListedShardStillFindsWhatAnotherProcessStoresInIt(_ placement: DiskCache.MetadataPlacement) throws {
+        // Two runs on one namespace, each with its own listings (as two processes have);
+        // the first lists the shard after a miss, then the second stores in it.
+        let namespace = CacheLocation(root: root, namespace: try Namespace(validating: "unit"))
+        let lister = DiskCache(location: namespace, metadataPlacement: placement, listsShards: true)
+        let writer = DiskCache(location: namespace, metadataPlacement: placement)
+        let keys = DiskCacheTests.keysInOneShard(4)
+        try DiskCacheTests.store(key: keys[0], in: writer)
+        #expect(lister.lookup(keys[1], now: 2).entry == nil)
+        #expect(lister.lookup(keys[2], now: 2).entry == nil)
+        try DiskCacheTests.store(key: keys[1], in: writer)
+        #expect(lister.lookup(keys[1], now: 2).entry != nil, "a store by another process was missed")
+        // Its own stores keep its listing current; what it found is found again.
+        try DiskCacheTests.store(key: keys[2], in: lister)
+        #expect(lister.lookup(keys[2], now: 2).entry != nil)
+        #expect(lister.lookup(keys[0], now: 2).entry != nil)
+        #expect(lister.lookup(keys[3], now: 2).entry == nil)
+        // Removed behind its back: looked for and not found, never served.
+        try FileManager.default.removeItem(atPath: try #require(lister.lookup(keys[0], now: 3).entry).path)
+        #expect(lister.lookup(keys[0], now: 3).entry == nil)
+    }
+
+    @Test func aShardFolderMadeByTheRunIsListedEmptyAndKeptCurrent() throws {
+        let cache = DiskCache(location: CacheLocation(root: root, namespace: try Namespace(validating: "unit")), listsShards: true)
+        let keys = DiskCacheTests.keysInOneShard(3)
+        #expect(cache.lookup(keys[0], now: 1).entry == nil)
+        try DiskCacheTests.store(key: keys[0], in: cache)
+        #expect(cache.lookup(keys[1], now: 1).entry == nil)
+        #expect(cache.lookup(keys[0], now: 1).entry != nil)
+        // Stored by a run that keeps no listings (a single fetch): still found.
+        let other = DiskCache(location: CacheLocation(root: root, namespace: try Namespace(validating: "unit")))
+        try DiskCacheTests.store(key: keys[1], in: other)
+        #expect(cache.lookup(keys[1], now: 1).entry != nil)
+        #expect(cache.lookup(keys[2], now: 1).entry == nil)
+        // The listing answers that miss: a disk that would fail every read is not asked.
+        let failing = SystemCallFaults.arm([.attribute, .status, .open, .read, .list], under: root, errno: .ioError)
+        defer { SystemCallFaults.disarm(failing) }
+        guard case .miss = cache.lookup(keys[2], now: 1) else { Issue.record("the disk was asked"); return }
+        guard case .unreadable = cache.lookup(keys[1], now: 1) else { Issue.record("a hit was not read from the disk"); return }
+    }
+
     @Test func anUnknownKeyIsAMiss() throws {
         #expect(try cache(.automatic).lookup(key, now: 0) == .miss)
     }

@@ -41,6 +41,22 @@ import Testing
         }.sorted()
     }
 
+    @Test func aHitWhoseNameIsGoneWhenTouchedIsAMissNotADeadPath() throws {
+        // A clean renames a victim aside before checking it was used: a lookup that
+        // checked the entry but then finds its name gone must not answer with it.
+        let stored = try #require(try fetch(["http://h/gone.png"]).first?.result.get())
+        let key = CacheKey("http://h/gone.png")
+        guard case .hit = cache.lookup(key, now: WallClock.now()) else { Issue.record("not a hit"); return }
+        let vanished = arm([.setTime], .noSuchFile, times: 1)
+        let result = cache.lookup(key, now: WallClock.now())
+        SystemCallFaults.disarm(vanished)
+        guard case .miss = result else { Issue.record("answered \(result) for \(stored.path)"); return }
+        // A touch refused for another reason (a cache the user may only read) still answers.
+        let readOnly = arm([.setTime], .readOnlyFileSystem, times: 1)
+        guard case .hit = cache.lookup(key, now: WallClock.now()) else { Issue.record("a read-only touch lost the hit"); return }
+        SystemCallFaults.disarm(readOnly)
+    }
+
     @Test func aFullDiskFailsTheStoreLeavesNoTemporaryFileAndKeepsWhatWasCached() throws {
         let first = fetch(["http://h/kept.png"])
         let kept = try #require(try first.first?.result.get())

@@ -259,6 +259,18 @@ int ic_unlock_byte(int descriptor, long index);
 /// of the file open as `descriptor`: 1 or 0, or -1 with errno.
 int ic_range_locked_by_others(int descriptor, long start, long length);
 
+/// Maps the first `count` 64-bit counters of the file open as `descriptor`, shared
+/// with every process mapping it, growing the file to hold them when it is shorter.
+/// Refused (NULL, errno EOPNOTSUPP) on network and FUSE file systems, where other
+/// machines' writes would not show. NULL with errno on failure.
+uint64_t *ic_map_counters(int descriptor, size_t count);
+
+/// Counter `index` of a mapping, read atomically.
+uint64_t ic_counter_load(const uint64_t *counters, size_t index);
+
+/// Adds one to counter `index` of a mapping atomically; the value before.
+uint64_t ic_counter_advance(uint64_t *counters, size_t index);
+
 // MARK: - The remote tier: SHA-256 (libcrypto) and Redis (hiredis)
 
 /// Loads libcrypto. 0, or -1 with the reason in `error`.

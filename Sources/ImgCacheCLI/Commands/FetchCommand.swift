@@ -249,6 +249,7 @@ extension FetchArguments: Subcommand {
         ]
     )
     var scope: CommandScope { .fetching }
+    var looksUpMany: Bool { input != nil || urls.count > 1 }
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
         .run(globals, Command(try options.fetchArguments(globals: globals)))

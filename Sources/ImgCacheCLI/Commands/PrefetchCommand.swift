@@ -193,6 +193,7 @@ extension PrefetchArguments: Subcommand {
         ]
     )
     var scope: CommandScope { .fetching }
+    var looksUpMany: Bool { true }
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
         .run(globals, Command(try options.prefetchArguments()))

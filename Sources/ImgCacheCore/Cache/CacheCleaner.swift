@@ -216,15 +216,24 @@ struct ShardRemoval {
             try cache.lock.withShard(Int(shard, radix: 16) ?? 0, .exclusive) { () throws(SystemError) in
                 var removed = false
                 for file in files {
-                    guard let now = try folder.status(file.name) else {
+                    // Renamed away first, then checked: a hit (which takes no lock) touches its file
+                    // by name, so a touch either came before the rename and shows here, or finds the
+                    // name gone and is a miss. Checking first and removing after would let a hit
+                    // touch and serve an entry between the check and the removal.
+                    let aside = TemporaryFile.prefix + "evicted-" + file.name + "." + TemporaryFile.owner + ".0"
+                    guard try folder.rename(file.name, to: aside), let now = try folder.status(aside) else {
                         gone.append(file)
                         continue
                     }
                     guard now.inode == file.inode, now.modified == file.modified, now.isRegularFile else {
+                        // Used (or stored anew) since the scan: put back, where no store can have
+                        // landed meanwhile (stores hold this shard's byte shared).
+                        try folder.rename(aside, to: file.name)
+                        cache.listings.restored(Int(shard, radix: 16) ?? 0)
                         spared.append(file)
                         continue
                     }
-                    try folder.remove(file.name)
+                    try folder.remove(aside)
                     removed = true
                     if file.hasSidecar { try folder.remove(EntryNames.digest(of: file.name) + ".meta") }
                 }

@@ -43,11 +43,17 @@ public struct DiskCache: Sendable {
         case sidecarFiles = "files"
     }
 
-    public init(location: CacheLocation, metadataPlacement: MetadataPlacement = .automatic) {
+    /// What this process knows each shard holds; every store also raises its shard's generation.
+    let listings: ShardListings
+
+    /// `listsShards`: lookups list a shard after a miss in it, so that later
+    /// misses there cost no system call (for runs over many URLs).
+    public init(location: CacheLocation, metadataPlacement: MetadataPlacement = .automatic, listsShards: Bool = false) {
         self.location = location
         self.metadataPlacement = metadataPlacement
-        reader = EntryReader(directory: location.directory, checkedShards: readyShards)
         lock = NamespaceLock(namespaceDirectory: location.directory)
+        listings = ShardListings(lockPath: lock.path, keepsListings: listsShards)
+        reader = EntryReader(directory: location.directory, checkedShards: readyShards, listings: listings)
         urlLog = URLLog(namespaceDirectory: location.directory)
     }
 
@@ -87,24 +93,27 @@ public struct DiskCache: Sendable {
     /// read-only cache still answers); its `lastAccess` is the use before this one. Anything on disk that is not a whole entry
     /// (metadata missing, unreadable or for another file, a wrong size, bytes
     /// that are not the recorded format) is removed and reported as damaged.
-    /// `lockHandle` keeps the lock file open between lookups of one thread.
-    public func lookup(_ key: CacheKey, now: Double, lockHandle: NamespaceLock.Handle? = nil) -> LookupResult {
-        // Found without the lock: a miss touches nothing, so it takes none (two calls fewer per
-        // download). A file found is verified and touched holding the shard's byte, so a clean
-        // cannot remove it in between; one removed before that is found gone, a miss.
+    public func lookup(_ key: CacheKey, now: Double) -> LookupResult {
+        // No lock: a clean removes an entry by renaming it away first and then checking it was not
+        // used (see `CacheCleaner.removeEntries`), so the touch by path below either lands before
+        // that rename, and the clean keeps the entry, or finds the name gone: a miss. A hit can
+        // never be removed between being found and being touched.
         let first: EntryReader.Verdict
         switch reader.find(key) {
         case .nothing: return .miss
         case .decided(let verdict): first = verdict
-        case .candidate(let candidate):
-            first = lock.withShard(key.shardIndex, .shared, using: lockHandle) { () -> EntryReader.Verdict in
-                let verdict = reader.verify(candidate)
-                if case .whole(let entry) = verdict { try? FileSystem.setModificationTime(entry.path, to: now) }
-                return verdict
-            }
+        case .candidate(let candidate): first = reader.verify(candidate)
         }
         switch first {
-        case .whole(let entry): return .hit(entry)
+        case .whole(let entry):
+            do {
+                try FileSystem.setModificationTime(entry.path, to: now)
+            } catch where error.errno == .noSuchFile {
+                return .miss
+            } catch {
+                // A cache the user may read but not write still answers.
+            }
+            return .hit(entry)
         case .absent: return .miss
         case .failed(let path, let error): return .unreadable(path: path, error: error)
         case .damaged:
@@ -152,9 +161,11 @@ public struct DiskCache: Sendable {
     public func prepareShard(for key: CacheKey) throws(SystemError) -> String {
         let shard = shardDirectory(for: key)
         guard !readyShards.contains(key.shardIndex) else { return shard }
+        let generation = listings.generation(of: key.shardIndex)
         switch SystemCall.mkdir(shard, 0o777) {
         case .success:
-            break
+            // Made here, so empty as of the generation read before: misses there ask the disk nothing.
+            if let generation { listings.record(key.shardIndex, path: shard, generation: generation, folderMissing: true) }
         case .failure(.fileExists):
             guard try FileSystem.status(shard)?.isDirectory == true else {
                 throw SystemError("use directory", path: shard, errno: .notDirectory)
@@ -191,6 +202,7 @@ public struct DiskCache: Sendable {
         // The lock file first: it marks the folder as a namespace already, so another
         // process that finds the tag half-written still knows the folder for one.
         try lock.create()
+        listings.attach()
         try NamespaceMarker.mark(directory)
     }
 
@@ -272,6 +284,7 @@ public struct DiskCache: Sendable {
                 urlLog.append(URLLog.line(digest: key.digest, key: metadata.key, url: metadata.url), shard: key.shardIndex)
                 try FileSystem.rename(pending.temporaryPath, to: path)
                 pending.markCommitted()
+                listings.added(key)
                 for other in stale { try? FileSystem.remove(other) }
             }
             // As a lookup reads it back: an attribute travels with its file and names no inode.
@@ -289,6 +302,7 @@ public struct DiskCache: Sendable {
             try FileSystem.rename(pending.temporaryPath, to: path)
             pending.markCommitted()
             try FileSystem.rename(sidecarTemporary, to: sidecarPath(for: key))
+            listings.added(key)
         }
         return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .sidecarFile, inode: status.inode)
     }

@@ -9,10 +9,14 @@ struct EntryReader: Sendable {
     /// Shards this process already found to be folders (not links), so that a
     /// lookup checks its shard once per run, not once per URL; nil: every time.
     let checkedShards: ShardSet?
+    /// What this process knows each shard holds, so that a miss asks the disk
+    /// nothing; nil: every name is looked for.
+    let listings: ShardListings?
 
-    init(directory: String, checkedShards: ShardSet? = nil) {
+    init(directory: String, checkedShards: ShardSet? = nil, listings: ShardListings? = nil) {
         self.directory = directory
         self.checkedShards = checkedShards
+        self.listings = listings
     }
 
     /// The extended attribute holding an entry's metadata.
@@ -108,13 +112,20 @@ struct EntryReader: Sendable {
     /// The first of `key`'s names a file has, and its metadata. It touches nothing,
     /// so a lookup does it without the shard's lock: a miss then takes none.
     func find(_ key: CacheKey) -> Found {
+        let generation = listings?.generation(of: key.shardIndex)
+        if let generation, listings?.excludes(key, at: generation) == true { return .nothing }
         // A link in a shard folder's place is never followed (nor anything healed through it).
         if checkedShards?.contains(key.shardIndex) != true {
             let shard: FileStatus?
             do { shard = try FileSystem.status(shardDirectory(for: key)) } catch {
                 return .decided(.failed(path: shardDirectory(for: key), error: error))
             }
-            guard let shard, shard.isDirectory else { return .nothing }
+            guard let shard, shard.isDirectory else {
+                if shard == nil, let generation {
+                    listings?.record(key.shardIndex, path: shardDirectory(for: key), generation: generation, folderMissing: true)
+                }
+                return .nothing
+            }
             checkedShards?.insert(key.shardIndex)
         }
         let folder = shardDirectory(for: key) + "/"
@@ -134,6 +145,9 @@ struct EntryReader: Sendable {
                 }
                 return .candidate(Candidate(path: path, name: name, metadata: metadata, placement: placement))
             }
+        }
+        if let generation {
+            listings?.record(key.shardIndex, path: shardDirectory(for: key), generation: generation, folderMissing: false)
         }
         return .nothing
     }

@@ -6,11 +6,13 @@ import CImgCacheShims
 /// How processes sharing a namespace stay out of each other's way: byte `i` of
 /// `<namespace>/lock` guards shard `i`, and byte 256 marks a running clean.
 ///
-/// Lookups and stores hold their shard's byte shared, for microseconds; `clean`
-/// and `clear` hold it exclusive only while they remove that shard's victims,
-/// after checking each one is unchanged. So a hit can never be removed between
-/// being found and being touched, a store never lands between a cleaner's check
-/// and its removal, and a reader waits at most for one shard's removals.
+/// Stores hold their shard's byte shared, for microseconds; `clean` and `clear`
+/// hold it exclusive only while they remove that shard's victims, each renamed
+/// aside and then checked unchanged. So a store never lands between a
+/// cleaner's check and its removal. Lookups take no lock: a hit touches its
+/// file by name last, which either shows in the cleaner's check or finds the
+/// name gone (a miss), so a hit is never removed between being found and
+/// being touched.
 /// The locks are open-file-description locks: released by the kernel when the
 /// holder dies, and exclusive between threads as between processes.
 public struct NamespaceLock: Sendable {

@@ -81,7 +81,7 @@ struct DownloadStore {
             metadata.freshUntil = freshness.freshUntil(received: now)
             do {
                 guard let entry = try cache.replaceMetadata(of: cached, with: metadata, key: miss.key, now: now, lockHandle: lockHandle)
-                    ?? cache.lookup(miss.key, now: now, lockHandle: lockHandle).entry else {
+                    ?? cache.lookup(miss.key, now: now).entry else {
                     return .failure(.revalidationRaced(url: url))
                 }
                 log?("\(RemoteURL.displayed(url)): not modified, kept \(entry.path)")

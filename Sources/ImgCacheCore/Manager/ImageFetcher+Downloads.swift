@@ -60,7 +60,7 @@ extension ImageFetcher {
             // Looked up before the lock was taken: another process downloading into the namespace
             // may have stored it since (looked up again only then: a lookup of a miss costs a dozen calls).
             if locks.othersAreDownloading() {
-                let fresh = lookup.run(request.url, key: request.key, ttl: failedTTL, lockHandle: lockHandle)
+                let fresh = lookup.run(request.url, key: request.key, ttl: failedTTL)
                 if case .answer = fresh {
                     log?("\(RemoteURL.displayed(request.url)): stored by another process meanwhile")
                     return try proceed(fresh, request, &run, emit: emit)
@@ -125,7 +125,7 @@ extension ImageFetcher {
                      + "\(DownloadError.formatSeconds(max(settings.timeout, 1))); downloading it here too")
                 request.unguarded = true
             }
-            let outcome = lookup.run(request.url, key: request.key, ttl: failedTTL, lockHandle: lockHandle)
+            let outcome = lookup.run(request.url, key: request.key, ttl: failedTTL)
             if case .answer = outcome { log?("\(RemoteURL.displayed(request.url)): answered by the other process's download") }
             try proceed(outcome, request, &run, emit: emit)
         }

@@ -405,7 +405,7 @@ public final class ImageFetcher {
             run.answered += 1
         case .unlooked(let url, let key, let fingerprint, let pin):
             try handle(.looked(url: url, key: key, fingerprint: fingerprint,
-                               outcome: lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle), pin: pin),
+                               outcome: lookup.run(url, key: key, ttl: failedTTL), pin: pin),
                        &run, emit: emit, update: emitUpdate)
         case .looked(let url, let key, let fingerprint, let outcome, let pin):
             guard let index = try nextIndex(for: url, &run, emit: emit) else { return }
@@ -414,7 +414,7 @@ public final class ImageFetcher {
             var outcome = outcome
             if case .download = outcome, run.recentlySettled.contains(fingerprint) {
                 // Looked up before the same key's answer was stored: looked up again, now.
-                outcome = lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)
+                outcome = lookup.run(url, key: key, ttl: failedTTL)
             }
             try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index, pin: pin),
                         &run, emit: emit)
@@ -525,7 +525,7 @@ public final class ImageFetcher {
             run.answered += 1
             return
         }
-        let outcome = lookup.run(url, key: key, ttl: failedTTL, lockHandle: lockHandle)
+        let outcome = lookup.run(url, key: key, ttl: failedTTL)
         try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index, pin: pin),
                     &run, emit: emit)
     }
@@ -538,7 +538,7 @@ public final class ImageFetcher {
 
     /// Every variant of `url` asked for, when all are cached (from whatever original).
     func storedVariants(of url: String) -> [FetchResult.Variant]? {
-        VariantLookup(cache: cache, settings: settings, lockHandle: lockHandle).all(of: url, madeFrom: nil, now: WallClock.now())
+        VariantLookup(cache: cache, settings: settings).all(of: url, madeFrom: nil, now: WallClock.now())
     }
 
     /// Makes an image's variants from the original.

@@ -31,8 +31,6 @@ final class ListLookup: Sendable {
         /// The keys seen, by 64 bits of each fingerprint: 8 bytes a key rather than 16
         /// (a chance collision among a billion keys is about 3 in 100).
         var seen: Set<UInt64> = []
-        /// The lock file, kept open for every lookup of the run.
-        let lockHandle = NamespaceLock.Handle()
     }
     private let state = Mutex(State())
 
@@ -64,7 +62,7 @@ final class ListLookup: Sendable {
             if !leaveNext { return .unlooked(url: url, key: key, fingerprint: fingerprint, pin: pin) }
             let ttl = self.ttl
             return .looked(url: url, key: key, fingerprint: fingerprint,
-                           outcome: lookup.run(url, key: key, ttl: { ttl }, lockHandle: state.lockHandle), pin: pin)
+                           outcome: lookup.run(url, key: key, ttl: { ttl }), pin: pin)
         }
     }
 }

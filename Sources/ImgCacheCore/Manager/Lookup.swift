@@ -27,14 +27,14 @@ struct Lookup: Sendable {
     /// What the run's requests carry beyond the URL: a failure answers only requests like it.
     let request: RequestFingerprint
 
-    func run(_ url: String, key: CacheKey, ttl: () -> AgeLimit, lockHandle: NamespaceLock.Handle? = nil) -> LookupOutcome {
+    func run(_ url: String, key: CacheKey, ttl: () -> AgeLimit) -> LookupOutcome {
         let now = WallClock.now()
         let options = settings.options
         var cached: CacheEntry?
         var note: String?
         if !options.contains(.fromLoaderOnly) {
-            if let answer = variantsFound(url, key: key, now: now, lockHandle: lockHandle) { return answer }
-            switch cache.lookup(key, now: now, lockHandle: lockHandle) {
+            if let answer = variantsFound(url, key: key, now: now) { return answer }
+            switch cache.lookup(key, now: now) {
             case .hit(let entry): cached = entry
             case .miss: break
             case .damaged(let path, let reason, let removed):
@@ -83,12 +83,12 @@ struct Lookup: Sendable {
 
     /// Every variant asked for already in the cache: the answer, whether or not
     /// the original still is; while it is, only variants made from it.
-    private func variantsFound(_ url: String, key: CacheKey, now: Double, lockHandle: NamespaceLock.Handle?) -> LookupOutcome? {
+    private func variantsFound(_ url: String, key: CacheKey, now: Double) -> LookupOutcome? {
         guard !settings.variants.isEmpty, !settings.options.contains(.refreshCached) else { return nil }
-        let variants = VariantLookup(cache: cache, settings: settings, lockHandle: lockHandle)
+        let variants = VariantLookup(cache: cache, settings: settings)
         guard let found = variants.all(of: url, madeFrom: nil, now: now) else { return nil }
         var original = FetchResult(url: url, path: found[0].path, cacheType: .disk, metadata: found[0].metadata, isStored: false)
-        if case .hit(let entry) = cache.lookup(key, now: now, lockHandle: lockHandle) {
+        if case .hit(let entry) = cache.lookup(key, now: now) {
             // Made from another body than the one cached (a refresh brought new bytes): made again.
             let source = EntryMetadata.Source(of: entry.metadata)
             guard found.allSatisfy({ $0.metadata.source == source }) else { return nil }

@@ -5,14 +5,12 @@
 struct VariantLookup {
     let cache: DiskCache
     let settings: FetchSettings
-    /// The calling thread's open lock file, when it has one.
-    let lockHandle: NamespaceLock.Handle?
 
     /// The cached variant `transform` of `url`, when it was made from `original`
     /// (nil: from whatever original, for one no longer in the cache).
     func variant(_ transform: ImageTransform, of url: String, madeFrom original: EntryMetadata.Source?,
                  now: Double) -> FetchResult.Variant? {
-        guard case .hit(let entry) = cache.lookup(settings.variantKey(for: url, transform), now: now, lockHandle: lockHandle),
+        guard case .hit(let entry) = cache.lookup(settings.variantKey(for: url, transform), now: now),
               original == nil || entry.metadata.source == original else { return nil }
         return FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true)
     }

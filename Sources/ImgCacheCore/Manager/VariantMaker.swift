@@ -25,7 +25,7 @@ struct VariantMaker {
         // Variants made from this very file are still its variants; new bytes make new ones.
         var made: [FetchResult.Variant?] = Array(repeating: nil, count: settings.variants.count)
         if original.isStored, !settings.options.contains(.cacheMemoryOnly) {
-            let variants = VariantLookup(cache: cache, settings: settings, lockHandle: lockHandle)
+            let variants = VariantLookup(cache: cache, settings: settings)
             let source = EntryMetadata.Source(of: original.metadata)
             for (index, transform) in settings.variants.enumerated() {
                 made[index] = variants.variant(transform, of: url, madeFrom: source, now: now)
@@ -49,7 +49,7 @@ struct VariantMaker {
     /// Whether the variants asked for that are cached were made from other bytes than `original`'s
     /// (another size, or other validators).
     private func madeFromOtherBytes(than original: FetchResult, now: Double) -> Bool {
-        let variants = VariantLookup(cache: cache, settings: settings, lockHandle: lockHandle)
+        let variants = VariantLookup(cache: cache, settings: settings)
         let source = original.metadata
         return settings.variants.contains { transform in
             guard let old = variants.variant(transform, of: original.url, madeFrom: nil, now: now)?.metadata else { return false }
@@ -169,7 +169,7 @@ struct VariantMaker {
             return .variantsNotMade(url: original.url, problem: .undecodable(reason), original: .notKept)
         }
         let key = settings.cacheKey(for: original.url)
-        if case .hit(let entry) = cache.lookup(key, now: WallClock.now(), lockHandle: lockHandle),
+        if case .hit(let entry) = cache.lookup(key, now: WallClock.now()),
            entry.metadata.inode == original.metadata.inode {
             do { try cache.remove(entry, key: key) } catch { throw .cacheUnwritable(error) }
             log?("\(RemoteURL.displayed(original.url)): removed \(entry.path): it does not decode")

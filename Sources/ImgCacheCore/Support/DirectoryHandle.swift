@@ -96,4 +96,14 @@ public final class DirectoryHandle {
         case .failure(let errno): throw SystemError("remove", path: path + "/" + name, errno: errno)
         }
     }
+
+    /// Renames `name` to `newName`, both inside this directory. Returns false when `name` was gone.
+    @discardableResult
+    public func rename(_ name: String, to newName: String) throws(SystemError) -> Bool {
+        switch SystemCall.renameat(descriptor, name, newName) {
+        case .success: return true
+        case .failure(.noSuchFile): return false
+        case .failure(let errno): throw SystemError("rename", path: path + "/" + name, errno: errno)
+        }
+    }
 }

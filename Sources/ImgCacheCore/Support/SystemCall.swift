@@ -100,6 +100,10 @@ package enum SystemCall {
         faulting(.rename, path: destination) { Glibc.rename(source, destination) }.map { _ in }
     }
 
+    static func renameat(_ directory: Int32, _ source: String, _ destination: String) -> Result<Void, Errno> {
+        faulting(.rename, descriptor: directory, name: destination) { Glibc.renameat(directory, source, directory, destination) }.map { _ in }
+    }
+
     static func unlink(_ path: String) -> Result<Void, Errno> {
         faulting(.remove, path: path) { Glibc.unlink(path) }.map { _ in }
     }

@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CImgCacheShims
+
+/// A counter per shard, raised after every entry a store adds to it, kept in
+/// the namespace's lock file and mapped into each process that uses it: a
+/// process can tell that nothing was added to a shard since it last listed it
+/// by reading memory, without a system call (see `ShardListings`).
+///
+/// The counters only grow, so a crash at any moment leaves them usable. Where
+/// the lock file is on a network or FUSE file system (another machine's writes
+/// would not show in a mapping), or cannot be written, there are none.
+final class ShardGenerations: @unchecked Sendable {
+    // @unchecked: `counters` points into a shared mapping that lives as long as this
+    // object and is only read and written with atomic operations (the C shim's).
+    private let counters: UnsafeMutablePointer<UInt64>
+    static let count = 256
+
+    /// Maps the counters of the lock file at `lockPath`; nil when it is missing or cannot be mapped.
+    init?(lockPath: String) {
+        guard case .success(let descriptor) = SystemCall.open(lockPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) else { return nil }
+        // The mapping outlives the descriptor.
+        defer { SystemCall.close(descriptor) }
+        guard let mapped = ic_map_counters(descriptor, ShardGenerations.count) else { return nil }
+        counters = mapped
+    }
+
+    deinit { munmap(counters, ShardGenerations.count * MemoryLayout<UInt64>.size) }
+
+    /// Shard `shard`'s counter now.
+    func current(_ shard: Int) -> UInt64 { ic_counter_load(counters, shard) }
+
+    /// Raises shard `shard`'s counter, after an entry was added to it; the value before.
+    @discardableResult
+    func advance(_ shard: Int) -> UInt64 { ic_counter_advance(counters, shard) }
+}

@@ -1,0 +1,149 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Which keys each shard folder holds, as this process last listed it, so that
+/// looking up a key that is not there costs no system call. An entry can have
+/// a dozen names (see `CacheKey.candidateFileNames`): without a listing, a
+/// miss asks the disk for each of them.
+///
+/// A listing stands while its shard's generation (`ShardGenerations`) is the
+/// one read before it was taken: every store raises the generation after its
+/// entry appears, so a listing that might lack an entry is never used. A
+/// listing can name entries removed since; those are looked for as before and
+/// not found. A shard is listed only after a lookup in it missed, so a run
+/// whose lookups hit lists nothing. Every store raises the generation, whether
+/// or not this process keeps listings.
+final class ShardListings: Sendable {
+    /// Whether lookups use listings (runs over lists; a single lookup would list for nothing).
+    let keepsListings: Bool
+    private let lockPath: String
+    private let state = Mutex(State())
+
+    /// Shards with more names than this are not kept (a lookup then asks for each name).
+    static let maximumNames = 16_384
+
+    private struct State {
+        /// nil: not mapped yet; .some(nil): could not be (then no listing is ever used).
+        var generations: ShardGenerations??
+        var listings: [Listing?] = Array(repeating: nil, count: ShardGenerations.count)
+    }
+
+    private struct Listing {
+        let generation: UInt64
+        /// 64 bits of each digest in the folder; nil: too many names to keep.
+        var digests: Set<UInt64>?
+    }
+
+    init(lockPath: String, keepsListings: Bool) {
+        self.lockPath = lockPath
+        self.keepsListings = keepsListings
+    }
+
+    /// The counters, mapped on first use (and tried again after `attach`).
+    private static func generations(_ state: inout State, lockPath: String) -> ShardGenerations? {
+        if let mapped = state.generations { return mapped }
+        let mapped = ShardGenerations(lockPath: lockPath)
+        state.generations = .some(mapped)
+        return mapped
+    }
+
+    /// Maps the counters again if they could not be before (the lock file was just made).
+    func attach() {
+        state.withLock { state in
+            if case .some(.none) = state.generations { state.generations = nil }
+        }
+    }
+
+    /// `shard`'s generation before a lookup looks (nil: no listings here). Read
+    /// first, so that an entry stored while the lookup looks shows as a newer one.
+    func generation(of shard: Int) -> UInt64? {
+        guard keepsListings else { return nil }
+        return state.withLock { state in ShardListings.generations(&state, lockPath: lockPath)?.current(shard) }
+    }
+
+    /// Whether `shard`'s listing at `generation` says `key` has no file there.
+    func excludes(_ key: CacheKey, at generation: UInt64) -> Bool {
+        guard let bits = ShardListings.bits(of: key.digest.utf8) else { return false }
+        return state.withLock { state in
+            guard let listing = state.listings[key.shardIndex], listing.generation == generation,
+                  let digests = listing.digests else { return false }
+            return !digests.contains(bits)
+        }
+    }
+
+    /// After a lookup in `shard` found nothing: lists the folder at `path` (or
+    /// records it empty when the lookup found no folder), unless a listing of
+    /// this generation is kept already.
+    func record(_ shard: Int, path: String, generation: UInt64, folderMissing: Bool) {
+        let kept = state.withLock { state in state.listings[shard]?.generation == generation }
+        guard !kept else { return }
+        let digests = folderMissing ? [] : ShardListings.list(path)
+        guard folderMissing || digests != nil else { return }
+        state.withLock { state in
+            state.listings[shard] = Listing(generation: generation, digests: digests ?? nil)
+        }
+    }
+
+    /// After `key`'s entry appeared in its shard: raises the shard's generation,
+    /// and keeps this process's listing of it when nothing else was stored since.
+    func added(_ key: CacheKey) {
+        let bits = ShardListings.bits(of: key.digest.utf8)
+        state.withLock { state in
+            guard let generations = ShardListings.generations(&state, lockPath: lockPath) else { return }
+            let before = generations.advance(key.shardIndex)
+            guard var listing = state.listings[key.shardIndex] else { return }
+            guard listing.generation == before, let bits else {
+                state.listings[key.shardIndex] = nil
+                return
+            }
+            listing.digests?.insert(bits)
+            state.listings[key.shardIndex] = Listing(generation: before + 1, digests: listing.digests)
+        }
+    }
+
+    /// After an entry reappeared in `shard` (a clean put a used one back).
+    func restored(_ shard: Int) {
+        state.withLock { state in
+            _ = ShardListings.generations(&state, lockPath: lockPath)?.advance(shard)
+            state.listings[shard] = nil
+        }
+    }
+
+    /// The digests named in the folder at `path`: .some(nil) when there are too
+    /// many to keep, nil when it cannot be listed.
+    private static func list(_ path: String) -> Set<UInt64>?? {
+        guard let stream = opendir(path) else { return nil }
+        defer { closedir(stream) }
+        var digests = Set<UInt64>()
+        while let entry = readdir(stream) {
+            let named: UInt64? = withUnsafeBytes(of: entry.pointee.d_name) { (raw: UnsafeRawBufferPointer) -> UInt64? in
+                ShardListings.bits(of: raw.prefix { $0 != 0 })
+            }
+            guard let named else { continue }
+            digests.insert(named)
+            if digests.count > maximumNames { return .some(nil) }
+        }
+        return .some(digests)
+    }
+
+    /// 64 bits of the digest a name begins with: 32 hex digits, alone or
+    /// before a dot. nil for any other name (the log, temporary files).
+    static func bits<Name: Collection>(of name: Name) -> UInt64? where Name.Element == UInt8 {
+        var value: UInt64 = 0
+        var count = 0
+        for byte in name {
+            if count == 32 { return byte == UInt8(ascii: ".") ? value : nil }
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            default: return nil
+            }
+            if count < 16 { value = value << 4 | UInt64(digit) }
+            count += 1
+        }
+        return count == 32 ? value : nil
+    }
+}
