@@ -3,6 +3,7 @@
 // default calls exit(). Each entry point here owns a jmp_buf, installs a handler
 // that copies the library's message and longjmps back, and always frees what
 // it created.
+#define _GNU_SOURCE
 #include "imgcache_shims.h"
 #include "decoded_image.h"
 #include "loader.h"
@@ -625,4 +626,11 @@ int ic_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
     out->bytes = buffer;
     out->size = size;
     return 0;
+}
+
+long ic_jpeg_find_marker(const uint8_t *bytes, size_t count, size_t start, uint8_t code) {
+    if (start >= count) return -1;
+    const uint8_t pair[2] = {0xFF, code};
+    const uint8_t *hit = memmem(bytes + start, count - start, pair, 2);
+    return hit ? (long)(hit - bytes) : -1;
 }

@@ -1,5 +1,5 @@
 import Foundation
-import ImgCacheCore
+@testable import ImgCacheCore
 import Testing
 
 /// The disk cache without the network, with metadata in an extended attribute
@@ -108,6 +108,30 @@ import Testing
         defer { SystemCallFaults.disarm(failing) }
         guard case .miss = cache.lookup(keys[2], now: 1) else { Issue.record("the disk was asked"); return }
         guard case .unreadable = cache.lookup(keys[1], now: 1) else { Issue.record("a hit was not read from the disk"); return }
+    }
+
+    @Test func aFailureRecordedByAnotherProcessIsSeenThroughTheListing() throws {
+        let namespace = CacheLocation(root: root, namespace: try Namespace(validating: "unit"))
+        let lister = DiskCache(location: namespace, listsShards: true), writer = DiskCache(location: namespace)
+        try lister.prepareForStores()
+        let listed = FailedURLStore(namespaceDirectory: lister.directory, listings: lister.listings)
+        let recording = FailedURLStore(namespaceDirectory: writer.directory, listings: writer.listings)
+        let (first, second) = (CacheKey("http://example.test/a"), CacheKey("http://example.test/b"))
+        try recording.record(first, url: first.string, reason: "HTTP 404", now: 10)
+        #expect(listed.lookup(first, ttl: .never, now: 11)?.count == 1)
+        #expect(listed.lookup(second, ttl: .never, now: 11) == nil)
+        let stamp = try #require(lister.listings.stamp(second.shardIndex))
+        #expect(!lister.listings.changed(since: stamp))
+        try recording.record(second, url: second.string, reason: "HTTP 404", now: 12)
+        #expect(lister.listings.changed(since: stamp))
+        #expect(listed.lookup(second, ttl: .never, now: 13)?.first?.reason == "HTTP 404")
+        // With the listing current, a URL without a record asks the disk nothing.
+        let third = CacheKey("http://example.test/c")
+        #expect(listed.lookup(third, ttl: .never, now: 13) == nil)
+        let failing = SystemCallFaults.arm([.status, .open, .read, .list], under: root, errno: .ioError)
+        defer { SystemCallFaults.disarm(failing) }
+        #expect(listed.lookup(third, ttl: .never, now: 13) == nil)
+        #expect(SystemCallFaults.disarm(failing) == 0)
     }
 
     @Test func anUnknownKeyIsAMiss() throws {

@@ -158,6 +158,29 @@ import Testing
         }
     }
 
+    @Test func aJPEGsEndIsTheMarkerAfterItsFirstScanWhereverTheMarkersFall() {
+        // The byte-by-byte rule, against the searching one, on bodies full of marker bytes.
+        func reference(_ bytes: [UInt8]) -> Bool {
+            var index = 2, sawScan = false
+            while index + 1 < bytes.count {
+                if bytes[index] == 0xFF {
+                    if bytes[index + 1] == 0xDA { sawScan = true }
+                    if bytes[index + 1] == 0xD9 && sawScan { return true }
+                }
+                index += 1
+            }
+            return false
+        }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 { state ^= state >> 12; state ^= state << 25; state ^= state >> 27; return state &* 0x2545_F491_4F6C_DD1D }
+        let alphabet: [UInt8] = [0xFF, 0xD8, 0xD9, 0xDA, 0x00, 0x42]
+        for _ in 0..<20_000 {
+            let count = Int(next() % 24)
+            let bytes = (0..<count).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
+            #expect((ImageHeader.missingEnd(of: bytes, format: .jpeg) == nil) == reference(bytes), "\(bytes)")
+        }
+    }
+
     @Test func aFileCutShortIsCaughtWithoutDecoding() throws {
         for row in try DecoderTests.table() where row[1] != "gif" {
             let whole = try DecoderTests.bytes(row[0])

@@ -123,6 +123,9 @@ typedef struct {
 /// Frees what a decoder allocated (safe on a zeroed struct).
 void ic_decoded_image_free(ic_decoded_image *image);
 
+/// Offset of the first JPEG marker 0xFF `code` in `bytes` at or after `start`, or -1.
+long ic_jpeg_find_marker(const uint8_t *bytes, size_t count, size_t start, uint8_t code);
+
 /// Each decoder fills `out` and returns 0, or returns -1 with the library's
 /// message in `error` (nothing to free). `max_pixels` bounds width x height x
 /// frames, checked before each allocation, so a hostile file cannot make one

@@ -113,7 +113,7 @@ struct EntryReader: Sendable {
     /// so a lookup does it without the shard's lock: a miss then takes none.
     func find(_ key: CacheKey) -> Found {
         let generation = listings?.generation(of: key.shardIndex)
-        if let generation, listings?.excludes(key, at: generation) == true { return .nothing }
+        if let generation, listings?.excludes(key.digest, in: key.shardIndex, at: generation) == true { return .nothing }
         // A link in a shard folder's place is never followed (nor anything healed through it).
         if checkedShards?.contains(key.shardIndex) != true {
             let shard: FileStatus?

@@ -20,7 +20,15 @@ public struct FailedURLStore: Sendable {
     /// Kinds of request remembered per URL; the oldest failure makes room.
     static let recordsPerURL = 8
 
+    /// The run's listings: a lookup of a URL without a record then asks the disk nothing.
+    let listings: ShardListings?
+
     public init(namespaceDirectory: String) {
+        self.init(namespaceDirectory: namespaceDirectory, listings: nil)
+    }
+
+    init(namespaceDirectory: String, listings: ShardListings?) {
+        self.listings = listings
         directory = namespaceDirectory + "/failed"
     }
 
@@ -71,13 +79,20 @@ public struct FailedURLStore: Sendable {
         }
         try TemporaryFile.replace(key.digest, in: directory, with: lines.joined(separator: "\n") + "\n",
                                   modified: kept.map(\.failedAt).max() ?? now)
+        listings?.added(key.digest, in: ShardGenerations.failures)
     }
 
     /// The failures remembered for `key` that have not expired under `ttl`
     /// (empty when there is no file); nil when there is no file at all.
     public func lookup(_ key: CacheKey, ttl: AgeLimit, now: Double) -> [Record]? {
+        let slot = ShardGenerations.failures
+        let generation = listings?.generation(of: slot)
+        if let generation, listings?.excludes(key.digest, in: slot, at: generation) == true { return nil }
         let path = directory + "/" + key.digest
-        guard let status = try? FileSystem.status(path), status.isRegularFile else { return nil }
+        guard let status = try? FileSystem.status(path), status.isRegularFile else {
+            if let generation { listings?.record(slot, path: directory, generation: generation, folderMissing: false) }
+            return nil
+        }
         guard !ttl.isExpired(status.modified, now: now) else { return [] }
         return (FailedURLStore.read(path, failedAt: status.modified) ?? []).filter { !ttl.isExpired($0.failedAt, now: now) }
     }

@@ -3,7 +3,8 @@ import Glibc
 #endif
 import CImgCacheShims
 
-/// A counter per shard, raised after every entry a store adds to it, kept in
+/// A counter per shard, raised after every entry a store adds to it (and one
+/// raised after every failure recorded), kept in
 /// the namespace's lock file and mapped into each process that uses it: a
 /// process can tell that nothing was added to a shard since it last listed it
 /// by reading memory, without a system call (see `ShardListings`).
@@ -15,7 +16,10 @@ final class ShardGenerations: @unchecked Sendable {
     // @unchecked: `counters` points into a shared mapping that lives as long as this
     // object and is only read and written with atomic operations (the C shim's).
     private let counters: UnsafeMutablePointer<UInt64>
-    static let count = 256
+    /// One counter a shard, and one for the failed-URL records.
+    static let count = 257
+    /// The counter raised after each failure recorded.
+    static let failures = 256
 
     /// Maps the counters of the lock file at `lockPath`; nil when it is missing or cannot be mapped.
     init?(lockPath: String) {
@@ -28,10 +32,10 @@ final class ShardGenerations: @unchecked Sendable {
 
     deinit { munmap(counters, ShardGenerations.count * MemoryLayout<UInt64>.size) }
 
-    /// Shard `shard`'s counter now.
-    func current(_ shard: Int) -> UInt64 { ic_counter_load(counters, shard) }
+    /// Counter `slot`'s value now (a shard, or `failures`).
+    func current(_ slot: Int) -> UInt64 { ic_counter_load(counters, slot) }
 
-    /// Raises shard `shard`'s counter, after an entry was added to it; the value before.
+    /// Raises counter `slot`, after something was added to its folder; the value before.
     @discardableResult
-    func advance(_ shard: Int) -> UInt64 { ic_counter_advance(counters, shard) }
+    func advance(_ slot: Int) -> UInt64 { ic_counter_advance(counters, slot) }
 }

@@ -3,25 +3,26 @@ import Glibc
 #endif
 import Synchronization
 
-/// Which keys each shard folder holds, as this process last listed it, so that
-/// looking up a key that is not there costs no system call. An entry can have
-/// a dozen names (see `CacheKey.candidateFileNames`): without a listing, a
-/// miss asks the disk for each of them.
+/// Which keys each shard folder (and the failed-URL folder) holds, as this
+/// process last listed it, so that looking up a key that is not there costs no
+/// system call. An entry can have a dozen names (see
+/// `CacheKey.candidateFileNames`): without a listing, a miss asks the disk for
+/// each of them, and then for a failure record.
 ///
-/// A listing stands while its shard's generation (`ShardGenerations`) is the
+/// A listing stands while its folder's generation (`ShardGenerations`) is the
 /// one read before it was taken: every store raises the generation after its
-/// entry appears, so a listing that might lack an entry is never used. A
-/// listing can name entries removed since; those are looked for as before and
-/// not found. A shard is listed only after a lookup in it missed, so a run
-/// whose lookups hit lists nothing. Every store raises the generation, whether
-/// or not this process keeps listings.
+/// file appears, so a listing that might lack a file is never used. A listing
+/// can name files removed since; those are looked for as before and not found.
+/// A folder is listed only after a lookup in it missed, so a run whose lookups
+/// hit lists nothing. Every store raises the generation, whether or not this
+/// process keeps listings.
 final class ShardListings: Sendable {
     /// Whether lookups use listings (runs over lists; a single lookup would list for nothing).
     let keepsListings: Bool
     private let lockPath: String
     private let state = Mutex(State())
 
-    /// Shards with more names than this are not kept (a lookup then asks for each name).
+    /// Folders with more names than this are not kept (a lookup then asks for each name).
     static let maximumNames = 16_384
 
     private struct State {
@@ -34,6 +35,14 @@ final class ShardListings: Sendable {
         let generation: UInt64
         /// 64 bits of each digest in the folder; nil: too many names to keep.
         var digests: Set<UInt64>?
+    }
+
+    /// The generations a lookup saw before it looked: if neither its shard's nor the
+    /// failures' changed since, nothing it could have found was stored meanwhile.
+    struct Stamp: Sendable, Equatable {
+        let shard: Int
+        let shardGeneration: UInt64
+        let failuresGeneration: UInt64
     }
 
     init(lockPath: String, keepsListings: Bool) {
@@ -56,52 +65,75 @@ final class ShardListings: Sendable {
         }
     }
 
-    /// `shard`'s generation before a lookup looks (nil: no listings here). Read
-    /// first, so that an entry stored while the lookup looks shows as a newer one.
-    func generation(of shard: Int) -> UInt64? {
+    /// Folder `slot`'s generation before a lookup looks (nil: no listings here). Read
+    /// first, so that a file stored while the lookup looks shows as a newer one.
+    func generation(of slot: Int) -> UInt64? {
         guard keepsListings else { return nil }
-        return state.withLock { state in ShardListings.generations(&state, lockPath: lockPath)?.current(shard) }
+        return state.withLock { state in ShardListings.generations(&state, lockPath: lockPath)?.current(slot) }
     }
 
-    /// Whether `shard`'s listing at `generation` says `key` has no file there.
-    func excludes(_ key: CacheKey, at generation: UInt64) -> Bool {
-        guard let bits = ShardListings.bits(of: key.digest.utf8) else { return false }
+    /// What a lookup of a key in `shard` sees before it looks (nil: no listings here).
+    func stamp(_ shard: Int) -> Stamp? {
+        guard keepsListings else { return nil }
         return state.withLock { state in
-            guard let listing = state.listings[key.shardIndex], listing.generation == generation,
+            guard let generations = ShardListings.generations(&state, lockPath: lockPath) else { return nil }
+            return Stamp(shard: shard, shardGeneration: generations.current(shard),
+                         failuresGeneration: generations.current(ShardGenerations.failures))
+        }
+    }
+
+    /// Whether anything was stored in the stamp's shard, or any failure recorded, since it was taken.
+    func changed(since stamp: Stamp) -> Bool {
+        state.withLock { state in
+            guard let generations = ShardListings.generations(&state, lockPath: lockPath) else { return true }
+            return generations.current(stamp.shard) != stamp.shardGeneration
+                || generations.current(ShardGenerations.failures) != stamp.failuresGeneration
+        }
+    }
+
+    /// Whether folder `slot`'s listing at `generation` says no file there begins with `digest`.
+    func excludes(_ digest: String, in slot: Int, at generation: UInt64) -> Bool {
+        guard let bits = ShardListings.bits(of: digest.utf8) else { return false }
+        return state.withLock { state in
+            guard let listing = state.listings[slot], listing.generation == generation,
                   let digests = listing.digests else { return false }
             return !digests.contains(bits)
         }
     }
 
-    /// After a lookup in `shard` found nothing: lists the folder at `path` (or
-    /// records it empty when the lookup found no folder), unless a listing of
-    /// this generation is kept already.
-    func record(_ shard: Int, path: String, generation: UInt64, folderMissing: Bool) {
-        let kept = state.withLock { state in state.listings[shard]?.generation == generation }
+    /// After a lookup in folder `slot` found nothing: lists the folder at `path`
+    /// (or records it empty when the lookup found no folder), unless a listing
+    /// of this generation is kept already.
+    func record(_ slot: Int, path: String, generation: UInt64, folderMissing: Bool) {
+        let kept = state.withLock { state in state.listings[slot]?.generation == generation }
         guard !kept else { return }
-        let digests = folderMissing ? [] : ShardListings.list(path)
-        guard folderMissing || digests != nil else { return }
+        let digests = folderMissing ? .some([]) : ShardListings.list(path)
+        guard let digests else { return }
         state.withLock { state in
-            state.listings[shard] = Listing(generation: generation, digests: digests ?? nil)
+            state.listings[slot] = Listing(generation: generation, digests: digests)
         }
     }
 
-    /// After `key`'s entry appeared in its shard: raises the shard's generation,
-    /// and keeps this process's listing of it when nothing else was stored since.
-    func added(_ key: CacheKey) {
-        let bits = ShardListings.bits(of: key.digest.utf8)
+    /// After a file named for `digest` appeared in folder `slot`: raises the
+    /// folder's generation, and keeps this process's listing of it when nothing
+    /// else was stored there since.
+    func added(_ digest: String, in slot: Int) {
+        let bits = ShardListings.bits(of: digest.utf8)
         state.withLock { state in
             guard let generations = ShardListings.generations(&state, lockPath: lockPath) else { return }
-            let before = generations.advance(key.shardIndex)
-            guard var listing = state.listings[key.shardIndex] else { return }
+            let before = generations.advance(slot)
+            guard var listing = state.listings[slot] else { return }
             guard listing.generation == before, let bits else {
-                state.listings[key.shardIndex] = nil
+                state.listings[slot] = nil
                 return
             }
             listing.digests?.insert(bits)
-            state.listings[key.shardIndex] = Listing(generation: before + 1, digests: listing.digests)
+            state.listings[slot] = Listing(generation: before + 1, digests: listing.digests)
         }
     }
+
+    /// After `key`'s entry appeared in its shard.
+    func added(_ key: CacheKey) { added(key.digest, in: key.shardIndex) }
 
     /// After an entry reappeared in `shard` (a clean put a used one back).
     func restored(_ shard: Int) {
@@ -111,10 +143,10 @@ final class ShardListings: Sendable {
         }
     }
 
-    /// The digests named in the folder at `path`: .some(nil) when there are too
-    /// many to keep, nil when it cannot be listed.
+    /// The digests named in the folder at `path` (none when it does not exist):
+    /// .some(nil) when there are too many to keep, nil when it cannot be listed.
     private static func list(_ path: String) -> Set<UInt64>?? {
-        guard let stream = opendir(path) else { return nil }
+        guard let stream = opendir(path) else { return errno == ENOENT ? .some([]) : nil }
         defer { closedir(stream) }
         var digests = Set<UInt64>()
         while let entry = readdir(stream) {

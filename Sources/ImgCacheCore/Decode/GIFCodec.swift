@@ -23,22 +23,29 @@ struct GIFCodec: ImageCodec {
     /// (endless extensions, absurd lengths) ends the walk at its last byte.
     /// (So a GIF cut exactly between two frames, its trailer lost, passes.)
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        // Every frame's blocks are walked (to count frames) on every GIF downloaded: without
+        // the array's bounds checks and retains.
+        try bytes.withUnsafeBufferPointer { (bytes) throws(ImageHeader.ProbeError) -> ImageHeader in try probe(bytes) }
+    }
+
+    /// Skips data sub-blocks from `offset` up to and including the terminator; false when the file ends first.
+    private static func skipSubBlocks(_ bytes: UnsafeBufferPointer<UInt8>, _ offset: inout Int) -> Bool {
+        while offset < bytes.count {
+            let size = Int(bytes[offset])
+            offset += 1 + size
+            if size == 0 { return offset <= bytes.count }
+        }
+        return false
+    }
+
+    private func probe(_ bytes: UnsafeBufferPointer<UInt8>) throws(ImageHeader.ProbeError) -> ImageHeader {
         guard bytes.count >= 13 else { throw .corrupt(format, "file ends inside the screen descriptor") }
-        let width = CodecShim.littleEndian(bytes, 6, 2), height = CodecShim.littleEndian(bytes, 8, 2)
+        let width = Int(bytes[6]) | Int(bytes[7]) << 8, height = Int(bytes[8]) | Int(bytes[9]) << 8
         guard width > 0, height > 0 else { throw .corrupt(format, "zero width or height") }
         var offset = 13
         if bytes[10] & 0x80 != 0 { offset += 3 << (Int(bytes[10] & 0x07) + 1) }
         var frames = 0
         var transparent = false
-        /// Skips data sub-blocks up to and including the terminator; false when the file ends first.
-        func skipSubBlocks() -> Bool {
-            while offset < bytes.count {
-                let size = Int(bytes[offset])
-                offset += 1 + size
-                if size == 0 { return offset <= bytes.count }
-            }
-            return false
-        }
         walk: while offset < bytes.count {
             switch bytes[offset] {
             case 0x2C:  // image descriptor: a frame
@@ -47,7 +54,7 @@ struct GIFCodec: ImageCodec {
                 offset += 10
                 if packed & 0x80 != 0 { offset += 3 << (Int(packed & 0x07) + 1) }
                 offset += 1  // LZW minimum code size
-                guard offset <= bytes.count, skipSubBlocks() else { throw .corrupt(format, "file ends inside frame \(frames + 1)") }
+                guard offset <= bytes.count, GIFCodec.skipSubBlocks(bytes, &offset) else { throw .corrupt(format, "file ends inside frame \(frames + 1)") }
                 frames += 1
             case 0x21:  // extension
                 guard offset + 2 <= bytes.count else { throw .corrupt(format, "file ends inside an extension") }
@@ -56,7 +63,7 @@ struct GIFCodec: ImageCodec {
                     transparent = true
                 }
                 offset += 2
-                guard skipSubBlocks() else { throw .corrupt(format, "file ends inside an extension") }
+                guard GIFCodec.skipSubBlocks(bytes, &offset) else { throw .corrupt(format, "file ends inside an extension") }
             case 0x3B:  // trailer
                 break walk
             default:

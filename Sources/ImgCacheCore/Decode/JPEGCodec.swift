@@ -26,15 +26,16 @@ struct JPEGCodec: ImageCodec {
     /// After the first scan begins, FF D9 can only be the end-of-image marker
     /// (scan data escapes FF); it may be followed by other data (Motion Photos append a video).
     func missingEnd(of bytes: [UInt8]) -> String? {
-        var index = 2, sawScan = false
-        while index + 1 < bytes.count {
-            if bytes[index] == 0xFF {
-                if bytes[index + 1] == 0xDA { sawScan = true }
-                if bytes[index + 1] == 0xD9 && sawScan { return nil }
-            }
-            index += 1
+        // An end-of-image marker anywhere after the first start of scan, searched in C
+        // (memmem): this runs on every JPEG downloaded.
+        let found = bytes.withUnsafeBufferPointer { (all: UnsafeBufferPointer<UInt8>) -> Bool in
+            guard let base = all.baseAddress else { return false }
+            let scan = ic_jpeg_find_marker(base, all.count, 2, 0xDA)
+            guard scan >= 0 else { return false }
+            if all.count >= 2, all[all.count - 2] == 0xFF, all[all.count - 1] == 0xD9, all.count - 2 > scan { return true }
+            return ic_jpeg_find_marker(base, all.count, scan + 2, 0xD9) >= 0
         }
-        return "the file ends before its end-of-image marker"
+        return found ? nil : "the file ends before its end-of-image marker"
     }
 
     /// Whole when it ends with its end-of-image marker; other data after it

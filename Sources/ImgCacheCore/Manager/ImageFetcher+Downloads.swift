@@ -13,7 +13,7 @@ extension ImageFetcher {
         func answer(_ result: Result<FetchResult, FetchError>) throws(E) {
             try settle(request.fingerprint, result, first: request.firstIndex, url: request.url, repeats: request.repeats, &run, emit: emit)
         }
-        let remote: RemoteURL, cached: CacheEntry?, failedBefore: Bool
+        let remote: RemoteURL, cached: CacheEntry?, failedBefore: Bool, stamp: ShardListings.Stamp?
         var outcome = outcome
         if let pin = request.pin, case .answer(.success(let hit), _) = outcome, let other = mismatch(hit, pin: pin) {
             // A pinned request is never answered with other bytes: downloaded as if missing, unless
@@ -22,7 +22,7 @@ extension ImageFetcher {
                 outcome = .answer(.failure(.notUsable(url: request.url, reason: other)), note: nil)
             } else if let url = try? RemoteURL(parsing: request.url) {
                 log?("\(RemoteURL.displayed(request.url)): \(other); downloaded again")
-                outcome = .download(url, cached: nil, note: nil, failedBefore: false)
+                outcome = .download(url, cached: nil, note: nil, failedBefore: false, stamp: nil)
             }
         }
         switch outcome {
@@ -39,9 +39,9 @@ extension ImageFetcher {
         case .refused(let failure):
             try answer(.failure(failure))
             return
-        case .download(let url, let entry, let note, let failed):
+        case .download(let url, let entry, let note, let failed, let seen):
             if let note { log?(note) }
-            (remote, cached, failedBefore) = (url, entry, failed)
+            (remote, cached, failedBefore, stamp) = (url, entry, failed, seen)
         }
         if run.interrupted {
             try answer(.failure(stopped(request.url, run)))
@@ -57,9 +57,10 @@ extension ImageFetcher {
                 return
             }
             run.heldDownloadLocks.insert(request.fingerprint)
-            // Looked up before the lock was taken: another process downloading into the namespace
-            // may have stored it since (looked up again only then: a lookup of a miss costs a dozen calls).
-            if locks.othersAreDownloading() {
+            // Looked up before the lock was taken: another process may have stored it (or recorded
+            // its failure) since. Looked up again only then: when the shard's and the failures'
+            // generations moved (read from memory), else when another process holds a download lock.
+            if stamp.map(cache.listings.changed(since:)) ?? locks.othersAreDownloading() {
                 let fresh = lookup.run(request.url, key: request.key, ttl: failedTTL)
                 if case .answer = fresh {
                     log?("\(RemoteURL.displayed(request.url)): stored by another process meanwhile")

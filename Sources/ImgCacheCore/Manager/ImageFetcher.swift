@@ -80,7 +80,7 @@ public final class ImageFetcher {
         self.readOnlyCaches = readOnlyCaches
         self.settings = settings
         self.downloaderConfiguration = downloaderConfiguration
-        failedURLs = FailedURLStore(namespaceDirectory: cache.directory)
+        failedURLs = FailedURLStore(namespaceDirectory: cache.directory, listings: cache.listings)
         request = RequestFingerprint(settings: settings, downloads: downloaderConfiguration)
         messages = BlockingQueue()
         interruption = FetchInterruption(messages: messages)

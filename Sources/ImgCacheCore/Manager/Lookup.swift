@@ -3,7 +3,9 @@ enum LookupOutcome: Sendable {
     case answer(Result<FetchResult, FetchError>, note: String?)
     /// A string that is not a fetchable URL: answered at once, never requested.
     case refused(FetchError)
-    case download(RemoteURL, cached: CacheEntry?, note: String?, failedBefore: Bool)
+    /// `stamp`: what the cache's listings said before the lookup (nil when there are none),
+    /// so that it is repeated after taking the download lock only if something changed.
+    case download(RemoteURL, cached: CacheEntry?, note: String?, failedBefore: Bool, stamp: ShardListings.Stamp?)
 }
 
 /// One URL's lookup: values only, so that a list's reader thread runs it too.
@@ -28,6 +30,8 @@ struct Lookup: Sendable {
     let request: RequestFingerprint
 
     func run(_ url: String, key: CacheKey, ttl: () -> AgeLimit) -> LookupOutcome {
+        // Read before looking; a lookup of variants looks in other shards too.
+        let stamp = settings.variants.isEmpty ? cache.listings.stamp(key.shardIndex) : nil
         let now = WallClock.now()
         let options = settings.options
         var cached: CacheEntry?
@@ -78,7 +82,7 @@ struct Lookup: Sendable {
                 }
             }
         }
-        return .download(remote, cached: cached, note: note, failedBefore: failedBefore)
+        return .download(remote, cached: cached, note: note, failedBefore: failedBefore, stamp: stamp)
     }
 
     /// Every variant asked for already in the cache: the answer, whether or not
