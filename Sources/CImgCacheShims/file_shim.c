@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/xattr.h>
@@ -86,4 +88,12 @@ uint64_t ic_counter_load(const uint64_t *counters, size_t index) {
 
 uint64_t ic_counter_advance(uint64_t *counters, size_t index) {
     return __atomic_fetch_add(&counters[index], 1, __ATOMIC_SEQ_CST);
+}
+
+int ic_open_beneath(int directory, const char *path, int flags) {
+    struct open_how how;
+    memset(&how, 0, sizeof how);
+    how.flags = (unsigned long long)flags;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
+    return (int)syscall(SYS_openat2, directory, path, &how, sizeof how);
 }

@@ -236,6 +236,20 @@ import Testing
         #expect(throws: SystemError.self) { try Self.store(key: self.key, in: cache) }
     }
 
+    @Test func aLinkInAShardsPlaceIsNotFollowedToAWholeEntryOnceTheFolderIsOpen() throws {
+        let cache = try cache(.automatic)
+        // A hit elsewhere first: entries are then opened through the namespace folder.
+        let other = try #require((0..<64).lazy.map { CacheKey("http://example.test/other-\($0).png") }.first { $0.shard != self.key.shard })
+        try Self.store(key: other, in: cache)
+        #expect(cache.lookup(other, now: 1).entry != nil)
+        // A whole entry for the key in another namespace, its shard linked into this one.
+        let elsewhere = DiskCache(location: CacheLocation(root: root, namespace: try Namespace(validating: "elsewhere")))
+        try Self.store(key: key, in: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: cache.shardDirectory(for: key), withDestinationPath: elsewhere.shardDirectory(for: key))
+        #expect(cache.lookup(key, now: 2) == .miss)
+        #expect(elsewhere.lookup(key, now: 3).entry != nil)
+    }
+
     @Test func anAbandonedStoreLeavesNoFileBehind() throws {
         let cache = try cache(.automatic)
         do {

@@ -262,6 +262,11 @@ int ic_unlock_byte(int descriptor, long index);
 /// of the file open as `descriptor`: 1 or 0, or -1 with errno.
 int ic_range_locked_by_others(int descriptor, long start, long length);
 
+/// Opens `path` inside the folder open as `directory` with openat2, refusing any
+/// symbolic link on the way and any path leading out of the folder. The descriptor,
+/// or -1 with errno (ELOOP or EXDEV for a link; ENOSYS before Linux 5.6).
+int ic_open_beneath(int directory, const char *path, int flags);
+
 /// Maps the first `count` 64-bit counters of the file open as `descriptor`, shared
 /// with every process mapping it, growing the file to hold them when it is shorter.
 /// Refused (NULL, errno EOPNOTSUPP) on network and FUSE file systems, where other

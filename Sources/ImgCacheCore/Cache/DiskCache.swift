@@ -53,7 +53,7 @@ public struct DiskCache: Sendable {
         self.metadataPlacement = metadataPlacement
         lock = NamespaceLock(namespaceDirectory: location.directory)
         listings = ShardListings(lockPath: lock.path, keepsListings: listsShards)
-        reader = EntryReader(directory: location.directory, checkedShards: readyShards, listings: listings)
+        reader = EntryReader(directory: location.directory, checkedShards: readyShards, listings: listings, keepsFolderOpen: true)
         urlLog = URLLog(namespaceDirectory: location.directory)
     }
 

@@ -12,11 +12,14 @@ struct EntryReader: Sendable {
     /// What this process knows each shard holds, so that a miss asks the disk
     /// nothing; nil: every name is looked for.
     let listings: ShardListings?
+    /// The folder kept open to open entries through without following links; nil: by path.
+    let folder: NamespaceFolder?
 
-    init(directory: String, checkedShards: ShardSet? = nil, listings: ShardListings? = nil) {
+    init(directory: String, checkedShards: ShardSet? = nil, listings: ShardListings? = nil, keepsFolderOpen: Bool = false) {
         self.directory = directory
         self.checkedShards = checkedShards
         self.listings = listings
+        folder = keepsFolderOpen ? NamespaceFolder(path: directory) : nil
     }
 
     /// The extended attribute holding an entry's metadata.
@@ -86,7 +89,7 @@ struct EntryReader: Sendable {
     /// (and, for a sidecar, the recorded inode), whose first bytes are the
     /// recorded format.
     func check(_ key: CacheKey) -> Verdict {
-        switch find(key) {
+        switch find(key, checkingShard: true) {
         case .nothing: return .absent
         case .decided(let verdict): return verdict
         case .candidate(let candidate): return verify(candidate)
@@ -96,6 +99,8 @@ struct EntryReader: Sendable {
     /// A file found under one of a key's names, with the metadata read from it.
     struct Candidate {
         let path: String
+        /// `<shard>/<name>`, the path inside the namespace folder.
+        let relativePath: String
         let name: String
         let metadata: EntryMetadata
         let placement: EntryMetadata.Placement
@@ -111,11 +116,14 @@ struct EntryReader: Sendable {
 
     /// The first of `key`'s names a file has, and its metadata. It touches nothing,
     /// so a lookup does it without the shard's lock: a miss then takes none.
-    func find(_ key: CacheKey) -> Found {
+    /// `checkingShard`: the shard folder is checked not to be a link first (needed
+    /// before anything is removed); else only where files are not opened through
+    /// the namespace folder, which refuses links itself.
+    func find(_ key: CacheKey, checkingShard: Bool = false) -> Found {
         let generation = listings?.generation(of: key.shardIndex)
         if let generation, listings?.excludes(key.digest, in: key.shardIndex, at: generation) == true { return .nothing }
         // A link in a shard folder's place is never followed (nor anything healed through it).
-        if checkedShards?.contains(key.shardIndex) != true {
+        if checkedShards?.contains(key.shardIndex) != true, checkingShard || folder?.isOpen != true {
             let shard: FileStatus?
             do { shard = try FileSystem.status(shardDirectory(for: key)) } catch {
                 return .decided(.failed(path: shardDirectory(for: key), error: error))
@@ -143,7 +151,8 @@ struct EntryReader: Sendable {
                 guard metadata.key == key.storedForm, metadata.fileName == name else {
                     return damaged("its metadata belongs to another key")
                 }
-                return .candidate(Candidate(path: path, name: name, metadata: metadata, placement: placement))
+                return .candidate(Candidate(path: path, relativePath: key.shard + "/" + name, name: name,
+                                            metadata: metadata, placement: placement))
             }
         }
         if let generation {
@@ -155,6 +164,24 @@ struct EntryReader: Sendable {
     /// Whether the file found is a whole entry: a regular file of the recorded size
     /// (and, for a sidecar, the recorded inode), whose first bytes are the recorded format.
     func verify(_ candidate: Candidate) -> Verdict {
+        // An attribute is only ever on a regular file or a folder, so the file is opened
+        // (through the namespace folder) before it is examined; a sidecar's image could be
+        // anything, a device included, so it is examined by path first.
+        if candidate.placement == .attribute, let opened = folder?.openFile(candidate.relativePath) {
+            switch opened {
+            case .success(let descriptor):
+                defer { SystemCall.close(descriptor) }
+                return verify(candidate, opened: descriptor)
+            case .failure(let errno) where errno == .tooManySymbolicLinks || errno == .crossDevice || errno == .notDirectory:
+                // A link in the shard folder's place (refused, as a lookup by path refuses it).
+                return .absent
+            case .failure(.noSuchFile):
+                // Gone since it was found, or the namespace folder was made anew: by path.
+                folder?.reopen()
+            case .failure(let errno):
+                return .failed(path: candidate.path, error: SystemError("read", path: candidate.path, errno: errno))
+            }
+        }
         let path = candidate.path, metadata = candidate.metadata, placement = candidate.placement
         func damaged(_ reason: String) -> Verdict { .damaged(path: path, reason: reason, metadataMissing: false) }
         let status: FileStatus
@@ -183,6 +210,30 @@ struct EntryReader: Sendable {
             }
         }
         return .whole(CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: placement, inode: status.inode))
+    }
+
+    /// `verify` of a candidate whose file is open as `descriptor`.
+    private func verify(_ candidate: Candidate, opened descriptor: Int32) -> Verdict {
+        let path = candidate.path, metadata = candidate.metadata
+        func damaged(_ reason: String) -> Verdict { .damaged(path: path, reason: reason, metadataMissing: false) }
+        let status: FileStatus
+        do { status = try FileSystem.status(descriptor: descriptor, path: path) } catch { return .failed(path: path, error: error) }
+        guard status.isRegularFile else { return damaged("it is not a regular file") }
+        guard status.size == metadata.byteCount else {
+            return damaged(status.size < metadata.byteCount
+                ? "it is truncated (\(status.size) of \(metadata.byteCount) bytes)"
+                : "it has \(status.size) bytes, not the \(metadata.byteCount) stored")
+        }
+        if let format = metadata.format {
+            let prefix: [UInt8]
+            do { prefix = try FileSystem.readPrefix(descriptor: descriptor, path: path, count: 64) } catch {
+                return .failed(path: path, error: error)
+            }
+            guard ImageFormat.sniff(prefix) == format else {
+                return damaged("its bytes are no longer a \(format.displayName) image")
+            }
+        }
+        return .whole(CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .attribute, inode: status.inode))
     }
 }
 

@@ -22,6 +22,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let noSuchFile = Errno(ENOENT)
     public static let fileExists = Errno(EEXIST)
     public static let notDirectory = Errno(ENOTDIR)
+    public static let crossDevice = Errno(EXDEV)
     public static let isDirectory = Errno(EISDIR)
     public static let tooManySymbolicLinks = Errno(ELOOP)
     public static let permissionDenied = Errno(EACCES)

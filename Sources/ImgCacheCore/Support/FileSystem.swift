@@ -141,6 +141,14 @@ public enum FileSystem {
         return bytes
     }
 
+    /// Reads up to `count` bytes from the start of the file open as `descriptor`, in one read.
+    public static func readPrefix(descriptor: Int32, path: String, count: Int) throws(SystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = try bytes.withUnsafeMutableBytes { SystemCall.read(descriptor, $0.baseAddress, count) }.get("read", path: path)
+        bytes.removeSubrange(read...)
+        return bytes
+    }
+
     /// Reads the last `count` bytes of a file of `size` bytes.
     public static func readSuffix(_ path: String, count: Int, size: Int64) throws(SystemError) -> [UInt8] {
         let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK).get("read", path: path)

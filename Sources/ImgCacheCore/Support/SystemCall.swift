@@ -19,6 +19,14 @@ package enum SystemCall {
         return result
     }
 
+    /// `openat` refusing any link on the way and any path out of `directory` (openat2);
+    /// `path` is the whole path, for messages and faults.
+    static func openBeneath(_ directory: Int32, _ name: String, _ flags: Int32, path: String) -> Result<Int32, Errno> {
+        let result = faulting(.open, path: path, retrying: true) { ic_open_beneath(directory, name, flags) }
+        if case .success(let descriptor) = result, SystemCallFaults.isArmed { SystemCallFaults.opened(descriptor, path: path) }
+        return result
+    }
+
     static func openat(_ directory: Int32, _ name: String, _ flags: Int32, _ mode: mode_t = 0) -> Result<Int32, Errno> {
         let result = faulting(.open, descriptor: directory, name: name, retrying: true) { Glibc.openat(directory, name, flags, mode) }
         if case .success(let descriptor) = result, SystemCallFaults.isArmed {
