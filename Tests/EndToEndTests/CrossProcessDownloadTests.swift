@@ -35,6 +35,28 @@ import Testing
         #expect(faults.requests.count == 4, "\(faults.requests.map(\.path))")
     }
 
+    @Test func aPrefetchWhoseWholeReadAheadWaitsForAnotherProcessGoesOnToTheRest() throws {
+        // The first run locks its whole read-ahead (256 URLs) and downloads them a few at a time;
+        // the second finds every one of its first 256 URLs locked, waits, is answered by the
+        // first run's downloads, and must then read the rest of its list.
+        let urls = (0..<300).map { faults.baseURL + "/delay/1/photo.jpg?n=\($0)" }
+        let list = try work.write(lines: urls)
+        let firstOutputs = try TemporaryDirectory("imgcache-shared-first")
+        let first = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "-q", "prefetch", "-j", "4", list],
+                                                      home: home.path, outputs: firstOutputs)
+        waitUntil { faults.requests.count >= 1 }
+        let secondOutputs = try TemporaryDirectory("imgcache-shared-second")
+        let second = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "--json", "prefetch", "-j", "6", list],
+                                                       home: home.path, outputs: secondOutputs)
+        let waiter = try ImgCacheProcess.result(of: second, outputs: secondOutputs, limit: 60)
+        let holder = try ImgCacheProcess.result(of: first, outputs: firstOutputs, limit: 60)
+        #expect(holder.status == 0, "\(holder.standardError)")
+        #expect(waiter.status == 0, "\(waiter.standardError.suffix(400))")
+        let summary = waiter.lines.last ?? ""
+        #expect(summary.contains("\"urls\":300"), "\(summary)")
+        #expect(faults.requests.count == 300, "\(faults.requests.count) requests")
+    }
+
     @Test func aHolderKilledWithSIGKILLLetsTheWaiterDownload() throws {
         let url = faults.baseURL + "/stall-once/photo.jpg"
         let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", url], home: home.path)

@@ -135,6 +135,11 @@ public final class ImageFetcher {
             try take(input, &run, emit: emit, update: emitUpdate)
             submitQueued(&run)
             while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 || !run.variants.isEmpty || !run.lockWaits.isEmpty {
+                // The reader gets the credits of what was answered, on every way round the loop: a
+                // pass that answers only waits for other processes' downloads (and `continue`s) must
+                // give them back too, or a reader out of credits and a loop with nothing in flight
+                // would wait for each other for ever.
+                releaseAnswered(&run)
                 if interruption.signal != nil, !run.interrupted { stopAll(&run) }
                 if let deadline = run.deadline, !run.interrupted, WallClock.monotonic() >= deadline { reachDeadline(&run) }
                 if run.interrupted, !run.lockWaits.isEmpty {
@@ -192,13 +197,18 @@ public final class ImageFetcher {
                     message = handled < 4096 ? messages.tryPop() : nil
                 }
                 submitQueued(&run)
-                if run.releasesOnAnswer { run.list?.release(run.answered) }
-                run.answered = 0
+                releaseAnswered(&run)
             }
         } catch {
             downloader?.cancelAll()
             throw error
         }
+    }
+
+    /// Gives the list's reader the credits of the URLs answered since the last call.
+    private func releaseAnswered(_ run: inout FetchRun) {
+        if run.releasesOnAnswer, run.answered > 0 { run.list?.release(run.answered) }
+        run.answered = 0
     }
 
     func submitQueued(_ run: inout FetchRun) {
