@@ -6,6 +6,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <linux/openat2.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -58,6 +61,83 @@ int ic_range_locked_by_others(int descriptor, long start, long length) {
     return lock.l_type != F_UNLCK;
 }
 
+// The counters' mappings, so that a SIGBUS in one (the file cut short under it by
+// another program) is recognised: the range becomes private zeros and the mapping is
+// marked lost, instead of the process dying. At most this many mappings are watched;
+// more are refused (the caller then keeps no counters).
+#define IC_WATCHED_MAPPINGS 64
+static struct {
+    _Atomic(uintptr_t) start;
+    size_t length;
+    volatile sig_atomic_t lost;
+} watched[IC_WATCHED_MAPPINGS];
+static atomic_int watched_count;
+static pthread_mutex_t watched_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction previous_bus_action;
+
+static void on_bus_error(int number, siginfo_t *info, void *context) {
+    (void)number;
+    (void)context;
+    uintptr_t address = (uintptr_t)info->si_addr;
+    int count = atomic_load(&watched_count);
+    for (int index = 0; index < count; index++) {
+        uintptr_t start = atomic_load(&watched[index].start);
+        if (start != 0 && address >= start && address < start + watched[index].length) {
+            // The faulting instruction runs again on the zeros; the counters are given up.
+            mmap((void *)start, watched[index].length, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            watched[index].lost = 1;
+            return;
+        }
+    }
+    // Not a counter: the fault happens again under the disposition there was before.
+    sigaction(SIGBUS, &previous_bus_action, NULL);
+}
+
+static void install_bus_handler(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_bus_error;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGBUS, &action, &previous_bus_action);
+}
+
+static int watch_mapping(void *start, size_t length) {
+    static pthread_once_t installed = PTHREAD_ONCE_INIT;
+    pthread_once(&installed, install_bus_handler);
+    pthread_mutex_lock(&watched_lock);
+    int count = atomic_load(&watched_count), index = 0;
+    // A slot given back by ic_unmap_counters first, else a new one.
+    while (index < count && atomic_load(&watched[index].start) != 0) index++;
+    if (index < IC_WATCHED_MAPPINGS) {
+        long page = sysconf(_SC_PAGESIZE);
+        watched[index].length = (length + (size_t)page - 1) / (size_t)page * (size_t)page;
+        watched[index].lost = 0;
+        atomic_store(&watched[index].start, (uintptr_t)start);
+        if (index == count) atomic_store(&watched_count, count + 1);
+    }
+    pthread_mutex_unlock(&watched_lock);
+    return index < IC_WATCHED_MAPPINGS;
+}
+
+void ic_unmap_counters(uint64_t *counters, size_t count) {
+    pthread_mutex_lock(&watched_lock);
+    int watched_now = atomic_load(&watched_count);
+    for (int index = 0; index < watched_now; index++) {
+        if (atomic_load(&watched[index].start) == (uintptr_t)counters) atomic_store(&watched[index].start, 0);
+    }
+    pthread_mutex_unlock(&watched_lock);
+    munmap(counters, count * sizeof(uint64_t));
+}
+
+int ic_counters_lost(const uint64_t *counters) {
+    int count = atomic_load(&watched_count);
+    for (int index = 0; index < count; index++) {
+        if (atomic_load(&watched[index].start) == (uintptr_t)counters) return watched[index].lost != 0;
+    }
+    return 1;
+}
+
 uint64_t *ic_map_counters(int descriptor, size_t count) {
     struct statfs system;
     if (fstatfs(descriptor, &system) != 0) return NULL;
@@ -79,7 +159,13 @@ uint64_t *ic_map_counters(int descriptor, size_t count) {
     // Growing only: two processes growing it at once both leave it this long.
     if ((size_t)info.st_size < bytes && ftruncate(descriptor, (off_t)bytes) != 0) return NULL;
     void *mapped = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0);
-    return mapped == MAP_FAILED ? NULL : (uint64_t *)mapped;
+    if (mapped == MAP_FAILED) return NULL;
+    if (!watch_mapping(mapped, bytes)) {
+        munmap(mapped, bytes);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return (uint64_t *)mapped;
 }
 
 uint64_t ic_counter_load(const uint64_t *counters, size_t index) {

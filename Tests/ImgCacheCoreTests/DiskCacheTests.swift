@@ -110,6 +110,22 @@ import Testing
         guard case .unreadable = cache.lookup(keys[1], now: 1) else { Issue.record("a hit was not read from the disk"); return }
     }
 
+    @Test func aLockFileCutShortUnderARunIsSurvivedAndItsListingsGivenUp() throws {
+        let namespace = CacheLocation(root: root, namespace: try Namespace(validating: "unit"))
+        let lister = DiskCache(location: namespace, listsShards: true)
+        let keys = DiskCacheTests.keysInOneShard(3)
+        try DiskCacheTests.store(key: keys[0], in: lister)
+        #expect(lister.lookup(keys[1], now: 1).entry == nil)
+        // Another program empties the mapped lock file: the next use of the counters faults.
+        #expect(truncate(lister.directory + "/lock", 0) == 0)
+        try DiskCacheTests.store(key: keys[2], in: lister)
+        #expect(lister.lookup(keys[2], now: 1).entry != nil)
+        // Another run stores meanwhile (growing the file back): found, the listing no longer trusted.
+        let writer = DiskCache(location: namespace)
+        try DiskCacheTests.store(key: keys[1], in: writer)
+        #expect(lister.lookup(keys[1], now: 2).entry != nil)
+    }
+
     @Test func aFailureRecordedByAnotherProcessIsSeenThroughTheListing() throws {
         let namespace = CacheLocation(root: root, namespace: try Namespace(validating: "unit"))
         let lister = DiskCache(location: namespace, listsShards: true), writer = DiskCache(location: namespace)

@@ -269,9 +269,18 @@ int ic_open_beneath(int directory, const char *path, int flags);
 
 /// Maps the first `count` 64-bit counters of the file open as `descriptor`, shared
 /// with every process mapping it, growing the file to hold them when it is shorter.
+/// A SIGBUS in the mapping (the file cut short by another program) is caught: see
+/// `ic_counters_lost`. Given back with `ic_unmap_counters`.
 /// Refused (NULL, errno EOPNOTSUPP) on network and FUSE file systems, where other
 /// machines' writes would not show. NULL with errno on failure.
 uint64_t *ic_map_counters(int descriptor, size_t count);
+
+/// Unmaps counters mapped by `ic_map_counters`.
+void ic_unmap_counters(uint64_t *counters, size_t count);
+
+/// Whether the mapping of counters was lost: the file was cut short under it (a SIGBUS,
+/// caught: its pages became private zeros). Its counters must not be used any more.
+int ic_counters_lost(const uint64_t *counters);
 
 /// Counter `index` of a mapping, read atomically.
 uint64_t ic_counter_load(const uint64_t *counters, size_t index);

@@ -9,7 +9,9 @@ import CImgCacheShims
 /// process can tell that nothing was added to a shard since it last listed it
 /// by reading memory, without a system call (see `ShardListings`).
 ///
-/// The counters only grow, so a crash at any moment leaves them usable. Where
+/// The counters only grow, so a crash at any moment leaves them usable; a
+/// program that cuts the file short while it is mapped does not kill the
+/// process (the fault is caught, see `isIntact`). Where
 /// the lock file is on a network or FUSE file system (another machine's writes
 /// would not show in a mapping), or cannot be written, there are none.
 final class ShardGenerations: @unchecked Sendable {
@@ -30,7 +32,12 @@ final class ShardGenerations: @unchecked Sendable {
         counters = mapped
     }
 
-    deinit { munmap(counters, ShardGenerations.count * MemoryLayout<UInt64>.size) }
+    deinit { ic_unmap_counters(counters, ShardGenerations.count) }
+
+    /// False once the lock file was cut short under the mapping by another program
+    /// (the fault is caught and the pages become private zeros): then the counters say
+    /// nothing of other processes' stores, and must not be used.
+    var isIntact: Bool { ic_counters_lost(counters) == 0 }
 
     /// Counter `slot`'s value now (a shard, or `failures`).
     func current(_ slot: Int) -> UInt64 { ic_counter_load(counters, slot) }

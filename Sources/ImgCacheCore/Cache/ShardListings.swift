@@ -50,9 +50,16 @@ final class ShardListings: Sendable {
         self.keepsListings = keepsListings
     }
 
-    /// The counters, mapped on first use (and tried again after `attach`).
+    /// The counters, mapped on first use (and tried again after `attach`); nil
+    /// when they cannot be, or were lost (the lock file cut short under them).
     private static func generations(_ state: inout State, lockPath: String) -> ShardGenerations? {
-        if let mapped = state.generations { return mapped }
+        if let mapped = state.generations {
+            guard let mapped, !mapped.isIntact else { return mapped }
+            // Lost for good: every listing goes, and lookups ask the disk again.
+            state.listings = Array(repeating: nil, count: ShardGenerations.count)
+            state.generations = .some(nil)
+            return nil
+        }
         let mapped = ShardGenerations(lockPath: lockPath)
         state.generations = .some(mapped)
         return mapped
