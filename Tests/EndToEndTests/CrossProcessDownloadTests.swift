@@ -57,6 +57,20 @@ import Testing
         #expect(faults.requests.count == 300, "\(faults.requests.count) requests")
     }
 
+    @Test func aURLFarDownAnotherRunsQueueIsNotWaitedFor() throws {
+        // A prefetch downloading one slow image at a time has 20 queued; a fetch of its 15th
+        // is not held up by it (only what is about to be downloaded is locked).
+        let urls = (0..<20).map { faults.baseURL + "/delay/300/logo.png?n=\($0)" }
+        let list = try work.write(lines: urls)
+        let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "-q", "prefetch", "-j", "1", list], home: home.path)
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        waitUntil { faults.requests.count >= 1 }
+        let result = try fetch(["-v", "fetch", "--timeout", "5", urls[14]])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(!result.standardError.contains("another process"), "\(result.standardError)")
+        #expect(faults.requests.filter { $0.target.hasSuffix("?n=14") }.count == 1)
+    }
+
     @Test func aHolderKilledWithSIGKILLLetsTheWaiterDownload() throws {
         let url = faults.baseURL + "/stall-once/photo.jpg"
         let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", url], home: home.path)

@@ -50,6 +50,46 @@ struct FetchRun {
     var heldDownloadLocks: Set<KeyFingerprint> = []
     /// Misses another process is downloading: looked up again once it is done.
     var lockWaits: [LockWait] = []
+    /// Misses not yet locked nor queued, because the run already holds as many download
+    /// locks as it can use soon (`ImageFetcher.downloadLocksAhead`): a URL is locked only
+    /// when its download is about to start, so that another process is not kept waiting
+    /// for one that is merely far down this run's queue.
+    var lockDeferred: [DeferredDownload] = []
+    var lockDeferredHead = 0
+    /// Where each deferred key is in `lockDeferred`, so that its repeats join it.
+    var deferredSlots: [KeyFingerprint: Int] = [:]
+    var hasDeferredDownloads: Bool { lockDeferredHead < lockDeferred.count }
+
+    mutating func deferDownload(_ outcome: LookupOutcome, _ request: PendingFetch) {
+        deferredSlots[request.fingerprint] = lockDeferred.count
+        lockDeferred.append(DeferredDownload(outcome: outcome, request: request))
+    }
+
+    /// The next deferred miss, taken off the queue.
+    mutating func nextDeferredDownload() -> DeferredDownload? {
+        guard hasDeferredDownloads else { return nil }
+        let next = lockDeferred[lockDeferredHead]
+        lockDeferredHead += 1
+        deferredSlots[next.request.fingerprint] = nil
+        if lockDeferredHead == lockDeferred.count {
+            lockDeferred.removeAll(keepingCapacity: true)
+            lockDeferredHead = 0
+        }
+        return next
+    }
+
+    /// Adds input `index` as a repeat of the deferred miss for `fingerprint`; false when there is none.
+    mutating func joinDeferred(_ fingerprint: KeyFingerprint, index: Int, url: String) -> Bool {
+        guard let slot = deferredSlots[fingerprint] else { return false }
+        lockDeferred[slot].request.repeats.append((index, url))
+        return true
+    }
+}
+
+/// A miss whose download lock is not taken yet, with what its lookup found.
+struct DeferredDownload {
+    let outcome: LookupOutcome
+    var request: PendingFetch
 }
 
 /// The images waiting for their variants, and the workers' share of the

@@ -51,6 +51,11 @@ extension ImageFetcher {
         // (The namespace and its lock file are made first; a failure to, said below.)
         if !request.unguarded, !settings.options.contains(.cacheMemoryOnly), !run.heldDownloadLocks.contains(request.fingerprint),
            (try? bodyDirectory(for: request.key)) != nil, let locks = downloadLocks() {
+            // Locked only when its download can start soon (see `FetchRun.lockDeferred`).
+            guard run.heldDownloadLocks.count < downloadLocksAhead else {
+                run.deferDownload(outcome, request)
+                return
+            }
             guard locks.tryLock(request.fingerprint) else {
                 log?("\(RemoteURL.displayed(request.url)): being downloaded by another process; waiting for it")
                 run.lockWaits.append(LockWait(request: request, since: WallClock.monotonic()))
@@ -95,6 +100,26 @@ extension ImageFetcher {
 
     /// How often a key another process is downloading is checked.
     static let lockPollInterval = 0.02
+
+    /// How many download locks a run holds at most: twice its transfers, so that a
+    /// finished transfer always has a locked one queued behind it.
+    var downloadLocksAhead: Int { 2 * max(1, downloaderConfiguration.maximumConcurrentDownloads) + 2 }
+
+    /// Takes up the deferred misses while the run holds fewer download locks than it can use.
+    func resumeDeferredDownloads<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        while run.heldDownloadLocks.count < downloadLocksAhead, !run.interrupted, let next = run.nextDeferredDownload() {
+            try proceed(next.outcome, next.request, &run, emit: emit)
+        }
+    }
+
+    /// Answers the deferred misses as stopped (an interrupted run, or its deadline).
+    func abandonDeferredDownloads<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        while let deferred = run.nextDeferredDownload() {
+            let request = deferred.request
+            try settle(request.fingerprint, .failure(stopped(request.url, run)), first: request.firstIndex,
+                       url: request.url, repeats: request.repeats, &run, emit: emit)
+        }
+    }
 
     /// The cross-process download locks, opened with the first download.
     func downloadLocks() -> DownloadLocks? {

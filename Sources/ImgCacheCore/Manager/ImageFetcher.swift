@@ -134,7 +134,8 @@ public final class ImageFetcher {
             if let seconds = settings.deadline { run.deadline = WallClock.monotonic() + seconds }
             try take(input, &run, emit: emit, update: emitUpdate)
             submitQueued(&run)
-            while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 || !run.variants.isEmpty || !run.lockWaits.isEmpty {
+            while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 || !run.variants.isEmpty || !run.lockWaits.isEmpty
+                    || run.hasDeferredDownloads {
                 // The reader gets the credits of what was answered, on every way round the loop: a
                 // pass that answers only waits for other processes' downloads (and `continue`s) must
                 // give them back too, or a reader out of credits and a loop with nothing in flight
@@ -149,6 +150,8 @@ public final class ImageFetcher {
                     }
                     run.lockWaits.removeAll()
                 }
+                if run.interrupted, run.hasDeferredDownloads { try abandonDeferredDownloads(&run, emit: emit) }
+                try resumeDeferredDownloads(&run, emit: emit)
                 // Those another process is done with go on (maybe answered at once): the loop's condition is checked again.
                 if try retryLockWaits(&run, emit: emit) {
                     submitQueued(&run)
@@ -196,6 +199,7 @@ public final class ImageFetcher {
                     if interruption.signal != nil, !run.interrupted { stopAll(&run) }
                     message = handled < 4096 ? messages.tryPop() : nil
                 }
+                try resumeDeferredDownloads(&run, emit: emit)
                 submitQueued(&run)
                 releaseAnswered(&run)
             }
@@ -420,7 +424,8 @@ public final class ImageFetcher {
         case .looked(let url, let key, let fingerprint, let outcome, let pin):
             guard let index = try nextIndex(for: url, &run, emit: emit) else { return }
             // The same key in flight (looked up before its download ended), or its variants being made: answered with it.
-            if run.inFlight.join(fingerprint, index: index, url: url) || run.variants.join(fingerprint, index: index, url: url) { return }
+            if run.inFlight.join(fingerprint, index: index, url: url) || run.joinDeferred(fingerprint, index: index, url: url)
+                || run.variants.join(fingerprint, index: index, url: url) { return }
             var outcome = outcome
             if case .download = outcome, run.recentlySettled.contains(fingerprint) {
                 // Looked up before the same key's answer was stored: looked up again, now.
@@ -519,9 +524,11 @@ public final class ImageFetcher {
         let url = URLText.withoutFragment(given)
         let key = settings.cacheKey(for: url)
         let fingerprint = KeyFingerprint(key, pin: pin)
-        if run.inFlight.contains(fingerprint) || run.variants.contains(fingerprint) {
+        if run.inFlight.contains(fingerprint) || run.variants.contains(fingerprint) || run.deferredSlots[fingerprint] != nil {
             if run.repeats != .skipped {
-                if !run.inFlight.join(fingerprint, index: index, url: url) { _ = run.variants.join(fingerprint, index: index, url: url) }
+                if !run.inFlight.join(fingerprint, index: index, url: url), !run.joinDeferred(fingerprint, index: index, url: url) {
+                    _ = run.variants.join(fingerprint, index: index, url: url)
+                }
             } else {
                 // prefetch keeps nothing per repeat: it is answered now, whatever the first one becomes.
                 try emit(FetchOutcome(index: index, url: url, result: nil))
