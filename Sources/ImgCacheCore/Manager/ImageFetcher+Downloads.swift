@@ -101,12 +101,16 @@ extension ImageFetcher {
     /// How often a key another process is downloading is checked.
     static let lockPollInterval = 0.02
 
-    /// How many download locks a run holds at most: twice its transfers, so that a
-    /// finished transfer always has a locked one queued behind it.
-    var downloadLocksAhead: Int { 2 * max(1, downloaderConfiguration.maximumConcurrentDownloads) + 2 }
+    /// How many download locks a run holds at most: four times its transfers, so that
+    /// finished transfers always have locked ones queued behind them.
+    var downloadLocksAhead: Int { 4 * max(1, downloaderConfiguration.maximumConcurrentDownloads) + 4 }
 
-    /// Takes up the deferred misses while the run holds fewer download locks than it can use.
+    /// Takes up the deferred misses once the run holds a transfer's worth of download
+    /// locks fewer than it can use, up to that limit: submitted together, so that the
+    /// download thread is woken once for several.
     func resumeDeferredDownloads<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        let batch = max(1, downloaderConfiguration.maximumConcurrentDownloads)
+        guard run.hasDeferredDownloads, run.heldDownloadLocks.count <= downloadLocksAhead - batch else { return }
         while run.heldDownloadLocks.count < downloadLocksAhead, !run.interrupted, let next = run.nextDeferredDownload() {
             try proceed(next.outcome, next.request, &run, emit: emit)
         }
