@@ -30,7 +30,7 @@ done < "$work/urls.txt" > "$work/curl.cfg"
 run=0
 expect_files() {
     local found
-    found=$(find "$1" -type f ! -name 'tmp.*' ! -name lock ! -name urls ! -name stats | wc -l)
+    found=$(find "$1" -type f ! -name 'tmp.*' ! -name lock ! -name urls ! -name stats ! -name CACHEDIR.TAG | wc -l)
     [ "$found" -eq "$count" ] || { echo "$2 stored $found of $count" >&2; exit 1; }
 }
 run_imgcache() {
@@ -83,12 +83,18 @@ run_curl_tmpfs() {
 }
 
 run_imgcache > /dev/null   # warm the page cache and nginx's open-file cache
+# Each disk run starts once the disk has written back what the run before left
+# dirty (sync, not timed): that writeback would otherwise land on whichever
+# command came next.
 for round in 1 2 3 4 5; do
-    run_imgcache >> "$work/imgcache.runs"
-    run_warm >> "$work/warm.runs"
-    run_curl >> "$work/curl.runs"
-    run_aria2 >> "$work/aria2.runs"
-    run_wget >> "$work/wget.runs"
+    sync; run_imgcache >> "$work/imgcache.runs"
+    sync; run_warm >> "$work/warm.runs"
+    sync; run_curl >> "$work/curl.runs"
+    sync; run_aria2 >> "$work/aria2.runs"
+    sync; run_wget >> "$work/wget.runs"
+done
+sync
+for round in 1 2 3 4 5 6 7 8 9; do
     run_imgcache_tmpfs >> "$work/imgcache-tmpfs.runs"
     run_curl_tmpfs >> "$work/curl-tmpfs.runs"
 done
@@ -131,10 +137,12 @@ row() {
     echo "the image, pixel limit) and stores every image atomically with its metadata;"
     echo "the others only write each body to a file. Every cold run writes into a folder"
     echo "never used before (on ext4, creating files right after deleting many is up to"
-    echo "10x slower); the same cold runs of imgcache and curl are also made on tmpfs"
+    echo "10x slower), after the disk wrote back what the run before left (sync, not"
+    echo "timed); the same cold runs of imgcache and curl are also made on tmpfs"
     echo "(/dev/shm), where the disk cannot hide the work done per image; the warm run"
     echo "prefetches the same list again into the cache just filled. Medians of 5"
-    echo "alternating rounds (and the spread, fastest-slowest), measured with GNU time."
+    echo "alternating rounds (9 on tmpfs, where a run takes a quarter of a second), and"
+    echo "the spread (fastest-slowest), measured with GNU time."
     echo "Targets: cold imgcache at most 0.9x curl's wall time on disk and 1.0x on"
     echo "tmpfs; warm at most 0.05x curl's cold wall time."
     echo
