@@ -245,11 +245,13 @@ import Testing
         let outside = root + "/outside"
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try Data("not an image".utf8).write(to: URL(fileURLWithPath: outside + "/" + key.fileName))
-        try FileManager.default.createDirectory(atPath: cache.directory, withIntermediateDirectories: true)
+        try cache.prepareForStores()
         try FileManager.default.createSymbolicLink(atPath: cache.shardDirectory(for: key), withDestinationPath: outside)
         #expect(cache.lookup(key, now: 0) == .miss)
         #expect(FileManager.default.fileExists(atPath: outside + "/" + key.fileName))
-        #expect(throws: SystemError.self) { try Self.store(key: self.key, in: cache) }
+        let refusal = #expect(throws: SystemError.self) { try Self.store(key: self.key, in: cache) }
+        #expect(refusal?.description.hasSuffix("is a symbolic link; imgcache does not follow links inside the cache") == true,
+                "\(String(describing: refusal))")
     }
 
     @Test func aLinkInAShardsPlaceIsNotFollowedToAWholeEntryOnceTheFolderIsOpen() throws {

@@ -167,7 +167,12 @@ public struct DiskCache: Sendable {
             // Made here, so empty as of the generation read before: misses there ask the disk nothing.
             if let generation { listings.record(key.shardIndex, path: shard, generation: generation, folderMissing: true) }
         case .failure(.fileExists):
-            guard try FileSystem.status(shard)?.isDirectory == true else {
+            let found = try FileSystem.status(shard)
+            guard found?.isDirectory == true else {
+                if found?.isSymbolicLink == true {
+                    throw SystemError("use directory", path: shard, errno: .tooManySymbolicLinks,
+                                      detail: "it is a symbolic link; imgcache does not follow links inside the cache")
+                }
                 throw SystemError("use directory", path: shard, errno: .notDirectory)
             }
         case .failure(.noSuchFile):
