@@ -113,7 +113,7 @@ public enum CommandTable {
                help: "A remote store, the cache's second level, asked after a miss and written after a download "
                    + "(repeatable, asked in order; 'none' for none): http(s)://HOST/PREFIX, redis://HOST[:PORT][/DB], "
                    + "redis+unix:/SOCKET, s3://BUCKET/PREFIX?endpoint=URL&region=R; attributes after '|' "
-                   + "(read-only, connect-timeout=1s, timeout=5s, ttl=30d, bearer-env=VAR, bearer-file=PATH, user-env=VAR, password-env=VAR). "
+                   + "(read-only, keep-if-slow, connect-timeout=1s, timeout=5s, ttl=30d, bearer-env=VAR, bearer-file=PATH, user-env=VAR, password-env=VAR). "
                    + "Default: $IMGCACHE_REMOTE, else the namespace's (--remember)"),
         .flag(.remoteReshare, help: "Write local hits to the remote stores too (else only new downloads)"),
         .flag(.remember, help: "Save the --remote list as the namespace's, for later runs"),

@@ -130,21 +130,24 @@ import Testing
 
     @Test func machinesShareThroughS3WithSignedRequestsAndWrongKeysCostNothing() throws {
         let s3 = try S3Server()
-        let first = try on("a", ["--json", "prefetch", "--remote", s3.remote(), try list()], environment: s3.credentials)
+        // moto is Python: while the other tests load both cores, its lookups can take longer than
+        // nginx's downloads, and the store would be judged slow. Sharing is tested here, not that rule.
+        let remote = s3.remote() + "|keep-if-slow"
+        let first = try on("a", ["--json", "prefetch", "--remote", remote, try list()], environment: s3.credentials)
         #expect(first.status == 0, "\(first.standardError)")
         #expect(count(first, "remote_writes") == 12, "\(first.standardError)")
         let objects = try s3.objects()
         #expect(objects.count == 12 && objects.keys.allSatisfy { $0.hasPrefix("images/v1/default/") })
         #expect(objects.values.allSatisfy { $0.starts(with: Data("imgcache-object 1\n".utf8)) })
 
-        let second = try on("b", ["--json", "prefetch", "--remote", s3.remote(), try list()], environment: s3.credentials)
+        let second = try on("b", ["--json", "prefetch", "--remote", remote, try list()], environment: s3.credentials)
         #expect(count(second, "remote") == 12, "\(second.standardError)")
         #expect(originRequests == 12 && entries("a") == entries("b"))
 
         // A wrong secret: every image from the origin, the store's refusal said once.
         var wrong = s3.credentials
         wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
-        let third = try on("c", ["--json", "prefetch", "--remote", s3.remote(), try list()], environment: wrong)
+        let third = try on("c", ["--json", "prefetch", "--remote", remote, try list()], environment: wrong)
         #expect(third.status == 0)
         #expect(count(third, "downloaded") == 12 && count(third, "remote_errors") >= 1)
         #expect(saidOnce(third, "403", "credentials"), "\(third.standardError)")
@@ -373,15 +376,17 @@ import Testing
         let dav = try WsgidavServer()
         let check = try on("a", ["remote", "check", "--remote", dav.url("cache")])
         #expect(check.status == 0, "\(check.output)\(check.standardError)")
-        let first = try on("a", ["--json", "prefetch", "--remote", dav.url("cache"), try list()])
+        // wsgidav is Python: on a loaded machine it may be slower than nginx, which is not what is tested here.
+        let cache = dav.url("cache") + "|keep-if-slow"
+        let first = try on("a", ["--json", "prefetch", "--remote", cache, try list()])
         #expect(count(first, "remote_writes") == 12 && count(first, "remote_errors") == 0, "\(first.standardError)")
         #expect(dav.files().filter { $0.hasPrefix("cache/v1/") }.count == 12, "\(dav.files())")
-        let second = try on("b", ["--json", "prefetch", "--remote", dav.url("cache"), try list()])
+        let second = try on("b", ["--json", "prefetch", "--remote", cache, try list()])
         #expect(count(second, "remote") == 12, "\(second.standardError)")
         // Many writers into a new store at once: two MKCOLs of one folder race (wsgidav answers the
         // slower 500), and every object is still written.
         let many = (0..<100).map { server.url(RemoteStoreTests.images[$0 % RemoteStoreTests.images.count]) + "?n=\($0)" }
-        let raced = try on("c", ["--json", "prefetch", "-j", "8", "--remote", dav.url("fresh") + "|connect-timeout=5s", try work.write(lines: many)])
+        let raced = try on("c", ["--json", "prefetch", "-j", "8", "--remote", dav.url("fresh") + "|connect-timeout=5s|keep-if-slow", try work.write(lines: many)])
         #expect(count(raced, "remote_writes") == 100 && count(raced, "remote_errors") == 0, "\(raced.standardError)")
     }
 
@@ -439,6 +444,14 @@ import Testing
         // Not marked down: the next run measures it again.
         let next = try on("a", ["--json", "-n", "other", "prefetch", "-j", "2", "--remote", remote, try work.write(lines: many)])
         #expect(saidOnce(next, "is slow"), "\(next.standardError)")
+        // Kept when told so: every lookup asked, every download written, nothing said.
+        let some = (0..<16).map { server.url(RemoteStoreTests.images[$0 % RemoteStoreTests.images.count]) + "?k=\($0)" }
+        func lookups() -> Int { faults.requests.filter { $0.method == "GET" && $0.path.hasPrefix("/slow-store/") }.count }
+        let lookupsBefore = lookups()
+        let kept = try on("k", ["--json", "prefetch", "-j", "4", "--remote", remote + "|keep-if-slow", try work.write(lines: some)])
+        #expect(kept.status == 0 && count(kept, "downloaded") == 16 && count(kept, "remote_writes") == 16, "\(kept.standardError)")
+        #expect(count(kept, "remote_errors") == 0 && !kept.standardError.contains("is slow"), "\(kept.standardError)")
+        #expect(lookups() - lookupsBefore == 16)
     }
 
     @Test func aStoreThatAnswersGarbageIsGivenUpAfterAFewBadObjects() throws {

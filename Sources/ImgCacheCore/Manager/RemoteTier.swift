@@ -111,9 +111,9 @@ final class RemoteTier {
     /// Store `index` answered a lookup after `seconds`. Once it has answered a few, a store whose
     /// lookups take longer on average than the origin's downloads (and over `slowLookup`) costs
     /// more than it saves: said once, and skipped for the rest of the run (not marked down: the
-    /// next run measures again).
+    /// next run measures again). One given `keep-if-slow` is never judged.
     func timeLookup(by index: Int, seconds: Double) {
-        guard stores[index].inUse else { return }
+        guard stores[index].inUse, !stores[index].backend.spec.keepIfSlow else { return }
         lookupTimes[index, default: RecentAverage()].add(seconds)
         let lookups = lookupTimes[index]!
         guard lookups.count >= RemoteTier.lookupsToJudge, originTimes.count >= RemoteTier.downloadsToJudge,

@@ -9,7 +9,8 @@
 ///   with AWS Signature Version 4, credentials from `AWS_ACCESS_KEY_ID`,
 ///   `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
 ///
-/// Attributes: `read-only`; `connect-timeout=1s`; `timeout=5s` (each request
+/// Attributes: `read-only`; `keep-if-slow` (never given up for being slower
+/// than the origin); `connect-timeout=1s`; `timeout=5s` (each request
 /// as a whole); `ttl=30d` (Redis keys); `bearer-env=NAME` or `bearer-file=PATH`
 /// (an `Authorization: Bearer` token); `user-env=NAME` (`user:password` for
 /// basic authentication); `password-env=NAME` (Redis). Credentials never need
@@ -28,6 +29,9 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     public let text: String
     public let kind: Kind
     public var readOnly = false
+    /// Kept for the whole run even when its lookups are slower than the origin's downloads
+    /// (a fleet's shared store, whose writes serve the other machines).
+    public var keepIfSlow = false
     public var connectTimeout = 1.0
     public var timeout = 5.0
     /// How long Redis keeps an object (seconds).
@@ -68,6 +72,9 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             case "read-only":
                 guard value == nil else { throw .invalid("read-only takes no value") }
                 readOnly = true
+            case "keep-if-slow":
+                guard value == nil else { throw .invalid("keep-if-slow takes no value") }
+                keepIfSlow = true
             case "connect-timeout": connectTimeout = try seconds()
             case "timeout": timeout = try seconds()
             case "ttl": timeToLive = try seconds()
@@ -81,7 +88,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
                 }
                 passwordEnvironment = try required()
             default:
-                let known = ["read-only", "connect-timeout", "timeout", "ttl", "bearer-env", "bearer-file", "user-env", "password-env"]
+                let known = ["read-only", "keep-if-slow", "connect-timeout", "timeout", "ttl", "bearer-env", "bearer-file", "user-env", "password-env"]
                 throw .invalid("unknown attribute '\(name)' (known: \(known.joined(separator: ", ")))")
             }
         }
