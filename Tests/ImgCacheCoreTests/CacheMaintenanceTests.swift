@@ -239,6 +239,44 @@ import Testing
         #expect(summary.failedURLs == 1)
     }
 
+    @Test func entriesStoredByARunThatOutlivesAClearKeepTheirURLs() throws {
+        // Another process's cache: it keeps each shard's URL log open between stores.
+        let storing = DiskCache(location: cache.location)
+        let first = CacheKey("http://example.test/first.png")
+        _ = try DiskCacheTests.store(DiskCacheTests.png, key: first, in: storing)
+        _ = try CacheClearer(cache: cache).clear(now: now)
+        // A key of the same shard, stored by the same process after the clear.
+        let later = (0..<10_000).lazy.map { CacheKey("http://example.test/later\($0).png") }
+            .first { $0.digest.prefix(2) == first.digest.prefix(2) }!
+        _ = try DiskCacheTests.store(DiskCacheTests.png, key: later, in: storing)
+        var urls: [String?] = []
+        let problems = try CacheListing.forEach(in: cache.directory) { urls.append($0.url) }
+        #expect(problems.isEmpty && urls == [later.string])
+    }
+
+    @Test func aClearThatCannotEmptyAShardCountsNothingAndSaysTheCacheIsUnwritable() throws {
+        let stored = try entry("w", lastUse: now)
+        let shard = FileSystem.parentDirectory(of: stored.path)
+        // Root writes through a folder's mode bits, not through an immutable folder.
+        func immutable(_ on: Bool) throws -> Int32 {
+            let chattr = Process()
+            chattr.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+            chattr.arguments = [on ? "+i" : "-i", shard]
+            try chattr.run()
+            chattr.waitUntilExit()
+            return chattr.terminationStatus
+        }
+        if geteuid() == 0 {
+            try #require(try immutable(true) == 0)
+        } else {
+            chmod(shard, 0o500)
+        }
+        defer { if geteuid() == 0 { _ = try? immutable(false) } else { chmod(shard, 0o700) } }
+        let report = try CacheClearer(cache: cache).clear(now: now)
+        #expect(report.entries.count == 0 && report.unwritable && report.unreadableShards.count == 1)
+        #expect(FileManager.default.fileExists(atPath: stored.path))
+    }
+
     @Test func theSummaryAddsUpWhatIsOnDisk() throws {
         var bytes: Int64 = 0, blocks: Int64 = 0
         for index in 0..<30 {

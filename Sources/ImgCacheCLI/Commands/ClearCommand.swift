@@ -50,6 +50,7 @@ extension ClearCommand {
                     let report = try CacheClearer(cache: cache).clear(now: now)
                     status = ExitStatus.worse(status, MaintenanceMessages.reportUnreadable(
                         report.unreadableShards, of: cache, console: console, consequence: "not cleared"))
+                    if report.unwritable { status = ExitStatus.worse(status, .cacheUnwritable) }
                     object.add("removed_entries", report.entries.count)
                     object.add("removed_bytes", report.entries.bytes)
                     object.add("removed_allocated_bytes", report.entries.allocatedBytes)

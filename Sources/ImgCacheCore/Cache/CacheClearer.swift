@@ -19,6 +19,8 @@ public struct CacheClearer: Sendable {
         public var leftovers = 0
         /// Shards that could not be read or emptied (left as they are; the others are cleared).
         public var unreadableShards: [SystemError] = []
+        /// Whether one of them could be read but not emptied: the cache cannot be written.
+        public var unwritable = false
     }
 
     public func clear(now: Double) throws(SystemError) -> Report {
@@ -38,6 +40,8 @@ public struct CacheClearer: Sendable {
                 try clear(shard: item.name, in: namespace, attributes: attributes, now: now, into: &report)
             } catch {
                 report.unreadableShards.append(error)
+                // (The operations of `DirectoryHandle.remove` and `truncate`.)
+                if error.operation == "remove" || error.operation == "empty" { report.unwritable = true }
             }
         }
         return report
@@ -61,23 +65,24 @@ public struct CacheClearer: Sendable {
                     guard let status = try folder.status(name), !status.isDirectory else { continue }
                     switch EntryNames.kind(of: name) {
                     case .image where status.isRegularFile && (attributes || sidecars.contains(EntryNames.digest(of: name))):
+                        // Counted once gone: a shard that cannot be written reports nothing removed.
+                        guard try folder.remove(name) else { continue }
                         report.entries.count += 1
                         report.entries.bytes += status.size
                         report.entries.allocatedBytes += status.allocatedSize
-                        try folder.remove(name)
                     case .sidecar:
                         try folder.remove(name)  // part of an entry, or an orphan
                     case .temporary:
                         guard TemporaryFile.isAbandoned(name, modified: status.modified, now: now) else { continue }
-                        report.temporaries += 1
-                        try folder.remove(name)
+                        if try folder.remove(name) { report.temporaries += 1 }
                     case .foreign where name == URLLog.fileName && status.isRegularFile:
-                        try folder.remove(name)  // the URLs of the entries just removed
+                        // The URLs of the entries just removed. Emptied, not removed: a store running
+                        // meanwhile keeps the log open and appends the URLs of its next entries to it.
+                        try folder.truncate(name)
                     case .foreign where !status.isSymbolicLink:
                         continue  // not ours: left alone
                     default:
-                        report.leftovers += 1
-                        try folder.remove(name)
+                        if try folder.remove(name) { report.leftovers += 1 }
                     }
                 }
             }

@@ -9,7 +9,8 @@ import Synchronization
 /// ` imgcache-<transformer key>`), appended while the store holds the shard's
 /// lock; the last line of a digest wins. `clean` drops the lines of entries
 /// it removed, under the shard's exclusive lock, so no append is lost; `clear`
-/// removes the file. Lookups never read it.
+/// empties the file in place (a process storing meanwhile keeps appending to
+/// the same file). Lookups never read it.
 final class URLLog: Sendable {
     /// The file's name inside a shard folder.
     static let fileName = "urls"

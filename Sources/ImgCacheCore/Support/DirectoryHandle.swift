@@ -97,6 +97,26 @@ public final class DirectoryHandle {
         }
     }
 
+    /// Empties the regular file `name` in place (its inode kept, so that a
+    /// descriptor another process holds open for appending stays the file's).
+    /// False when it was gone or is not a regular file (left alone).
+    @discardableResult
+    public func truncate(_ name: String) throws(SystemError) -> Bool {
+        // O_NONBLOCK: a FIFO planted in its place is not waited on; it is refused below.
+        let descriptor: Int32
+        switch SystemCall.openat(self.descriptor, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) {
+        case .success(let opened): descriptor = opened
+        case .failure(.noSuchFile): return false
+        case .failure(let errno): throw SystemError("empty", path: path + "/" + name, errno: errno)
+        }
+        defer { SystemCall.close(descriptor) }
+        guard case .success(let info) = SystemCall.fstat(descriptor), FileStatus(info).isRegularFile else { return false }
+        if case .failure(let errno) = SystemCall.ftruncate(descriptor, 0) {
+            throw SystemError("empty", path: path + "/" + name, errno: errno)
+        }
+        return true
+    }
+
     /// Renames `name` to `newName`, both inside this directory. Returns false when `name` was gone.
     @discardableResult
     public func rename(_ name: String, to newName: String) throws(SystemError) -> Bool {
