@@ -15,4 +15,20 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Paths.fixture("logo.png"))
         #expect(server.requestCount("logo.png") == 2)
     }
+
+    @Test func aFIFOInTheLockFilesPlaceIsRefusedNotUsed() throws {
+        #expect(try fetch(["fetch", server.url("logo.png")]).status == 0)
+        let lock = cacheRoot + "/default/lock"
+        try FileManager.default.removeItem(atPath: lock)
+        #expect(mkfifo(lock, 0o644) == 0)
+        // A store needs the lock: refused, said, nothing stored; a hit needs none.
+        let store = try fetch(["fetch", server.url("photo.jpg")])
+        #expect(store.status == 73, "\(store.standardError)")
+        #expect(store.standardError.contains("lock: it is not a regular file"), "\(store.standardError)")
+        #expect(try fetch(["fetch", server.url("logo.png")]).status == 0)
+        let cleared = try fetch(["clear"])
+        #expect(cleared.status == 0 && cleared.standardError.isEmpty, "\(cleared.standardError)")
+        var info = stat()
+        #expect(lstat(lock, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+    }
 }

@@ -20,7 +20,7 @@ final class DownloadLocks {
     /// read-only cache), then nothing is locked.
     init?(namespace: NamespaceLock) {
         guard (try? namespace.create()) != nil,
-              case .success(let descriptor) = SystemCall.open(namespace.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) else { return nil }
+              case .success(let descriptor) = FileSystem.openRegular(namespace.path, O_RDWR) else { return nil }
         self.descriptor = descriptor
     }
 

@@ -35,7 +35,17 @@ public struct NamespaceLock: Sendable {
 
     /// Creates the lock file if it is missing.
     func create() throws(SystemError) {
-        SystemCall.close(try SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666).get("create", path: path))
+        SystemCall.close(try NamespaceLock.opened(path, O_RDWR | O_CREAT, "create"))
+    }
+
+    /// The lock file opened with `flags`; a FIFO or device in its place is refused, never used.
+    private static func opened(_ path: String, _ flags: Int32, _ operation: String) throws(SystemError) -> Int32 {
+        switch FileSystem.openRegular(path, flags) {
+        case .success(let descriptor): return descriptor
+        case .failure(let errno) where errno == Errno(EINVAL):
+            throw SystemError(operation, path: path, errno: errno, detail: "it is not a regular file; left as it is")
+        case .failure(let errno): throw SystemError(operation, path: path, errno: errno)
+        }
     }
 
     /// Runs `body` holding shard `shard`'s byte in `mode`. Without a lock file
@@ -76,7 +86,7 @@ public struct NamespaceLock: Sendable {
     /// Claims the namespace's one running clean. Nil when another process has it.
     func tryClaimCleaner() throws(SystemError) -> CleanerClaim? {
         try create()
-        let descriptor = try SystemCall.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW).get("open", path: path)
+        let descriptor = try NamespaceLock.opened(path, O_RDWR, "open")
         switch SystemCall.lockByte(descriptor, NamespaceLock.cleanerByte, exclusive: true, wait: false) {
         case .success:
             return CleanerClaim(descriptor: descriptor)
@@ -90,9 +100,13 @@ public struct NamespaceLock: Sendable {
     /// The lock file opened for writing, or for reading only where allowed
     /// (a cache the user may read but not write); nil when it cannot be opened.
     private static func open(_ path: String, readOnlyAllowed: Bool) -> Int32? {
-        if case .success(let descriptor) = SystemCall.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) { return descriptor }
+        switch FileSystem.openRegular(path, O_RDWR) {
+        case .success(let descriptor): return descriptor
+        case .failure(let errno) where errno == Errno(EINVAL): return nil  // not a regular file
+        case .failure: break
+        }
         guard readOnlyAllowed else { return nil }
-        return try? SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW).get()
+        return try? FileSystem.openRegular(path, O_RDONLY).get()
     }
 }
 

@@ -25,7 +25,7 @@ final class ShardGenerations: @unchecked Sendable {
 
     /// Maps the counters of the lock file at `lockPath`; nil when it is missing or cannot be mapped.
     init?(lockPath: String) {
-        guard case .success(let descriptor) = SystemCall.open(lockPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW) else { return nil }
+        guard case .success(let descriptor) = FileSystem.openRegular(lockPath, O_RDWR) else { return nil }
         // The mapping outlives the descriptor.
         defer { SystemCall.close(descriptor) }
         guard let mapped = ic_map_counters(descriptor, ShardGenerations.count) else { return nil }

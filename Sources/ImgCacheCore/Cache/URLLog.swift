@@ -111,7 +111,7 @@ final class URLLog: Sendable {
             kept.append(0x0A)
         }
         guard kept.count < bytes.count else { return }
-        let descriptor = try SystemCall.open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW).get("open", path: path)
+        let descriptor = try FileSystem.openRegular(path, O_WRONLY).get("open", path: path)
         defer { SystemCall.close(descriptor) }
         try FileSystem.writeAll(descriptor, kept, path: path)
         try SystemCall.ftruncate(descriptor, off_t(kept.count)).get("truncate", path: path)

@@ -183,8 +183,14 @@ public enum FileSystem {
     /// Opens `path` to append to it, creating it when `creating`: only a regular
     /// file (a FIFO planted in its place fails at once, never waits for a reader).
     static func openForAppending(_ path: String, creating: Bool) -> Result<Int32, Errno> {
-        let flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (creating ? O_CREAT : 0)
-        let opened = SystemCall.open(path, flags, 0o666)
+        openRegular(path, O_WRONLY | O_APPEND | (creating ? O_CREAT : 0))
+    }
+
+    /// Opens `path` with `flags` (and O_CREAT's mode 0666), never following a link: only a
+    /// regular file. Anything else planted there (a FIFO, a device) fails with EINVAL at once,
+    /// never waits for a peer. The descriptor stays non-blocking, which a regular file ignores.
+    static func openRegular(_ path: String, _ flags: Int32) -> Result<Int32, Errno> {
+        let opened = SystemCall.open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o666)
         guard case .success(let descriptor) = opened else { return opened }
         guard case .success(let status) = SystemCall.fstat(descriptor), status.st_mode & S_IFMT == S_IFREG else {
             SystemCall.close(descriptor)
