@@ -100,6 +100,8 @@ void *ic_redis_connect_unix(const char *path, long connect_timeout_ms, long time
 
 void ic_redis_free(void *context) { p_redisFree(context); }
 
+int ic_redis_fd(void *context) { return (int)((redisContext *)context)->fd; }
+
 int ic_redis_append(void *context, int argc, const char **argv, const size_t *lengths) {
     return p_redisAppendCommandArgv(context, argc, argv, lengths) == REDIS_OK ? 0 : -1;
 }

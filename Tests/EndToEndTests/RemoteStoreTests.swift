@@ -593,6 +593,42 @@ import Testing
         #expect(!result.standardError.contains("not finished within"))
     }
 
+    /// A Redis store that takes connections and never answers: a socket listening on 127.0.0.1
+    /// that never accepts (the kernel completes the handshakes and queues the requests).
+    func hungRedis() throws -> (url: String, close: () -> Void) {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(listener >= 0 && bound && listen(listener, 16) == 0)
+        return ("redis://127.0.0.1:\(UInt16(bigEndian: address.sin_port))|timeout=60s", { close(listener) })
+    }
+
+    @Test(arguments: [1, 2]) func aHungRedisStoreHoldsNoInterruptedRun(signals: Int) throws {
+        let redis = try hungRedis()
+        defer { redis.close() }
+        let outputs = try TemporaryDirectory("imgcache-hung-redis")
+        let process = try ImgCacheProcess.startCapturing(
+            ["--cache-dir", work.appending("a"), "-v", "--json", "prefetch", "--remote", redis.url, try list()],
+            home: home.path, outputs: outputs)
+        waitUntilSaid("asking remote", in: outputs)
+        kill(process.processIdentifier, SIGINT)
+        if signals == 2 {
+            waitUntilSaid("no new work is started", in: outputs)
+            kill(process.processIdentifier, SIGINT)
+        }
+        // The store's timeout is a minute: the run ends long before, and by itself.
+        let result = try ImgCacheProcess.result(of: process, outputs: outputs, limit: 20)
+        #expect(result.status == 130, "\(result.standardError)")
+        #expect(!result.standardError.contains("stopped at once"), "\(result.standardError)")
+        #expect(count(result, "interrupted") == 12 && !result.standardError.contains("not used for a minute"), "\(result.standardError)")
+        #expect(problems("a").isEmpty)
+    }
+
     // MARK: remote check, configuration
 
     @Test func writesStillQueuedWhenInterruptedAreNotStarted() throws {

@@ -307,6 +307,8 @@ void *ic_redis_connect_tcp(const char *host, int port, long connect_timeout_ms, 
                            char *error, size_t error_size);
 void *ic_redis_connect_unix(const char *path, long connect_timeout_ms, long timeout_ms, char *error, size_t error_size);
 void ic_redis_free(void *context);
+/// The connection's socket, for shutting it down from another thread (an interrupted run).
+int ic_redis_fd(void *context);
 
 /// Queues one command (its arguments as bytes); sent with the next reply read. 0, or -1.
 int ic_redis_append(void *context, int argc, const char **argv, const size_t *lengths);

@@ -211,6 +211,8 @@ struct PendingFetch {
     var origin: RemoteURL?
     /// The remote store being asked for it, if any.
     var remoteStore: Int?
+    /// Waiting for a remote store's answer (not for the origin's).
+    var askingRemote = false
     /// The bytes it must be (`URL#sha256=HEX`), if pinned.
     var pin: BytePin?
     /// Downloaded without the cross-process lock: another process held it too long.

@@ -151,6 +151,7 @@ public final class ImageFetcher {
                     run.lockWaits.removeAll()
                 }
                 if run.interrupted, run.hasDeferredDownloads { try abandonDeferredDownloads(&run, emit: emit) }
+                if run.interrupted, remoteTier != nil { try abandonRemoteLookups(&run, emit: emit) }
                 try resumeDeferredDownloads(&run, emit: emit)
                 // Those another process is done with go on (maybe answered at once): the loop's condition is checked again.
                 if try retryLockWaits(&run, emit: emit) {
@@ -244,6 +245,7 @@ public final class ImageFetcher {
         // Queued before the cancellation, so that it reaches them too.
         submitQueued(&run)
         downloader?.cancelAll()
+        remoteTier?.interrupt(droppingWrites: false)
         run.writesDeadline = WallClock.monotonic() + ImageFetcher.writesGracePeriod
         log?("interrupted: no new work is started")
     }
@@ -269,7 +271,8 @@ public final class ImageFetcher {
             warn?("interrupted: \(Plural.count(run.pendingWrites, "remote write")) dropped, not finished within "
                   + DownloadError.formatSeconds(ImageFetcher.writesGracePeriod), nil)
         }
-        // The transfers still out stop when the fetcher closes.
+        // The transfers still out stop when the fetcher closes; a Redis store stops waiting now.
+        remoteTier?.interrupt(droppingWrites: true)
         run.pendingWrites = 0
         return 0
     }
@@ -308,6 +311,7 @@ public final class ImageFetcher {
         }
         try abandonVariants(&run, emit: emit)
         if run.pendingWrites > 0 { warn?("interrupted again: \(Plural.count(run.pendingWrites, "remote write")) dropped", nil) }
+        remoteTier?.interrupt(droppingWrites: true)
         run.pendingWrites = 0
         run.inputOpen = false
     }

@@ -175,6 +175,11 @@ final class RemoteTier {
         report("remote \(spec.identity) failed: \(failure.reason); not used for a minute, \(next)", failure.cause)
     }
 
+    /// The run was interrupted: the stores stop waiting for answers (see `RemoteBackend.interrupt`).
+    func interrupt(droppingWrites: Bool) {
+        for store in stores { store.backend.interrupt(droppingWrites: droppingWrites) }
+    }
+
     func close() {
         for store in stores { store.backend.close() }
     }

@@ -241,6 +241,9 @@ final class ObjectStoreRemote: RemoteBackend {
         for ticket in tickets { downloads.cancel(ticket) }
     }
 
+    /// Its lookups are transfers of the run's downloader, cancelled with the others.
+    func interrupt(droppingWrites: Bool) {}
+
     /// Whether the store is an S3 bucket (for the hints of failures).
     private var isS3: Bool {
         if case .s3 = spec.kind { return true }

@@ -1,4 +1,8 @@
 import CImgCacheShims
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
 
 /// Redis as a remote store, through hiredis (loaded on first use): `GET`,
 /// `SET key value NX EX ttl` and `DEL` of `imgcache:v1:<namespace>:<md5>`.
@@ -17,6 +21,7 @@ final class RedisRemote: RemoteBackend, Sendable {
 
     private let operations = BlockingQueue<Operation>()
     private let thread = WorkerThread()
+    private let socket = ConnectionSocket()
     private let password: String?
     private let user: String?
 
@@ -33,7 +38,7 @@ final class RedisRemote: RemoteBackend, Sendable {
             self.password = fromEnvironment
         }
         let operations = self.operations
-        let worker = Worker(spec: spec, user: user, password: password)
+        let worker = Worker(spec: spec, user: user, password: password, socket: socket)
         do {
             try thread.start { worker.run(operations) }
         } catch {
@@ -47,15 +52,30 @@ final class RedisRemote: RemoteBackend, Sendable {
 
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
              completion: @escaping @Sendable (Result<Bool, RemoteFailure>) -> Void) {
-        operations.push(.put(key, object, replacing: replacing, completion))
+        let socket = self.socket
+        socket.writes.add(1, ordering: .relaxed)
+        operations.push(.put(key, object, replacing: replacing) { result in
+            socket.writes.subtract(1, ordering: .relaxed)
+            completion(result)
+        })
     }
 
     func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
         operations.push(.delete(key, completion))
     }
 
-    /// A Redis connection that failed fails every later request at once already.
-    func abandon() {}
+    /// Given up (slow, or failing): what it owes fails now, not after its timeout.
+    func abandon() {
+        interrupt(droppingWrites: true)
+    }
+
+    /// The worker may be blocked reading replies for up to the store's timeout: its
+    /// socket is shut down, so that the read ends now and every request still owed
+    /// (and any later one) fails at once.
+    func interrupt(droppingWrites: Bool) {
+        guard droppingWrites || socket.writes.load(ordering: .relaxed) == 0 else { return }
+        socket.shutDown()
+    }
 
     func close() {
         operations.push(.stop)
@@ -85,14 +105,22 @@ final class RedisRemote: RemoteBackend, Sendable {
         /// Once the connection failed, every later request fails at once with this.
         private var broken: RemoteFailure?
 
-        init(spec: RemoteSpec, user: String?, password: String?) {
+        let socket: ConnectionSocket
+
+        init(spec: RemoteSpec, user: String?, password: String?, socket: ConnectionSocket) {
             self.spec = spec
             self.user = user
             self.password = password
+            self.socket = socket
         }
 
         func run(_ operations: BlockingQueue<Operation>) {
-            defer { if let connection { ic_redis_free(connection) } }
+            defer {
+                if let connection {
+                    socket.forget()
+                    ic_redis_free(connection)
+                }
+            }
             while true {
                 var batch = [operations.pop()]
                 while batch.count < 512, let next = operations.tryPop() { batch.append(next) }
@@ -108,6 +136,7 @@ final class RedisRemote: RemoteBackend, Sendable {
 
         private func serve(_ batch: [Operation]) {
             guard !batch.isEmpty else { return }
+            if socket.isShutDown { broken = broken ?? RemoteFailure("interrupted") }
             if broken == nil, connection == nil { connect() }
             guard let connection, broken == nil else {
                 for operation in batch { fail(operation, broken ?? RemoteFailure("not connected")) }
@@ -164,6 +193,10 @@ final class RedisRemote: RemoteBackend, Sendable {
                 return
             }
             connection = context
+            guard socket.remember(ic_redis_fd(context)) else {
+                broken = RemoteFailure("interrupted")
+                return
+            }
             var setup: [[String]] = []
             if let password { setup.append(user.map { ["AUTH", $0, password] } ?? ["AUTH", password]) }
             if database != 0 { setup.append(["SELECT", String(database)]) }
@@ -239,6 +272,38 @@ final class RedisRemote: RemoteBackend, Sendable {
             case .delete(_, let completion): completion(.failure(failure))
             case .stop: break
             }
+        }
+    }
+}
+
+/// The Redis connection's socket as other threads may reach it: to shut it down
+/// when the run is interrupted, while the worker is blocked reading replies.
+/// The worker forgets the descriptor before freeing the connection, under the
+/// same lock, so a shutdown never reaches a descriptor reused for another file.
+private final class ConnectionSocket: Sendable {
+    private let state = Mutex<(descriptor: Int32, shutDown: Bool)>((-1, false))
+    /// Writes handed to the worker and not yet answered.
+    let writes = Atomic<Int>(0)
+
+    /// Keeps the connected socket; false (the connection is not to be used) when the run was interrupted meanwhile.
+    func remember(_ descriptor: Int32) -> Bool {
+        state.withLock { state in
+            guard !state.shutDown else { return false }
+            state.descriptor = descriptor
+            return true
+        }
+    }
+
+    func forget() {
+        state.withLock { $0.descriptor = -1 }
+    }
+
+    var isShutDown: Bool { state.withLock { $0.shutDown } }
+
+    func shutDown() {
+        state.withLock { state in
+            state.shutDown = true
+            if state.descriptor >= 0 { _ = Glibc.shutdown(state.descriptor, Int32(SHUT_RDWR)) }
         }
     }
 }

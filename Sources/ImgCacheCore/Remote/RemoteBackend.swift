@@ -48,6 +48,10 @@ public protocol RemoteBackend: AnyObject, Sendable {
     /// The run gave the store up: requests queued or under way are dropped at
     /// once (answered as failures), and later ones fail without being sent.
     func abandon()
+    /// The run was interrupted: a backend whose answers cannot be cancelled one by one
+    /// (Redis, one blocking connection) stops waiting for them now, unless writes are
+    /// still under way and not `droppingWrites` (they get the interrupted run's grace).
+    func interrupt(droppingWrites: Bool)
     /// Ends the backend's work; answers still owed are failures.
     func close()
 }
