@@ -21,6 +21,26 @@ import Testing
         return info.st_mode & S_IFMT
     }
 
+    @Test func theCacheIsNeverWrittenThroughTheOutput() throws {
+        let entry = try #require(try fetch(["fetch", server.url("logo.png")]).lines.first)
+        // The entry's own path: it is there already, and stays an entry (the next fetch is a hit).
+        let itself = try fetch(["fetch", "-o", entry, server.url("logo.png")])
+        #expect(itself.status == 0, "\(itself.standardError)")
+        #expect(try fetch(["--json", "fetch", server.url("logo.png")]).output.contains("\"cache\":\"disk\""))
+        #expect(server.requestCount("logo.png") == 1)
+        // Another image over it, directly, through a link, or into a shard with --output-dir: refused.
+        let link = work.appending("entry-link.png")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: entry)
+        for arguments in [["-o", entry], ["-o", link], ["--output-dir", (entry as NSString).deletingLastPathComponent],
+                          ["-o", cacheRoot + "/default/settings"]] {
+            let other = try fetch(["fetch"] + arguments + [server.url("palette.png")])
+            #expect(other.status == 74, "\(arguments): \(other.standardError)")
+            #expect(other.standardError.contains("it is inside an imgcache namespace"), "\(other.standardError)")
+        }
+        #expect(FileManager.default.contents(atPath: entry) == logo)
+        #expect(!FileManager.default.fileExists(atPath: cacheRoot + "/default/settings"))
+    }
+
     @Test func aFIFOIsWrittenAndItsReaderReceivesEveryByte() throws {
         let fifo = work.appending("pipe")
         #expect(mkfifo(fifo, 0o600) == 0)

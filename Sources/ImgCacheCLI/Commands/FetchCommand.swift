@@ -118,7 +118,7 @@ extension FetchCommand {
                         let target = directory + "/" + name
                         do throws(SystemError) {
                             try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
-                            try OutputFile.write(contentsOf: path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
+                            try FetchCommand.copy(path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
                         } catch {
                             console.error("cannot write \(ControlCharacters.escaped(target)): \(error.reason)")
                             status = ExitStatus.worse(status, .outputFailed)
@@ -204,8 +204,19 @@ extension FetchCommand {
             try console.standardOutput.flush()
             try FileSystem.copy(path, to: 1, destinationName: "standard output")
         } else {
-            try OutputFile.write(contentsOf: path, to: output, isCancelled: isCancelled)
+            try FetchCommand.copy(path, to: output, isCancelled: isCancelled)
         }
+    }
+
+    /// Copies the cached image at `path` to `target` (-o, --output-dir); never into a namespace.
+    static func copy(_ path: String, to target: String, isCancelled: () -> Bool) throws(SystemError) {
+        // The cached image itself: it is there already (a copy over it would drop its metadata).
+        if OutputFile.isSameFile(path, target) { return }
+        if OutputFile.isInsideACache(target) {
+            throw SystemError("write", path: target, errno: Errno(EINVAL),
+                              detail: "it is inside an imgcache namespace, whose files only imgcache's own stores write")
+        }
+        try OutputFile.write(contentsOf: path, to: target, isCancelled: isCancelled)
     }
 }
 

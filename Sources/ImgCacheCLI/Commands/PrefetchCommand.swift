@@ -173,7 +173,7 @@ extension PrefetchArguments: Subcommand {
             a progress bar on standard error. At the end a summary: URLs, downloaded, already \
             cached, failed, skipped as failed before (blacklisted). With --json, one JSON line \
             per distinct URL as it finishes, then a summary line. Exit 0 only when every URL \
-            is in the cache at the end. SIGINT or SIGTERM stops it: transfers are aborted, \
+            was found in the cache or stored. SIGINT or SIGTERM stops it: transfers are aborted, \
             their temporary files removed, and the summary so far is printed.
             """,
         options: [

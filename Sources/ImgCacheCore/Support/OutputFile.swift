@@ -38,6 +38,28 @@ public enum OutputFile {
         }
     }
 
+    /// Whether writing `destination` (through a link there) would write into an
+    /// imgcache namespace: an entry's file, or the namespace's own. Those are
+    /// written only by stores, with their metadata and under the shard's lock.
+    public static func isInsideACache(_ destination: String) -> Bool {
+        var target = destination
+        if (try? FileSystem.status(destination))??.isSymbolicLink == true {
+            guard let resolved = realpath(destination, nil) else { return false }
+            defer { free(resolved) }
+            target = String(cString: resolved)
+        }
+        guard let folder = realpath(FileSystem.parentDirectory(of: target), nil) else { return false }
+        defer { free(folder) }
+        let parent = String(cString: folder)
+        return NamespaceMarker.isMarked(parent) || (parent != "/" && NamespaceMarker.isMarked(FileSystem.parentDirectory(of: parent)))
+    }
+
+    /// Whether `a` and `b` name one file (following links).
+    public static func isSameFile(_ a: String, _ b: String) -> Bool {
+        guard case .success(let first) = SystemCall.stat(following: a), case .success(let second) = SystemCall.stat(following: b) else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+
     /// Writes `bytes` to `destination` as `write(contentsOf:to:)` writes a file.
     public static func write(bytes: [UInt8], to destination: String) throws(SystemError) {
         let (descriptor, path) = try TemporaryFile.create(in: EntryCommitter.memoryOnlyDirectory, tag: "output")
