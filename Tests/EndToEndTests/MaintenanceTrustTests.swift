@@ -214,6 +214,21 @@ import Testing
 }
 
 extension MaintenanceTrustTests {
+    @Test func aFileInAShardsPlaceIsReportedAsTheShardAndTheRestIsDone() throws {
+        let entries = try agedEntries(distinctShards: true)
+        let badShard = try #require(entries.first.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path })
+        try FileManager.default.removeItem(atPath: badShard)
+        #expect(FileManager.default.createFile(atPath: badShard, contents: Data("not a folder".utf8)))
+        let info = try fetch(["--json", "cache-info"])
+        #expect(info.status == 75 && info.standardError.contains(badShard), "\(info.status) \(info.standardError)")
+        #expect(try info.jsonLines().first?["entries"] as? Int == 2)
+        let list = try fetch(["list"])
+        #expect(list.status == 75 && list.lines.count == 2, "\(list.status) \(list.output) \(list.standardError)")
+        let clean = try fetch(["clean", "--max-age", "1d"])
+        #expect(clean.status == 75 && clean.output.contains("removed 2 entries"), "\(clean.status) \(clean.standardError)")
+        #expect(try String(contentsOfFile: badShard, encoding: .utf8) == "not a folder")
+    }
+
     @Test func aSettingsFileWithWindowsLineEndsIsRead() throws {
         let entries = try agedEntries()
         try writeSettings("imgcache-settings 1\r\nmax-age 2592000\r\n")

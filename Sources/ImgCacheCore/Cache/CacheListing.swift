@@ -46,7 +46,7 @@ public enum CacheListing {
         }
         let attributes = FileSystem.supportsAttributes(directory)
         let shards = try namespace.list()
-            .filter { EntryNames.isShard($0.name) && ($0.type == UInt8(DT_DIR) || $0.type == UInt8(DT_UNKNOWN)) }
+            .filter { EntryNames.isShard($0.name) && $0.type != UInt8(DT_LNK) }  // a file in a shard's place fails, said
             .map(\.name).sorted()
         let batch = 16
         var unreadable: [SystemError] = []

@@ -75,7 +75,8 @@ public struct NamespaceScan: Sendable {
                     continue
                 }
             }
-            if item.type == UInt8(DT_DIR) || item.type == UInt8(DT_UNKNOWN) { shardNames.append(item.name) }
+            // Anything else in a shard's place (a file, a FIFO) fails to open as a folder: said, as an unreadable shard is.
+            shardNames.append(item.name)
         }
         let shards = shardNames.sorted()
         // One shard that cannot be read is reported, not the end of the scan.
