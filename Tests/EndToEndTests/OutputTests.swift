@@ -32,13 +32,22 @@ import Testing
         let link = work.appending("entry-link.png")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: entry)
         for arguments in [["-o", entry], ["-o", link], ["--output-dir", (entry as NSString).deletingLastPathComponent],
-                          ["-o", cacheRoot + "/default/settings"]] {
+                          ["-o", cacheRoot + "/default/settings"], ["--output-dir", cacheRoot + "/default/new/deeper"],
+                          ["-o", cacheRoot + "/default/ab/new/x.png"]] {
             let other = try fetch(["fetch"] + arguments + [server.url("palette.png")])
             #expect(other.status == 74, "\(arguments): \(other.standardError)")
             #expect(other.standardError.contains("it is inside an imgcache namespace"), "\(other.standardError)")
         }
         #expect(FileManager.default.contents(atPath: entry) == logo)
         #expect(!FileManager.default.fileExists(atPath: cacheRoot + "/default/settings"))
+        #expect(!FileManager.default.fileExists(atPath: cacheRoot + "/default/new"))
+        // Standard output appended to an entry: refused as its name is.
+        let appended = try ImgCacheProcess.runShell(
+            "\"$IMGCACHE\" --cache-dir \"$ROOT\" fetch -o - \"$URL\" >> \"$ENTRY\"",
+            environment: ["PATH": "/usr/bin:/bin", "IMGCACHE": Paths.binary, "ROOT": cacheRoot, "URL": server.url("palette.png"), "ENTRY": entry],
+            home: home.path, workingDirectory: work.path)
+        #expect(appended.status == 74, "\(appended.standardError)")
+        #expect(FileManager.default.contents(atPath: entry) == logo)
     }
 
     @Test func aFIFOIsWrittenAndItsReaderReceivesEveryByte() throws {

@@ -117,6 +117,8 @@ extension FetchCommand {
                         }
                         let target = directory + "/" + name
                         do throws(SystemError) {
+                            // Refused before the folder is made: nothing is left inside a namespace.
+                            try FetchCommand.refuseInsideACache(target)
                             try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
                             try FetchCommand.copy(path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
                         } catch {
@@ -201,6 +203,8 @@ extension FetchCommand {
 
     private func write(_ path: String, to output: String, isCancelled: () -> Bool) throws(SystemError) {
         if output == "-" {
+            // Standard output appended to a file in the cache (`>> entry`): refused as -o with its name is.
+            if let named = OutputFile.fileOfStandardOutput() { try FetchCommand.refuseInsideACache(named) }
             try console.standardOutput.flush()
             try FileSystem.copy(path, to: 1, destinationName: "standard output")
         } else {
@@ -212,11 +216,14 @@ extension FetchCommand {
     static func copy(_ path: String, to target: String, isCancelled: () -> Bool) throws(SystemError) {
         // The cached image itself: it is there already (a copy over it would drop its metadata).
         if OutputFile.isSameFile(path, target) { return }
-        if OutputFile.isInsideACache(target) {
-            throw SystemError("write", path: target, errno: Errno(EINVAL),
-                              detail: "it is inside an imgcache namespace, whose files only imgcache's own stores write")
-        }
+        try refuseInsideACache(target)
         try OutputFile.write(contentsOf: path, to: target, isCancelled: isCancelled)
+    }
+
+    static func refuseInsideACache(_ target: String) throws(SystemError) {
+        guard OutputFile.isInsideACache(target) else { return }
+        throw SystemError("write", path: target, errno: Errno(EINVAL),
+                          detail: "it is inside an imgcache namespace, whose files only imgcache's own stores write")
     }
 }
 

@@ -48,10 +48,31 @@ public enum OutputFile {
             defer { free(resolved) }
             target = String(cString: resolved)
         }
-        guard let folder = realpath(FileSystem.parentDirectory(of: target), nil) else { return false }
-        defer { free(folder) }
-        let parent = String(cString: folder)
-        return NamespaceMarker.isMarked(parent) || (parent != "/" && NamespaceMarker.isMarked(FileSystem.parentDirectory(of: parent)))
+        // The nearest folder that exists (--output-dir makes the rest), then every folder above it.
+        var folder = FileSystem.parentDirectory(of: target)
+        var resolved = realpath(folder, nil)
+        while resolved == nil, folder != "/", folder != "." {
+            folder = FileSystem.parentDirectory(of: folder)
+            resolved = realpath(folder, nil)
+        }
+        guard let resolved else { return false }
+        defer { free(resolved) }
+        var ancestor = String(cString: resolved)
+        while true {
+            if NamespaceMarker.isMarked(ancestor) { return true }
+            guard ancestor != "/" else { return false }
+            ancestor = FileSystem.parentDirectory(of: ancestor)
+        }
+    }
+
+    /// The path of the regular file standard output writes to, if it is one (from /proc).
+    public static func fileOfStandardOutput() -> String? {
+        guard case .success(let info) = SystemCall.fstat(1), info.st_mode & S_IFMT == S_IFREG else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/fd/1", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        let path = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return path.hasPrefix("/") ? path : nil
     }
 
     /// Whether `a` and `b` name one file (following links).
