@@ -35,6 +35,23 @@ import Testing
         #expect(faults.requests.count == 4, "\(faults.requests.map(\.path))")
     }
 
+    @Test func variantsAreMadeWhileAnotherProcessClearsTheCache() throws {
+        // Each clear may remove an original between its store (or hit) and its variants being made:
+        // that image is looked up again and downloaded again, never failed.
+        let urls = (0..<80).map { faults.baseURL + "/delay/5/photo.jpg?n=\($0)" }
+        let outputs = try TemporaryDirectory("imgcache-variants-cleared")
+        let run = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "--json", "prefetch", "-j", "4", "--thumbnail", "8x8",
+                                                      try work.write(lines: urls)], home: home.path, outputs: outputs)
+        var clears = 0
+        while run.isRunning, clears < 300 {
+            _ = try ImgCacheProcess.run(["--cache-dir", cacheRoot, "-q", "clear"], home: home.path)
+            clears += 1
+        }
+        let result = try ImgCacheProcess.result(of: run, outputs: outputs)
+        #expect(result.status == 0, "after \(clears) clears: \(result.standardError)")
+        #expect(!result.standardError.contains("went away"), "\(result.standardError)")
+    }
+
     @Test func aPrefetchWhoseWholeReadAheadWaitsForAnotherProcessGoesOnToTheRest() throws {
         // The first run locks its whole read-ahead (256 URLs) and downloads them a few at a time;
         // the second finds every one of its first 256 URLs locked, waits, is answered by the

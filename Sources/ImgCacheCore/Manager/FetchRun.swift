@@ -48,6 +48,10 @@ struct FetchRun {
     var variants = VariantQueue()
     /// Keys this run is downloading, whose locks it holds (`DownloadLocks`).
     var heldDownloadLocks: Set<KeyFingerprint> = []
+    /// Images whose cached original was removed (a clear or clean in another process) before
+    /// their variants were made, and how often each was looked up again (up to three times:
+    /// then the failure is the answer, as a cache emptied again and again cannot keep it).
+    var lookedUpAgainForVariants: [KeyFingerprint: Int] = [:]
     /// Misses another process is downloading: looked up again once it is done.
     var lockWaits: [LockWait] = []
     /// Misses not yet locked nor queued, because the run already holds as many download

@@ -351,6 +351,10 @@ public final class ImageFetcher {
         case .variantsMade(let token, let answer, let lines):
             for line in lines { log?(line) }
             guard let held = run.variants.finish(token, started: true) else { return }
+            if case .failure(.notUsable(_, VariantMaker.originalWentAway)) = answer, try lookUpAgain(held, &run, emit: emit) {
+                try startVariants(&run, emit: emit)
+                return
+            }
             try deliver(held.fingerprint, answer, first: held.first, url: held.url, repeats: held.repeats, &run, emit: emit)
             try startVariants(&run, emit: emit)
         }
@@ -476,6 +480,22 @@ public final class ImageFetcher {
             return
         }
         try deliver(fingerprint, answer, first: first, url: url, repeats: repeats, &run, emit: emit)
+    }
+
+    /// An image whose cached original another process removed before its variants were made:
+    /// looked up again (and so downloaded again), as if it had just been asked for. False when
+    /// it was three times already, or the run is stopping, or it was pinned (its pin is not at hand here).
+    private func lookUpAgain<E: Error>(_ held: VariantQueue.Pending, _ run: inout FetchRun,
+                                       emit: (FetchOutcome) throws(E) -> Void) throws(E) -> Bool {
+        let key = settings.cacheKey(for: held.url)
+        guard !run.interrupted, KeyFingerprint(key, pin: nil) == held.fingerprint,
+              run.lookedUpAgainForVariants[held.fingerprint, default: 0] < 3 else { return false }
+        run.lookedUpAgainForVariants[held.fingerprint, default: 0] += 1
+        log?("\(RemoteURL.displayed(held.url)): its cached original was removed before its variants were made; looked up again")
+        var request = PendingFetch(url: held.url, key: key, fingerprint: held.fingerprint, cached: nil, firstIndex: held.first)
+        request.repeats = held.repeats
+        try proceed(lookup.run(held.url, key: key, ttl: failedTTL), request, &run, emit: emit)
+        return true
     }
 
     /// Starts the variant jobs the workers and the memory budget allow; without threads, makes them here.

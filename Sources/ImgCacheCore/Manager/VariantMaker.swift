@@ -66,6 +66,9 @@ struct VariantMaker {
         }
     }
 
+    /// Why variants were not made when the original was removed meanwhile (the manager looks it up again).
+    static let originalWentAway = "the cached original went away before its variants were made"
+
     /// What became of the original when its variants could not be made.
     private func fate(of original: FetchResult) -> FetchError.OriginalFate {
         original.isStored && settings.keepsOriginal ? .kept : .notKept
@@ -77,7 +80,7 @@ struct VariantMaker {
         let read: [UInt8]?
         do { read = try FileSystem.readFile(original.path, limit: Int.max) } catch { throw .cacheUnwritable(error) }
         // Removed since it was found (a clear in another process): what a miss would have said.
-        guard let bytes = read else { throw .notUsable(url: url, reason: "the cached original went away before its variants were made") }
+        guard let bytes = read else { throw .notUsable(url: url, reason: VariantMaker.originalWentAway) }
         let header: ImageHeader
         do { header = try ImageHeader.probe(bytes) } catch {
             // Stored after the same check, so the file changed since: damaged in the cache.
