@@ -104,7 +104,9 @@ extension ParsedOptions {
     func seconds(_ text: String, option: String) throws(UsageError) -> Double {
         let span: TimeSpan
         do { span = try TimeSpan(parsing: text) } catch {
-            throw .invalidValue(option: option, value: text, reason: error.reason)
+            // Past what any duration may be: the range of this option is what helps.
+            let tooLong = error.reason.hasPrefix("too long")
+            throw .invalidValue(option: option, value: text, reason: tooLong ? "expected between 1ms and 1d" : error.reason)
         }
         guard span.seconds >= 0.001, span.seconds <= 86_400 else {
             throw .invalidValue(option: option, value: text, reason: "expected between 1ms and 1d")

@@ -49,6 +49,9 @@ import Testing
             #expect(result.status == 64, "\(arguments): \(result.status) \(result.standardError)")
         }
         #expect(!FileManager.default.fileExists(atPath: settingsPath))
+        // Past any duration: the option's own range is what is said.
+        let huge = try fetch(["fetch", "--timeout", "99999999999999999999", server.url("logo.png")])
+        #expect(huge.status == 64 && huge.standardError.contains("expected between 1ms and 1d"), "\(huge.standardError)")
     }
 
     @Test(arguments: ["max-age inf", "max-age 1e300", "max-age nan", "max-age 99999999999999999999", "failed-ttl -inf",

@@ -212,16 +212,7 @@ extension ParsedOptions {
         if let text = last(.concurrency) {
             configuration.maximumConcurrentDownloads = try integer(text, option: "--concurrency", in: 1...CommandLineParser.maximumConcurrency)
         }
-        if let text = last(.timeout) {
-            let span: TimeSpan
-            do { span = try TimeSpan(parsing: text) } catch {
-                throw .invalidValue(option: "--timeout", value: text, reason: error.reason)
-            }
-            guard span.seconds >= 0.001, span.seconds <= 86_400 else {
-                throw .invalidValue(option: "--timeout", value: text, reason: "expected between 1ms and 1d")
-            }
-            settings.timeout = span.seconds
-        }
+        if let text = last(.timeout) { settings.timeout = try seconds(text, option: "--timeout") }
         if let text = last(.connectTimeout) { settings.connectTimeout = try seconds(text, option: "--connect-timeout") }
         if let text = last(.perHost) {
             configuration.perHostConcurrency = try integer(text, option: "--per-host", in: 1...CommandLineParser.maximumConcurrency)

@@ -32,7 +32,9 @@ public struct CacheClearer: Sendable {
         }
         // Another program's folder is never emptied, nor given a lock file.
         guard NamespaceMarker.mayAdopt(cache.directory) else { throw NamespaceMarker.notANamespace(cache.directory) }
-        try? cache.lock.create()  // so that readers and writers wait for each shard
+        // So that readers and writers wait for each shard: without it (a FIFO in its place, a cache
+        // this user cannot write) nothing is cleared, and that is said once, not once per shard.
+        try cache.lock.create()
         let attributes = FileSystem.supportsAttributes(cache.directory)
         for item in try namespace.list() where EntryNames.isShard(item.name) {
             // One shard that cannot be read or emptied stops only itself.
