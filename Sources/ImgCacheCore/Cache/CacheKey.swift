@@ -83,6 +83,8 @@ public struct CacheKey: Equatable, Hashable, Sendable {
     /// The extension of the URL's path (query and fragment ignored) when it is
     /// 1–8 ASCII letters or digits and not one the cache reserves.
     public static func plainExtension(ofURL url: String) -> String? {
+        // Every stored URL passes here: an ASCII one (nearly all) is read as bytes, the rest as characters.
+        if let ascii = url.utf8.withContiguousStorageIfAvailable(plainExtension(ofASCII:)), let found = ascii { return found }
         var rest = Substring(url)
         if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
         if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
@@ -95,5 +97,26 @@ public struct CacheKey: Equatable, Hashable, Sendable {
               ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
         let lowered = ext.lowercased()
         return reservedExtensions.contains(lowered) ? nil : lowered
+    }
+
+    /// `plainExtension(ofURL:)` of a URL's bytes when they are all ASCII (one byte a
+    /// character, so the same answer); nil, to be read as characters, when they are not.
+    private static func plainExtension(ofASCII bytes: UnsafeBufferPointer<UInt8>) -> String?? {
+        guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+        let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
+        var start = 0
+        if let scheme = (0..<max(0, end - 2)).first(where: {
+            bytes[$0] == UInt8(ascii: ":") && bytes[$0 + 1] == UInt8(ascii: "/") && bytes[$0 + 2] == UInt8(ascii: "/")
+        }) { start = scheme + 3 }
+        guard let pathStart = (start..<end).first(where: { bytes[$0] == UInt8(ascii: "/") }) else { return .some(nil) }
+        let componentStart = (pathStart..<end).last { bytes[$0] == UInt8(ascii: "/") }! + 1
+        guard let dot = (componentStart..<end).last(where: { bytes[$0] == UInt8(ascii: ".") }), dot != componentStart else {
+            return .some(nil)
+        }
+        let ext = UnsafeBufferPointer(rebasing: bytes[(dot + 1)..<end])
+        guard (1...maximumExtensionLength).contains(ext.count), ext.allSatisfy({ ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A || ($0 >= 0x30 && $0 <= 0x39) })
+        else { return .some(nil) }
+        let lowered = String(decoding: ext.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        return .some(reservedExtensions.contains(lowered) ? nil : lowered)
     }
 }

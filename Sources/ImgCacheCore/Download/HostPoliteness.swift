@@ -28,15 +28,25 @@ struct HostPoliteness {
     /// The server a request is counted against: its host name, and its port when the URL names one
     /// (two servers on one machine are two: one refusing connections gives up only itself).
     static func host(of request: DownloadRequest) -> String {
-        let text = request.url.string
-        guard let scheme = text.firstRange(of: "://") else { return request.url.host.lowercased() }
-        let authority = text[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? authority
-        guard let colon = hostPort.lastIndex(of: ":"), !hostPort[colon...].contains("]"),
-              case let port = hostPort[hostPort.index(after: colon)...], !port.isEmpty, port.allSatisfy({ $0.isNumber }) else {
-            return request.url.host.lowercased()
-        }
-        return request.url.host.lowercased() + ":" + port
+        let host = request.url.host.lowercased()
+        // Read as bytes (every download passes here): a parsed URL's port is ASCII digits.
+        let port = request.url.string.utf8.withContiguousStorageIfAvailable(HostPoliteness.port(in:)) ?? nil
+        return port.map { host + ":" + $0 } ?? host
+    }
+
+    /// The port a URL's authority names, if any: the digits after its last ':' (not inside an IPv6 address's brackets).
+    private static func port(in url: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let scheme = (0..<max(0, url.count - 2)).first(where: {
+            url[$0] == UInt8(ascii: ":") && url[$0 + 1] == UInt8(ascii: "/") && url[$0 + 2] == UInt8(ascii: "/")
+        }) else { return nil }
+        let start = scheme + 3
+        let end = (start..<url.count).first { url[$0] == UInt8(ascii: "/") || url[$0] == UInt8(ascii: "?") || url[$0] == UInt8(ascii: "#") }
+            ?? url.count
+        let hostStart = ((start..<end).last { url[$0] == UInt8(ascii: "@") }).map { $0 + 1 } ?? start
+        guard let colon = (hostStart..<end).last(where: { url[$0] == UInt8(ascii: ":") }),
+              !(colon..<end).contains(where: { url[$0] == UInt8(ascii: "]") }), colon + 1 < end,
+              (colon + 1..<end).allSatisfy({ url[$0] >= 0x30 && url[$0] <= 0x39 }) else { return nil }
+        return String(decoding: UnsafeBufferPointer(rebasing: url[(colon + 1)..<end]), as: UTF8.self)
     }
 
     /// Why `host` gets nothing more this run, if it was given up.
