@@ -30,6 +30,8 @@ import Testing
         let cleared = try fetch(["clear"])
         #expect(cleared.status == 73 && cleared.standardError.contains("lock: it is not a regular file"), "\(cleared.standardError)")
         #expect(cleared.standardError.split(separator: "\n").count == 1, "\(cleared.standardError)")
+        let removed = try fetch(["remove", server.url("logo.png")])
+        #expect(removed.status == 73 && removed.standardError.contains("lock: it is not a regular file"), "\(removed.standardError)")
         #expect(try fetch(["--json", "fetch", server.url("logo.png")]).output.contains("\"cache\":\"disk\""))
         var info = stat()
         #expect(lstat(lock, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)

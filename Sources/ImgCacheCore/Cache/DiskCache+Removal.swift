@@ -15,6 +15,9 @@ extension DiskCache {
     /// even when its URL log line was lost or its metadata is damaged.
     public func removeEntry(for key: CacheKey, variant: KeyVariant? = nil, dryRun: Bool) throws(SystemError) -> [RemovedFile] {
         let shard = shardDirectory(for: key)
+        // Removing needs the lock that lookups and stores wait on: a FIFO in its place, or a
+        // cache this user cannot write, is said rather than removed from unlocked.
+        if !dryRun, case .some(.some) = try? FileSystem.status(directory) { try lock.create() }
         return try lock.withShard(key.shardIndex, .exclusive) { () throws(SystemError) -> [RemovedFile] in
             var removed: [RemovedFile] = []
             for name in key.candidateFileNames {
