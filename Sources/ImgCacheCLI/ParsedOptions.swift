@@ -105,8 +105,7 @@ extension ParsedOptions {
         let span: TimeSpan
         do { span = try TimeSpan(parsing: text) } catch {
             // Past what any duration may be: the range of this option is what helps.
-            let tooLong = error.reason.hasPrefix("too long")
-            throw .invalidValue(option: option, value: text, reason: tooLong ? "expected between 1ms and 1d" : error.reason)
+            throw .invalidValue(option: option, value: text, reason: error == TimeSpan.tooLong ? "expected between 1ms and 1d" : error.reason)
         }
         guard span.seconds >= 0.001, span.seconds <= 86_400 else {
             throw .invalidValue(option: option, value: text, reason: "expected between 1ms and 1d")

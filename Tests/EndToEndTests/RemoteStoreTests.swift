@@ -596,15 +596,7 @@ import Testing
     /// A Redis store that takes connections and never answers: a socket listening on 127.0.0.1
     /// that never accepts (the kernel completes the handshakes and queues the requests).
     func hungRedis() throws -> (url: String, close: () -> Void) {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        try #require(listener >= 0 && bound && listen(listener, 16) == 0)
+        let (listener, address) = try FullBacklogListener.listening(backlog: 16)
         return ("redis://127.0.0.1:\(UInt16(bigEndian: address.sin_port))|timeout=60s", { close(listener) })
     }
 

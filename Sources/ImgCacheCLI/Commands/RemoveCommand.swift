@@ -21,6 +21,12 @@ extension RemoveCommand {
     func run() throws(SystemError) -> ExitStatus {
         var removed = 0, bytes: Int64 = 0
         var status = ExitStatus.success
+        if !arguments.dryRun {
+            do { try cache.prepareForRemoval() } catch {
+                console.error(MaintenanceMessages.describe(error))
+                return .cacheUnwritable
+            }
+        }
         // By URL: a lookup of the key fetch would use, then its variants' keys.
         for given in arguments.urls {
             let url = URLText.withoutFragment(given)

@@ -42,8 +42,7 @@ public struct CacheClearer: Sendable {
                 try clear(shard: item.name, in: namespace, attributes: attributes, now: now, into: &report)
             } catch {
                 report.unreadableShards.append(error)
-                // (The operations of `DirectoryHandle.remove` and `truncate`.)
-                if error.operation == "remove" || error.operation == "empty" { report.unwritable = true }
+                if DirectoryHandle.isWriteFailure(error) { report.unwritable = true }
             }
         }
         return report

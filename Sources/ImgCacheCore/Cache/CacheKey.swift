@@ -104,10 +104,7 @@ public struct CacheKey: Equatable, Hashable, Sendable {
     private static func plainExtension(ofASCII bytes: UnsafeBufferPointer<UInt8>) -> String?? {
         guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
         let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
-        var start = 0
-        if let scheme = (0..<max(0, end - 2)).first(where: {
-            bytes[$0] == UInt8(ascii: ":") && bytes[$0 + 1] == UInt8(ascii: "/") && bytes[$0 + 2] == UInt8(ascii: "/")
-        }) { start = scheme + 3 }
+        let start = URLText.authorityStart(in: bytes, before: end) ?? 0
         guard let pathStart = (start..<end).first(where: { bytes[$0] == UInt8(ascii: "/") }) else { return .some(nil) }
         let componentStart = (pathStart..<end).last { bytes[$0] == UInt8(ascii: "/") }! + 1
         guard let dot = (componentStart..<end).last(where: { bytes[$0] == UInt8(ascii: ".") }), dot != componentStart else {

@@ -9,15 +9,20 @@ extension DiskCache {
         public let variant: KeyVariant?
     }
 
+    /// Checks, before removing anything, that the lock lookups and stores wait on can be
+    /// taken: a FIFO in its place, or a cache this user cannot write, is said rather than
+    /// removed from unlocked. Nothing to check where the namespace does not exist.
+    public func prepareForRemoval() throws(SystemError) {
+        guard case .some(.some) = try? FileSystem.status(directory) else { return }
+        try lock.create()
+    }
+
     /// Removes the entry of `key` under every name it can have, with its
     /// sidecar and its URL log line, holding the shard's exclusive lock; with
     /// `dryRun`, only says what it would remove. A lookup, not a scan: found
     /// even when its URL log line was lost or its metadata is damaged.
     public func removeEntry(for key: CacheKey, variant: KeyVariant? = nil, dryRun: Bool) throws(SystemError) -> [RemovedFile] {
         let shard = shardDirectory(for: key)
-        // Removing needs the lock that lookups and stores wait on: a FIFO in its place, or a
-        // cache this user cannot write, is said rather than removed from unlocked.
-        if !dryRun, case .some(.some) = try? FileSystem.status(directory) { try lock.create() }
         return try lock.withShard(key.shardIndex, .exclusive) { () throws(SystemError) -> [RemovedFile] in
             var removed: [RemovedFile] = []
             for name in key.candidateFileNames {

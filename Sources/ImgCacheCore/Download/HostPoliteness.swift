@@ -36,10 +36,7 @@ struct HostPoliteness {
 
     /// The port a URL's authority names, if any: the digits after its last ':' (not inside an IPv6 address's brackets).
     private static func port(in url: UnsafeBufferPointer<UInt8>) -> String? {
-        guard let scheme = (0..<max(0, url.count - 2)).first(where: {
-            url[$0] == UInt8(ascii: ":") && url[$0 + 1] == UInt8(ascii: "/") && url[$0 + 2] == UInt8(ascii: "/")
-        }) else { return nil }
-        let start = scheme + 3
+        guard let start = URLText.authorityStart(in: url, before: url.count) else { return nil }
         let end = (start..<url.count).first { url[$0] == UInt8(ascii: "/") || url[$0] == UInt8(ascii: "?") || url[$0] == UInt8(ascii: "#") }
             ?? url.count
         let hostStart = ((start..<end).last { url[$0] == UInt8(ascii: "@") }).map { $0 + 1 } ?? start

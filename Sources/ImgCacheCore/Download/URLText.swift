@@ -60,6 +60,14 @@ public enum URLText {
         return length
     }
 
+    /// Where a URL's authority starts in its bytes: just after the first `://` found before
+    /// `end`; nil without one.
+    static func authorityStart(in bytes: UnsafeBufferPointer<UInt8>, before end: Int) -> Int? {
+        (0..<max(0, end - 2)).first {
+            bytes[$0] == UInt8(ascii: ":") && bytes[$0 + 1] == UInt8(ascii: "/") && bytes[$0 + 2] == UInt8(ascii: "/")
+        }.map { $0 + 3 }
+    }
+
     private static func percentEncoded(_ byte: UInt8) -> String {
         let digits = Array("0123456789ABCDEF".utf8)
         return String(decoding: [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)

@@ -213,10 +213,8 @@ struct PendingFetch {
     var hadFailedRecord = false
     /// Where the origin has it (set once a download is decided).
     var origin: RemoteURL?
-    /// The remote store being asked for it, if any.
+    /// The remote store being asked for it, while it waits for one's answer (nil once the origin is).
     var remoteStore: Int?
-    /// Waiting for a remote store's answer (not for the origin's).
-    var askingRemote = false
     /// The bytes it must be (`URL#sha256=HEX`), if pinned.
     var pin: BytePin?
     /// Downloaded without the cross-process lock: another process held it too long.

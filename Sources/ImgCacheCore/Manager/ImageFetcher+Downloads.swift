@@ -177,7 +177,7 @@ extension ImageFetcher {
     /// Queues the origin download of the request in `slot`.
     func submitOrigin(_ slot: Int, _ run: inout FetchRun) throws(FetchError) {
         guard let miss = run.inFlight[slot], let origin = miss.origin else { return }
-        run.inFlight[slot]?.askingRemote = false
+        run.inFlight[slot]?.remoteStore = nil
         let bodyDirectory = try bodyDirectory(for: miss.key)
         log?("download: \(RemoteURL.displayed(miss.url))" + (miss.validators != nil ? " (conditional)" : ""))
         let downloadRequest = settings.request(for: origin, bodyDirectory: bodyDirectory, validators: miss.validators)

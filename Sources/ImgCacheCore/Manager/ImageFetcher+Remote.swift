@@ -7,7 +7,6 @@ extension ImageFetcher {
     func askRemote(_ store: Int, slot: Int, _ run: inout FetchRun) {
         guard let tier = remoteTier, let miss = run.inFlight[slot] else { return }
         run.inFlight[slot]?.remoteStore = store
-        run.inFlight[slot]?.askingRemote = true
         let messages = self.messages
         log?("\(RemoteURL.displayed(miss.url)): asking remote \(tier.identity(of: store))")
         tier.get(miss.key, from: store) { result, seconds in messages.push(.remote(slot: slot, store: store, result, seconds: seconds)) }
@@ -16,7 +15,7 @@ extension ImageFetcher {
     /// The run was interrupted: the requests waiting for a remote store's answer are answered
     /// `interrupted` now, as cancelled transfers are (a store's late answer finds no request).
     func abandonRemoteLookups<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
-        for slot in run.inFlight.slots where run.inFlight[slot]?.askingRemote == true {
+        for slot in run.inFlight.slots where run.inFlight[slot]?.remoteStore != nil {
             guard let miss = run.inFlight.remove(slot) else { continue }
             try settle(miss.fingerprint, .failure(stopped(miss.url, run)), first: miss.firstIndex, url: miss.url,
                        repeats: miss.repeats, &run, emit: emit)

@@ -93,8 +93,16 @@ public final class DirectoryHandle {
         switch SystemCall.unlinkat(descriptor, name, 0) {
         case .success: return true
         case .failure(.noSuchFile): return false
-        case .failure(let errno): throw SystemError("remove", path: path + "/" + name, errno: errno)
+        case .failure(let errno): throw SystemError(DirectoryHandle.removing, path: path + "/" + name, errno: errno)
         }
+    }
+
+    /// The operations of `remove` and `truncate` in their errors.
+    private static let removing = "remove", emptying = "empty"
+
+    /// Whether `error` came from changing the folder (`remove`, `truncate`), not from reading it.
+    public static func isWriteFailure(_ error: SystemError) -> Bool {
+        error.operation == removing || error.operation == emptying
     }
 
     /// Empties the regular file `name` in place (its inode kept, so that a
@@ -107,12 +115,12 @@ public final class DirectoryHandle {
         switch SystemCall.openat(self.descriptor, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) {
         case .success(let opened): descriptor = opened
         case .failure(.noSuchFile): return false
-        case .failure(let errno): throw SystemError("empty", path: path + "/" + name, errno: errno)
+        case .failure(let errno): throw SystemError(DirectoryHandle.emptying, path: path + "/" + name, errno: errno)
         }
         defer { SystemCall.close(descriptor) }
         guard case .success(let info) = SystemCall.fstat(descriptor), FileStatus(info).isRegularFile else { return false }
         if case .failure(let errno) = SystemCall.ftruncate(descriptor, 0) {
-            throw SystemError("empty", path: path + "/" + name, errno: errno)
+            throw SystemError(DirectoryHandle.emptying, path: path + "/" + name, errno: errno)
         }
         return true
     }

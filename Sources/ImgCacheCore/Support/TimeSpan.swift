@@ -15,9 +15,12 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
             throw .invalid("unknown unit '\(quantity.unit)' (use ms, s, m, h, d, w, mo or y)")
         }
         let seconds = quantity.value * multiplier
-        guard seconds.isFinite, seconds <= TimeSpan.maximum else { throw .invalid("too long: at most 100y") }
+        guard seconds.isFinite, seconds <= TimeSpan.maximum else { throw TimeSpan.tooLong }
         self.seconds = seconds
     }
+
+    /// A duration past `maximum`: an option with a narrower range names its own instead.
+    public static let tooLong = ValueError.invalid("too long: at most 100y")
 
     /// The longest duration imgcache takes anywhere: 100 years.
     public static let maximum: Double = 100 * 31_536_000
