@@ -10,6 +10,8 @@ extension FetchError {
             case .pixelLimit: return "--max-pixels"
             case .retryFailed: return "--retry-failed"
             case .cacheOnly: return "--cache-only"
+            case .decodeTime: return "--max-decode-time"
+            case .decodeMemory: return "--max-decode-memory"
             }
         })
         if case .download(_, let cause) = self { return text + cause.commandLineHint }

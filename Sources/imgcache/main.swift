@@ -31,6 +31,11 @@ func hideSecrets(of words: [String]) {
     }
 }
 
+// A decode worker (imgcache started again by itself) is nothing else: no parsing, no cache.
+if CommandLine.argc >= 2, let first = CommandLine.unsafeArgv[1], String(cString: first) == DecodeWorkerMain.modeArgument {
+    exit(DecodeWorkerMain.run(Array(CommandLine.arguments.dropFirst())))
+}
+
 let words = commandLineWords()
 hideSecrets(of: words)
 let status = CommandRunner.run(words)

@@ -383,4 +383,43 @@ void *ic_tar_open(const char *path, char *error, size_t error_size);
 int ic_tar_add(void *tar, const char *name, const void *bytes, size_t size, char *error, size_t error_size);
 int ic_tar_close(void *tar, char *error, size_t error_size);
 
+// MARK: - Decode workers (worker_shim.c)
+
+/// Starts `path` with `argv` and `envp` as a decode worker: the socket `channel` as its
+/// descriptor 3, `output` as its stdout and stderr, /dev/null as stdin, no other descriptor,
+/// every signal at its default and unblocked, in a process group of its own. 0 with its
+/// process id in `pid`, or posix_spawn's error.
+int ic_worker_spawn(const char *path, char *const argv[], char *const envp[], int channel, int output, int32_t *pid);
+/// A connected pair of SOCK_SEQPACKET sockets (close-on-exec): 0, or errno.
+int ic_socket_pair(int descriptors[2]);
+/// A close-on-exec pipe: 0, or errno.
+int ic_pipe(int descriptors[2]);
+/// An anonymous file in memory (close-on-exec): its descriptor, or -errno.
+int ic_memfd(const char *name);
+/// One message with up to 4 descriptors (SCM_RIGHTS): the bytes sent, or -errno.
+int64_t ic_message_send(int socket, const void *bytes, size_t size, const int *descriptors, int count);
+/// One message and the descriptors it carried (at most `capacity` kept, received close-on-exec):
+/// its size (0: the other end is closed), or -errno (-EMSGSIZE when larger than `size`).
+int64_t ic_message_receive(int socket, void *buffer, size_t size, int *descriptors, int capacity, int *count);
+/// RLIMIT_AS (`which` 0) or RLIMIT_CPU (1), as the resource number prlimit takes.
+int ic_limit_names(int which);
+/// Sets process `pid`'s soft limit of `resource` to `soft` (UINT64_MAX, or above the hard limit:
+/// the hard limit); 0, or errno.
+int ic_limit_process(int32_t pid, int resource, uint64_t soft);
+/// This process's address space in bytes (what RLIMIT_AS counts); 0 when it cannot be read.
+uint64_t ic_address_space(void);
+/// The CPU time this process used, user and system, in milliseconds.
+uint64_t ic_cpu_milliseconds(void);
+/// In a worker: a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGFPE, SIGTRAP, SIGXCPU) is
+/// written to `channel` as `crash SIGNAL ERRNO` before the worker dies of it.
+void ic_worker_report_crashes(int channel);
+/// In a worker: dies with `parent` (and fails if it is already gone), no core files, no new
+/// privileges, and the system-call filter (libseccomp): 0, or -1 with why in `error`.
+int ic_worker_confine(int32_t parent, char *error, size_t error_size);
+/// In a worker, for the tests of its filter: tries `socket`, `exec`, `write` (a new file) or
+/// `kill-parent`; 0 when it was allowed, else -errno (or the worker is killed).
+int ic_worker_attempt(const char *what);
+/// SIGSYS (`which` 0), SIGXCPU (1).
+int ic_signal_number(int which);
+
 #endif

@@ -16,6 +16,12 @@ public protocol ImageCodec: Sendable {
     /// The media type a server labels it with.
     var mediaType: String { get }
     var capabilities: CodecCapabilities { get }
+    /// What its decoder takes beside the pixels it hands over, as a multiple of
+    /// them (its own planes, rows and tables): a decode job's address space is
+    /// sized from it.
+    var decodeMemoryFactor: Double { get }
+    /// What its encoder takes, as a multiple of the RGBA pixels it is given.
+    var encodeMemoryFactor: Double { get }
 
     /// Whether `bytes`, the first of a file (up to `ImageFormat.sniffLength`),
     /// carry this format's signature.
@@ -91,6 +97,8 @@ extension ImageCodec {
     }
 
     public var displayName: String { format.rawValue.uppercased() }
+    public var decodeMemoryFactor: Double { 2 }
+    public var encodeMemoryFactor: Double { 2 }
     public var mediaType: String { "image/" + format.rawValue }
 }
 
@@ -137,7 +145,9 @@ enum CodecShim {
             let text = message(buffer)
             if text.hasPrefix("cannot load") { throw .libraryMissing(text) }
             if text.hasPrefix("more pixels than the limit") {
-                throw .tooManyPixels(width: header.codedWidth, height: header.codedHeight, limit: maximumPixels)
+                // Every frame decoded counts: the header's frames, when all were to be decoded.
+                let frames = maximumFrames == 1 ? 1 : maximumFrames == 0 ? header.frameCount ?? 1 : min(maximumFrames, header.frameCount ?? 1)
+                throw .tooManyPixels(width: header.codedWidth, height: header.codedHeight, limit: maximumPixels, frames: frames)
             }
             throw .corrupt(header.format, text.isEmpty ? "does not decode" : text)
         }

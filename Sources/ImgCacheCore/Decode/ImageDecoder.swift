@@ -7,7 +7,8 @@ public enum ImageDecoder {
         case notAnImage
         case unsupported(ImageFormat)
         case corrupt(ImageFormat, String)
-        case tooManyPixels(width: Int, height: Int, limit: PixelLimit)
+        /// More pixels than the limit: `frames` frames of `width` × `height` (every frame decoded counts).
+        case tooManyPixels(width: Int, height: Int, limit: PixelLimit, frames: Int = 1)
         case libraryMissing(String)
 
         public var description: String {
@@ -15,7 +16,12 @@ public enum ImageDecoder {
             case .notAnImage: return "not an image"
             case .unsupported(let format): return "\(format.displayName) images are not supported"
             case .corrupt(let format, let reason): return "corrupt \(format.displayName) image: \(reason)"
-            case .tooManyPixels(let width, let height, let limit): return "\(width)×\(height) pixels is over the limit of \(limit)"
+            case .tooManyPixels(let width, let height, let limit, let frames):
+                guard frames > 1 else { return "\(width)×\(height) pixels is over the limit of \(limit)" }
+                let (area, wide) = width.multipliedReportingOverflow(by: height)
+                let (total, long) = area.multipliedReportingOverflow(by: frames)
+                let inAll = wide || long ? "more than can be counted" : "\(PixelLimit(pixels: total)) in all"
+                return "\(frames) frames of \(width)×\(height) pixels (\(inAll)) is over the limit of \(limit)"
             case .libraryMissing(let message): return message
             }
         }
@@ -40,6 +46,15 @@ public enum ImageDecoder {
         }
         guard maximumPixels.allows(width: header.codedWidth, height: header.codedHeight) else {
             throw .tooManyPixels(width: header.codedWidth, height: header.codedHeight, limit: maximumPixels)
+        }
+        // Every frame decoded counts: an animation's frames together, refused before the first is decoded.
+        let frames = maximumFrames == 0 ? header.frameCount ?? 1 : min(maximumFrames, header.frameCount ?? 1)
+        if frames > 1 {
+            let (area, wide) = header.codedWidth.multipliedReportingOverflow(by: header.codedHeight)
+            let (total, long) = area.multipliedReportingOverflow(by: frames)
+            if wide || long || total > maximumPixels.pixels {
+                throw .tooManyPixels(width: header.codedWidth, height: header.codedHeight, limit: maximumPixels, frames: frames)
+            }
         }
         let codec = CodecRegistry.codec(for: header.format)
         if let size {

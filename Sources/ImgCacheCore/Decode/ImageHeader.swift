@@ -39,6 +39,15 @@ public struct ImageHeader: Equatable, Sendable {
         codedHeight = height
     }
 
+    /// The same header with `frameCount` frames (counted elsewhere: when it was stored).
+    func with(frameCount: Int) -> ImageHeader {
+        var header = ImageHeader(format: format, width: width, height: height, frameCount: frameCount, hasAlpha: hasAlpha,
+                                 bitDepth: bitDepth, orientation: orientation)
+        header.codedWidth = codedWidth
+        header.codedHeight = codedHeight
+        return header
+    }
+
     /// Why a payload was not accepted as an image.
     public enum ProbeError: Error, Equatable, Sendable, CustomStringConvertible {
         /// No known image signature.

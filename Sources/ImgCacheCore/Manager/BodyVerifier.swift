@@ -1,11 +1,20 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CImgCacheShims
+
 /// Whether a body is an image this run takes, whatever brought it (a
 /// download, a remote object, a refresh): a format imgcache stores, whose
 /// header decodes, within the pixel limit, whole (the format's end present),
-/// and with `--verify full` every pixel of every frame decodable. A body that
-/// went to a file is checked from its head and its tail where the format
-/// allows (its header, its end), not read back whole.
+/// and with `--verify full` every pixel of every frame decodable, in a decode
+/// worker. A body that went to a file is checked from its head and its tail
+/// where the format allows (its header, its end), not read back whole.
 struct BodyVerifier {
     let settings: FetchSettings
+    /// Where every pixel is decoded with `--verify full`.
+    let decoder: DecodeWorkerProcess
+    /// A line of detail for `-v`; nil when nobody listens.
+    let log: ((String) -> Void)?
 
     /// The head of a spilled body read for its header, as the download's own check reads it.
     static let headLength = BodyCheck.probeLimit
@@ -21,7 +30,7 @@ struct BodyVerifier {
 
     /// Checks a downloaded body.
     func verify(_ body: DownloadedBody, url: String) throws(FetchError) -> Verified {
-        guard let spilled = body.spilledPath, settings.verification != .full else {
+        guard let spilled = body.spilledPath else {
             let bytes: [UInt8]
             do { bytes = try body.bytes() } catch { throw .cacheUnwritable(error) }
             return Verified(header: try verify(bytes, contentType: body.response.contentType, url: url), bytes: bytes)
@@ -35,6 +44,7 @@ struct BodyVerifier {
             throw .cacheUnwritable(error)
         }
         if let header = try verify(head: head, tail: tail, size: size, contentType: body.response.contentType, url: url) {
+            if settings.verification == .full { try decodeEveryPixel(of: .file(spilled), header: header, size: Int(size), url: url) }
             return Verified(header: header, bytes: nil)
         }
         // The format's end could not be told from the tail (a GIF's blocks, data after a JPEG's end): the whole body.
@@ -52,15 +62,7 @@ struct BodyVerifier {
             throw .corruptImage(url: url, reason: "truncated \(header.format.displayName) image: \(missing)")
         }
         if settings.verification == .full {
-            // Every pixel of every frame, through the format's codec.
-            do {
-                _ = try ImageDecoder.decode(bytes, maximumPixels: settings.maximumPixels)
-            } catch {
-                switch error {
-                case .libraryMissing(let message): throw .libraryMissing(message)
-                default: throw .notUsable(url: url, reason: error.description)
-                }
-            }
+            try decodeEveryPixel(of: .bytes(bytes), header: header, size: bytes.count, url: url)
         }
         return header
     }
@@ -74,6 +76,50 @@ struct BodyVerifier {
         if let missing { throw .corruptImage(url: url, reason: "truncated \(header.format.displayName) image: \(missing)") }
         try checkPixels(header, url: url)
         return header
+    }
+
+    /// Where a body is: in memory, or in a file.
+    enum Source {
+        case bytes([UInt8])
+        case file(String)
+    }
+
+    /// Every pixel of every frame decoded, through the format's codec, in the decode worker (given
+    /// the body by descriptor: the file's own, or a file in memory holding the bytes).
+    private func decodeEveryPixel(of source: Source, header: ImageHeader, size: Int, url: String) throws(FetchError) {
+        let descriptor: Int32
+        switch source {
+        case .file(let path):
+            do { descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK).get("read", path: path) } catch {
+                throw .cacheUnwritable(error)
+            }
+        case .bytes(let bytes):
+            let made = ic_memfd("imgcache-body")
+            guard made >= 0 else {
+                throw .decodeStopped(url: url, failure: WorkerFailure(cause: .cannotStart("no memory for the body (\(Errno(-made)))"),
+                                                                      phase: .decoding(header.format)), original: nil)
+            }
+            descriptor = made
+            do { try FileSystem.writeAll(descriptor, bytes, path: "the body in memory") } catch {
+                SystemCall.close(descriptor)
+                throw .decodeStopped(url: url, failure: WorkerFailure(cause: .cannotStart(error.description), phase: .decoding(header.format)),
+                                     original: nil)
+            }
+        }
+        defer { SystemCall.close(descriptor) }
+        let job = DecodeJob(work: .verify, maximumPixels: settings.maximumPixels)
+        let budget = min(DecodeLimits.estimate(job, header: header, bodySize: size).total, settings.decodeLimits.memory)
+        let outcome = decoder.run(job, body: descriptor, budget: budget)
+        if let log { for line in decoder.printed { log("\(RemoteURL.displayed(url)): \(line)") } }
+        switch outcome {
+        case .success: return
+        case .failure(.decode(.libraryMissing(let message))), .failure(.encode(.libraryMissing(let message))):
+            throw .libraryMissing(message)
+        case .failure(.decode(let error)): throw .notUsable(url: url, reason: error.description)
+        case .failure(.encode(let error)): throw .notUsable(url: url, reason: error.description)
+        case .failure(.contained(let failure)): throw .decodeStopped(url: url, failure: failure, original: nil)
+        case .failure(.interrupted): throw .interrupted(url: url)
+        }
     }
 
     private func probe(_ bytes: [UInt8], contentType: String?, url: String) throws(FetchError) -> ImageHeader {

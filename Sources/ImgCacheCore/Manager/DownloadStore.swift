@@ -15,8 +15,10 @@ struct DownloadStore {
     let log: ((String) -> Void)?
     /// The calling thread's open lock file.
     let lockHandle: NamespaceLock.Handle
+    /// The calling thread's decode worker, for `--verify full`.
+    let decoder: DecodeWorkerProcess
 
-    private var verifier: BodyVerifier { BodyVerifier(settings: settings) }
+    private var verifier: BodyVerifier { BodyVerifier(settings: settings, decoder: decoder, log: log) }
     private var committer: EntryCommitter { EntryCommitter(cache: cache, options: settings.options, lockHandle: lockHandle) }
 
     /// Turns a finished download into a cache entry (or a freshened one after
@@ -179,6 +181,9 @@ struct DownloadStore {
         } catch {
             if case .libraryMissing = error { return .failed(error) }
             if case .tooManyPixels = error { return .overLimits(error.message) }
+            // This run's own limits (its decode time and memory), or this machine's trouble: not the store's fault.
+            if case .decodeStopped = error { return .overLimits(error.message) }
+            if case .interrupted = error { return .failed(error) }
             return .defective(error.message)
         }
         let now = WallClock.now()

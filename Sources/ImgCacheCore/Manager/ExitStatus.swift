@@ -72,6 +72,7 @@ extension FetchError {
         case .cacheUnwritable: return .cacheUnwritable
         case .libraryMissing: return .unavailable
         case .downloaderUnavailable: return .systemError
+        case .decodeStopped(_, let failure, _) where failure.isSystemFailure: return .systemError
         default: return .someFailed
         }
     }

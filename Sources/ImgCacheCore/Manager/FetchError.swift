@@ -25,6 +25,12 @@ public enum FetchError: Error, Equatable, Sendable {
     /// The image is in hand but its variants (`--thumbnail`, `--format`,
     /// `--scale-down`) could not be made; `original` says what became of it.
     case variantsNotMade(url: String, problem: VariantProblem, original: OriginalFate)
+    /// The image's decode worker stopped before it answered: a limit
+    /// (`DecodeLimits`), a crash, its sandbox; or none could be started.
+    /// `original` says what became of the image when it was in hand (nil: it
+    /// was being checked, so nothing was stored). Not remembered: the limits
+    /// are this run's.
+    case decodeStopped(url: String, failure: WorkerFailure, original: OriginalFate?)
     /// The URL failed before for a lasting reason and is on the failed-URL list.
     case blacklisted(url: String, reason: String, failedAt: Double, ttl: AgeLimit, now: Double)
     /// FromCacheOnly (`--cache-only`) and the URL is not cached.
@@ -66,7 +72,7 @@ public enum FetchError: Error, Equatable, Sendable {
     /// Settings a message can name, for callers that let people change them
     /// (a command line names its options).
     public enum Setting: Sendable {
-        case pixelLimit, retryFailed, cacheOnly
+        case pixelLimit, retryFailed, cacheOnly, decodeTime, decodeMemory
     }
 
     /// The failure's kind, one word for counting (`--stats`): `http_404`, `timeout`,
@@ -108,6 +114,14 @@ public enum FetchError: Error, Equatable, Sendable {
         case .tooManyPixels: return "too_many_pixels"
         case .notUsable: return "not_usable"
         case .variantsNotMade: return "variants_not_made"
+        case .decodeStopped(_, let failure, _):
+            switch failure.cause {
+            case .memoryLimit: return "decode_memory_limit"
+            case .timeLimit: return "decode_time_limit"
+            case .crashed, .brokenProtocol: return "decoder_crashed"
+            case .forbiddenCall: return "decoder_sandboxed"
+            case .cannotStart: return "decode_worker_unavailable"
+            }
         case .blacklisted: return "blacklisted"
         case .notCached: return "not_cached"
         case .interrupted: return "interrupted"
@@ -170,6 +184,20 @@ public enum FetchError: Error, Equatable, Sendable {
             case .notKept: fate = "nothing was stored"
             }
             return "\(RemoteURL.displayed(url)): \(cause); \(fate)"
+        case .decodeStopped(let url, let failure, let original):
+            var setting: String?
+            switch failure.cause {
+            case .memoryLimit: setting = name(.decodeMemory)
+            case .timeLimit: setting = name(.decodeTime)
+            default: setting = nil
+            }
+            let fate: String
+            switch original {
+            case .kept?: fate = "the original stays in the cache"
+            case .removed?: fate = "the cached original was removed, so the next fetch downloads it again"
+            case .notKept?, nil: fate = "nothing was stored"
+            }
+            return "\(RemoteURL.displayed(url)): \(failure)\(setting.map { " (\($0))" } ?? ""); \(fate)"
         case .notCached(let url): return "\(RemoteURL.displayed(url)): not in the cache" + (name(.cacheOnly).map { " (\($0))" } ?? "")
         case .interrupted(let url): return "\(RemoteURL.displayed(url)): interrupted"
         case .cacheUnwritable(let error): return "cache not writable: \(error)"
@@ -208,7 +236,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .invalidURL, .unsupportedScheme: return FailedURLStore.Scope(request: request)
             default: return nil
             }
-        case .invalidURL, .badRow, .pinMismatch, .deadlineReached, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade,
+        case .invalidURL, .badRow, .pinMismatch, .deadlineReached, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade, .decodeStopped,
              .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing, .downloaderUnavailable, .revalidationRaced:
             return nil
         }

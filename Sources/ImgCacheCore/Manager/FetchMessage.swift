@@ -36,6 +36,8 @@ public final class FetchInterruption: Sendable {
     public func interrupt(signal: Int32) {
         _ = received.compareExchange(expected: 0, desired: signal, ordering: .relaxed)
         requests.add(1, ordering: .relaxed)
+        // Whatever a library in them is doing, the decode workers end now.
+        WorkerRegistry.shared.stopAll()
         messages.push(.wake)
     }
 

@@ -19,6 +19,8 @@ public struct FetchSettings: Equatable, Sendable {
     public var maximumPixels = PixelLimit.standard
     /// How much of a download is checked before it is stored.
     public var verification: Verification = .header
+    /// The time and memory each image's decode may take, in its worker.
+    public var decodeLimits = DecodeLimits()
     /// With RefreshCached: revalidate only entries whose freshness ran out
     /// (`--refresh=stale`); fresh ones are hits.
     public var refreshesOnlyStale = false

@@ -66,6 +66,9 @@ public final class ImageFetcher {
     private(set) var hasRun = false
     /// The lock file, kept open for the lookups and stores of this (the calling) thread.
     let lockHandle = NamespaceLock.Handle()
+    /// This (the calling) thread's decode worker, for `--verify full` and variants made here; its
+    /// process starts with the first job, so a run that decodes nothing starts none.
+    let decoder: DecodeWorkerProcess
 
     /// `makeDownloader` gives the downloader the first miss needs: by default
     /// a `Downloader` on libcurl.
@@ -84,6 +87,7 @@ public final class ImageFetcher {
         request = RequestFingerprint(settings: settings, downloads: downloaderConfiguration)
         messages = BlockingQueue()
         interruption = FetchInterruption(messages: messages)
+        decoder = DecodeWorkerProcess(limits: settings.decodeLimits)
     }
 
     /// Fetches `urls`, handing each answer to `deliver` in the order of `urls`,
@@ -117,6 +121,7 @@ public final class ImageFetcher {
         downloader?.close()
         remoteTier?.close()
         variantWorkers?.close(waiting: interruption.signal == nil)
+        decoder.close()
         while let message = messages.tryPop() {
             if case .finished(_, .success(let file)) = message, let spilled = file.spilledPath { try? FileSystem.remove(spilled) }
         }
@@ -509,7 +514,7 @@ public final class ImageFetcher {
                 log?("cannot start the variant threads (\(error)); making variants on this one")
             }
         }
-        for job in run.variants.startable(workers: count, budget: VariantWorkers.memoryBudget) {
+        for job in run.variants.startable(workers: count, budget: settings.decodeLimits.memory) {
             if let variantWorkers {
                 variantWorkers.submit(job)
             } else {
@@ -583,10 +588,12 @@ public final class ImageFetcher {
     }
 
     /// Makes an image's variants from the original.
-    var variantMaker: VariantMaker { VariantMaker(cache: cache, settings: settings, log: log, lockHandle: lockHandle) }
+    var variantMaker: VariantMaker { VariantMaker(cache: cache, settings: settings, log: log, lockHandle: lockHandle, decoder: decoder) }
 
     /// Checks and stores downloads.
-    var downloadStore: DownloadStore { DownloadStore(cache: cache, settings: settings, log: log, lockHandle: lockHandle) }
+    var downloadStore: DownloadStore {
+        DownloadStore(cache: cache, settings: settings, log: log, lockHandle: lockHandle, decoder: decoder)
+    }
 }
 
 extension ImageFetcher {

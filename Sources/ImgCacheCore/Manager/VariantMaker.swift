@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Makes the variants of an image (`--thumbnail`, `--format`, `--scale-down`,
 /// several sizes and formats at once) from its cached original, as Nuke's
 /// data cache does: one download serves every variant, and a new size of a
@@ -13,6 +17,8 @@ struct VariantMaker {
     let log: ((String) -> Void)?
     /// The calling thread's open lock file.
     let lockHandle: NamespaceLock.Handle
+    /// The calling thread's decode worker, where every pixel is decoded.
+    let decoder: DecodeWorkerProcess
 
     private var committer: EntryCommitter { EntryCommitter(cache: cache, options: settings.options, lockHandle: lockHandle) }
 
@@ -74,21 +80,49 @@ struct VariantMaker {
         original.isStored && settings.keepsOriginal ? .kept : .notKept
     }
 
-    /// The variants not found, made from the original's bytes: one decode for all of them.
+    /// The variants not found, made from the original's bytes: one decode for all of them, in a decode
+    /// worker, which reads the file itself; imgcache reads only its header (and the whole file only to
+    /// copy it, for a variant that is the original as served).
     private func makeMissing(_ made: inout [FetchResult.Variant?], of original: FetchResult, now: Double) throws(FetchError) {
         let url = original.url
-        let read: [UInt8]?
-        do { read = try FileSystem.readFile(original.path, limit: Int.max) } catch { throw .cacheUnwritable(error) }
+        let descriptor: Int32
+        switch SystemCall.open(original.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) {
+        case .success(let opened): descriptor = opened
         // Removed since it was found (a clear in another process): what a miss would have said.
-        guard let bytes = read else { throw .notUsable(url: url, reason: VariantMaker.originalWentAway) }
-        let header: ImageHeader
-        do { header = try ImageHeader.probe(bytes) } catch {
+        case .failure(.noSuchFile): throw .notUsable(url: url, reason: VariantMaker.originalWentAway)
+        case .failure(let errno): throw .cacheUnwritable(SystemError("read", path: original.path, errno: errno))
+        }
+        defer { SystemCall.close(descriptor) }
+        let file: FileStatus
+        let head: [UInt8]
+        do throws(SystemError) {
+            file = try FileSystem.status(descriptor: descriptor, path: original.path)
+            head = try FileSystem.readPrefix(descriptor: descriptor, path: original.path, count: BodyCheck.probeLimit)
+        } catch {
+            throw .cacheUnwritable(error)
+        }
+        var whole: [UInt8]?
+        func bytes() throws(FetchError) -> [UInt8] {
+            if let whole { return whole }
+            if head.count == Int(file.size) { return head }
+            do { whole = try FileSystem.read(descriptor, count: Int(file.size), at: 0, path: original.path) } catch { throw .cacheUnwritable(error) }
+            return whole!
+        }
+        // The header from the head alone where it is there; else from the whole file.
+        let fromHead = try? ImageHeader.probe(head)
+        let probed = fromHead == nil && head.count < Int(file.size) ? try bytes() : head
+        var header: ImageHeader
+        do {
+            if let fromHead { header = fromHead } else { header = try ImageHeader.probe(probed) }
+        } catch {
             // Stored after the same check, so the file changed since: damaged in the cache.
             switch error {
             case .libraryMissing(let message): throw .libraryMissing(message)
             default: throw try undecodable(original, reason: "\(error)")
             }
         }
+        // Frames counted when it was stored, where the head cannot tell them.
+        if header.frameCount == nil, let frames = original.metadata.frameCount { header = header.with(frameCount: frames) }
         let missing = settings.variants.indices.filter { made[$0] == nil }
         let frames = header.frameCount ?? 1
         // Nothing larger than the pixel limit is made, whatever --upscale or --fit fill ask: checked before any decode.
@@ -108,60 +142,72 @@ struct VariantMaker {
                                                                     + "\(format.displayName) allows (\(side) pixels a side)"),
                                        original: fate(of: original))
             }
-            // Beyond half the machine's memory (the picture and its resized copy, four bytes a pixel): never attempted.
-            let bytes = (layout.scaled.width * layout.scaled.height + layout.canvas.width * layout.canvas.height) * 4
-            if bytes > VariantWorkers.physicalMemory / 2 {
-                throw .variantsNotMade(url: url, problem: .failed("a \(layout.canvas.width)×\(layout.canvas.height) variant would need "
-                                                                    + "\(ByteSize.humanised(Int64(bytes))) of memory, more than half of this machine's"),
-                                       original: fate(of: original))
-            }
         }
-        var decoded: DecodedImage?
+        var making: [(index: Int, transform: ImageTransform)] = []
         for index in missing {
             let transform = settings.variants[index]
-            let key = settings.variantKey(for: url, transform)
             if transform.keepsAsServed(width: header.width, height: header.height, format: header.format, frameCount: frames) {
                 // Already what was asked: the original itself, or a copy of it when the original is not kept.
                 if original.isStored, settings.keepsOriginal {
                     made[index] = FetchResult.Variant(path: original.path, metadata: original.metadata, isStored: true)
                 } else {
-                    made[index] = try store(bytes, format: header.format, width: header.width, height: header.height,
+                    made[index] = try store(try bytes(), format: header.format, width: header.width, height: header.height,
                                             frames: frames, sourceFrames: frames, orientation: header.orientation,
-                                            key: key, original: original, now: now)
+                                            key: settings.variantKey(for: url, transform), original: original, now: now)
                 }
                 continue
             }
-            if decoded == nil { decoded = try decode(bytes, header: header, for: missing.map { settings.variants[$0] }, original: original) }
-            let output: ImageTransform.Output
-            do { output = try transform.apply(to: decoded!, shown: ImageTransform.shownSize(of: header)) } catch {
-                switch error {
-                case .libraryMissing(let message): throw .libraryMissing(message)
-                default: throw .variantsNotMade(url: url, problem: .failed(error.description), original: fate(of: original))
-                }
-            }
+            making.append((index, transform))
+        }
+        guard !making.isEmpty else { return }
+        let outputs = try make(making.map(\.transform), from: descriptor, size: Int(file.size), header: header, original: original)
+        for ((index, transform), output) in zip(making, outputs) {
             log?("\(RemoteURL.displayed(url)): \(transform.key) -> \(output.width)x\(output.height) \(output.format.displayName), \(output.bytes.count) bytes")
             made[index] = try store(output.bytes, format: output.format, width: output.width, height: output.height,
                                     frames: output.frameCount, sourceFrames: frames, orientation: nil,
-                                    key: key, original: original, now: now)
+                                    key: settings.variantKey(for: url, transform), original: original, now: now)
         }
     }
 
-    /// The original decoded once for every transform in `transforms`. An original
-    /// whose pixels do not decode is removed from the cache: what was stored
-    /// after a header check is damaged, and a new download may mend it.
-    private func decode(_ bytes: [UInt8], header: ImageHeader, for transforms: [ImageTransform],
-                        original: FetchResult) throws(FetchError) -> DecodedImage {
-        do {
-            return try ImageTransform.decodeSource(bytes, header: header, for: transforms, maximumPixels: settings.maximumPixels,
-                                                   strict: settings.verification == .full)
-        } catch {
-            switch error {
-            case .libraryMissing(let message): throw .libraryMissing(message)
-            case .corrupt:
-                throw try undecodable(original, reason: error.description)
-            default:
-                throw .variantsNotMade(url: original.url, problem: .failed(error.description), original: fate(of: original))
+    /// The variants `transforms` make of the original open as `descriptor`, made by a decode worker:
+    /// one decode for all of them. An original whose pixels do not decode is removed from the cache:
+    /// what was stored after a header check is damaged, and a new download may mend it.
+    private func make(_ transforms: [ImageTransform], from descriptor: Int32, size: Int, header: ImageHeader,
+                      original: FetchResult) throws(FetchError) -> [ImageTransform.Output] {
+        let url = original.url
+        let job = DecodeJob(work: .variants(transforms), maximumPixels: settings.maximumPixels, strict: settings.verification == .full)
+        let estimate = DecodeLimits.estimate(job, header: header, bodySize: size)
+        let limit = settings.decodeLimits.memory
+        // An encoder that would need more than a job may have is not started.
+        for (transform, need) in zip(transforms, estimate.encoding) where need > limit {
+            let layout = transform.layout(width: header.uprightSize.width, height: header.uprightSize.height)
+            let format = transform.outputFormat(for: header.format, animated: (header.frameCount ?? 1) > 1)
+            throw .variantsNotMade(url: url, problem: .failed("writing a \(layout.canvas.width)×\(layout.canvas.height) "
+                                                                + "\(CodecRegistry.codec(for: format).displayName) would need about "
+                                                                + "\(ByteSize.humanisedBinary(need)), more than a decode may take "
+                                                                + "(\(ByteSize.humanisedBinary(limit)), --max-decode-memory)"),
+                                   original: fate(of: original))
+        }
+        let outcome = decoder.run(job, body: descriptor, budget: min(estimate.total, limit))
+        if let log { for line in decoder.printed { log("\(RemoteURL.displayed(url)): \(line)") } }
+        switch outcome {
+        case .success(let result):
+            guard result.outputs.count == transforms.count else {
+                throw .variantsNotMade(url: url, problem: .failed("the decode worker made \(result.outputs.count) of \(transforms.count) variants"),
+                                       original: fate(of: original))
             }
+            return result.outputs
+        case .failure(.decode(.libraryMissing(let message))), .failure(.encode(.libraryMissing(let message))):
+            throw .libraryMissing(message)
+        case .failure(.decode(let error)):
+            if case .corrupt = error { throw try undecodable(original, reason: error.description) }
+            throw .variantsNotMade(url: url, problem: .failed(error.description), original: fate(of: original))
+        case .failure(.encode(let error)):
+            throw .variantsNotMade(url: url, problem: .failed(error.description), original: fate(of: original))
+        case .failure(.contained(let failure)):
+            throw .decodeStopped(url: url, failure: failure, original: fate(of: original))
+        case .failure(.interrupted):
+            throw .interrupted(url: url)
         }
     }
 

@@ -2,10 +2,11 @@
 import Glibc
 #endif
 
-/// The threads that make variants (decode, resize, encode, store), so that a
-/// prefetch of thumbnails uses every core while the manager's thread goes on
-/// answering and downloading. Each job's answer comes back to the manager as a
-/// message, with the `-v` lines it would have logged. How many run at once,
+/// The threads that make variants, each driving a decode worker process of
+/// its own (which decodes, resizes and encodes) and storing what it made, so
+/// that a prefetch of thumbnails uses every core while the manager's thread
+/// goes on answering and downloading. Each job's answer comes back to the
+/// manager as a message, with the `-v` lines it would have logged. How many run at once,
 /// and how much memory they may take together, is the manager's to decide
 /// (`VariantQueue`); the threads only take what they are given.
 final class VariantWorkers: Sendable {
@@ -27,10 +28,13 @@ final class VariantWorkers: Sendable {
             try thread.start { [jobs] in
                 // Each thread holds its own lock file open: byte locks belong to the open file.
                 let lockHandle = NamespaceLock.Handle()
+                // Started with the first job that decodes, ended with the thread.
+                let decoder = DecodeWorkerProcess(limits: settings.decodeLimits)
+                defer { decoder.close() }
                 while let job = jobs.pop() {
                     let lines = LogLines()
                     let maker = VariantMaker(cache: cache, settings: settings, log: logs ? { lines.append($0) } : nil,
-                                             lockHandle: lockHandle)
+                                             lockHandle: lockHandle, decoder: decoder)
                     let answer = maker.answer(for: job.original)
                     messages.push(.variantsMade(token: job.token, answer, log: lines.collected))
                 }
@@ -58,15 +62,6 @@ final class VariantWorkers: Sendable {
     static func count(concurrency: Int) -> Int {
         let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         return max(1, min(concurrency, cores > 0 ? cores : 1))
-    }
-
-    /// The memory the jobs in flight may take together: a quarter of the machine's, at most 2 GiB.
-    static var memoryBudget: Int { min(2 << 30, physicalMemory / 4) }
-
-    /// The machine's memory (4 GiB when it cannot be told).
-    static var physicalMemory: Int {
-        let pages = Int(sysconf(Int32(_SC_PHYS_PAGES))), pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-        return pages > 0 && pageSize > 0 ? pages * pageSize : 4 << 30
     }
 }
 

@@ -149,6 +149,21 @@ public enum FileSystem {
         return bytes
     }
 
+    /// Reads `count` bytes at `offset` of the file open as `descriptor` (fewer at its end).
+    static func read(_ descriptor: Int32, count: Int, at offset: Int, path: String) throws(SystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let read = try bytes.withUnsafeMutableBytes {
+                SystemCall.pread(descriptor, $0.baseAddress! + filled, count - filled, off_t(offset + filled))
+            }.get("read", path: path)
+            if read == 0 { break }
+            filled += read
+        }
+        bytes.removeSubrange(filled...)
+        return bytes
+    }
+
     /// Reads the last `count` bytes of a file of `size` bytes.
     public static func readSuffix(_ path: String, count: Int, size: Int64) throws(SystemError) -> [UInt8] {
         let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK).get("read", path: path)

@@ -1,0 +1,43 @@
+extension DecodeJob {
+    /// Does the job on `bytes`, in the process that calls it: a decode
+    /// worker's, the only place pixels are allocated. `phase` is told what
+    /// starts (the decode, then each encode), so that a worker that dies is
+    /// known to have died in it.
+    func perform(on bytes: [UInt8], phase: (WorkerFailure.Phase) -> Void) -> Result<DecodeResult, DecodeFailure> {
+        let header: ImageHeader
+        do { header = try ImageHeader.probe(bytes) } catch {
+            switch error {
+            case .notAnImage: return .failure(.decode(.notAnImage))
+            case .unsupported(let format): return .failure(.decode(.unsupported(format)))
+            case .corrupt(let format, let reason): return .failure(.decode(.corrupt(format, reason)))
+            case .libraryMissing(let message): return .failure(.decode(.libraryMissing(message)))
+            }
+        }
+        phase(.decoding(header.format))
+        switch work {
+        case .verify:
+            do {
+                _ = try ImageDecoder.decode(bytes, maximumPixels: maximumPixels)
+                return .success(DecodeResult(outputs: []))
+            } catch {
+                return .failure(.decode(error))
+            }
+        case .variants(let transforms):
+            let decoded: DecodedImage
+            do {
+                decoded = try ImageTransform.decodeSource(bytes, header: header, for: transforms, maximumPixels: maximumPixels,
+                                                          strict: strict)
+            } catch {
+                return .failure(.decode(error))
+            }
+            var outputs: [ImageTransform.Output] = []
+            for transform in transforms {
+                phase(.encoding(transform.outputFormat(for: header.format, animated: decoded.frameCount > 1)))
+                do { outputs.append(try transform.apply(to: decoded, shown: ImageTransform.shownSize(of: header))) } catch {
+                    return .failure(.encode(error))
+                }
+            }
+            return .success(DecodeResult(outputs: outputs))
+        }
+    }
+}

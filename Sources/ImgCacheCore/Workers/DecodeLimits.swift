@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What bounds each decode job: its time (wall clock, and CPU as its twin)
+/// and the memory it may take, from which its worker's address-space limit is
+/// derived job by job.
+public struct DecodeLimits: Equatable, Sendable {
+    /// Seconds an image's decode, transforms and encodes may take (`--max-decode-time`).
+    public var seconds: Double = DecodeLimits.defaultSeconds
+    /// Bytes one job may take at most (`--max-decode-memory`).
+    public var memory: Int = DecodeLimits.defaultMemory
+
+    public static let defaultSeconds = 30.0
+    /// A quarter of the machine's memory, at most 2 GiB.
+    public static var defaultMemory: Int { min(2 << 30, DecodeLimits.physicalMemory / 4) }
+
+    /// The machine's memory (4 GiB when it cannot be told).
+    public static var physicalMemory: Int {
+        let pages = Int(sysconf(Int32(_SC_PHYS_PAGES))), pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        return pages > 0 && pageSize > 0 ? pages * pageSize : 4 << 30
+    }
+
+    public init() {}
+
+    /// What a job is expected to need, from the header: the bytes themselves,
+    /// every pixel decoded (frames x area x bytes a pixel x the format's
+    /// factor: a decoder's own planes and rows), the copies the transforms
+    /// make, and each encoder's working memory.
+    struct Estimate: Equatable {
+        var decoding: Int
+        /// Per transform: what resizing and encoding it takes.
+        var encoding: [Int]
+
+        /// The whole job's: the decode, and the largest transform beside it.
+        var total: Int {
+            let (sum, overflow) = decoding.addingReportingOverflow(encoding.max() ?? 0)
+            return overflow ? Int.max : sum
+        }
+    }
+
+    static func estimate(_ job: DecodeJob, header: ImageHeader, bodySize: Int) -> Estimate {
+        let codec = CodecRegistry.codec(for: header.format)
+        let frames = max(1, header.frameCount ?? 1)
+        let bytesPerPixel = header.bitDepth > 8 ? 8 : 4
+        func bytes(_ pixels: Double, _ factor: Double) -> Int {
+            let value = pixels * factor
+            return value >= Double(Int.max / 2) ? Int.max / 2 : Int(value)
+        }
+        switch job.work {
+        case .verify:
+            let area = Double(header.codedWidth) * Double(header.codedHeight)
+            return Estimate(decoding: bodySize + bytes(area * Double(frames * bytesPerPixel), codec.decodeMemoryFactor), encoding: [])
+        case .variants(let transforms):
+            let keepsFrames = transforms.contains { $0.keepsFrames(of: header.format, frameCount: frames) }
+            let decodedFrames = Double(keepsFrames ? frames : 1)
+            let drawn: Double
+            if header.format == .svg {
+                let sizes = transforms.map { $0.drawingSize(width: header.width, height: header.height) }
+                drawn = sizes.map { Double($0.width) * Double($0.height) }.max() ?? Double(header.width * header.height)
+            } else {
+                drawn = Double(header.codedWidth) * Double(header.codedHeight)
+            }
+            // The decoder's work, then the pixels in sRGB and turned upright beside it.
+            let decoding = bodySize + bytes(drawn * decodedFrames * Double(bytesPerPixel), codec.decodeMemoryFactor)
+                + bytes(drawn * decodedFrames * 4, 2)
+            let shown = header.uprightSize
+            let encoding = transforms.map { transform -> Int in
+                let layout = transform.layout(width: shown.width, height: shown.height)
+                let framesKept = Double(transform.keepsFrames(of: header.format, frameCount: frames) ? frames : 1)
+                let resized = Double(layout.scaled.width) * Double(layout.scaled.height) + Double(layout.canvas.width) * Double(layout.canvas.height)
+                let format = transform.outputFormat(for: header.format, animated: frames > 1)
+                let encoder = CodecRegistry.codec(for: format).encodeMemoryFactor
+                return bytes(resized * framesKept * 4, 1)
+                    + bytes(Double(layout.canvas.width) * Double(layout.canvas.height) * framesKept * 4, encoder)
+            }
+            return Estimate(decoding: decoding, encoding: encoding)
+        }
+    }
+}

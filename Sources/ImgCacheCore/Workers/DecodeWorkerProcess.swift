@@ -1,0 +1,287 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CImgCacheShims
+
+/// One decode worker as the thread that drives it sees it: started on its
+/// first job (imgcache's binary run again in worker mode), given each job's
+/// limits from outside (`prlimit` on its address space and CPU time) before
+/// the job goes out, watched with the job's wall-clock deadline (SIGKILL when
+/// it passes), and replaced after any failure. What a library prints in it
+/// is kept (`printed`) for `-v`. Owned by one thread: not Sendable.
+final class DecodeWorkerProcess {
+    /// What bounds each job.
+    let limits: DecodeLimits
+    /// The lines the worker's libraries printed during the last job.
+    private(set) var printed: [String] = []
+
+    private var worker: Running?
+
+    private struct Running {
+        let pid: Int32
+        let channel: Int32
+        let output: Int32
+        /// Its address space when it last said (what a job's limit is added to).
+        var addressSpace: Int
+        /// At start, to tell a worker that keeps growing.
+        let startingAddressSpace: Int
+        var cpuMilliseconds = 0
+        var jobs = 0
+    }
+
+    /// Jobs a worker takes before it is replaced, and how far its address space may grow between
+    /// jobs: what libraries keep between images (caches, fragments) stays bounded.
+    static let jobsPerWorker = 500
+    static let growthAllowed = 1 << 30
+    /// Address space allowed beyond a job's budget: libraries loaded on first use, thread stacks.
+    static let slack = 256 << 20
+    /// How long a new worker may take to say it is ready.
+    static let startTimeout = 10.0
+
+    init(limits: DecodeLimits) {
+        self.limits = limits
+    }
+
+    deinit { close() }
+
+    /// Runs `job` on the bytes behind `body` within `budget` bytes (beyond what the
+    /// worker already holds) and the time limit; what it made, or why not.
+    func run(_ job: DecodeJob, body: Int32, budget: Int) -> Result<DecodeResult, DecodeFailure> {
+        printed = []
+        guard !WorkerRegistry.shared.isStopping else { return .failure(.interrupted) }
+        let running: Running
+        switch start() {
+        case .success(let started): running = started
+        case .failure(let failure): return .failure(failure)
+        }
+        let memory = running.addressSpace + DecodeWorkerProcess.slack + budget
+        let seconds = limits.seconds
+        // The limits go on before the job does: from then on the worker cannot change them.
+        if ic_limit_process(running.pid, ic_limit_names(0), UInt64(memory)) != 0
+            || ic_limit_process(running.pid, ic_limit_names(1), UInt64(running.cpuMilliseconds / 1000) + UInt64(seconds.rounded(.up)) + 1) != 0 {
+            return fail(.brokenProtocol("its limits cannot be set"), .starting)
+        }
+        var result: Int32 = -1
+        if case .variants = job.work {
+            result = ic_memfd("imgcache-variants")
+            if result < 0 { return fail(.cannotStart("no memory for its results (\(Errno(-result)))"), .starting, replace: false) }
+        }
+        defer { if result >= 0 { SystemCall.close(result) } }
+        let message = job.message.encoded
+        let descriptors = result >= 0 ? [body, result] : [body]
+        let sent = message.withUnsafeBytes { bytes in
+            descriptors.withUnsafeBufferPointer { ic_message_send(running.channel, bytes.baseAddress, bytes.count, $0.baseAddress, Int32($0.count)) }
+        }
+        guard sent > 0 else { return ended(running, phase: .starting, budget: budget, killedForTime: false) }
+        let deadline = WallClock.monotonic() + seconds
+        var phase = WorkerFailure.Phase.starting
+        while true {
+            switch wait(running, until: deadline) {
+            case .timedOut:
+                kill(running.pid, SIGKILL)
+                return ended(running, phase: phase, budget: budget, killedForTime: true)
+            case .closed:
+                return ended(running, phase: phase, budget: budget, killedForTime: false)
+            case .message(let answer):
+                switch answer.kind {
+                case "phase":
+                    if let name = answer["decoding"], let format = ImageFormat(rawValue: name) { phase = .decoding(format) }
+                    if let name = answer["encoding"], let format = ImageFormat(rawValue: name) { phase = .encoding(format) }
+                case "done":
+                    drainOutput(running)
+                    return finished(answer, running: running, result: result, phase: phase, budget: budget)
+                default:
+                    // A crash report: the worker is dying; its end says the rest.
+                    crash = answer
+                }
+            }
+        }
+    }
+
+    /// The crash the worker reported before dying of it, if any.
+    private var crash: WorkerMessage?
+
+    /// The outputs of a job the worker finished, read back from the result file.
+    private func finished(_ answer: WorkerMessage, running: Running, result: Int32, phase: WorkerFailure.Phase,
+                          budget: Int) -> Result<DecodeResult, DecodeFailure> {
+        if var updated = worker {
+            updated.cpuMilliseconds = answer.number("cpu-ms") ?? updated.cpuMilliseconds
+            updated.addressSpace = answer.number("address-space") ?? updated.addressSpace
+            updated.jobs += 1
+            worker = updated
+            if updated.jobs >= DecodeWorkerProcess.jobsPerWorker
+                || updated.addressSpace > updated.startingAddressSpace + DecodeWorkerProcess.growthAllowed {
+                close()
+            }
+        }
+        if let failure = answer.failure {
+            // A library that ran out of memory inside the limit says so in its own words.
+            if WorkerFailureClassifier.mentionsMemory(failure.description) || WorkerFailureClassifier.mentionsMemory(printed) {
+                return .failure(.contained(WorkerFailure(cause: .memoryLimit(budget), phase: phase)))
+            }
+            return .failure(failure)
+        }
+        guard answer["failure"] == nil else {
+            return .failure(.contained(WorkerFailure(cause: .brokenProtocol("it could not \(answer["failure"]!) its files"), phase: phase)))
+        }
+        var outputs: [ImageTransform.Output] = []
+        var offset = 0
+        for line in answer.values("output") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 5, let format = ImageFormat(rawValue: String(parts[0])), let width = Int(parts[1]), let height = Int(parts[2]),
+                  let frames = Int(parts[3]), let length = Int(parts[4]), length >= 0, result >= 0 else {
+                return .failure(.contained(WorkerFailure(cause: .brokenProtocol("its answer does not read"), phase: phase)))
+            }
+            guard let bytes = try? FileSystem.read(result, count: length, at: offset, path: "the decode worker's results"),
+                  bytes.count == length else {
+                return .failure(.contained(WorkerFailure(cause: .brokenProtocol("its results are shorter than it said"), phase: phase)))
+            }
+            offset += length
+            outputs.append(ImageTransform.Output(bytes: bytes, width: width, height: height, format: format, frameCount: frames))
+        }
+        return .success(DecodeResult(outputs: outputs))
+    }
+
+    /// The failure of a worker that ended (or was ended) in the middle of a job.
+    private func ended(_ running: Running, phase: WorkerFailure.Phase, budget: Int,
+                       killedForTime: Bool) -> Result<DecodeResult, DecodeFailure> {
+        kill(running.pid, SIGKILL)
+        drainOutput(running)
+        var status: Int32 = 0
+        while waitpid(running.pid, &status, 0) < 0 && errno == EINTR {}
+        let report = crash
+        crash = nil
+        forget()
+        if WorkerRegistry.shared.isStopping { return .failure(.interrupted) }
+        if killedForTime { return .failure(.contained(WorkerFailure(cause: .timeLimit(limits.seconds), phase: phase))) }
+        let signal = WorkerFailureClassifier.signal(of: status)
+        let cause = WorkerFailureClassifier.cause(signal: signal, exitStatus: WorkerFailureClassifier.exitStatus(of: status),
+                                                  reportedErrno: report?.fields.first.flatMap { Int32($0.value.split(separator: " ").last ?? "") },
+                                                  printed: printed, budget: budget, seconds: limits.seconds)
+        return .failure(.contained(WorkerFailure(cause: cause, phase: phase)))
+    }
+
+    private func fail(_ cause: WorkerFailure.Cause, _ phase: WorkerFailure.Phase, replace: Bool = true) -> Result<DecodeResult, DecodeFailure> {
+        if replace { close() }
+        return .failure(.contained(WorkerFailure(cause: cause, phase: phase)))
+    }
+
+    // MARK: - Starting, waiting, ending
+
+    /// The running worker, started when there is none.
+    private func start() -> Result<Running, DecodeFailure> {
+        if let worker { return .success(worker) }
+        var pair: [Int32] = [-1, -1], pipe: [Int32] = [-1, -1]
+        var status = ic_socket_pair(&pair)
+        if status != 0 { return .failure(.contained(WorkerFailure(cause: .cannotStart("\(Errno(status))"), phase: .starting))) }
+        status = ic_pipe(&pipe)
+        if status != 0 {
+            SystemCall.close(pair[0])
+            SystemCall.close(pair[1])
+            return .failure(.contained(WorkerFailure(cause: .cannotStart("\(Errno(status))"), phase: .starting)))
+        }
+        let arguments = ["imgcache", DecodeWorkerMain.modeArgument, String(getpid())]
+        var pid: Int32 = 0
+        status = DecodeWorkerProcess.withCStrings(arguments) { argv in
+            ic_worker_spawn("/proc/self/exe", argv, environ, pair[1], pipe[1], &pid)
+        }
+        SystemCall.close(pair[1])
+        SystemCall.close(pipe[1])
+        guard status == 0 else {
+            SystemCall.close(pair[0])
+            SystemCall.close(pipe[0])
+            return .failure(.contained(WorkerFailure(cause: .cannotStart("\(Errno(status))"), phase: .starting)))
+        }
+        _ = fcntl(pipe[0], F_SETFL, fcntl(pipe[0], F_GETFL) | O_NONBLOCK)
+        var running = Running(pid: pid, channel: pair[0], output: pipe[0], addressSpace: 0, startingAddressSpace: 0)
+        worker = running
+        guard WorkerRegistry.shared.register(pid) else {
+            _ = ended(running, phase: .starting, budget: 0, killedForTime: false)
+            return .failure(.interrupted)
+        }
+        switch wait(running, until: WallClock.monotonic() + DecodeWorkerProcess.startTimeout) {
+        case .message(let ready) where ready.kind == "ready":
+            let space = ready.number("address-space") ?? 0
+            running = Running(pid: pid, channel: pair[0], output: pipe[0], addressSpace: space, startingAddressSpace: space)
+            worker = running
+            return .success(running)
+        case .timedOut, .closed, .message:
+            let failure = ended(running, phase: .starting, budget: 0, killedForTime: false)
+            if case .failure(.interrupted) = failure { return .failure(.interrupted) }
+            let said = printed.last.map { ": \($0)" } ?? ""
+            return .failure(.contained(WorkerFailure(cause: .cannotStart("it did not start\(said)"), phase: .starting)))
+        }
+    }
+
+    private enum Wait {
+        case message(WorkerMessage)
+        case closed
+        case timedOut
+    }
+
+    /// The worker's next message, gathering what it prints meanwhile; `.closed` when it ended.
+    private func wait(_ running: Running, until deadline: Double) -> Wait {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let left = deadline - WallClock.monotonic()
+            if left <= 0 { return .timedOut }
+            var watched = [pollfd(fd: running.channel, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: running.output, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&watched, 2, Int32(min(left * 1000 + 1, 60_000)))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .closed
+            }
+            if watched[1].revents != 0 { drainOutput(running) }
+            guard watched[0].revents != 0 else { continue }
+            var descriptors: [Int32] = [-1]
+            var count: Int32 = 0
+            let received = buffer.withUnsafeMutableBytes { ic_message_receive(running.channel, $0.baseAddress, $0.count, &descriptors, 1, &count) }
+            if count > 0 { SystemCall.close(descriptors[0]) }
+            guard received > 0, let message = WorkerMessage(decoding: buffer[..<Int(received)]) else { return .closed }
+            return .message(message)
+        }
+    }
+
+    /// Reads what the worker printed so far (kept up to 200 lines of a job).
+    private func drainOutput(_ running: Running) {
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(running.output, $0.baseAddress, $0.count) }
+            guard count > 0 else { return }
+            for line in buffer[..<count].split(separator: 0x0A) where printed.count < 200 {
+                let text = ControlCharacters.escaped(String(decoding: line, as: UTF8.self))
+                if !text.isEmpty { printed.append(text) }
+            }
+        }
+    }
+
+    /// Ends the worker: its channel closed (it exits), then killed and reaped.
+    func close() {
+        guard let running = worker else { return }
+        kill(running.pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(running.pid, &status, 0) < 0 && errno == EINTR {}
+        forget()
+    }
+
+    /// Drops the ended worker's descriptors and registration.
+    private func forget() {
+        guard let running = worker else { return }
+        SystemCall.close(running.channel)
+        SystemCall.close(running.output)
+        WorkerRegistry.shared.unregister(running.pid)
+        worker = nil
+    }
+
+    /// `words` as a NULL-terminated `char *[]` for the length of `body`.
+    private static func withCStrings<T>(_ words: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> T) -> T {
+        var pointers: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) }
+        pointers.append(nil)
+        defer { for pointer in pointers { free(pointer) } }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}
+
+@available(*, unavailable)
+extension DecodeWorkerProcess: Sendable {}

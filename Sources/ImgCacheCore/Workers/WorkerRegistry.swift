@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Every decode worker this process has running, so that a signal ends them
+/// all at once (`stopAll`, from the signal watcher's thread) whatever a
+/// library in them is doing; a worker started after that is ended at once.
+public final class WorkerRegistry: Sendable {
+    /// The process's one registry.
+    public static let shared = WorkerRegistry()
+
+    private struct State {
+        var running: Set<Int32> = []
+        var stopping = false
+        var started = 0
+    }
+    private let state = Mutex(State())
+
+    /// Takes `pid` in; false when the process is stopping (the caller ends it).
+    func register(_ pid: Int32) -> Bool {
+        state.withLock { state in
+            guard !state.stopping else { return false }
+            state.running.insert(pid)
+            state.started += 1
+            return true
+        }
+    }
+
+    func unregister(_ pid: Int32) {
+        _ = state.withLock { $0.running.remove(pid) }
+    }
+
+    /// Whether the process is stopping: jobs end as interrupted, no worker starts.
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// How many workers this process has started (the tests' and `-v`'s count).
+    public var startedCount: Int { state.withLock { $0.started } }
+
+    /// Kills every worker (SIGKILL) and lets no new one start.
+    public func stopAll() {
+        let running = state.withLock { state in
+            state.stopping = true
+            return state.running
+        }
+        for pid in running { kill(pid, SIGKILL) }
+    }
+}
