@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <malloc.h>
 #include <sched.h>
 
 #define IC_SECCOMP_FUNCTIONS(X)                                                                       \
@@ -152,6 +153,12 @@ int ic_limit_names(int which) {
     }
 }
 
+uint64_t ic_own_hard_limit(int resource) {
+    struct rlimit current;
+    if (getrlimit(resource, &current) != 0 || current.rlim_max == RLIM_INFINITY) return UINT64_MAX;
+    return current.rlim_max;
+}
+
 uint64_t ic_address_space(void) {
     // statm's first number: the pages mapped (what RLIMIT_AS counts).
     int descriptor = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
@@ -219,6 +226,9 @@ int ic_worker_confine(int32_t parent, char *error, size_t error_size) {
     }
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
+    // One job at a time: two malloc arenas are plenty, and each further one would reserve 64 MiB
+    // of the address space its limit counts.
+    mallopt(M_ARENA_MAX, 2);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
         ic_set_error(error, error_size, "cannot set no_new_privs");
         return -1;

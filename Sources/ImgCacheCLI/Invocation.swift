@@ -46,6 +46,9 @@ public struct ManagerArguments: Equatable, Sendable {
     public var remember = false
     /// `-u USER` without a password: ask it on the terminal.
     public var asksPassword = false
+    /// `--max-decode-time` and `--max-decode-memory` as given (nil: the namespace's, else the default).
+    public var decodeSeconds: Double?
+    public var decodeMemory: Int?
 
     public init() {}
 }

@@ -33,6 +33,8 @@ enum ManagerSetup {
         let cwd = FileSystem.currentDirectory()
         let readOnly = arguments.readOnlyPaths.map { ReadOnlyCache(directory: $0.hasPrefix("/") ? $0 : cwd + "/" + $0) }
         var settings = arguments.settings
+        settings.decodeLimits = DecodeLimits.resolve(seconds: arguments.decodeSeconds, memory: arguments.decodeMemory,
+                                                     remembered: cache.settings)
         if arguments.asksPassword, let user = settings.credentials?.user {
             guard let password = PasswordPrompt.ask(user: user) else {
                 // The value is not repeated: it may be a password typed without its user.

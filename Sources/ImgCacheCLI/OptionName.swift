@@ -14,6 +14,8 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case timeout = "timeout"
     case connectTimeout = "connect-timeout"
     case maxTime = "max-time"
+    case maxDecodeTime = "max-decode-time"
+    case maxDecodeMemory = "max-decode-memory"
     case retries = "retries"
     case order = "order"
     case priority = "priority"

@@ -406,6 +406,8 @@ int ic_limit_names(int which);
 /// Sets process `pid`'s soft limit of `resource` to `soft` (UINT64_MAX, or above the hard limit:
 /// the hard limit); 0, or errno.
 int ic_limit_process(int32_t pid, int resource, uint64_t soft);
+/// This process's hard limit of `resource` (UINT64_MAX: none), which its workers inherit.
+uint64_t ic_own_hard_limit(int resource);
 /// This process's address space in bytes (what RLIMIT_AS counts); 0 when it cannot be read.
 uint64_t ic_address_space(void);
 /// The CPU time this process used, user and system, in milliseconds.

@@ -10,6 +10,9 @@ public struct ConfigArguments: Equatable, Sendable {
     public var failedTTL: AgeLimit?
     /// `--umask MASK`: `.some(nil)` for 'none' (forget it).
     public var umask: mode_t??
+    /// `--max-decode-time`, `--max-decode-memory`: new limits for each image's decode.
+    public var decodeSeconds: Double?
+    public var decodeMemory: Int?
     /// `--unset KEY`: settings to forget.
     public var unset: [String] = []
     public var reset = false
@@ -24,7 +27,7 @@ extension ConfigCommand {
         let inspection = cache.settingsInspection
         var settings = inspection.settings
         let changing = arguments.reset || arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil
-            || arguments.umask != nil || !arguments.unset.isEmpty
+            || arguments.umask != nil || !arguments.unset.isEmpty || arguments.decodeSeconds != nil || arguments.decodeMemory != nil
         if !inspection.problems.isEmpty {
             // Shown as it is, never as defaults; a change rewrites the file with what could be used.
             if changing {
@@ -45,6 +48,8 @@ extension ConfigCommand {
                     for key in arguments.unset { settings.unset(key) }
                     settings.remember(maxSize: arguments.maxSize, maxAge: arguments.maxAge, failedTTL: arguments.failedTTL)
                     if let umask = arguments.umask { settings.umask = umask }
+                    if let seconds = arguments.decodeSeconds { settings.decodeSeconds = seconds }
+                    if let memory = arguments.decodeMemory { settings.decodeMemory = memory }
                 }
                 if case .some(.some(let mask)) = arguments.umask {
                     let applied = environmentMask ?? mask
@@ -71,6 +76,9 @@ extension ConfigCommand {
         let umask: (mask: mode_t, source: String) = fromEnvironment.map { ($0, "IMGCACHE_UMASK") }
             ?? settings.umask.map { ($0, "remembered") } ?? (CacheUmask.userMask, "user")
         guard let remotes = MaintenanceMessages.remotes(cache, environment: environment, console: console) else { return .usage }
+        let decode = DecodeLimits.resolve(seconds: nil, memory: nil, remembered: settings)
+        let decodeTimeSource = settings.decodeSeconds == nil ? "default" : "remembered"
+        let decodeMemorySource = settings.decodeMemory == nil ? "default" : "remembered"
         if globals.json {
             var object = JSONObject()
             object.add("namespace", cache.location.namespace.name)
@@ -79,6 +87,10 @@ extension ConfigCommand {
             object.add("remotes_source", remotes.source.rawValue)
             object.add("umask", CacheUmask.text(umask.mask))
             object.add("umask_source", umask.source)
+            object.add("max_decode_time", JSONValue.number(decode.seconds))
+            object.add("max_decode_time_source", decodeTimeSource)
+            object.add("max_decode_memory", decode.memory)
+            object.add("max_decode_memory_source", decodeMemorySource)
             try console.output(object.serialized)
             return .success
         }
@@ -89,6 +101,8 @@ extension ConfigCommand {
         try console.output("failed TTL:   \(limits.failedTTL) (\(limits.failedTTLSource.rawValue))")
         try console.output("remotes:      \(remotes.listed) (\(remotes.source.rawValue))")
         try console.output("umask:        \(CacheUmask.text(umask.mask)) (\(umask.source))")
+        try console.output("decode time:  \(TimeSpan(seconds: decode.seconds)) an image (\(decodeTimeSource))")
+        try console.output("decode size:  \(ByteSize.humanisedBinary(decode.memory)) of memory an image (\(decodeMemorySource))")
         return .success
     }
 }
@@ -103,7 +117,8 @@ extension ConfigArguments: Subcommand {
             each with where it comes from (remembered, or the default), and the remote \
             stores. --max-size, --max-age and --failed-ttl remember new values, as clean \
             --remember does, without cleaning; --umask remembers the permission mask of \
-            the namespace's files and folders; --unset KEY forgets one; --reset forgets every remembered value \
+            the namespace's files and folders; --max-decode-time and --max-decode-memory \
+            the limits of each image's decode for fetch, prefetch and export; --unset KEY forgets one; --reset forgets every remembered value \
             (limits, mask and remote stores).
             """,
         options: [
@@ -113,8 +128,12 @@ extension ConfigArguments: Subcommand {
             .value(.failedTtl, metavar: "AGE", kind: .text, help: "Remember how long failed URLs are kept (default 24h; 'never')"),
             .value(.umask, metavar: "MASK", kind: .text,
                    help: "Remember the permission mask for what imgcache creates in the namespace, as 002 for a team, and give its folders and shared files those permissions now ('none': the user's umask; IMGCACHE_UMASK overrides)"),
+            .value(.maxDecodeTime, metavar: "SECONDS", kind: .text,
+                   help: "Remember the time one image's decode may take (default 30s; 100ms to 1h)"),
+            .value(.maxDecodeMemory, metavar: "SIZE", kind: .text,
+                   help: "Remember the memory one image's decode may take (default: a quarter of this machine's, at most 2G)"),
             .value(.unset, metavar: "KEY", kind: .choice(NamespaceSettings.keys), repeatable: true,
-                   help: "Forget one remembered setting: max-size, max-age, failed-ttl, remote or umask (repeatable)"),
+                   help: "Forget one remembered setting: \(NamespaceSettings.keys.dropLast().joined(separator: ", ")) or \(NamespaceSettings.keys.last!) (repeatable)"),
             .flag(.reset, help: "Forget every remembered limit and remote store of the namespace"),
         ],
         examples: [
@@ -139,6 +158,16 @@ extension ParsedOptions {
         arguments.maxAge = try ageLimit()
         arguments.failedTTL = try failedTTL()
         arguments.reset = has(.reset)
+        if let text = last(.maxDecodeTime) {
+            do { arguments.decodeSeconds = try DecodeLimits.seconds(parsing: text) } catch {
+                throw .invalidValue(option: "--max-decode-time", value: text, reason: error.reason)
+            }
+        }
+        if let text = last(.maxDecodeMemory) {
+            do { arguments.decodeMemory = try DecodeLimits.memory(parsing: text) } catch {
+                throw .invalidValue(option: "--max-decode-memory", value: text, reason: error.reason)
+            }
+        }
         // The keys were checked against the table's choices.
         arguments.unset = values[.unset] ?? []
         if let text = last(.umask) {
@@ -150,7 +179,8 @@ extension ParsedOptions {
                 }
             }
         }
-        if arguments.reset, arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil || arguments.umask != nil {
+        if arguments.reset, arguments.maxSize != nil || arguments.maxAge != nil || arguments.failedTTL != nil || arguments.umask != nil
+            || arguments.decodeSeconds != nil || arguments.decodeMemory != nil {
             throw .conflictingOptions("--reset", "new limits", reason: "--reset forgets them")
         }
         return arguments

@@ -42,6 +42,16 @@ extension ParsedOptions {
                 throw .invalidValue(option: "--max-pixels", value: text, reason: error.reason)
             }
         }
+        if let text = last(.maxDecodeTime) {
+            do { manager.decodeSeconds = try DecodeLimits.seconds(parsing: text) } catch {
+                throw .invalidValue(option: "--max-decode-time", value: text, reason: error.reason)
+            }
+        }
+        if let text = last(.maxDecodeMemory) {
+            do { manager.decodeMemory = try DecodeLimits.memory(parsing: text) } catch {
+                throw .invalidValue(option: "--max-decode-memory", value: text, reason: error.reason)
+            }
+        }
         if let text = last(.keyFilter) {
             guard let filter = CacheKeyFilter(parsing: text) else {
                 throw .invalidValue(option: "--key-filter", value: text,

@@ -14,6 +14,10 @@ public struct NamespaceSettings: Equatable, Sendable {
     public var remotes: [String]?
     /// The permission mask for what imgcache creates in the cache (`config --umask`).
     public var umask: mode_t?
+    /// Seconds one image's decode may take (`config --max-decode-time`).
+    public var decodeSeconds: Double?
+    /// Bytes one image's decode may take (`config --max-decode-memory`).
+    public var decodeMemory: Int?
 
     public init(maxSize: SizeLimit? = nil, maxAge: AgeLimit? = nil, failedTTL: AgeLimit? = nil) {
         self.maxSize = maxSize
@@ -22,7 +26,7 @@ public struct NamespaceSettings: Equatable, Sendable {
     }
 
     /// The names of the settings, as the file and `config --unset` spell them.
-    public static let keys = ["max-size", "max-age", "failed-ttl", "remote", "umask"]
+    public static let keys = ["max-size", "max-age", "failed-ttl", "remote", "umask", "max-decode-time", "max-decode-memory"]
 
     /// Forgets the setting `key` (one of `keys`).
     public mutating func unset(_ key: String) {
@@ -32,6 +36,8 @@ public struct NamespaceSettings: Equatable, Sendable {
         case "failed-ttl": failedTTL = nil
         case "remote": remotes = nil
         case "umask": umask = nil
+        case "max-decode-time": decodeSeconds = nil
+        case "max-decode-memory": decodeMemory = nil
         default: break
         }
     }
@@ -121,6 +127,8 @@ public struct NamespaceSettings: Equatable, Sendable {
                 case "failed-ttl": settings.failedTTL = try AgeLimit(stored: parts[1])
                 case "remote": settings.remotes = (settings.remotes ?? []) + (parts[1] == "none" ? [] : [parts[1]])
                 case "umask": settings.umask = try CacheUmask.parse(parts[1])
+                case "max-decode-time": settings.decodeSeconds = try DecodeLimits.seconds(parsing: parts[1])
+                case "max-decode-memory": settings.decodeMemory = try DecodeLimits.memory(parsing: parts[1])
                 default: continue
                 }
             } catch {
@@ -144,6 +152,8 @@ public struct NamespaceSettings: Equatable, Sendable {
         if let failedTTL { lines.append("failed-ttl " + failedTTL.stored) }
         if let remotes { lines += remotes.isEmpty ? ["remote none"] : remotes.map { "remote " + $0 } }
         if let umask { lines.append("umask " + CacheUmask.text(umask)) }
+        if let decodeSeconds { lines.append("max-decode-time \(decodeSeconds)s") }
+        if let decodeMemory { lines.append("max-decode-memory \(decodeMemory)") }
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -48,14 +48,43 @@ struct JXLCodec: ImageCodec {
         return (header, status)
     }
 
-    /// libjxl walks the frames by their table of contents and decodes the last (nothing marks where
-    /// it ends): a file cut short ends inside one.
+    /// Whole, as far as its structure tells without decoding a pixel: a container's boxes all lie
+    /// within the file, and its codestream's last part (a `jxlp` box marked last, or a `jxlc` box) is
+    /// there. A bare codestream marks no end before its last frame's pixels, which only a decode
+    /// reaches (`--verify full` decodes them, in a worker): it is taken as whole.
     func missingEnd(of bytes: [UInt8]) -> String? {
-        var header = ic_jxl_header()
-        var buffer = [CChar](repeating: 0, count: 256)
-        let status = bytes.withUnsafeBufferPointer { ic_jxl_read_header($0.baseAddress, $0.count, 2, &header, &buffer, buffer.count) }
-        if status == 2 { return CodecShim.message(buffer) }
-        return status < 0 && !CodecShim.message(buffer).hasPrefix("cannot load") ? CodecShim.message(buffer) : nil
+        guard !CodecShim.starts(bytes, with: [0xFF, 0x0A]) else { return nil }
+        var offset = 0, boxes = 0
+        var sawLastPart = false
+        while offset < bytes.count {
+            guard offset + 8 <= bytes.count else { return "the file ends inside a box's header" }
+            var size = CodecShim.bigEndian(bytes, offset)
+            let type = String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self)
+            var start = offset + 8
+            if size == 1 {
+                guard offset + 16 <= bytes.count else { return "the file ends inside a box's header" }
+                size = CodecShim.bigEndian(bytes, offset + 8) << 32 | CodecShim.bigEndian(bytes, offset + 12)
+                start += 8
+            }
+            // Size 0: the box runs to the file's end, which is then wherever the file ends.
+            if size == 0 {
+                return sawLastPart || type == "jxlc" || (type == "jxlp" && lastPart(bytes, start)) ? nil : "its codestream's last part is missing"
+            }
+            guard size >= start - offset else { return "box \(boxes + 1) is shorter than its header" }
+            guard offset + size <= bytes.count else {
+                return "the file is \(bytes.count) bytes; its \(ControlCharacters.escaped(type)) box runs to \(offset + size)"
+            }
+            if type == "jxlc" || (type == "jxlp" && lastPart(bytes, start)) { sawLastPart = true }
+            offset += size
+            boxes += 1
+            if boxes > 1 << 16 { return nil }
+        }
+        return sawLastPart ? nil : "its codestream's last part is missing"
+    }
+
+    /// Whether the `jxlp` box whose contents start at `start` holds the codestream's last part (its counter's high bit).
+    private func lastPart(_ bytes: [UInt8], _ start: Int) -> Bool {
+        start + 4 <= bytes.count && bytes[start] & 0x80 != 0
     }
 
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,

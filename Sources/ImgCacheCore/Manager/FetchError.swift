@@ -197,7 +197,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .removed?: fate = "the cached original was removed, so the next fetch downloads it again"
             case .notKept?, nil: fate = "nothing was stored"
             }
-            return "\(RemoteURL.displayed(url)): \(failure)\(setting.map { " (\($0))" } ?? ""); \(fate)"
+            return "\(RemoteURL.displayed(url)): \(failure.described(naming: setting)); \(fate)"
         case .notCached(let url): return "\(RemoteURL.displayed(url)): not in the cache" + (name(.cacheOnly).map { " (\($0))" } ?? "")
         case .interrupted(let url): return "\(RemoteURL.displayed(url)): interrupted"
         case .cacheUnwritable(let error): return "cache not writable: \(error)"

@@ -263,7 +263,9 @@ public struct ImageTransform: Equatable, Sendable {
     /// its first) and encodes the result.
     /// `shown` is the source's size as shown (upright) when `decoded` was decoded smaller: the
     /// layout is the full-size image's, so a reduced decode makes the same picture.
-    public func apply(to decoded: DecodedImage, shown: (width: Int, height: Int)? = nil) throws(ImageEncoder.EncodeError) -> Output {
+    /// `encoding` is told the format just before the encoder starts.
+    public func apply(to decoded: DecodedImage, shown: (width: Int, height: Int)? = nil,
+                      encoding: (ImageFormat) -> Void = { _ in }) throws(ImageEncoder.EncodeError) -> Output {
         // Written in sRGB, whatever profile the source was in.
         let image: DecodedImage
         do { image = try decoded.inSRGB() } catch {
@@ -278,6 +280,7 @@ public struct ImageTransform: Equatable, Sendable {
                                                  orientation: image.orientation)
             let layout = layout(width: shown?.width ?? upright.width, height: shown?.height ?? upright.height)
             let pixels = shaped(upright.pixels[...], width: upright.width, height: upright.height, layout: layout)
+            encoding(format)
             let bytes = try ImageEncoder.encode(pixels[...], width: layout.canvas.width, height: layout.canvas.height, settings: settings)
             return Output(bytes: bytes, width: layout.canvas.width, height: layout.canvas.height, format: format, frameCount: 1)
         }
@@ -288,6 +291,7 @@ public struct ImageTransform: Equatable, Sendable {
         for index in 0..<image.frameCount {
             frames += shaped(image.frame(index), width: image.width, height: image.height, layout: layout)
         }
+        encoding(format)
         let bytes = try ImageEncoder.encodeAnimation(frames, width: size.width, height: size.height, frameCount: image.frameCount,
                                                      // No loop count in the source means it plays once.
                                                      delays: image.delays, loopCount: image.loopCount ?? 1, settings: settings)

@@ -32,8 +32,10 @@ extension DecodeJob {
             }
             var outputs: [ImageTransform.Output] = []
             for transform in transforms {
-                phase(.encoding(transform.outputFormat(for: header.format, animated: decoded.frameCount > 1)))
-                do { outputs.append(try transform.apply(to: decoded, shown: ImageTransform.shownSize(of: header))) } catch {
+                phase(.transforming)
+                do {
+                    outputs.append(try transform.apply(to: decoded, shown: ImageTransform.shownSize(of: header)) { phase(.encoding($0)) })
+                } catch {
                     return .failure(.encode(error))
                 }
             }

@@ -23,6 +23,37 @@ public struct DecodeLimits: Equatable, Sendable {
 
     public init() {}
 
+    /// The shortest and longest time limit taken.
+    public static let secondsRange = 0.1...3600.0
+    /// The smallest memory limit taken: less leaves no room for a decoder's own tables.
+    public static let smallestMemory = 32 << 20
+
+    /// `--max-decode-time` and its setting: a duration from 0.1 s to an hour.
+    public static func seconds(parsing text: String) throws(ValueError) -> Double {
+        let span: TimeSpan
+        do { span = try TimeSpan(parsing: text) } catch { throw ValueError("expected a duration from 100ms to 1h (30s, 2m)") }
+        guard secondsRange.contains(span.seconds) else { throw ValueError("expected a duration from 100ms to 1h (30s, 2m)") }
+        return span.seconds
+    }
+
+    /// `--max-decode-memory` and its setting: a size from 32 MiB to the machine's memory.
+    public static func memory(parsing text: String) throws(ValueError) -> Int {
+        let size: ByteSize
+        do { size = try ByteSize(parsing: text) } catch { throw ValueError("expected a size from 32M to this machine's memory (512M, 2G)") }
+        guard size.bytes >= Int64(smallestMemory), size.bytes <= Int64(physicalMemory) else {
+            throw ValueError("expected a size from 32M to this machine's memory (\(ByteSize.humanisedBinary(physicalMemory)))")
+        }
+        return Int(size.bytes)
+    }
+
+    /// The limits given (nil: not given), else the namespace's remembered ones, else the defaults.
+    public static func resolve(seconds: Double?, memory: Int?, remembered: NamespaceSettings) -> DecodeLimits {
+        var limits = DecodeLimits()
+        limits.seconds = seconds ?? remembered.decodeSeconds ?? defaultSeconds
+        limits.memory = memory ?? remembered.decodeMemory ?? defaultMemory
+        return limits
+    }
+
     /// What a job is expected to need, from the header: the bytes themselves,
     /// every pixel decoded (frames x area x bytes a pixel x the format's
     /// factor: a decoder's own planes and rows), the copies the transforms

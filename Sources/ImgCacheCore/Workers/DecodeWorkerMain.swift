@@ -70,6 +70,7 @@ public enum DecodeWorkerMain {
                 switch phase {
                 case .decoding(let format): message.add("decoding", format.rawValue)
                 case .encoding(let format): message.add("encoding", format.rawValue)
+                case .transforming: message.add("transforming", "")
                 case .starting: break
                 }
                 _ = send(message)

@@ -54,7 +54,13 @@ final class DecodeWorkerProcess {
         case .success(let started): running = started
         case .failure(let failure): return .failure(failure)
         }
-        let memory = running.addressSpace + DecodeWorkerProcess.slack + budget
+        // Within what imgcache itself may map (ulimit -v), which its workers inherit.
+        limit = (budget, false)
+        let hard = ic_own_hard_limit(ic_limit_names(0))
+        if hard != UInt64.max, Int(clamping: hard) - running.addressSpace - DecodeWorkerProcess.slack < budget {
+            limit = (max(0, Int(clamping: hard) - running.addressSpace - DecodeWorkerProcess.slack), true)
+        }
+        let memory = running.addressSpace + DecodeWorkerProcess.slack + limit.bytes
         let seconds = limits.seconds
         // The limits go on before the job does: from then on the worker cannot change them.
         if ic_limit_process(running.pid, ic_limit_names(0), UInt64(memory)) != 0
@@ -72,24 +78,25 @@ final class DecodeWorkerProcess {
         let sent = message.withUnsafeBytes { bytes in
             descriptors.withUnsafeBufferPointer { ic_message_send(running.channel, bytes.baseAddress, bytes.count, $0.baseAddress, Int32($0.count)) }
         }
-        guard sent > 0 else { return ended(running, phase: .starting, budget: budget, killedForTime: false) }
+        guard sent > 0 else { return ended(running, phase: .starting, killedForTime: false) }
         let deadline = WallClock.monotonic() + seconds
         var phase = WorkerFailure.Phase.starting
         while true {
             switch wait(running, until: deadline) {
             case .timedOut:
                 kill(running.pid, SIGKILL)
-                return ended(running, phase: phase, budget: budget, killedForTime: true)
+                return ended(running, phase: phase, killedForTime: true)
             case .closed:
-                return ended(running, phase: phase, budget: budget, killedForTime: false)
+                return ended(running, phase: phase, killedForTime: false)
             case .message(let answer):
                 switch answer.kind {
                 case "phase":
                     if let name = answer["decoding"], let format = ImageFormat(rawValue: name) { phase = .decoding(format) }
                     if let name = answer["encoding"], let format = ImageFormat(rawValue: name) { phase = .encoding(format) }
+                    if answer["transforming"] != nil { phase = .transforming }
                 case "done":
                     drainOutput(running)
-                    return finished(answer, running: running, result: result, phase: phase, budget: budget)
+                    return finished(answer, running: running, result: result, phase: phase)
                 default:
                     // A crash report: the worker is dying; its end says the rest.
                     crash = answer
@@ -100,10 +107,12 @@ final class DecodeWorkerProcess {
 
     /// The crash the worker reported before dying of it, if any.
     private var crash: WorkerMessage?
+    /// The running job's memory limit, and whether imgcache's own (ulimit -v) set it.
+    private var limit = (bytes: 0, inherited: false)
 
     /// The outputs of a job the worker finished, read back from the result file.
-    private func finished(_ answer: WorkerMessage, running: Running, result: Int32, phase: WorkerFailure.Phase,
-                          budget: Int) -> Result<DecodeResult, DecodeFailure> {
+    private func finished(_ answer: WorkerMessage, running: Running, result: Int32,
+                          phase: WorkerFailure.Phase) -> Result<DecodeResult, DecodeFailure> {
         if var updated = worker {
             updated.cpuMilliseconds = answer.number("cpu-ms") ?? updated.cpuMilliseconds
             updated.addressSpace = answer.number("address-space") ?? updated.addressSpace
@@ -117,7 +126,7 @@ final class DecodeWorkerProcess {
         if let failure = answer.failure {
             // A library that ran out of memory inside the limit says so in its own words.
             if WorkerFailureClassifier.mentionsMemory(failure.description) || WorkerFailureClassifier.mentionsMemory(printed) {
-                return .failure(.contained(WorkerFailure(cause: .memoryLimit(budget), phase: phase)))
+                return .failure(.contained(WorkerFailure(cause: .memoryLimit(limit.bytes, inherited: limit.inherited), phase: phase)))
             }
             return .failure(failure)
         }
@@ -143,8 +152,7 @@ final class DecodeWorkerProcess {
     }
 
     /// The failure of a worker that ended (or was ended) in the middle of a job.
-    private func ended(_ running: Running, phase: WorkerFailure.Phase, budget: Int,
-                       killedForTime: Bool) -> Result<DecodeResult, DecodeFailure> {
+    private func ended(_ running: Running, phase: WorkerFailure.Phase, killedForTime: Bool) -> Result<DecodeResult, DecodeFailure> {
         kill(running.pid, SIGKILL)
         drainOutput(running)
         var status: Int32 = 0
@@ -157,7 +165,7 @@ final class DecodeWorkerProcess {
         let signal = WorkerFailureClassifier.signal(of: status)
         let cause = WorkerFailureClassifier.cause(signal: signal, exitStatus: WorkerFailureClassifier.exitStatus(of: status),
                                                   reportedErrno: report?.fields.first.flatMap { Int32($0.value.split(separator: " ").last ?? "") },
-                                                  printed: printed, budget: budget, seconds: limits.seconds)
+                                                  printed: printed, limit: limit, seconds: limits.seconds)
         return .failure(.contained(WorkerFailure(cause: cause, phase: phase)))
     }
 
@@ -196,7 +204,7 @@ final class DecodeWorkerProcess {
         var running = Running(pid: pid, channel: pair[0], output: pipe[0], addressSpace: 0, startingAddressSpace: 0)
         worker = running
         guard WorkerRegistry.shared.register(pid) else {
-            _ = ended(running, phase: .starting, budget: 0, killedForTime: false)
+            _ = ended(running, phase: .starting, killedForTime: false)
             return .failure(.interrupted)
         }
         switch wait(running, until: WallClock.monotonic() + DecodeWorkerProcess.startTimeout) {
@@ -206,7 +214,7 @@ final class DecodeWorkerProcess {
             worker = running
             return .success(running)
         case .timedOut, .closed, .message:
-            let failure = ended(running, phase: .starting, budget: 0, killedForTime: false)
+            let failure = ended(running, phase: .starting, killedForTime: false)
             if case .failure(.interrupted) = failure { return .failure(.interrupted) }
             let said = printed.last.map { ": \($0)" } ?? ""
             return .failure(.contained(WorkerFailure(cause: .cannotStart("it did not start\(said)"), phase: .starting)))

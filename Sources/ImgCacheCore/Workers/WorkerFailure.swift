@@ -8,8 +8,9 @@ import Glibc
 /// names the library at fault rather than imgcache.
 public struct WorkerFailure: Equatable, Sendable, CustomStringConvertible {
     public enum Cause: Equatable, Sendable {
-        /// An allocation past the job's address-space limit (bytes) failed.
-        case memoryLimit(Int)
+        /// An allocation past the job's address-space limit (bytes) failed; `inherited`: the limit
+        /// imgcache itself runs under (`ulimit -v`) was the lower one.
+        case memoryLimit(Int, inherited: Bool = false)
         /// Still running when the job's time (seconds) was up: killed.
         case timeLimit(Double)
         /// Died of a signal (SIGSEGV, SIGILL, SIGABRT, SIGBUS, …).
@@ -25,6 +26,8 @@ public struct WorkerFailure: Equatable, Sendable, CustomStringConvertible {
     /// What the worker was doing.
     public enum Phase: Equatable, Sendable {
         case decoding(ImageFormat)
+        /// Turning, resizing and placing the pixels (imgcache's own code).
+        case transforming
         case encoding(ImageFormat)
         /// Before the image was known (starting, reading the job).
         case starting
@@ -39,12 +42,18 @@ public struct WorkerFailure: Equatable, Sendable, CustomStringConvertible {
         return false
     }
 
-    public var description: String {
+    public var description: String { described(naming: nil) }
+
+    /// The description, naming the setting that sets the limit it ran into (`--max-decode-time`).
+    public func described(naming setting: String?) -> String {
+        let limit = setting.map { "(its limit, \($0))" } ?? "(its limit)"
         switch cause {
-        case .memoryLimit(let bytes): return "\(actor) needed more than \(ByteSize.humanisedBinary(bytes)) (its limit)"
+        case .memoryLimit(let bytes, true):
+            return "\(actor) needed more than \(ByteSize.humanisedBinary(bytes)), all that imgcache's own address-space limit (ulimit -v) left it"
+        case .memoryLimit(let bytes, false): return "\(actor) needed more than \(ByteSize.humanisedBinary(bytes)) \(limit)"
         case .timeLimit(let seconds):
-            if case .decoding(.svg) = phase { return "the SVG took more than \(DownloadError.formatSeconds(seconds)) to draw (its limit)" }
-            return "\(actor) took more than \(DownloadError.formatSeconds(seconds)) (its limit)"
+            if case .decoding(.svg) = phase { return "the SVG took more than \(DownloadError.formatSeconds(seconds)) to draw \(limit)" }
+            return "\(actor) took more than \(DownloadError.formatSeconds(seconds)) \(limit)"
         case .crashed(let signal): return "\(actor) crashed (\(WorkerFailure.signalName(signal)))"
         case .forbiddenCall: return "\(actor) was stopped by its sandbox (it made a forbidden system call)"
         case .brokenProtocol(let detail): return "\(actor) failed: \(detail)"
@@ -57,6 +66,7 @@ public struct WorkerFailure: Equatable, Sendable, CustomStringConvertible {
         switch phase {
         case .decoding(.svg): return "the SVG renderer"
         case .decoding(let format): return "the \(CodecRegistry.codec(for: format).displayName) decoder"
+        case .transforming: return "resizing"
         case .encoding(let format): return "the \(CodecRegistry.codec(for: format).displayName) encoder"
         case .starting: return "the decode worker"
         }
@@ -73,7 +83,7 @@ public struct WorkerFailure: Equatable, Sendable, CustomStringConvertible {
 
 extension ByteSize {
     /// `1.2 GiB`, `300 MiB`: a limit as powers of two, as memory is counted.
-    static func humanisedBinary(_ bytes: Int) -> String {
+    public static func humanisedBinary(_ bytes: Int) -> String {
         let units = ["KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes), unit = -1
         while value >= 1024, unit < units.count - 1 {

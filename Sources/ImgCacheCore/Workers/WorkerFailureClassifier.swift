@@ -35,12 +35,12 @@ enum WorkerFailureClassifier {
     }
 
     /// Why a worker that ended on its own (not killed for time) ended.
-    static func cause(signal: Int32?, exitStatus: Int32?, reportedErrno: Int32?, printed: [String], budget: Int,
+    static func cause(signal: Int32?, exitStatus: Int32?, reportedErrno: Int32?, printed: [String], limit: (bytes: Int, inherited: Bool),
                       seconds: Double) -> WorkerFailure.Cause {
         if signal == SIGSYS { return .forbiddenCall }
         // The CPU limit (the wall clock's twin, for a library's threads).
         if signal == SIGXCPU { return .timeLimit(seconds) }
-        if reportedErrno == ENOMEM || mentionsMemory(printed) { return .memoryLimit(budget) }
+        if reportedErrno == ENOMEM || mentionsMemory(printed) { return .memoryLimit(limit.bytes, inherited: limit.inherited) }
         if let signal { return .crashed(signal) }
         return .brokenProtocol("it exited with status \(exitStatus ?? -1)")
     }
