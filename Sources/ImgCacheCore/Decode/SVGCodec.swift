@@ -23,9 +23,10 @@ struct SVGCodec: ImageCodec {
     /// An XML or bare `<svg` document: optional BOM, whitespace, XML declaration,
     /// comments and doctype, then an `<svg` element.
     func recognizes(_ bytes: [UInt8]) -> Bool {
-        // Nothing that is not markup is decoded as text.
+        // Nothing that is not markup is decoded as text. The root element may start anywhere: a
+        // whole document is read through its prolog (a download's first bytes, up to `prologLength`).
         guard SVGCodec.startsLikeMarkup(bytes) else { return false }
-        return rootElementStart(String(decoding: bytes.prefix(SVGCodec.prologLength), as: UTF8.self)) != nil
+        return rootElementStart(String(decoding: bytes, as: UTF8.self)) != nil
     }
 
     /// Whether `bytes` start with "<", after a byte-order mark and whitespace.
@@ -34,8 +35,9 @@ struct SVGCodec: ImageCodec {
         return text.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "<")
     }
 
-    /// How far into a document its root element may start: editors write long comments and
-    /// doctypes with entity declarations before it.
+    /// How much of a download's prolog is read as it arrives: editors write long comments and
+    /// doctypes with entity declarations before the root element. A longer prolog is read whole
+    /// once the download ends.
     static let prologLength = 64 * 1024
 
     /// Where the root `<svg` element starts, after the prolog.
@@ -84,7 +86,18 @@ struct SVGCodec: ImageCodec {
             throw .corrupt(format, "the document ends inside its root element")
         }
         let size = try intrinsicSize(of: root[..<close])
-        return ImageHeader(format: format, width: size.width, height: size.height, frameCount: 1, hasAlpha: true)
+        var header = ImageHeader(format: format, width: size.width, height: size.height, frameCount: 1, hasAlpha: true)
+        // An image inside it is decoded at its own size, whatever size it is drawn at: the pixel limit counts that.
+        do {
+            if let embedded = try SVGEmbeddedImages.largest(in: document),
+               Double(embedded.width) * Double(embedded.height) > Double(size.width) * Double(size.height) {
+                header.codedWidth = embedded.width
+                header.codedHeight = embedded.height
+            }
+        } catch {
+            switch error { case .unreadable(let reason): throw .corrupt(format, reason) }
+        }
+        return header
     }
 
     /// Width and height in CSS pixels: the attributes' lengths, else the viewBox's
@@ -204,6 +217,23 @@ struct SVGCodec: ImageCodec {
 /// reference to an outside entity is refused, and so is a document that would
 /// grow past a limit once its entities are expanded ("a billion laughs").
 enum SVGEntities {
+    /// The internal entities `text` declares, by name (the first declaration of a name counts, as in XML).
+    static func values(in text: String) -> [String: String] {
+        var values: [String: String] = [:]
+        var rest = Substring(text)
+        while let start = rest.firstRange(of: "<!ENTITY"), values.count <= 1000 {
+            rest = rest[start.upperBound...]
+            let words = rest.prefix(while: { $0 != ">" })
+            let tokens = words.split(whereSeparator: { $0.isWhitespace })
+            guard let name = tokens.first, !name.hasPrefix("%"),
+                  let open = words.firstIndex(where: { $0 == "\"" || $0 == "'" }) else { continue }
+            let quote = words[open]
+            let value = words[words.index(after: open)...].prefix(while: { $0 != quote })
+            if values[String(name)] == nil { values[String(name)] = String(value) }
+        }
+        return values
+    }
+
     static func problem(in bytes: [UInt8], limit: Int) -> String? {
         let text = String(decoding: bytes, as: UTF8.self)
         guard text.contains("<!ENTITY") else { return nil }

@@ -22,10 +22,11 @@ public struct BodyCheck: Equatable, Sendable {
     func examine(_ bytes: [UInt8], contentType: String?, complete: Bool) -> (refusal: BodyRefusal?, settled: Bool) {
         guard bytes.count >= BodyCheck.signatureLength || complete else { return (nil, false) }
         guard let codec = CodecRegistry.codec(recognizing: bytes) else {
-            // An XML document may say it is SVG only after its prolog.
-            if !complete, bytes.count < SVGCodec.prologLength, SVGCodec.startsLikeMarkup(bytes),
-               case .undecided = SVGCodec.scanProlog(String(decoding: bytes, as: UTF8.self)) {
-                return (nil, false)
+            // An XML document may say it is SVG only after its prolog: past `prologLength`, the
+            // whole body decides once it has arrived.
+            if !complete, SVGCodec.startsLikeMarkup(bytes),
+               case .undecided = SVGCodec.scanProlog(String(decoding: bytes.prefix(SVGCodec.prologLength), as: UTF8.self)) {
+                return (nil, bytes.count >= SVGCodec.prologLength)
             }
             return (.notAnImage(contentType: contentType), true)
         }
