@@ -5,8 +5,9 @@ extension ImageFormat {
 }
 
 /// PNG through libpng: the header (and an APNG's frame count from its
-/// `acTL` chunk), the chunks up to IEND, decode, and encode (an opaque image
-/// as RGB).
+/// `acTL` chunk), the chunks up to IEND (an APNG's frames against its
+/// `acTL` and its canvas), decode (an APNG's every frame, `AnimatedPNG`),
+/// and encode (an opaque image as RGB).
 struct PNGCodec: ImageCodec {
     let format = ImageFormat.png
     let displayName = "PNG"
@@ -19,6 +20,8 @@ struct PNGCodec: ImageCodec {
 
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
         let header = try CodecShim.header(bytes, format: format, ic_png_read_header)
+        // A whole APNG's frames are held against its acTL and its canvas (read from the chunks, no pixel decoded).
+        if let problem = PNGCodec.animationProblem(bytes) { throw .corrupt(format, problem) }
         return ImageHeader(format: format, width: Int(header.width), height: Int(header.height),
                            frameCount: PNGCodec.apngFrameCount(bytes) ?? 1, hasAlpha: header.has_alpha != 0,
                            bitDepth: Int(header.bit_depth), orientation: PNGCodec.exifOrientation(bytes) ?? 1)
@@ -67,21 +70,35 @@ struct PNGCodec: ImageCodec {
         return "the file ends before its IEND chunk"
     }
 
+    /// What a whole APNG's chunks contradict (frames against `acTL`, frames outside the canvas), nil
+    /// when nothing (or the file is not all there yet).
+    static func animationProblem(_ bytes: [UInt8]) -> String? {
+        do { _ = try AnimatedPNG(bytes) } catch {
+            if case .corrupt(_, let reason) = error { return reason }
+        }
+        return nil
+    }
+
     /// Whole when its last chunk is IEND (with its fixed CRC); anything after it needs the whole file.
     func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? {
+        // An animation's frames are checked against each other, in the whole file.
+        if PNGCodec.apngFrameCount(head) != nil { return nil }
         let end: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
         return tail.count >= end.count && tail.suffix(end.count).elementsEqual(end) ? .some(nil) : nil
     }
 
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
                 maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
-        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_png_decode)
+        if let animation = try AnimatedPNG(bytes) { return try animation.decode(maximumPixels: maximumPixels, maximumFrames: maximumFrames) }
+        return try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_png_decode)
     }
 
     /// Smaller where that keeps at least `size`: rows shrunk as they are read.
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit, maximumFrames: Int,
                 atLeast size: (width: Int, height: Int)) throws(ImageDecoder.DecodeError) -> DecodedImage {
-        try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, atLeast: size, ic_png_decode_reduced)
+        // An animation's frames are decoded whole: each is a region of the canvas.
+        if let animation = try AnimatedPNG(bytes) { return try animation.decode(maximumPixels: maximumPixels, maximumFrames: maximumFrames) }
+        return try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, atLeast: size, ic_png_decode_reduced)
     }
 
     func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int,
