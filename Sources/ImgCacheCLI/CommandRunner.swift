@@ -47,7 +47,11 @@ public enum CommandRunner {
         let cache = DiskCache(location: location, metadataPlacement: placement, listsShards: command.value.looksUpMany)
         // The namespace's settings are read once, here: their umask applies to every file the run makes.
         let settings = cache.settingsInspection
-        do { try CacheUmask.apply(environment: environment, remembered: settings.settings.umask) } catch {
+        do {
+            for warning in try CacheUmask.apply(environment: environment, remembered: settings.settings.umask, settingsPath: settings.path) {
+                console.warning("namespace '\(location.namespace)': " + warning)
+            }
+        } catch {
             return usageFailure(.invalidEnvironment("invalid IMGCACHE_UMASK: \(error.reason)"), console: console)
         }
         // Some commands say it themselves, and stop for it where they must.

@@ -26,7 +26,13 @@ public enum CacheUmask {
 
     /// Sets the process's umask for the cache: `IMGCACHE_UMASK` in
     /// `environment`, else the namespace's `remembered` one; none: left as it is.
-    public static func apply(environment: Environment, remembered: mode_t?) throws(ValueError) {
+    /// A remembered mask is a file others may write in a team cache, so it is
+    /// checked against whoever runs: one that lets others write is taken only
+    /// from a settings file of the namespace's owner (`settingsPath` in the
+    /// namespace folder), and one granting more than the user's own umask is
+    /// said. Returns what to warn of.
+    @discardableResult
+    public static func apply(environment: Environment, remembered: mode_t?, settingsPath: String? = nil) throws(ValueError) -> [String] {
         // umask() both reads and sets: read it, then put it back (or the new one).
         let current = umask(0o022)
         saved.store(UInt32(current), ordering: .relaxed)
@@ -37,13 +43,43 @@ public enum CacheUmask {
                 throw error
             }
         } else if let remembered {
-            mask = remembered
+            var warnings: [String] = []
+            if remembered & 0o002 == 0, let settingsPath, !ownedByNamespaceOwner(settingsPath) {
+                umask(current)
+                return ["ignoring its remembered umask \(text(remembered)): it lets every user replace cached images, and "
+                        + "\(settingsPath) was not written by the namespace's owner (the user's umask \(text(current)) applies)"]
+            }
+            if ~remembered & current & 0o777 != 0 {
+                warnings.append("its remembered umask \(text(remembered)) grants more than yours (\(text(current))): "
+                                + "what imgcache makes there is \(describe(granted: ~remembered & current))")
+            }
+            chosen.store(UInt32(remembered), ordering: .relaxed)
+            umask(remembered)
+            return warnings
         } else {
             umask(mask)
-            return
+            return []
         }
         chosen.store(UInt32(mask), ordering: .relaxed)
         umask(mask)
+        return []
+    }
+
+    /// Whether the file at `path` belongs to the owner of the folder it is in.
+    private static func ownedByNamespaceOwner(_ path: String) -> Bool {
+        guard case .success(let file) = SystemCall.lstat(path),
+              case .success(let folder) = SystemCall.lstat(FileSystem.parentDirectory(of: path)) else { return false }
+        return file.st_uid == folder.st_uid
+    }
+
+    /// "group-writable", "readable and writable by others": what the bits of `granted` let others do.
+    private static func describe(granted: mode_t) -> String {
+        var parts: [String] = []
+        if granted & 0o020 != 0 { parts.append("group-writable") }
+        if granted & 0o002 != 0 { parts.append("writable by every user") }
+        if granted & 0o040 != 0, granted & 0o020 == 0 { parts.append("group-readable") }
+        if granted & 0o004 != 0, granted & 0o002 == 0 { parts.append("readable by every user") }
+        return parts.isEmpty ? "more open than your files" : parts.joined(separator: " and ")
     }
 
     /// An octal mask, `002` or `0027`: at most 0777.

@@ -46,6 +46,15 @@ public enum MD5 {
         return out
     }
 
+    /// HMAC-MD5 (RFC 2104) of `message` under `key`: a digest nobody can check a guess
+    /// against without the key.
+    static func authenticationCode(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
+        var block = key.count > 64 ? digest(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        let inner = digest(block.map { $0 ^ 0x36 } + message)
+        return digest(block.map { $0 ^ 0x5C } + inner)
+    }
+
     /// The digest of the UTF-8 bytes of `text`, as 32 lowercase hex digits.
     public static func hex(_ text: String) -> String {
         hexString(digest(text.utf8))

@@ -5,6 +5,9 @@ extension URLText {
     /// `.` and `..` segments resolved (as libcurl does before sending),
     /// percent-encoded unreserved characters decoded and other escapes in
     /// upper case. `HTTP://Host:80/im%67/./a.png` is `http://host/img/a.png`.
+    /// User information (`user:password@`) is left out: what names an entry
+    /// in the cache must never hold a password in a form a guess could check;
+    /// the credentials go to the request's fingerprint instead, as `-u`'s do.
     /// Anything else (another scheme, no authority) is returned as it is.
     public static func normalized(_ url: String) -> String {
         var utf8 = Array(url.utf8)
@@ -17,10 +20,9 @@ extension URLText {
         if isNormal(utf8, scheme: schemeEnd, authority: authorityStart..<authorityEnd) { return url }
 
         var result = Array(scheme.utf8) + Array("://".utf8)
-        // Userinfo is case-sensitive and kept; the host is not.
+        // Userinfo is left out; the host is put in lower case.
         let authority = utf8[authorityStart..<authorityEnd]
         let at = authority.lastIndex(of: UInt8(ascii: "@"))
-        if let at { result += utf8[authorityStart...at] }
         let hostAndPort = Array(utf8[(at.map { $0 + 1 } ?? authorityStart)..<authorityEnd])
         var host = hostAndPort[...], port: ArraySlice<UInt8> = []
         // The port follows the last colon, unless it is inside an IPv6 literal's brackets.
@@ -41,6 +43,18 @@ extension URLText {
         result += withoutDotSegments(path)
         result += percentNormalized(utf8[queryStart...])
         return String(decoding: result, as: UTF8.self)
+    }
+
+    /// The user information of an http or https URL (`user:password` of
+    /// `https://user:password@host/`), nil when it has none.
+    public static func userInfo(of url: String) -> String? {
+        guard url.utf8.contains(UInt8(ascii: "@")) else { return nil }
+        let utf8 = Array(url.utf8)
+        guard let schemeEnd = schemeEnd(utf8) else { return nil }
+        var end = schemeEnd + 3
+        while end < utf8.count, !"/?#".utf8.contains(utf8[end]) { end += 1 }
+        guard let at = utf8[(schemeEnd + 3)..<end].lastIndex(of: UInt8(ascii: "@")) else { return nil }
+        return String(decoding: utf8[(schemeEnd + 3)..<at], as: UTF8.self)
     }
 
     /// The index of `:` in a leading `scheme://`, if there is one.
@@ -66,7 +80,9 @@ extension URLText {
         for index in 0..<scheme where (0x41...0x5A).contains(utf8[index]) { return false }
         for index in authority {
             let byte = utf8[index]
-            if (0x41...0x5A).contains(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "%") { return false }
+            if (0x41...0x5A).contains(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "@") {
+                return false
+            }
         }
         guard authority.upperBound < utf8.count, utf8[authority.upperBound] == UInt8(ascii: "/") else { return false }
         var previous = UInt8(ascii: "/")

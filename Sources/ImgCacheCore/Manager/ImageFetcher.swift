@@ -42,6 +42,8 @@ public final class ImageFetcher {
     let failedURLs: FailedURLStore
     /// What the run's requests carry beyond the URL (the failed list's records answer only requests like them).
     let request: RequestFingerprint
+    /// What credentials are digested with before the failed list keeps anything of them.
+    let credentialKey: CredentialKey
     /// Read from the namespace only when a failure record is found.
     var resolvedFailedTTL: AgeLimit?
     /// Created on the first miss, so a hit never loads libcurl.
@@ -84,7 +86,8 @@ public final class ImageFetcher {
         self.settings = settings
         self.downloaderConfiguration = downloaderConfiguration
         failedURLs = FailedURLStore(namespaceDirectory: cache.directory, listings: cache.listings)
-        request = RequestFingerprint(settings: settings, downloads: downloaderConfiguration)
+        credentialKey = CredentialKey(namespaceDirectory: cache.directory)
+        request = RequestFingerprint(settings: settings, downloads: downloaderConfiguration, key: credentialKey)
         messages = BlockingQueue()
         interruption = FetchInterruption(messages: messages)
         decoder = DecodeWorkerProcess(limits: settings.decodeLimits)
@@ -454,7 +457,7 @@ public final class ImageFetcher {
         switch answer {
         case .failure(let error):
             // A refresh that failed keeps the entry, which answers later fetches: the list answers misses only.
-            guard miss.cached == nil, let scope = error.rememberedScope(request: request) else { return }
+            guard miss.cached == nil, let scope = error.rememberedScope(request: request.forURL(miss.url, key: credentialKey)) else { return }
             do {
                 try failedURLs.record(Lookup.failureKey(miss.url), url: miss.url, reason: error.recordedReason, scope: scope, now: WallClock.now())
                 log?("\(RemoteURL.displayed(miss.url)): remembered as failed")
@@ -579,7 +582,7 @@ public final class ImageFetcher {
     /// The cache, the read-only folders and the failed list, for one URL.
     var lookup: Lookup {
         Lookup(wantsNotes: log != nil, settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs,
-               request: request)
+               request: request, credentialKey: credentialKey)
     }
 
     /// Every variant of `url` asked for, when all are cached (from whatever original).

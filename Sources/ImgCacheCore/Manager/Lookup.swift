@@ -15,7 +15,8 @@ enum LookupOutcome: Sendable {
 struct Lookup: Sendable {
     /// Failures are remembered per URL as requested (without its fragment, in
     /// its normal form): neither the key filter nor a transform applies, since
-    /// a failure of one signed URL says nothing of a freshly signed one.
+    /// a failure of one signed URL says nothing of a freshly signed one. The
+    /// normal form holds no credentials: those are the request's fingerprint's.
     static func failureKey(_ url: String) -> CacheKey {
         CacheKey(URLText.normalized(url), fileExtension: nil)
     }
@@ -28,6 +29,8 @@ struct Lookup: Sendable {
     let failedURLs: FailedURLStore
     /// What the run's requests carry beyond the URL: a failure answers only requests like it.
     let request: RequestFingerprint
+    /// What a URL's own credentials are digested with.
+    let credentialKey: CredentialKey
 
     func run(_ url: String, key: CacheKey, ttl: () -> AgeLimit) -> LookupOutcome {
         // Read before looking; a lookup of variants looks in other shards too.
@@ -74,7 +77,8 @@ struct Lookup: Sendable {
            let records = failedURLs.lookup(Lookup.failureKey(url), ttl: .never, now: now) {
             // Any record (another request's, an expired one) is removed by a success.
             failedBefore = true
-            if let record = records.last(where: { $0.scope.covers(request, sizeLimit: settings.maximumBytes) }) {
+            let asked = request.forURL(url, key: credentialKey)
+            if let record = records.last(where: { $0.scope.covers(asked, sizeLimit: settings.maximumBytes) }) {
                 let ttl = ttl()
                 if !ttl.isExpired(record.failedAt, now: now) {
                     return .answer(.failure(.blacklisted(url: url, reason: record.reason, failedAt: record.failedAt, ttl: ttl, now: now)),

@@ -7,8 +7,10 @@ import Glibc
 /// jar's cookies when the run began) and the proxy, in 32 hex digits. A
 /// failure the failed-URL list keeps answers only requests with the same
 /// fingerprint: a login page served to a request without cookies says
-/// nothing of the same URL asked with them. Passwords are never kept: only
-/// this digest of everything together is.
+/// nothing of the same URL asked with them. Passwords are never kept, nor
+/// anything a guess could be checked against: credentials, netrc files and
+/// cookies are digested under the namespace's secret (`CredentialKey`)
+/// before they join the digest of everything together.
 public struct RequestFingerprint: Hashable, Sendable, CustomStringConvertible {
     /// MD5 of the request's description, lower-case hex.
     public let digest: String
@@ -25,20 +27,22 @@ public struct RequestFingerprint: Hashable, Sendable, CustomStringConvertible {
         self.digest = digest
     }
 
-    /// The fingerprint of the requests made with `settings` and `downloads`.
-    public init(settings: FetchSettings, downloads: DownloadConfiguration) {
-        var parts: [String] = settings.headers.map { "header " + $0.line }
+    /// The fingerprint of the requests made with `settings` and `downloads`,
+    /// secrets digested under `key` (read only when there are some).
+    init(settings: FetchSettings, downloads: DownloadConfiguration, key: CredentialKey) {
+        // A header may be a token (Authorization, Cookie): each is digested too.
+        var parts: [String] = settings.headers.map { "header " + key.digest($0.line) }
         if let credentials = settings.credentials {
-            parts.append("user " + credentials.user)
-            parts.append("password " + MD5.hex(credentials.password))
+            parts.append("user " + key.digest(credentials.user))
+            parts.append("password " + key.digest(credentials.password))
         }
         switch downloads.netrc {
         case nil: break
-        case .home?: parts.append("netrc ~/.netrc " + RequestFingerprint.contents(of: (Environment.process["HOME"] ?? "") + "/.netrc"))
-        case .file(let path)?: parts.append("netrc " + path + " " + RequestFingerprint.contents(of: path))
+        case .home?: parts.append("netrc ~/.netrc " + key.digest(RequestFingerprint.contents(of: (Environment.process["HOME"] ?? "") + "/.netrc")))
+        case .file(let path)?: parts.append("netrc " + path + " " + key.digest(RequestFingerprint.contents(of: path)))
         }
         if let jar = downloads.cookieJar {
-            parts.append("cookies " + jar + " " + RequestFingerprint.cookies(in: jar))
+            parts.append("cookies " + jar + " " + key.digest(RequestFingerprint.cookies(in: jar)))
         } else if downloads.handleCookies {
             parts.append("cookies of the run")
         }
@@ -61,6 +65,13 @@ public struct RequestFingerprint: Hashable, Sendable, CustomStringConvertible {
         let lines = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == "\r" })
             .filter { !$0.isEmpty && (!$0.hasPrefix("#") || $0.hasPrefix("#HttpOnly_")) }
         return MD5.hex(lines.sorted().joined(separator: "\n"))
+    }
+
+    /// The fingerprint of a request for `url`, whose user information (`user:password@`) counts as
+    /// `-u`'s credentials do: digested under `key`.
+    func forURL(_ url: String, key: CredentialKey) -> RequestFingerprint {
+        guard let information = URLText.userInfo(of: url) else { return self }
+        return RequestFingerprint(parts: [digest, "URL user information " + key.digest(information)])
     }
 
     public var isPlain: Bool { self == .plain }
