@@ -95,7 +95,8 @@ struct DeviceIndependentBitmap {
             bitsPerPixel = try le(headerAt + 10, 2)
         } else {
             guard headerSize >= 40 else { throw .corrupt(format, "unknown header size \(headerSize)") }
-            width = try le(headerAt + 4, 4)
+            // Signed, as the format declares it: a negative width is said as such.
+            width = Int(Int32(truncatingIfNeeded: try le(headerAt + 4, 4)))
             let signed = Int(Int32(truncatingIfNeeded: try le(headerAt + 8, 4)))
             topDown = signed < 0
             height = rows ?? abs(signed)
@@ -103,7 +104,11 @@ struct DeviceIndependentBitmap {
             compression = try le(headerAt + 16, 4)
             colours = try le(headerAt + 32, 4)
         }
-        guard width > 0, height > 0, width <= 1 << 20, height <= 1 << 20 else { throw .corrupt(format, "width \(width), height \(height)") }
+        guard width > 0 else { throw .corrupt(format, width < 0 ? "a negative width (\(width))" : "a width of 0") }
+        guard height > 0 else { throw .corrupt(format, "a height of 0") }
+        guard width <= 1 << 20, height <= 1 << 20 else {
+            throw .corrupt(format, "\(width)×\(height) is beyond what BMP readers take (1048576 pixels a side)")
+        }
         guard [1, 4, 8, 16, 24, 32].contains(bitsPerPixel) else { throw .corrupt(format, "\(bitsPerPixel) bits a pixel") }
         switch compression {
         case 0:

@@ -12,13 +12,28 @@ struct ICOCodec: ImageCodec {
     let mediaType = "image/x-icon"
     let capabilities: CodecCapabilities = [.decode]
 
-    /// Reserved 0, type 1 (icon) or 2 (cursor), 1–255 entries, each of a plausible size and place.
+    /// Reserved 0, type 1 (icon) or 2 (cursor), at least one entry, the first of a plausible size and
+    /// place (past the directory's first entry); how many the directory lists is the probe's to judge.
     func recognizes(_ bytes: [UInt8]) -> Bool {
         guard bytes.count >= 22, bytes[0] == 0, bytes[1] == 0, [1, 2].contains(bytes[2]), bytes[3] == 0 else { return false }
         let count = CodecShim.littleEndian(bytes, 4, 2)
-        guard count > 0, count <= 255 else { return false }
+        guard count > 0 else { return false }
         let first = entries(bytes).first
-        return first.map { $0.offset >= 6 + 16 * count && $0.size > 0 && bytes[9] == 0 } ?? false
+        return first.map { $0.offset >= 22 && $0.size > 0 && bytes[9] == 0 } ?? false
+    }
+
+    /// The most pictures a directory may list (icons hold a handful; 255 is the most a one-byte
+    /// count of the older tools allowed).
+    static let maximumEntries = 1024
+
+    /// What is wrong with the directory itself, before any picture is read.
+    private func directoryProblem(_ bytes: [UInt8]) -> String? {
+        let count = CodecShim.littleEndian(bytes, 4, 2)
+        if count > ICOCodec.maximumEntries { return "its directory lists \(count) pictures, more than the \(ICOCodec.maximumEntries) imgcache reads" }
+        if let first = entries(bytes).first, first.offset < 6 + 16 * count {
+            return "its directory of \(count) pictures overlaps the first picture (at byte \(first.offset))"
+        }
+        return nil
     }
 
     private struct Entry {
@@ -49,6 +64,7 @@ struct ICOCodec: ImageCodec {
     }
 
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        if let problem = directoryProblem(bytes) { throw .corrupt(format, problem) }
         let entry = try chosen(bytes)
         guard entry.offset + 16 <= bytes.count else {
             // The directory's sizes, until the picture itself arrives.

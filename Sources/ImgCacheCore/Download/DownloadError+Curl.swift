@@ -36,6 +36,9 @@ extension DownloadError {
             return .truncated("received \(received) of \(announced) bytes")
         case CURLE_FILESIZE_EXCEEDED: return .tooLarge(limit: request.maximumBytes ?? 0)
         case CURLE_ABORTED_BY_CALLBACK: return .cancelled
+        // libcurl refuses a header line past its 100 KiB with this code (and no detail) before any body.
+        case CURLE_OUT_OF_MEMORY where received == 0 && easy.errorDetail == nil:
+            return .other(code: Int(code.rawValue), message: "header too large: the response's header is past the 100 KiB libcurl takes")
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
             return osError == ECONNRESET ? .connectionReset : .connectionLost(text)
         case CURLE_GOT_NOTHING: return .connectionLost("the server closed the connection without a reply")
