@@ -29,6 +29,8 @@ _imgcache() {
         --quality) return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
         --max-pixels) return ;;
+        --max-decode-time) return ;;
+        --max-decode-memory) return ;;
         --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
         --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --remote) return ;;
@@ -65,6 +67,8 @@ _imgcache() {
         --quality) return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
         --max-pixels) return ;;
+        --max-decode-time) return ;;
+        --max-decode-memory) return ;;
         --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
         --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --remote) return ;;
@@ -102,6 +106,8 @@ _imgcache() {
         --quality) return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
         --max-pixels) return ;;
+        --max-decode-time) return ;;
+        --max-decode-memory) return ;;
         --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
         --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --remote) return ;;
@@ -115,20 +121,22 @@ _imgcache() {
         --max-age) return ;;
         --failed-ttl) return ;;
         --umask) return ;;
-        --unset) COMPREPLY=($(compgen -W "max-size max-age failed-ttl remote umask" -- "$cur")); _imgcache_nospace; return ;;
+        --max-decode-time) return ;;
+        --max-decode-memory) return ;;
+        --unset) COMPREPLY=($(compgen -W "max-size max-age failed-ttl remote umask max-decode-time max-decode-memory" -- "$cur")); _imgcache_nospace; return ;;
         --remote) return ;;
         --cacert) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --capath) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --srcset --output-dir --memory-only --progressive --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --srcset --output-dir --memory-only --progressive --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --stats --shard --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --stats --shard --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         export)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --shard-size --caption-column --include-opted-out --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --key-filter --read-only-path --remote --remote-reshare --remember --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --shard-size --caption-column --include-opted-out --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         list)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
@@ -146,7 +154,7 @@ _imgcache() {
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--match --key-filter --dry-run --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         config)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--max-size --max-age --failed-ttl --umask --unset --reset --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--max-size --max-age --failed-ttl --umask --max-decode-time --max-decode-memory --unset --reset --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         remote)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--remote --insecure -k --cacert --capath --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

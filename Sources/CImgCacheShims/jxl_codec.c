@@ -31,9 +31,6 @@
     X(JxlDecoderStatus, JxlDecoderImageOutBufferSize, (const JxlDecoder *, const JxlPixelFormat *, size_t *)) \
     X(JxlDecoderStatus, JxlDecoderSetImageOutBuffer, (JxlDecoder *, const JxlPixelFormat *, void *, size_t)) \
     X(JxlDecoderStatus, JxlDecoderSetParallelRunner, (JxlDecoder *, JxlParallelRunner, void *))      \
-    X(JxlDecoderStatus, JxlDecoderSetImageOutCallback,                                               \
-      (JxlDecoder *, const JxlPixelFormat *, JxlImageOutCallback, void *))                           \
-    X(JxlDecoderStatus, JxlDecoderSkipCurrentFrame, (JxlDecoder *))                                  \
     X(JxlEncoder *, JxlEncoderCreate, (const JxlMemoryManager *))                                    \
     X(void, JxlEncoderDestroy, (JxlEncoder *))                                                       \
     X(JxlEncoderFrameSettings *, JxlEncoderFrameSettingsCreate, (JxlEncoder *, const JxlEncoderFrameSettings *)) \
@@ -80,11 +77,6 @@ static void upright_size(const JxlBasicInfo *info, uint32_t *width, uint32_t *he
     *height = turned ? info->xsize : info->ysize;
 }
 
-/// Pixels decoded only to learn that every byte of the last frame is there: none are kept.
-static void discard_rows(void *opaque, size_t x, size_t y, size_t count, const void *pixels) {
-    (void)opaque; (void)x; (void)y; (void)count; (void)pixels;
-}
-
 int ic_jxl_read_header(const uint8_t *data, size_t size, int complete, ic_jxl_header *out, char *error, size_t error_size) {
     if (ic_jxl_load(error, error_size) != 0) return -1;
     memset(out, 0, sizeof *out);
@@ -93,18 +85,16 @@ int ic_jxl_read_header(const uint8_t *data, size_t size, int complete, ic_jxl_he
         ic_set_error(error, error_size, "out of memory");
         return -1;
     }
-    // Frames are counted from their headers; libjxl skips their pixels by the table of contents.
-    // The last frame is never skipped (nothing follows it), so whether it is whole is learnt
-    // (complete == 2) only by decoding it, its pixels thrown away row by row.
-    int status = -1, have_info = 0, last_frame = 0;
-    int events = JXL_DEC_BASIC_INFO | (complete ? JXL_DEC_FRAME : 0) | (complete == 2 ? JXL_DEC_FULL_IMAGE : 0);
-    JxlPixelFormat format = {4, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0};
+    // Frames are counted from their headers; libjxl skips their pixels by the table of contents,
+    // so no pixel is decoded. The input is never closed: a file cut short then asks for more
+    // (and libjxl prints nothing) rather than failing.
+    int status = -1, have_info = 0;
+    int events = JXL_DEC_BASIC_INFO | (complete ? JXL_DEC_FRAME : 0);
     if (p_JxlDecoderSubscribeEvents(decoder, events) != JXL_DEC_SUCCESS ||
         p_JxlDecoderSetInput(decoder, data, size) != JXL_DEC_SUCCESS) {
         ic_set_error(error, error_size, "libjxl refused its input");
         goto done;
     }
-    if (complete) p_JxlDecoderCloseInput(decoder);
     for (int steps = 0; steps < 1 << 20; steps++) {
         JxlDecoderStatus result = p_JxlDecoderProcessInput(decoder);
         if (result == JXL_DEC_BASIC_INFO) {
@@ -122,29 +112,18 @@ int ic_jxl_read_header(const uint8_t *data, size_t size, int complete, ic_jxl_he
             }
         } else if (result == JXL_DEC_FRAME) {
             out->frame_count++;
-            JxlFrameHeader header;
-            last_frame = p_JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS && header.is_last;
-        } else if (result == JXL_DEC_NEED_IMAGE_OUT_BUFFER) {
-            JxlDecoderStatus handled = last_frame ? p_JxlDecoderSetImageOutCallback(decoder, &format, discard_rows, NULL)
-                                                  : p_JxlDecoderSkipCurrentFrame(decoder);
-            if (handled != JXL_DEC_SUCCESS) {
-                ic_set_error(error, error_size, "libjxl cannot read a frame");
-                break;
-            }
-        } else if (result == JXL_DEC_FULL_IMAGE) {
-            continue;
         } else if (result == JXL_DEC_SUCCESS) {
             status = have_info ? 0 : -1;
             if (!have_info) ic_set_error(error, error_size, "no header");
             break;
         } else if (result == JXL_DEC_NEED_MORE_INPUT) {
-            // Cut short: before the header (more is needed), or inside a frame (truncated).
+            // Cut short: before the header (more is needed), or inside a frame before the last.
             if (have_info) {
                 status = 2;
                 ic_set_error(error, error_size, "the file ends inside a frame");
             } else {
-                status = complete ? -1 : 1;
-                ic_set_error(error, error_size, complete ? "the file ends inside the header" : "more bytes are needed");
+                status = 1;
+                ic_set_error(error, error_size, "more bytes are needed");
             }
             break;
         } else {

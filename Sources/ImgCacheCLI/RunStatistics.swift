@@ -62,6 +62,9 @@ struct RunStatistics {
         let answered = Double(summary.urls)
         object.add("urls_per_second", JSONValue.number(seconds > 0 ? (answered / seconds * 10).rounded() / 10 : 0))
         object.add("stopped_early", interrupted)
+        object.add("peak_memory", WorkerRegistry.ownPeakMemory)
+        object.add("decode_workers", WorkerRegistry.shared.startedCount)
+        object.add("decode_peak_memory", WorkerRegistry.shared.workersPeakMemory)
         return object
     }
 }

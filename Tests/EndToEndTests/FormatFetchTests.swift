@@ -93,12 +93,20 @@ import Testing
     }
 
     /// With the default check too: each format's end is found without decoding its pixels
-    /// (a bare JPEG XL codestream's last frame excepted, which nothing else marks the end of).
+    /// (a bare JPEG XL codestream's last frame excepted, which nothing but a decode marks the end
+    /// of: `--verify full` refuses it, the header check stores it, as Docs/SECURITY.md says).
     @Test(arguments: [["--verify", "full"], []])
     func aFileCutShortIsRefusedAndNothingIsStored(verify: [String]) throws {
         for row in Self.rows {
             let url = server.url("formats/cut/" + row.name)
             let result = try fetch(["fetch"] + verify + [url])
+            if verify.isEmpty, row.name == "still.jxl" {
+                #expect(result.status == 0, "\(result.standardError)")
+                // libjxl says nothing of it on stderr either: its probe never fails on a file cut short.
+                #expect(result.standardError.isEmpty, "\(result.standardError)")
+                _ = try fetch(["clear"])
+                continue
+            }
             #expect(result.status == 1, "\(row.name) was taken with \(verify): \(result.output)")
             #expect(result.standardError.contains("\(url): "), "\(result.standardError)")
             #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty, "\(row.name)")

@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func enormousHeadersAndHeaderFloods() throws {
-        try expectRefused("/huge-headers/logo.png", messageContains: "/huge-headers/logo.png: ")
+        try expectRefused("/huge-headers/logo.png", messageContains: "/huge-headers/logo.png: header too large")
         try expectRefused("/header-flood/photo.jpg", messageContains: "/header-flood/photo.jpg: ")
     }
 

@@ -205,6 +205,7 @@ import Testing
                        "header": "X-A: b", "user": "me:pw", "max-redirects": "3", "max-size": "20M",
                        "key-filter": "strip-query", "failed-ttl": "2h", "options": "retry-failed,0x10",
                        "max-pixels": "2.5M", "verify": "full", "thumbnail": "64x64", "format": "webp", "quality": "80",
+                       "max-decode-time": "10s", "max-decode-memory": "512M",
                        "remote": "redis://127.0.0.1|timeout=2s", "connect-timeout": "2s", "max-time": "30",
                        "proxy": "http://127.0.0.1:3128", "netrc-file": "netrc", "output-dir": "out",
                        "background": "white", "fit": "cover", "input-format": "csv", "url-column": "image", "shard": "0/2", "per-host": "2", "rate": "5/s",

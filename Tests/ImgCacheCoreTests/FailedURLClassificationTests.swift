@@ -5,6 +5,11 @@ import Testing
 @Suite struct FailedURLClassificationTests {
     let url = "http://h/a.png"
 
+    /// The credential key of namespace `unit` under `root`.
+    static func credentialKey(_ root: String) throws -> CredentialKey {
+        CredentialKey(cache: DiskCache(location: CacheLocation(root: root, namespace: try Namespace(validating: "unit"))))
+    }
+
     @Test func lastingFailuresAreRemembered() {
         let remembered: [FetchError] = [
             .download(url: url, .unsupportedScheme("file")), .notAnImage(url: url, contentType: "text/html"), .unsupportedFormat(url: url, .tiff),
@@ -38,7 +43,10 @@ import Testing
     @Test func failuresThatDependOnTheRequestAnswerOnlyRequestsLikeIt() throws {
         var settings = FetchSettings()
         settings.headers = [try HTTPHeader(parsing: "Cookie: session=1")]
-        let withCookie = RequestFingerprint(settings: settings, downloads: DownloadConfiguration())
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imgcache-key-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let withCookie = RequestFingerprint(settings: settings, downloads: DownloadConfiguration(),
+                                            key: try Self.credentialKey(folder))
         #expect(withCookie != .plain)
         for code in [401, 403, 404, 407, 410] {
             let error = FetchError.download(url: url, .httpStatus(code))
@@ -58,13 +66,54 @@ import Testing
         #expect(tooLarge?.covers(withCookie, sizeLimit: 500) == false)
     }
 
+    @Test func credentialsAreDigestedUnderAPerUserSecretNobodyElseCanRead() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imgcache-key-\(UUID().uuidString)").path
+        let elsewhere = folder + "-other"
+        defer { for path in [folder, elsewhere] { try? FileManager.default.removeItem(atPath: path) } }
+        var settings = FetchSettings()
+        settings.credentials = Credentials(user: "alice", password: "S3cretPW")
+        let here = RequestFingerprint(settings: settings, downloads: DownloadConfiguration(), key: try Self.credentialKey(folder))
+        // The same credentials under the same (saved) secret make the same fingerprint in a later run.
+        #expect(RequestFingerprint(settings: settings, downloads: DownloadConfiguration(), key: try Self.credentialKey(folder)) == here)
+        // Under another namespace's secret, another: the digest depends on a secret, not only on the password.
+        #expect(RequestFingerprint(settings: settings, downloads: DownloadConfiguration(), key: try Self.credentialKey(elsewhere)) != here)
+        let secret = folder + "/unit/" + CredentialKey.fileName
+        let attributes = try FileManager.default.attributesOfItem(atPath: secret)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: secret)).count == 32)
+        // A URL's own credentials make a fingerprint of their own.
+        let key = try Self.credentialKey(folder)
+        #expect(RequestFingerprint.plain.forURL("http://alice:S3cretPW@h/a.png", key: key) != .plain)
+        #expect(RequestFingerprint.plain.forURL("http://h/a.png", key: key) == .plain)
+        #expect(RequestFingerprint.plain.forURL("http://alice:S3cretPW@h/a.png", key: key)
+                != RequestFingerprint.plain.forURL("http://alice:other@h/a.png", key: key))
+    }
+
+    @Test func aURLsUserInformationEntersItsKeyOnlyAsADigestUnderTheSecret() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imgcache-key-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(URLText.normalized("http://alice:S3cretPW@Host:80/a.png") == "http://host/a.png")
+        #expect(URLText.userInfo(of: "https://alice:pw@host/a@b.png") == "alice:pw")
+        #expect(URLText.userInfo(of: "https://host/a@b.png") == nil)
+        var settings = FetchSettings()
+        settings.credentialKey = try Self.credentialKey(folder)
+        let alice = settings.cacheKey(for: "http://alice:S3cretPW@Host/a.png"), bob = settings.cacheKey(for: "http://bob:pw@host/a.png")
+        // Each user's entry stays apart from the others' and from the plain URL's...
+        #expect(Set([alice.digest, bob.digest, settings.cacheKey(for: "http://host/a.png").digest]).count == 3)
+        #expect(alice == settings.cacheKey(for: "http://alice:S3cretPW@host/a.png"))
+        // ...and neither the password nor an unkeyed digest of it is in the key.
+        #expect(!alice.string.contains("S3cretPW") && !alice.string.contains(MD5.hex("alice:S3cretPW")))
+        #expect(alice.string.hasPrefix("http://~") && alice.string.hasSuffix("@host/a.png"))
+        #expect(alice.storedForm == "http://***@host/a.png")
+    }
+
     @Test func theFailedListKeepsOneRecordPerRequestAndASuccessForgetsThemAll() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imgcache-failed-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let store = FailedURLStore(namespaceDirectory: folder)
         let key = CacheKey("http://h/a.png")
         let other = RequestFingerprint(settings: { var s = FetchSettings(); s.credentials = Credentials(user: "u", password: "p"); return s }(),
-                                       downloads: DownloadConfiguration())
+                                       downloads: DownloadConfiguration(), key: try Self.credentialKey(folder))
         try store.record(key, url: key.string, reason: "HTTP 403 Forbidden", scope: .init(request: .plain), now: 100)
         try store.record(key, url: key.string, reason: "HTTP 401 Unauthorized", scope: .init(request: other), now: 200)
         let records = try #require(store.lookup(key, ttl: .never, now: 300))

@@ -36,8 +36,8 @@ import Testing
             #expect(image.width == Int(row[2]) && image.height == Int(row[3]), "\(row[0])")
             #expect(image.pixels.count == image.width * image.height * 4 * image.frameCount, "\(row[0])")
             #expect(Self.digest(image.frame(0)) == row[7], "\(row[0]) first frame")
-            // PNG's default image only (APNG frames are not decoded); other animations every frame.
-            #expect(image.frameCount == (row[1] == "png" ? 1 : Int(row[4])), "\(row[0]) frames")
+            // Every frame of every animation, an APNG's too.
+            #expect(image.frameCount == Int(row[4]), "\(row[0]) frames")
         }
     }
 
@@ -46,6 +46,11 @@ import Testing
         #expect(gif.frameCount == 3 && gif.delays == [80, 80, 80] && gif.loopCount == 0)
         let webp = try ImageDecoder.decode(try Self.bytes("moving.webp"))
         #expect(webp.frameCount == 2 && webp.delays == [70, 70] && webp.loopCount == 0)
+        // An APNG's frames composited as Pillow (and browsers) show them.
+        let apng = try ImageDecoder.decode(try Self.bytes("apng.png"))
+        #expect(apng.frameCount == 3 && apng.delays == [100, 100, 100] && apng.loopCount == 0)
+        #expect((0..<3).map { Self.digest(apng.frame($0)) }
+                == ["19e15509afef88b325d076eba126df47", "25d996c9a84a4922bf7265c9e80e71ac", "20d02e7c10a4887401247012718b9148"])
         let still = try ImageDecoder.decode(try Self.bytes("photo.jpg"))
         #expect(still.loopCount == nil && still.orientation == 1)
     }
@@ -69,7 +74,7 @@ import Testing
             try ImageDecoder.decode(try Self.bytes("bomb.png"))
         }
         // Animation frames count against the limit too: 3 frames of 32x32 is 3072 pixels.
-        #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: 32, height: 32, limit: PixelLimit(pixels: 2048))) {
+        #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: 32, height: 32, limit: PixelLimit(pixels: 2048), frames: 3)) {
             try ImageDecoder.decode(try Self.bytes("anim.gif"), maximumPixels: PixelLimit(pixels: 2048))
         }
     }

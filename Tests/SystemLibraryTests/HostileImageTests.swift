@@ -129,10 +129,13 @@ import Testing
         let bomb = Self.gif(width: 2000, height: 2000, frames: 5000)
         let header = try ImageHeader.probe(bomb)
         #expect(header.frameCount == 5000 && header.width == 2000)
-        // 2000x2000 a frame: the limit (4 megapixels here, every frame counted) stops it at the second.
-        #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: 2000, height: 2000, limit: Self.limit)) {
+        // 2000x2000 a frame: the limit (4 megapixels here, every frame counted) refuses it before
+        // the first frame, and says so for every frame together.
+        #expect(throws: ImageDecoder.DecodeError.tooManyPixels(width: 2000, height: 2000, limit: Self.limit, frames: 5000)) {
             try ImageDecoder.decode(bomb, maximumPixels: Self.limit)
         }
+        #expect(ImageDecoder.DecodeError.tooManyPixels(width: 2000, height: 2000, limit: Self.limit, frames: 5000).description
+                == "5000 frames of 2000×2000 pixels (20000 megapixels in all) is over the limit of 4 megapixels")
         // Its first frame alone, as a thumbnail needs, is within the limit.
         let first = try ImageDecoder.decode(bomb, maximumPixels: Self.limit, maximumFrames: 1)
         #expect(first.frameCount == 1 && first.width == 2000)

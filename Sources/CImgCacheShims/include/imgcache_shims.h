@@ -179,7 +179,8 @@ typedef struct {
     uint32_t orientation;
 } ic_jxl_header;
 /// `complete`: 0 the header from what has arrived, 1 the whole file with its frames
-/// counted, 2 as 1 and the last frame decoded to learn that it is whole.
+/// counted from their headers (no pixel decoded; a frame's data is skipped by its
+/// table of contents, and the last one's is not looked at).
 /// 0; 1 when more bytes are needed for the header; 2 when `complete` and the
 /// file ends inside a frame (the header filled, the frames counted so far); -1 with a message.
 int ic_jxl_read_header(const uint8_t *data, size_t size, int complete, ic_jxl_header *out, char *error, size_t error_size);

@@ -33,7 +33,7 @@ extension ClearCommand {
                 if !arguments.failedURLs.isEmpty {
                     var forgotten = 0
                     for url in arguments.failedURLs {
-                        if failed.forget(url: url) {
+                        if failed.forget(url: url, key: CredentialKey(cache: cache)) {
                             forgotten += 1
                         } else {
                             // Forgetting is idempotent, as rm -f is: what was asked for holds.

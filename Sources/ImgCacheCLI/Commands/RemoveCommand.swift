@@ -28,9 +28,10 @@ extension RemoveCommand {
             }
         }
         // By URL: a lookup of the key fetch would use, then its variants' keys.
+        let credentials = CredentialKey(cache: cache)
         for given in arguments.urls {
             let url = URLText.withoutFragment(given)
-            let key = CacheKey(arguments.keyFilter.key(for: URLText.normalized(url)))
+            let key = CacheKey(arguments.keyFilter.key(for: credentials.keyed(url)))
             var files: [DiskCache.RemovedFile]
             do {
                 files = try cache.removeEntry(for: key, dryRun: arguments.dryRun)

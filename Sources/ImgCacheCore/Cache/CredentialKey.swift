@@ -4,19 +4,33 @@ import Glibc
 import Synchronization
 
 /// The secret that credentials are digested with before anything of them is
-/// written to the cache (the failed list's request fingerprints): 32 random
-/// bytes in `<namespace>/secret-<uid>`, mode 0600, one per user, made on first
-/// need. A password in a URL or `-u` then leaves nothing in the cache that a
-/// guess can be checked against offline, by anyone who can list a team cache.
-/// Read only for a run that carries credentials; where the file cannot be made
-/// (a cache this user cannot write), the run keeps a secret of its own, so its
-/// failures simply answer no later run.
-final class CredentialKey: Sendable {
-    private let namespaceDirectory: String
+/// written to the cache: a URL's user information in its key (so that the
+/// entries of `alice:…@host` and `bob:…@host` stay apart, and an entry's name
+/// cannot be checked against a guessed password), and `-u`, netrc, headers
+/// and cookies in the failed list's request fingerprints. 32 random bytes in
+/// `<namespace>/secret-<uid>`, mode 0600, one per user (a team cache's members
+/// keep their credentialed entries apart), made (with the namespace) on first
+/// need: only a run with credentials reads it. Where it cannot be made (a
+/// cache this user cannot write), the run keeps a secret of its own, so what it
+/// keys answers no later run.
+public final class CredentialKey: Sendable, Equatable {
+    private let cache: DiskCache
     private let loaded = Mutex<[UInt8]?>(nil)
 
-    init(namespaceDirectory: String) {
-        self.namespaceDirectory = namespaceDirectory
+    public init(cache: DiskCache) {
+        self.cache = cache
+    }
+
+    private var namespaceDirectory: String { cache.directory }
+
+    public static func == (a: CredentialKey, b: CredentialKey) -> Bool { a.namespaceDirectory == b.namespaceDirectory }
+
+    /// `url`'s key form: its normal form, its user information (if any) replaced by `~` and its
+    /// digest under the secret.
+    public func keyed(_ url: String) -> String {
+        let normal = URLText.normalized(url)
+        guard let information = URLText.userInfo(of: url) else { return normal }
+        return URLText.withUserInfo(normal, "~" + digest(information))
     }
 
     /// The file's name for this user.
@@ -26,7 +40,7 @@ final class CredentialKey: Sendable {
     var bytes: [UInt8] {
         loaded.withLock { loaded in
             if let loaded { return loaded }
-            let secret = CredentialKey.read(namespaceDirectory + "/" + CredentialKey.fileName) ?? CredentialKey.made(in: namespaceDirectory)
+            let secret = CredentialKey.read(namespaceDirectory + "/" + CredentialKey.fileName) ?? CredentialKey.made(in: namespaceDirectory, cache: cache)
                 ?? CredentialKey.random()
             loaded = secret
             return secret
@@ -48,9 +62,10 @@ final class CredentialKey: Sendable {
         return bytes
     }
 
-    /// A new secret saved in `directory` (made if missing); nil when it cannot be saved.
-    private static func made(in directory: String) -> [UInt8]? {
-        guard (try? FileSystem.makeDirectories(directory, mode: 0o777)) != nil else { return nil }
+    /// A new secret saved in the namespace `directory` (made first, as a store makes it); nil when
+    /// it cannot be saved there.
+    private static func made(in directory: String, cache: DiskCache) -> [UInt8]? {
+        guard (try? cache.prepareForStores()) != nil else { return nil }
         let secret = random()
         let path = directory + "/" + fileName
         // Made 0600 from the start (the umask can only take bits away): nobody else ever opens it.

@@ -109,9 +109,9 @@ public struct FailedURLStore: Sendable {
     }
 
     /// Forgets the failures remembered for the URL `url` (as given, without
-    /// its fragment); whether there were any.
-    public func forget(url: String) -> Bool {
-        let path = directory + "/" + Lookup.failureKey(URLText.withoutFragment(url)).digest
+    /// its fragment; its credentials digested under `key`); whether there were any.
+    public func forget(url: String, key: CredentialKey) -> Bool {
+        let path = directory + "/" + CacheKey(key.keyed(URLText.withoutFragment(url)), fileExtension: nil).digest
         if case .success = SystemCall.unlink(path) { return true }
         return false
     }

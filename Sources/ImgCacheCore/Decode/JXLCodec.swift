@@ -48,11 +48,15 @@ struct JXLCodec: ImageCodec {
         return (header, status)
     }
 
-    /// Whole, as far as its structure tells without decoding a pixel: a container's boxes all lie
-    /// within the file, and its codestream's last part (a `jxlp` box marked last, or a `jxlc` box) is
-    /// there. A bare codestream marks no end before its last frame's pixels, which only a decode
-    /// reaches (`--verify full` decodes them, in a worker): it is taken as whole.
+    /// Whole, as far as its structure tells without decoding a pixel: every frame but the last is
+    /// there (libjxl skips each by its table of contents), and a container's boxes all lie within
+    /// the file with its codestream's last part (a `jxlp` box marked last, or a `jxlc` box). Where
+    /// the last frame's data ends, only a decode tells (`--verify full`, in a worker).
     func missingEnd(of bytes: [UInt8]) -> String? {
+        var header = ic_jxl_header()
+        var buffer = [CChar](repeating: 0, count: 256)
+        let status = bytes.withUnsafeBufferPointer { ic_jxl_read_header($0.baseAddress, $0.count, 1, &header, &buffer, buffer.count) }
+        if status == 2 { return CodecShim.message(buffer) }
         guard !CodecShim.starts(bytes, with: [0xFF, 0x0A]) else { return nil }
         var offset = 0, boxes = 0
         var sawLastPart = false

@@ -6,8 +6,8 @@ extension URLText {
     /// percent-encoded unreserved characters decoded and other escapes in
     /// upper case. `HTTP://Host:80/im%67/./a.png` is `http://host/img/a.png`.
     /// User information (`user:password@`) is left out: what names an entry
-    /// in the cache must never hold a password in a form a guess could check;
-    /// the credentials go to the request's fingerprint instead, as `-u`'s do.
+    /// in the cache must never hold a password in a form a guess could check
+    /// (`CredentialKey.keyed` puts a keyed digest of it back).
     /// Anything else (another scheme, no authority) is returned as it is.
     public static func normalized(_ url: String) -> String {
         var utf8 = Array(url.utf8)
@@ -55,6 +55,12 @@ extension URLText {
         while end < utf8.count, !"/?#".utf8.contains(utf8[end]) { end += 1 }
         guard let at = utf8[(schemeEnd + 3)..<end].lastIndex(of: UInt8(ascii: "@")) else { return nil }
         return String(decoding: utf8[(schemeEnd + 3)..<at], as: UTF8.self)
+    }
+
+    /// `url` (with an authority) with `information` as its user information, before its host.
+    static func withUserInfo(_ url: String, _ information: String) -> String {
+        guard let separator = url.firstRange(of: "://") else { return url }
+        return String(url[..<separator.upperBound]) + information + "@" + String(url[separator.upperBound...])
     }
 
     /// The index of `:` in a leading `scheme://`, if there is one.

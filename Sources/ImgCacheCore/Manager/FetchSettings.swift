@@ -48,14 +48,28 @@ public struct FetchSettings: Equatable, Sendable {
     /// URLs share one entry), after the key filter, with the Accept sent when
     /// it is not the default (a server may answer it with another format: `Vary: Accept`).
     func cacheKey(for url: String) -> CacheKey {
-        let key = keyFilter.key(for: URLText.normalized(url))
+        let key = keyFilter.key(for: keyedURL(url))
         guard let accept = acceptSent else { return CacheKey(key) }
         return CacheKey(KeyVariant(transform: nil, accept: accept).key(for: key), fileExtension: CacheKey(key).fileExtension)
     }
 
     /// The cache key of `transform`'s variant of the image `url` serves: the URL's key with the transformer key.
     func variantKey(for url: String, _ transform: ImageTransform) -> CacheKey {
-        transform.cacheKey(for: keyFilter.key(for: URLText.normalized(url)), accept: acceptSent)
+        transform.cacheKey(for: keyFilter.key(for: keyedURL(url)), accept: acceptSent)
+    }
+
+    /// Digests a URL's credentials in keys (set by `ImageFetcher` for its namespace; nil: they are left out).
+    public var credentialKey: CredentialKey?
+
+    /// `url` as keys name it: its normal form, its credentials digested (`CredentialKey`).
+    func keyedURL(_ url: String) -> String {
+        credentialKey?.keyed(url) ?? URLText.normalized(url)
+    }
+
+    /// The failed list's key of `url`: its keyed form, without the key filter or a transform (a
+    /// failure of one signed URL says nothing of a freshly signed one).
+    func failureKey(for url: String) -> CacheKey {
+        CacheKey(keyedURL(url), fileExtension: nil)
     }
 
     /// `--verify`: the header (signature, dimensions; fast), or every pixel of every frame.

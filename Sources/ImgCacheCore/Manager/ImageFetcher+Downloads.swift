@@ -29,7 +29,7 @@ extension ImageFetcher {
         case .answer(let result, let note):
             if let note { log?(note) }
             // A success under RetryFailed takes the URL off the list, a cached one too.
-            if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(request.url)) }
+            if case .success = result, settings.options.contains(.retryFailed) { failedURLs.remove(settings.failureKey(for: request.url)) }
             // Only the image as served is shared (an answer made of variants found alone has none at hand).
             if settings.remoteReshare, case .success(let hit) = result, hit.cacheType == .disk, hit.variants.isEmpty {
                 reshare(hit, key: request.key, &run)

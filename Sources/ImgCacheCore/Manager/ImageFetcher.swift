@@ -41,9 +41,7 @@ public final class ImageFetcher {
 
     let failedURLs: FailedURLStore
     /// What the run's requests carry beyond the URL (the failed list's records answer only requests like them).
-    let request: RequestFingerprint
-    /// What credentials are digested with before the failed list keeps anything of them.
-    let credentialKey: CredentialKey
+    let request: RequestIdentity
     /// Read from the namespace only when a failure record is found.
     var resolvedFailedTTL: AgeLimit?
     /// Created on the first miss, so a hit never loads libcurl.
@@ -83,11 +81,13 @@ public final class ImageFetcher {
         self.environment = environment
         self.cache = cache
         self.readOnlyCaches = readOnlyCaches
+        var settings = settings
+        let credentialKey = settings.credentialKey ?? CredentialKey(cache: cache)
+        settings.credentialKey = credentialKey
         self.settings = settings
         self.downloaderConfiguration = downloaderConfiguration
         failedURLs = FailedURLStore(namespaceDirectory: cache.directory, listings: cache.listings)
-        credentialKey = CredentialKey(namespaceDirectory: cache.directory)
-        request = RequestFingerprint(settings: settings, downloads: downloaderConfiguration, key: credentialKey)
+        request = RequestIdentity(settings: settings, downloads: downloaderConfiguration, key: credentialKey)
         messages = BlockingQueue()
         interruption = FetchInterruption(messages: messages)
         decoder = DecodeWorkerProcess(limits: settings.decodeLimits)
@@ -457,16 +457,16 @@ public final class ImageFetcher {
         switch answer {
         case .failure(let error):
             // A refresh that failed keeps the entry, which answers later fetches: the list answers misses only.
-            guard miss.cached == nil, let scope = error.rememberedScope(request: request.forURL(miss.url, key: credentialKey)) else { return }
+            guard miss.cached == nil, let scope = error.rememberedScope(request: request.fingerprint(for: miss.url)) else { return }
             do {
-                try failedURLs.record(Lookup.failureKey(miss.url), url: miss.url, reason: error.recordedReason, scope: scope, now: WallClock.now())
+                try failedURLs.record(settings.failureKey(for: miss.url), url: miss.url, reason: error.recordedReason, scope: scope, now: WallClock.now())
                 log?("\(RemoteURL.displayed(miss.url)): remembered as failed")
             } catch {
                 log?("cannot remember the failure of \(RemoteURL.displayed(miss.url)): \(error)")
             }
         case .success:
             // Only when one may exist: the lookup saw it, or skipped looking (RetryFailed).
-            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(Lookup.failureKey(miss.url)) }
+            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(settings.failureKey(for: miss.url)) }
         }
     }
 
@@ -582,7 +582,7 @@ public final class ImageFetcher {
     /// The cache, the read-only folders and the failed list, for one URL.
     var lookup: Lookup {
         Lookup(wantsNotes: log != nil, settings: settings, cache: cache, readOnlyCaches: readOnlyCaches, failedURLs: failedURLs,
-               request: request, credentialKey: credentialKey)
+               request: request)
     }
 
     /// Every variant of `url` asked for, when all are cached (from whatever original).

@@ -13,14 +13,6 @@ enum LookupOutcome: Sendable {
 /// The cache answers first: a cached entry is always served, and the
 /// failed-URL list answers only misses.
 struct Lookup: Sendable {
-    /// Failures are remembered per URL as requested (without its fragment, in
-    /// its normal form): neither the key filter nor a transform applies, since
-    /// a failure of one signed URL says nothing of a freshly signed one. The
-    /// normal form holds no credentials: those are the request's fingerprint's.
-    static func failureKey(_ url: String) -> CacheKey {
-        CacheKey(URLText.normalized(url), fileExtension: nil)
-    }
-
     /// Whether to describe what was found (for -v); building the text costs more than a hit.
     let wantsNotes: Bool
     let settings: FetchSettings
@@ -28,9 +20,7 @@ struct Lookup: Sendable {
     let readOnlyCaches: [ReadOnlyCache]
     let failedURLs: FailedURLStore
     /// What the run's requests carry beyond the URL: a failure answers only requests like it.
-    let request: RequestFingerprint
-    /// What a URL's own credentials are digested with.
-    let credentialKey: CredentialKey
+    let request: RequestIdentity
 
     func run(_ url: String, key: CacheKey, ttl: () -> AgeLimit) -> LookupOutcome {
         // Read before looking; a lookup of variants looks in other shards too.
@@ -74,10 +64,10 @@ struct Lookup: Sendable {
         var failedBefore = false
         // A refresh revalidates an entry that is there: the list answers misses only.
         if cached == nil, !options.contains(.retryFailed),
-           let records = failedURLs.lookup(Lookup.failureKey(url), ttl: .never, now: now) {
+           let records = failedURLs.lookup(settings.failureKey(for: url), ttl: .never, now: now) {
             // Any record (another request's, an expired one) is removed by a success.
             failedBefore = true
-            let asked = request.forURL(url, key: credentialKey)
+            let asked = request.fingerprint(for: url)
             if let record = records.last(where: { $0.scope.covers(asked, sizeLimit: settings.maximumBytes) }) {
                 let ttl = ttl()
                 if !ttl.isExpired(record.failedAt, now: now) {

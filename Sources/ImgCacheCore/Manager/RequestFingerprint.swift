@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// What of a request, besides its URL, may change the server's answer:
 /// headers (`-H`, `--accept`), credentials (`-u`, a netrc file), cookies (a
@@ -77,4 +78,35 @@ public struct RequestFingerprint: Hashable, Sendable, CustomStringConvertible {
     public var isPlain: Bool { self == .plain }
 
     public var description: String { digest }
+}
+
+/// A run's request fingerprint, worked out when a failure is first looked up
+/// or kept, never for a run of hits: it reads netrc files and cookie jars and
+/// may read the namespace's secret. Safe from any thread (a list's reader looks up too).
+final class RequestIdentity: Sendable {
+    private let settings: FetchSettings
+    private let downloads: DownloadConfiguration
+    let key: CredentialKey
+    private let made = Mutex<RequestFingerprint?>(nil)
+
+    init(settings: FetchSettings, downloads: DownloadConfiguration, key: CredentialKey) {
+        self.settings = settings
+        self.downloads = downloads
+        self.key = key
+    }
+
+    /// The run's fingerprint.
+    var fingerprint: RequestFingerprint {
+        made.withLock { made in
+            if let made { return made }
+            let fingerprint = RequestFingerprint(settings: settings, downloads: downloads, key: key)
+            made = fingerprint
+            return fingerprint
+        }
+    }
+
+    /// The fingerprint of a request for `url`, its own credentials included.
+    func fingerprint(for url: String) -> RequestFingerprint {
+        fingerprint.forURL(url, key: key)
+    }
 }

@@ -97,6 +97,7 @@ public enum DecodeWorkerMain {
         }
         answer.add("cpu-ms", Int(ic_cpu_milliseconds()))
         answer.add("address-space", Int(ic_address_space()))
+        answer.add("peak-rss", WorkerRegistry.ownPeakMemory)
         return answer
     }
 

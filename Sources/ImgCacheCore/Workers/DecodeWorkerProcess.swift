@@ -113,6 +113,7 @@ final class DecodeWorkerProcess {
     /// The outputs of a job the worker finished, read back from the result file.
     private func finished(_ answer: WorkerMessage, running: Running, result: Int32,
                           phase: WorkerFailure.Phase) -> Result<DecodeResult, DecodeFailure> {
+        if let peak = answer.number("peak-rss") { WorkerRegistry.shared.notePeak(peak) }
         if var updated = worker {
             updated.cpuMilliseconds = answer.number("cpu-ms") ?? updated.cpuMilliseconds
             updated.addressSpace = answer.number("address-space") ?? updated.addressSpace
@@ -155,8 +156,7 @@ final class DecodeWorkerProcess {
     private func ended(_ running: Running, phase: WorkerFailure.Phase, killedForTime: Bool) -> Result<DecodeResult, DecodeFailure> {
         kill(running.pid, SIGKILL)
         drainOutput(running)
-        var status: Int32 = 0
-        while waitpid(running.pid, &status, 0) < 0 && errno == EINTR {}
+        let status = DecodeWorkerProcess.reap(running.pid)
         let report = crash
         crash = nil
         forget()
@@ -268,9 +268,17 @@ final class DecodeWorkerProcess {
     func close() {
         guard let running = worker else { return }
         kill(running.pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(running.pid, &status, 0) < 0 && errno == EINTR {}
+        _ = DecodeWorkerProcess.reap(running.pid)
         forget()
+    }
+
+    /// Waits for the ended worker `pid`; its wait status. Its peak memory is noted.
+    private static func reap(_ pid: Int32) -> Int32 {
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        WorkerRegistry.shared.notePeak(usage.ru_maxrss * 1024)
+        return status
     }
 
     /// Drops the ended worker's descriptors and registration.

@@ -14,6 +14,7 @@ public final class WorkerRegistry: Sendable {
         var running: Set<Int32> = []
         var stopping = false
         var started = 0
+        var peakBytes = 0
     }
     private let state = Mutex(State())
 
@@ -36,6 +37,21 @@ public final class WorkerRegistry: Sendable {
 
     /// How many workers this process has started (the tests' and `-v`'s count).
     public var startedCount: Int { state.withLock { $0.started } }
+
+    /// The largest resident memory a worker of this process reached, in bytes.
+    public var workersPeakMemory: Int { state.withLock { $0.peakBytes } }
+
+    /// Notes a worker's resident memory at its peak so far.
+    func notePeak(_ bytes: Int) {
+        state.withLock { $0.peakBytes = max($0.peakBytes, bytes) }
+    }
+
+    /// This process's own largest resident memory so far, in bytes (decoding never counts here).
+    public static var ownPeakMemory: Int {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF, &usage) == 0 else { return 0 }
+        return usage.ru_maxrss * 1024
+    }
 
     /// Kills every worker (SIGKILL) and lets no new one start.
     public func stopAll() {

@@ -22,6 +22,7 @@ enum CacheInspection {
         files(under: root).filter { relative in
             let parts = relative.split(separator: "/").map(String.init)
             return !["lock", "settings", "urls", "stats", "CACHEDIR.TAG"].contains(parts.last ?? "") && !parts.dropLast().contains("failed")
+                && !(parts.count == 1 && parts[0].hasPrefix("secret-"))
         }
     }
 
