@@ -49,7 +49,7 @@ public final class WorkerRegistry: Sendable {
     /// This process's own largest resident memory so far, in bytes (decoding never counts here).
     public static var ownPeakMemory: Int {
         var usage = rusage()
-        guard getrusage(RUSAGE_SELF, &usage) == 0 else { return 0 }
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
         return usage.ru_maxrss * 1024
     }
 
