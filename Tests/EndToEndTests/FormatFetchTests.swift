@@ -113,6 +113,16 @@ import Testing
         }
     }
 
+    /// An SVG whose root element comes after a long prolog (an editor's comment) is a hit next
+    /// time: the 64 bytes a hit reads cannot show the root, but they cannot rule it out either.
+    @Test func anSVGWithALongPrologIsAHitTheSecondTime() throws {
+        let url = server.url("formats/editor.svg")
+        #expect(try fetch(["fetch", url]).status == 0)
+        let again = try fetch(["-v", "--json", "fetch", url])
+        #expect(try again.jsonLines().first?["cache"] as? String == "disk", "\(again.standardError)")
+        #expect(!again.standardError.contains("damaged"), "\(again.standardError)")
+    }
+
     @Test func theAcceptHeaderNamesWhatImgcacheReadsBestFirst() throws {
         let result = try fetch(["-v", "fetch", server.url("formats/still.avif")])
         #expect(result.status == 0)

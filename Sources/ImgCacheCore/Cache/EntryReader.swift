@@ -205,7 +205,7 @@ struct EntryReader: Sendable {
             do { prefix = try FileSystem.readPrefix(path, count: 64) } catch {
                 return error.errno == .noSuchFile ? .absent : .failed(path: path, error: error)
             }
-            guard ImageFormat.sniff(prefix) == format else {
+            guard format.mayStart(prefix) else {
                 return damaged("its bytes are no longer a \(format.displayName) image")
             }
         }
@@ -229,7 +229,7 @@ struct EntryReader: Sendable {
             do { prefix = try FileSystem.readPrefix(descriptor: descriptor, path: path, count: 64) } catch {
                 return .failed(path: path, error: error)
             }
-            guard ImageFormat.sniff(prefix) == format else {
+            guard format.mayStart(prefix) else {
                 return damaged("its bytes are no longer a \(format.displayName) image")
             }
         }

@@ -26,6 +26,10 @@ public protocol ImageCodec: Sendable {
     /// Whether `bytes`, the first of a file (up to `ImageFormat.sniffLength`),
     /// carry this format's signature.
     func recognizes(_ bytes: [UInt8]) -> Bool
+    /// Whether a file of this format may start with `prefix` (its first bytes, 64 of them on a
+    /// cache hit), when `recognizes` cannot tell yet: an SVG's root element may come after a long
+    /// prolog. By default, `recognizes`.
+    func mayStart(with prefix: [UInt8]) -> Bool
     /// The header, read without decoding a pixel.
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader
     /// What is missing at the end of a whole file, if it was cut short; nil when complete.
@@ -73,6 +77,8 @@ extension ImageCodec {
     public func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader { throw .unsupported(format) }
 
     public func missingEnd(of bytes: [UInt8]) -> String? { nil }
+
+    public func mayStart(with prefix: [UInt8]) -> Bool { recognizes(prefix) }
 
     public func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? { nil }
 

@@ -60,4 +60,11 @@ public struct ImageFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static func sniff(_ bytes: [UInt8]) -> ImageFormat? {
         CodecRegistry.codec(recognizing: bytes)?.format
     }
+
+    /// Whether a file whose first bytes are `prefix` may be of this format: recognised as it, or
+    /// recognised as none yet but a possible start of one (an SVG's long prolog).
+    func mayStart(_ prefix: [UInt8]) -> Bool {
+        guard let found = ImageFormat.sniff(prefix) else { return CodecRegistry.codec(for: self).mayStart(with: prefix) }
+        return found == self
+    }
 }

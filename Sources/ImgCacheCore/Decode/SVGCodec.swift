@@ -29,6 +29,13 @@ struct SVGCodec: ImageCodec {
         return rootElementStart(String(decoding: bytes, as: UTF8.self)) != nil
     }
 
+    /// Markup whose prolog has not ruled out an `<svg` root yet.
+    func mayStart(with prefix: [UInt8]) -> Bool {
+        guard SVGCodec.startsLikeMarkup(prefix) else { return false }
+        if case .notSVG = SVGCodec.scanProlog(String(decoding: prefix, as: UTF8.self)) { return false }
+        return true
+    }
+
     /// Whether `bytes` start with "<", after a byte-order mark and whitespace.
     static func startsLikeMarkup(_ bytes: [UInt8]) -> Bool {
         let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
