@@ -1,4 +1,5 @@
 import Foundation
+import ImgCacheCore
 import Testing
 
 /// The CLI and the cache under hostile input: secrets in every place a user
@@ -29,6 +30,30 @@ import Testing
         #expect(!everywhere.contains { $0.contains("s3cr3t") }, "a secret leaked")
         // The requests did carry them.
         #expect(faults.requests.contains { $0.header("Authorization") == "Bearer s3cr3t-token" })
+    }
+
+    /// Anyone who can list a team cache sees its names and records: nothing there can be checked
+    /// against a guessed password offline, neither a URL's nor -u's.
+    @Test func aPasswordInAURLCannotBeRecoveredFromTheCachesNamesOrRecords() throws {
+        let base = "127.0.0.1:\(faults.port)"
+        let url = "http://alice:S3cretPW@\(base)/image/logo.png", failing = "http://alice:S3cretPW@\(base)/status/404"
+        #expect(try fetch(["fetch", url]).status == 0)
+        #expect(try fetch(["fetch", failing]).status == 1)
+        #expect(try fetch(["fetch", "-u", "bob:B0bPass", faults.baseURL + "/status/404?b"]).status == 1)
+        // What a guess would be checked against: the names a plain MD5 of the URL would give, the passwords' digests.
+        let guesses = [url, failing, "S3cretPW", "B0bPass", "alice:S3cretPW", "bob:B0bPass"].map { ImgCacheCore.MD5.hex($0) }
+        let names = CacheInspection.files(under: cacheRoot)
+        #expect(!names.contains { name in guesses.contains { name.contains($0) } }, "\(names)")
+        let contents = everythingStored()
+        #expect(!contents.contains { text in text.contains("S3cretPW") || text.contains("B0bPass") || guesses.contains { text.contains($0) } })
+        // The secret the digests are made with is the user's alone.
+        let secret = try #require(names.first { $0.hasPrefix("default/secret-") })
+        let attributes = try FileManager.default.attributesOfItem(atPath: cacheRoot + "/" + secret)
+        #expect(attributes[.posixPermissions] as? Int == 0o600)
+        // It is kept: the same URL is a hit, another user's is an entry of its own, the failure is remembered for alice.
+        #expect(try fetch(["--json", "fetch", url]).jsonLines().first?["cache"] as? String == "disk")
+        #expect(try fetch(["--json", "fetch", "http://carol:pw@\(base)/image/logo.png"]).jsonLines().first?["cache"] as? String == "none")
+        #expect(try fetch(["fetch", failing]).standardError.contains("failed"))
     }
 
     @Test func controlCharactersInAURLAreShownEscaped() throws {

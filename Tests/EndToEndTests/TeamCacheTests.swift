@@ -79,6 +79,37 @@ import Testing
         #expect(try run(umask: "022", ["--cache-dir", root, "config", "--umask", "8"]).status == 64)
     }
 
+    /// A team cache's settings file is one every member may write: a remembered mask that grants
+    /// more than the user's own umask is said (once a run), and one that lets every user write is
+    /// taken only from the namespace's owner.
+    @Test func aRememberedMaskThatOpensTheCacheIsSaidAndOneFromAnotherUserIsRefused() throws {
+        let root = work.appending("cache")
+        #expect(try run(umask: "077", ["--cache-dir", root, "config", "--umask", "002"]).status == 0)
+        let widened = try run(umask: "077", ["--cache-dir", root, "fetch", server.url("logo.png"), server.url("photo.jpg")])
+        #expect(widened.status == 0, "\(widened.standardError)")
+        let said = widened.errorLines.filter { $0.contains("its remembered umask 002 grants more than yours (077)") }
+        #expect(said.count == 1, "\(widened.standardError)")
+        #expect(mode(try #require(widened.lines.first)) == 0o664)
+        // -q hides it, as every warning.
+        #expect(try run(umask: "077", ["-q", "--cache-dir", root, "fetch", server.url("logo.png")]).standardError.isEmpty)
+        // Not a word when the mask grants no more than the user's own.
+        #expect(try run(umask: "002", ["--cache-dir", root, "fetch", server.url("logo.png")]).standardError.isEmpty)
+
+        // umask 000 in a settings file the namespace's owner did not write: not applied.
+        #expect(try run(umask: "022", ["--cache-dir", root, "config", "--umask", "000"]).status == 0)
+        guard getuid() == 0 else { return }
+        #expect(chown(root + "/default/settings", 4242, 4242) == 0)
+        let refused = try run(umask: "022", ["--cache-dir", root, "fetch", server.url("anim.gif")])
+        #expect(refused.status == 0)
+        #expect(refused.standardError.contains("ignoring its remembered umask 000: it lets every user replace cached images"),
+                "\(refused.standardError)")
+        #expect(mode(try #require(refused.lines.first)) == 0o644)
+        // Written by the owner, it applies (with the warning that it is open).
+        #expect(chown(root + "/default/settings", 0, 0) == 0)
+        let applied = try run(umask: "022", ["--cache-dir", root, "fetch", server.url("sticker.webp")])
+        #expect(mode(try #require(applied.lines.first)) == 0o666)
+    }
+
     @Test func settingTheMaskSharesTheNamespaceAtOnce() throws {
         let team = work.appending("team")
         #expect(mkdir(team, 0o2775) == 0 && chmod(team, 0o2775) == 0)

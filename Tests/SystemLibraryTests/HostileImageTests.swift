@@ -116,6 +116,18 @@ import Testing
         // JPEG XL: a 4-byte codestream header cannot say 60000 in so little; a 65536x65536 image made by cjxl is a test of its own.
     }
 
+    /// What is wrong with a header is said as it is: a negative width, a directory too long.
+    @Test func impossibleHeadersAreNamedAsTheyAre() throws {
+        var bmp = try FormatDecoderTests.bytes("rgb.bmp")
+        bmp.replaceSubrange(18..<22, with: [0x9C, 0xFF, 0xFF, 0xFF])  // -100
+        #expect(throws: ImageHeader.ProbeError.corrupt(.bmp, "a negative width (-100)")) { try ImageHeader.probe(bmp) }
+        var ico = try FormatDecoderTests.bytes("icon.ico")
+        ico.replaceSubrange(4..<6, with: [0xFF, 0xFF])
+        #expect(throws: ImageHeader.ProbeError.corrupt(.ico, "its directory lists 65535 pictures, more than the 1024 imgcache reads")) {
+            try ImageHeader.probe(ico)
+        }
+    }
+
     /// A GIF: logical screen `width` x `height`, a two-colour table, then `frames` 1x1 frames.
     static func gif(width: Int, height: Int, frames: Int) -> [UInt8] {
         var bytes = Array("GIF89a".utf8) + [UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), 0x80, 0, 0]

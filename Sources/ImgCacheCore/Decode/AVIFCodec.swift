@@ -13,6 +13,8 @@ struct AVIFCodec: ImageCodec {
     let displayName = "AVIF"
     let fileExtensions = ["avif", "avifs"]
     let capabilities: CodecCapabilities = [.decode, .encode, .alpha, .quality]
+    let decodeMemoryFactor = 2.5
+    let encodeMemoryFactor = 4.0
 
     /// Its own brands, or HEIF's generic ones with AVIF's among the compatible brands.
     func recognizes(_ bytes: [UInt8]) -> Bool {

@@ -8,6 +8,7 @@ struct BMPCodec: ImageCodec {
     let format = ImageFormat.bmp
     let fileExtensions = ["bmp", "dib"]
     let capabilities: CodecCapabilities = [.decode]
+    let decodeMemoryFactor = 1.5
 
     /// `BM`, then a BITMAPFILEHEADER whose DIB header has one of the sizes its versions have.
     func recognizes(_ bytes: [UInt8]) -> Bool {

@@ -13,6 +13,8 @@ struct GIFCodec: ImageCodec {
     let displayName = "GIF"
     let fileExtensions = ["gif"]
     let capabilities: CodecCapabilities = [.decode, .encode, .animation, .alpha]
+    let decodeMemoryFactor = 2.0
+    let encodeMemoryFactor = 2.0
 
     func recognizes(_ bytes: [UInt8]) -> Bool {
         CodecShim.starts(bytes, with: Array("GIF87a".utf8)) || CodecShim.starts(bytes, with: Array("GIF89a".utf8))

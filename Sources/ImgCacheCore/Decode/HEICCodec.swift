@@ -10,6 +10,7 @@ struct HEICCodec: ImageCodec {
     let format = ImageFormat.heic
     let fileExtensions = ["heic"]
     let capabilities: CodecCapabilities = [.decode]
+    let decodeMemoryFactor = 2.5
 
     /// Its own brands, or HEIF's generic ones with HEVC's among the compatible brands.
     func recognizes(_ bytes: [UInt8]) -> Bool {

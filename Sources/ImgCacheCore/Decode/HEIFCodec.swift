@@ -11,6 +11,7 @@ struct HEIFCodec: ImageCodec {
     let displayName = "HEIF"
     let fileExtensions = ["heif", "hif"]
     let capabilities: CodecCapabilities = [.decode]
+    let decodeMemoryFactor = 2.5
 
     /// A generic brand whose compatible brands name no coding imgcache tells apart (AVIF and HEIC come first).
     func recognizes(_ bytes: [UInt8]) -> Bool {

@@ -11,6 +11,7 @@ struct ICOCodec: ImageCodec {
     let fileExtensions = ["ico", "cur"]
     let mediaType = "image/x-icon"
     let capabilities: CodecCapabilities = [.decode]
+    let decodeMemoryFactor = 2.0
 
     /// Reserved 0, type 1 (icon) or 2 (cursor), at least one entry, the first of a plausible size and
     /// place (past the directory's first entry); how many the directory lists is the probe's to judge.

@@ -12,6 +12,8 @@ struct JPEGCodec: ImageCodec {
     let displayName = "JPEG"
     let fileExtensions = ["jpg", "jpeg", "jpe", "jfif"]
     let capabilities: CodecCapabilities = [.decode, .encode, .quality]
+    let decodeMemoryFactor = 1.5
+    let encodeMemoryFactor = 1.0
 
     func recognizes(_ bytes: [UInt8]) -> Bool {
         CodecShim.starts(bytes, with: [0xFF, 0xD8, 0xFF])

@@ -13,6 +13,8 @@ struct JXLCodec: ImageCodec {
     let displayName = "JPEG XL"
     let fileExtensions = ["jxl"]
     let capabilities: CodecCapabilities = [.decode, .encode, .alpha, .quality]
+    let decodeMemoryFactor = 4.0
+    let encodeMemoryFactor = 10.0
 
     /// The codestream's `FF 0A`, or the container's signature box.
     func recognizes(_ bytes: [UInt8]) -> Bool {

@@ -13,6 +13,8 @@ struct PNGCodec: ImageCodec {
     let displayName = "PNG"
     let fileExtensions = ["png", "apng"]
     let capabilities: CodecCapabilities = [.decode, .encode, .alpha]
+    let decodeMemoryFactor = 1.5
+    let encodeMemoryFactor = 1.5
 
     func recognizes(_ bytes: [UInt8]) -> Bool {
         CodecShim.starts(bytes, with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])

@@ -12,6 +12,7 @@ struct TIFFCodec: ImageCodec {
     let format = ImageFormat.tiff
     let fileExtensions = ["tiff", "tif"]
     let capabilities: CodecCapabilities = [.decode]
+    let decodeMemoryFactor = 2.5
 
     func recognizes(_ bytes: [UInt8]) -> Bool {
         [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A], [0x49, 0x49, 0x2B, 0x00], [0x4D, 0x4D, 0x00, 0x2B]]

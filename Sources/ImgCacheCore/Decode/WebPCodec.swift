@@ -11,6 +11,8 @@ struct WebPCodec: ImageCodec {
     let displayName = "WebP"
     let fileExtensions = ["webp"]
     let capabilities: CodecCapabilities = [.decode, .encode, .animation, .alpha, .quality]
+    let decodeMemoryFactor = 1.5
+    let encodeMemoryFactor = 2.0
 
     func recognizes(_ bytes: [UInt8]) -> Bool {
         CodecShim.starts(bytes, with: Array("RIFF".utf8)) && CodecShim.starts(bytes, with: Array("WEBP".utf8), at: 8)

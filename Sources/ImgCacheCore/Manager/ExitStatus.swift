@@ -9,7 +9,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case noInput = 66
     /// A command or a system library this build needs is not available.
     case unavailable = 69
-    /// The system refused what the run needs (a thread, memory).
+    /// The system refused what the run needs (a thread, memory, a decode worker).
     case systemError = 71
     /// The cache cannot be written (permissions, full disk, read-only).
     case cacheUnwritable = 73
@@ -36,7 +36,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .usage: return "usage error: bad command line or IMGCACHE_ variable"
         case .noInput: return "an input file cannot be read: the list of URLs (prefetch, fetch -i), --cookies, --netrc-file, --cacert"
         case .unavailable: return "command or required system library not available"
-        case .systemError: return "the system refused a resource imgcache needs (a thread, memory)"
+        case .systemError: return "the system refused a resource imgcache needs (a thread, memory, a decode worker)"
         case .cacheUnwritable: return "the cache cannot be written"
         case .outputFailed: return "the output file (or the cookie jar) cannot be written, or its name asks for another format than the image's"
         case .partial: return "part of the cache could not be read (each part is reported on stderr); the rest was done"

@@ -46,11 +46,15 @@ public final class WorkerRegistry: Sendable {
         state.withLock { $0.peakBytes = max($0.peakBytes, bytes) }
     }
 
-    /// This process's own largest resident memory so far, in bytes (decoding never counts here).
+    /// This process's own largest resident memory so far, in bytes (decoding never counts here):
+    /// its memory's high-water mark, `VmHWM`. (`getrusage`'s maximum is no use: Linux carries the
+    /// spawning process's over an exec, so a process started from a large one would report that.)
     public static var ownPeakMemory: Int {
-        var usage = rusage()
-        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
-        return usage.ru_maxrss * 1024
+        guard let bytes = try? FileSystem.readFile("/proc/self/status", limit: 1 << 16, allowingSpecialFiles: true) else { return 0 }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        let digits = line.dropFirst("VmHWM:".count).filter(\.isNumber)
+        return (Int(digits) ?? 0) * 1024
     }
 
     /// Kills every worker (SIGKILL) and lets no new one start.
