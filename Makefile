@@ -20,6 +20,9 @@ BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools linux
 	libavif-bin libheif-examples libjxl-tools librsvg2-bin
 
 RELEASE_BIN := .build/release/imgcache
+# The last commit that decoded in the imgcache process itself: `make bench` times thumbnails
+# against it, to show what decode workers cost.
+IN_PROCESS_BASELINE := b03c4aa
 
 .PHONY: all deps test-deps bench-deps build test run install generate bench fuzz soak clean
 
@@ -82,7 +85,8 @@ bench: build bench-deps test-deps
 	scripts/bench-cache.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 100000
 	scripts/bench-codecs.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 2000
 	scripts/bench-formats.sh .build/release/imgcache-codec-bench Docs/PERFORMANCE.md 20
-	scripts/bench-variants.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000 .build/img2dataset/bin/img2dataset
+	scripts/bench-variants.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000 .build/img2dataset/bin/img2dataset \
+		"$$(scripts/build-baseline.sh $(IN_PROCESS_BASELINE))"
 	scripts/bench-datasets.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000 .build/img2dataset/bin/img2dataset
 
 # Random SIGKILLs across mixed commands for SOAK_SECONDS (not part of `make

@@ -2,7 +2,10 @@
 # Thumbnails of a warmed list: imgcache prefetch --thumbnail against
 # vipsthumbnail and img2dataset, side by side; and the peak memory of one
 # thumbnail of a big JPEG, WebP and PNG against vipsthumbnail's.
-#   scripts/bench-variants.sh BINARY OUTPUT.md [COUNT] [IMG2DATASET]
+#   scripts/bench-variants.sh BINARY OUTPUT.md [COUNT] [IMG2DATASET] [BASELINE]
+# BASELINE, a binary that decodes in its own process (built by
+# scripts/build-baseline.sh from the commit before decode workers), runs the
+# same prefetch in the same alternation: what containment costs.
 # Serves COUNT (default 2000) generated images from nginx on loopback, then
 # alternately runs, five times each, each into a folder of /dev/shm never used
 # before (tmpfs: the per-image work cannot hide behind the disk):
@@ -18,6 +21,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/bench-corpus.sh"
 bench_arguments "$@"
 img2dataset=${4:-}
+baseline=${5:-}
 bench_serve_corpus 18700
 shm=$(mktemp -d /dev/shm/imgcache-bench.XXXXXX)
 trap 'rm -rf "$shm"; stop_sample_server' EXIT
@@ -37,6 +41,10 @@ run_imgcache() {
     [ "$(find "$shm/imgcache-$run" -type f ! -name lock ! -name urls ! -name stats ! -name 'tmp.*' | wc -l)" -gt "$count" ] \
         || { echo "imgcache stored too few files" >&2; exit 1; }
 }
+run_baseline() {
+    run=$((run + 1))
+    timed "$baseline" --cache-dir "$shm/baseline-$run" -q prefetch -j 6 --thumbnail 256x256 --format jpeg "$work/urls.txt"
+}
 run_vips() {
     run=$((run + 1))
     mkdir -p "$shm/vips-$run"
@@ -55,8 +63,10 @@ run_img2dataset() {
 
 run_imgcache > /dev/null   # warm the page cache and nginx's open-file cache
 run_vips > /dev/null
-for round in 1 2 3 4 5; do
+[ -n "$baseline" ] && run_baseline > /dev/null
+for round in 1 2 3 4 5 6 7; do
     run_imgcache >> "$work/imgcache.runs"
+    [ -n "$baseline" ] && run_baseline >> "$work/baseline.runs"
     run_vips >> "$work/vips.runs"
     [ -n "$img2dataset" ] && run_img2dataset >> "$work/i2d.runs"
 done
@@ -105,7 +115,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
     echo
     echo "## Thumbnails of a list: prefetch --thumbnail"
     echo
-    echo "$(cat "$corpus/summary.txt"), served by nginx on loopback. Five runs of each, one"
+    echo "$(cat "$corpus/summary.txt"), served by nginx on loopback. Seven runs of each, one"
     echo "after the other, each into a new folder on tmpfs (/dev/shm), medians. imgcache"
     echo "downloads every image, checks it, stores it and makes its 256-pixel JPEG thumbnail"
     echo "(\`prefetch -j 6 --thumbnail 256x256 --format jpeg\`); vipsthumbnail (libvips $(vips --version | awk '{print $1}' | cut -d- -f2))"
@@ -118,12 +128,18 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
     echo "| imgcache prefetch --thumbnail | ${mine} s | $(column "$work/imgcache.runs" 2) s | $(( $(column "$work/imgcache.runs" 3) / 1024 )) MB | |"
     vips=$(column "$work/vips.runs" 1)
     echo "| vipsthumbnail (xargs -P 2) | ${vips} s | $(column "$work/vips.runs" 2) s | $(( $(column "$work/vips.runs" 3) / 1024 )) MB | $(ratio "$mine" "$vips")x |"
+    if [ -n "$baseline" ]; then
+        base=$(column "$work/baseline.runs" 1)
+        echo "| the same, decoding in its own process (before decode workers) | ${base} s | $(column "$work/baseline.runs" 2) s | $(( $(column "$work/baseline.runs" 3) / 1024 )) MB | $(ratio "$mine" "$base")x |"
+    fi
     if [ -n "$img2dataset" ]; then
         i2d=$(column "$work/i2d.runs" 1)
         echo "| img2dataset | ${i2d} s | $(column "$work/i2d.runs" 2) s | $(( $(column "$work/i2d.runs" 3) / 1024 )) MB | $(ratio "$mine" "$i2d")x |"
     fi
     echo
-    echo "Target: imgcache at most 0.5x vipsthumbnail and 0.2x img2dataset. imgcache does more than either"
+    echo "Target: imgcache at most 0.5x vipsthumbnail and 0.2x img2dataset, and within 5% of the build that"
+    echo "decodes in its own process (every thumbnail is made in a confined decode worker now; Peak RSS is the"
+    echo "largest process's, a worker's). imgcache does more than either"
     echo "(it downloads and keeps every original too), making thumbnails on as many threads as -j and the"
     echo "cores allow while the manager downloads."
     echo

@@ -62,7 +62,7 @@ import Testing
         work = try TemporaryDirectory("imgcache-recipe-work")
         home = try TemporaryDirectory("imgcache-recipe-home")
         for (source, name) in [("logo.png", "logo.png"), ("photo.jpg", "photo.jpg"), ("anim.gif", "anim.gif"),
-                               ("sticker.webp", "sticker.webp"), ("photo.jpg", "a.jpg")] {
+                               ("sticker.webp", "sticker.webp"), ("photo.jpg", "a.jpg"), ("formats/editor.svg", "poster.svg")] {
             try FileManager.default.copyItem(atPath: Paths.fixtures.appendingPathComponent(source).path, toPath: docroot.appending(name))
         }
         origin = try NginxServer(serving: docroot.url)
