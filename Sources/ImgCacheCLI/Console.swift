@@ -23,7 +23,14 @@ final class OutputChannel {
         guard !buffer.isEmpty else { return }
         defer { buffer.removeAll(keepingCapacity: true) }
         do {
-            try FileSystem.writeAll(descriptor, buffer, path: descriptor == 1 ? "standard output" : "standard error")
+            if descriptor == 2 {
+                // Never while a library's own output is kept off stderr (LibraryOutput).
+                try LibraryOutput.whileWritingStandardError { () throws(SystemError) in
+                    try FileSystem.writeAll(descriptor, buffer, path: "standard error")
+                }
+            } else {
+                try FileSystem.writeAll(descriptor, buffer, path: "standard output")
+            }
         } catch {
             failure = error
             throw error

@@ -217,6 +217,20 @@ import Testing
         }
     }
 
+    /// What the C libraries print reaches stderr only with -v, after the URL: never imgcache's
+    /// own lines, with or without -q, whether imgcache read the header or a worker decoded.
+    @Test func aLibrarysOwnLinesAreShownOnlyWithVerboseAfterTheURL() throws {
+        for arguments in [["-q", "fetch"], ["fetch"], ["fetch", "--verify", "full"]] {
+            for name in ["garbage.jxl", "bad-pixels.jxl"] {
+                let result = try run(arguments + [corpus.url(name)])
+                #expect(result.status == 1, "\(name) \(arguments)")
+                #expect(result.errorLines.allSatisfy { $0.hasPrefix("imgcache: ") }, "\(name) \(arguments): \(result.standardError)")
+            }
+        }
+        let verbose = try run(["-v", "fetch", "--verify", "full", corpus.url("bad-pixels.jxl")])
+        #expect(verbose.errorLines.allSatisfy { $0.hasPrefix("imgcache: ") }, "\(verbose.standardError)")
+    }
+
     // MARK: - What limits count
 
     @Test func anAnimationsFramesCountTogetherAndTheMessageSaysSo() throws {

@@ -135,7 +135,13 @@ def main(out):
     write(out, "many-frames.gif", many_frames_gif(2000, 2000, 2000))
     write(out, "rle.bmp", rle8_bmp(9999, 9999))
     with open(os.path.join(IMAGES, "hostile", "huge.jxl"), "rb") as file:
-        write(out, "huge.jxl", file.read())
+        jxl = file.read()
+    write(out, "huge.jxl", jxl)
+    # A JPEG XL signature before noise (libjxl prints a line for each field it refuses), and one
+    # whose header holds but whose pixel data is noise.
+    noise = bytes((i * 131 + 7) % 251 for i in range(400))
+    write(out, "garbage.jxl", b"\xff\x0a" + noise)
+    write(out, "bad-pixels.jxl", jxl[:1999] + noise * 4)
 
 
 if __name__ == "__main__":

@@ -38,8 +38,8 @@ struct JXLCodec: ImageCodec {
     private func read(_ bytes: [UInt8], complete: Bool) throws(ImageHeader.ProbeError) -> (header: ic_jxl_header, status: Int32) {
         var header = ic_jxl_header()
         var buffer = [CChar](repeating: 0, count: 256)
-        let status = bytes.withUnsafeBufferPointer {
-            ic_jxl_read_header($0.baseAddress, $0.count, complete ? 1 : 0, &header, &buffer, buffer.count)
+        let status = LibraryOutput.silenced {
+            bytes.withUnsafeBufferPointer { ic_jxl_read_header($0.baseAddress, $0.count, complete ? 1 : 0, &header, &buffer, buffer.count) }
         }
         guard status >= 0, status != 1 else {
             let text = CodecShim.message(buffer)
@@ -57,7 +57,9 @@ struct JXLCodec: ImageCodec {
     func missingEnd(of bytes: [UInt8]) -> String? {
         var header = ic_jxl_header()
         var buffer = [CChar](repeating: 0, count: 256)
-        let status = bytes.withUnsafeBufferPointer { ic_jxl_read_header($0.baseAddress, $0.count, 1, &header, &buffer, buffer.count) }
+        let status = LibraryOutput.silenced {
+            bytes.withUnsafeBufferPointer { ic_jxl_read_header($0.baseAddress, $0.count, 1, &header, &buffer, buffer.count) }
+        }
         if status == 2 { return CodecShim.message(buffer) }
         guard !CodecShim.starts(bytes, with: [0xFF, 0x0A]) else { return nil }
         var offset = 0, boxes = 0
