@@ -159,9 +159,12 @@ uint64_t ic_own_hard_limit(int resource) {
     return current.rlim_max;
 }
 
-uint64_t ic_address_space(void) {
+uint64_t ic_address_space(int32_t pid) {
     // statm's first number: the pages mapped (what RLIMIT_AS counts).
-    int descriptor = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    char path[64];
+    if (pid == 0) snprintf(path, sizeof path, "/proc/self/statm");
+    else snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    int descriptor = open(path, O_RDONLY | O_CLOEXEC);
     if (descriptor < 0) return 0;
     char text[128];
     ssize_t count = read(descriptor, text, sizeof text - 1);

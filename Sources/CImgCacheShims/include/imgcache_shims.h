@@ -409,8 +409,9 @@ int ic_limit_names(int which);
 int ic_limit_process(int32_t pid, int resource, uint64_t soft);
 /// This process's hard limit of `resource` (UINT64_MAX: none), which its workers inherit.
 uint64_t ic_own_hard_limit(int resource);
-/// This process's address space in bytes (what RLIMIT_AS counts); 0 when it cannot be read.
-uint64_t ic_address_space(void);
+/// Process `pid`'s address space in bytes (what RLIMIT_AS counts; 0: this process's own); 0 when
+/// it cannot be read.
+uint64_t ic_address_space(int32_t pid);
 /// The CPU time this process used, user and system, in milliseconds.
 uint64_t ic_cpu_milliseconds(void);
 /// In a worker: a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGFPE, SIGTRAP, SIGXCPU) is

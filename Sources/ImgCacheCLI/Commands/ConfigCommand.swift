@@ -158,16 +158,7 @@ extension ParsedOptions {
         arguments.maxAge = try ageLimit()
         arguments.failedTTL = try failedTTL()
         arguments.reset = has(.reset)
-        if let text = last(.maxDecodeTime) {
-            do { arguments.decodeSeconds = try DecodeLimits.seconds(parsing: text) } catch {
-                throw .invalidValue(option: "--max-decode-time", value: text, reason: error.reason)
-            }
-        }
-        if let text = last(.maxDecodeMemory) {
-            do { arguments.decodeMemory = try DecodeLimits.memory(parsing: text) } catch {
-                throw .invalidValue(option: "--max-decode-memory", value: text, reason: error.reason)
-            }
-        }
+        (arguments.decodeSeconds, arguments.decodeMemory) = try decodeLimits()
         // The keys were checked against the table's choices.
         arguments.unset = values[.unset] ?? []
         if let text = last(.umask) {

@@ -42,16 +42,7 @@ extension ParsedOptions {
                 throw .invalidValue(option: "--max-pixels", value: text, reason: error.reason)
             }
         }
-        if let text = last(.maxDecodeTime) {
-            do { manager.decodeSeconds = try DecodeLimits.seconds(parsing: text) } catch {
-                throw .invalidValue(option: "--max-decode-time", value: text, reason: error.reason)
-            }
-        }
-        if let text = last(.maxDecodeMemory) {
-            do { manager.decodeMemory = try DecodeLimits.memory(parsing: text) } catch {
-                throw .invalidValue(option: "--max-decode-memory", value: text, reason: error.reason)
-            }
-        }
+        (manager.decodeSeconds, manager.decodeMemory) = try decodeLimits()
         if let text = last(.keyFilter) {
             guard let filter = CacheKeyFilter(parsing: text) else {
                 throw .invalidValue(option: "--key-filter", value: text,
@@ -306,6 +297,22 @@ extension ParsedOptions {
 }
 
 extension ParsedOptions {
+    /// `--max-decode-time` and `--max-decode-memory` as given (fetch, prefetch, export and config read them).
+    func decodeLimits() throws(UsageError) -> (seconds: Double?, memory: Int?) {
+        var limits: (seconds: Double?, memory: Int?) = (nil, nil)
+        if let text = last(.maxDecodeTime) {
+            do { limits.seconds = try DecodeLimits.seconds(parsing: text) } catch {
+                throw .invalidValue(option: "--max-decode-time", value: text, reason: error.reason)
+            }
+        }
+        if let text = last(.maxDecodeMemory) {
+            do { limits.memory = try DecodeLimits.memory(parsing: text) } catch {
+                throw .invalidValue(option: "--max-decode-memory", value: text, reason: error.reason)
+            }
+        }
+        return limits
+    }
+
     /// `--input-format` and `--url-column`: how a list is read (what is not given, its file's name says).
     func listFormat() throws(UsageError) -> ListFormat.Choice {
         let column = last(.urlColumn)

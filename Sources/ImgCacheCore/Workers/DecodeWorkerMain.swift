@@ -34,7 +34,7 @@ public enum DecodeWorkerMain {
         for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE] { Glibc.signal(signal, SIG_IGN) }
         ic_worker_report_crashes(channel)
         var ready = WorkerMessage("ready")
-        ready.add("address-space", Int(ic_address_space()))
+        ready.add("address-space", Int(ic_address_space(0)))
         guard send(ready) else { return 0 }
         var buffer = [UInt8](repeating: 0, count: messageCapacity)
         while true {
@@ -96,7 +96,7 @@ public enum DecodeWorkerMain {
             answer.fields(describing: failure)
         }
         answer.add("cpu-ms", Int(ic_cpu_milliseconds()))
-        answer.add("address-space", Int(ic_address_space()))
+        answer.add("address-space", Int(ic_address_space(0)))
         answer.add("peak-rss", WorkerRegistry.ownPeakMemory)
         return answer
     }

@@ -54,13 +54,17 @@ final class DecodeWorkerProcess {
         case .success(let started): running = started
         case .failure(let failure): return .failure(failure)
         }
+        // Its size as the kernel counts it, not as it says: a worker a hostile image took over
+        // could claim any size to be given room.
+        let size = Int(clamping: ic_address_space(running.pid))
+        let addressSpace = size > 0 ? size : running.addressSpace
         // Within what imgcache itself may map (ulimit -v), which its workers inherit.
         limit = (budget, false)
         let hard = ic_own_hard_limit(ic_limit_names(0))
-        if hard != UInt64.max, Int(clamping: hard) - running.addressSpace - DecodeWorkerProcess.slack < budget {
-            limit = (max(0, Int(clamping: hard) - running.addressSpace - DecodeWorkerProcess.slack), true)
+        if hard != UInt64.max, Int(clamping: hard) - addressSpace - DecodeWorkerProcess.slack < budget {
+            limit = (max(0, Int(clamping: hard) - addressSpace - DecodeWorkerProcess.slack), true)
         }
-        let memory = running.addressSpace + DecodeWorkerProcess.slack + limit.bytes
+        let memory = addressSpace + DecodeWorkerProcess.slack + limit.bytes
         let seconds = limits.seconds
         // The limits go on before the job does: from then on the worker cannot change them.
         if ic_limit_process(running.pid, ic_limit_names(0), UInt64(memory)) != 0
