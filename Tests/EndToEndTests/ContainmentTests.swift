@@ -223,7 +223,10 @@ import Testing
         for arguments in [["-q", "fetch"], ["fetch"], ["fetch", "--verify", "full"]] {
             for name in ["garbage.jxl", "bad-pixels.jxl"] {
                 let result = try run(arguments + [corpus.url(name)])
-                #expect(result.status == 1, "\(name) \(arguments)")
+                // A header that holds with noise after it passes the header check (nothing marks a JPEG XL's last frame's end).
+                let refused = name == "garbage.jxl" || arguments.contains("full")
+                #expect(result.status == (refused ? 1 : 0), "\(name) \(arguments)")
+                _ = try run(["clear"])
                 #expect(result.errorLines.allSatisfy { $0.hasPrefix("imgcache: ") }, "\(name) \(arguments): \(result.standardError)")
             }
         }
