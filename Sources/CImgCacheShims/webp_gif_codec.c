@@ -324,7 +324,10 @@ int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
                     goto failed;
                 }
                 if (netscape && block != NULL && block[0] >= 3 && block[1] == 1) {
-                    out->loop_count = block[2] | block[3] << 8;
+                    // A GIF counts repeats after the first play (0: forever); imgcache counts plays, as
+                    // WebP and APNG do (browsers play a GIF saying 3 four times).
+                    int repeats = block[2] | block[3] << 8;
+                    out->loop_count = repeats == 0 ? 0 : repeats + 1;
                     netscape = 0;
                 }
             }
@@ -404,6 +407,8 @@ int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
         goto failed;
     }
     if (out->frame_count == 1 && out->loop_count == -1) out->delays_ms[0] = 0;
+    // An animation without a loop extension plays once.
+    if (out->frame_count > 1 && out->loop_count == -1) out->loop_count = 1;
     free(canvas);
     free(saved);
     free(line);
@@ -580,9 +585,11 @@ int ic_gif_encode(const uint8_t *frames, uint32_t width, uint32_t height, uint32
     }
     p_EGifSetGifVersion(gif, true);
     if (p_EGifPutScreenDesc(gif, (int)width, (int)height, 8, 0, NULL) == GIF_ERROR) goto library_failed;
-    // A loop count for animations that play more than once (1 means once: no extension, as browsers read it).
+    // A loop count for animations that play more than once (1 means once: no extension, as browsers
+    // read it): `loop_count` plays are that many repeats less one (0 stays forever).
     if (frame_count > 1 && loop_count != 1) {
-        uint8_t loop[3] = {1, (uint8_t)(loop_count & 0xFF), (uint8_t)((loop_count >> 8) & 0xFF)};
+        int repeats = loop_count <= 0 ? 0 : loop_count - 1 > 65535 ? 65535 : loop_count - 1;
+        uint8_t loop[3] = {1, (uint8_t)(repeats & 0xFF), (uint8_t)((repeats >> 8) & 0xFF)};
         if (p_EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_ERROR
             || p_EGifPutExtensionBlock(gif, 11, "NETSCAPE2.0") == GIF_ERROR
             || p_EGifPutExtensionBlock(gif, 3, loop) == GIF_ERROR

@@ -38,6 +38,28 @@ import Testing
         }
     }
 
+    /// A GIF counts repeats after the first play, WebP and APNG count plays: an animation that plays
+    /// four times says 3 in GIF and 4 in WebP, whichever it was made from.
+    @Test func anAnimationPlaysAsOftenInEveryFormat() throws {
+        let frames = [UInt8](repeating: 200, count: 4 * 4 * 4) + [UInt8](repeating: 20, count: 4 * 4 * 4)
+        for plays in [0, 1, 2, 4] {
+            let gif = try ImageEncoder.encodeAnimation(frames, width: 4, height: 4, frameCount: 2, delays: [100, 100], loopCount: plays,
+                                                       settings: ImageEncoder.Settings(format: .gif))
+            // The NETSCAPE2.0 block's count, as browsers read it.
+            let netscape = try #require(Array(gif).firstRange(of: Array("NETSCAPE2.0".utf8)).map { $0.upperBound } ?? (plays == 1 ? -1 : nil))
+            if plays == 1 {
+                #expect(netscape == -1, "a GIF played once has no loop extension")
+            } else {
+                #expect(Int(gif[netscape + 2]) | Int(gif[netscape + 3]) << 8 == max(0, plays - 1), "\(plays) plays")
+            }
+            let webp = try ImageEncoder.encodeAnimation(frames, width: 4, height: 4, frameCount: 2, delays: [100, 100], loopCount: plays,
+                                                        settings: ImageEncoder.Settings(format: .webp))
+            for bytes in [gif, webp] {
+                #expect(try ImageDecoder.decode(bytes).loopCount == plays, "\(plays) plays")
+            }
+        }
+    }
+
     @Test func lossyFormatsStayClose() throws {
         let source = try decoded("photo.jpg")
         for format in [ImageFormat.jpeg, .webp] {

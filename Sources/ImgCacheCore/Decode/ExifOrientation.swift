@@ -4,18 +4,8 @@
 /// EXIF specification.
 enum ExifOrientation {
     static func read(_ bytes: [UInt8]) -> Int? {
-        var offset = 2  // after SOI
-        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
-            let marker = bytes[offset + 1]
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
-            if marker == 0xE1, length >= 16, bytes[(offset + 4)..<(offset + 10)].elementsEqual([0x45, 0x78, 0x69, 0x66, 0, 0]) {
-                return orientation(inTIFF: Array(bytes[(offset + 10)..<(offset + 2 + length)]))
-            }
-            if marker == 0xDA { return nil }  // start of scan: no EXIF before the image data
-            offset += 2 + length
-        }
-        return nil
+        // No EXIF after the start of the image data.
+        JPEGSegments(bytes).first(0xE1, signature: [0x45, 0x78, 0x69, 0x66, 0, 0], in: bytes).flatMap { orientation(inTIFF: Array($0)) }
     }
 
     /// From EXIF's TIFF structure, with or without the `Exif\0\0` that some writers put first.

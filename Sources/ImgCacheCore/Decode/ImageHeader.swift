@@ -14,6 +14,11 @@ public struct ImageHeader: Equatable, Sendable {
     /// The EXIF orientation (1–8) the image asks to be shown in; 1: as stored.
     public let orientation: Int
 
+    /// Whether the file embeds a colour profile (an ICC profile, PNG's cICP): its pixels may not be
+    /// sRGB. Told by the formats imgcache writes (JPEG, PNG, WebP), which are all a thumbnail may be
+    /// served as is; false for the others.
+    public var hasColourProfile = false
+
     /// The size the decoder works at, when larger than the size shown: an
     /// AVIF or HEIC coded at its `ispe` size and cropped by its clean
     /// aperture. The pixel limit is checked against it.
@@ -45,6 +50,7 @@ public struct ImageHeader: Equatable, Sendable {
                                  bitDepth: bitDepth, orientation: orientation)
         header.codedWidth = codedWidth
         header.codedHeight = codedHeight
+        header.hasColourProfile = hasColourProfile
         return header
     }
 

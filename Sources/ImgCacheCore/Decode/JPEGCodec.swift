@@ -21,19 +21,22 @@ struct JPEGCodec: ImageCodec {
 
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
         let header = try CodecShim.header(bytes, format: format, ic_jpeg_read_header)
-        return ImageHeader(format: format, width: Int(header.width), height: Int(header.height), frameCount: 1,
-                           hasAlpha: false, bitDepth: Int(header.bit_depth), orientation: ExifOrientation.read(bytes) ?? 1)
+        var probed = ImageHeader(format: format, width: Int(header.width), height: Int(header.height), frameCount: 1,
+                                 hasAlpha: false, bitDepth: Int(header.bit_depth), orientation: ExifOrientation.read(bytes) ?? 1)
+        probed.hasColourProfile = JPEGSegments(bytes).hasColourProfile(in: bytes)
+        return probed
     }
 
     /// After the first scan begins, FF D9 can only be the end-of-image marker
     /// (scan data escapes FF); it may be followed by other data (Motion Photos append a video).
+    /// The first scan is found by walking the segments before it: an EXIF thumbnail's scan and
+    /// end marker, inside APP1, are not the image's.
     func missingEnd(of bytes: [UInt8]) -> String? {
+        guard let scan = JPEGSegments(bytes).firstScan else { return "the file ends before its first scan" }
         // An end-of-image marker anywhere after the first start of scan, searched in C
         // (memmem): this runs on every JPEG downloaded.
         let found = bytes.withUnsafeBufferPointer { (all: UnsafeBufferPointer<UInt8>) -> Bool in
             guard let base = all.baseAddress else { return false }
-            let scan = ic_jpeg_find_marker(base, all.count, 2, 0xDA)
-            guard scan >= 0 else { return false }
             if all.count >= 2, all[all.count - 2] == 0xFF, all[all.count - 1] == 0xD9, all.count - 2 > scan { return true }
             return ic_jpeg_find_marker(base, all.count, scan + 2, 0xD9) >= 0
         }

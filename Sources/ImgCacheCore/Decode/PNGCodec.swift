@@ -24,9 +24,11 @@ struct PNGCodec: ImageCodec {
         let header = try CodecShim.header(bytes, format: format, ic_png_read_header)
         // A whole APNG's frames are held against its acTL and its canvas (read from the chunks, no pixel decoded).
         if let problem = PNGCodec.animationProblem(bytes) { throw .corrupt(format, problem) }
-        return ImageHeader(format: format, width: Int(header.width), height: Int(header.height),
-                           frameCount: PNGCodec.apngFrameCount(bytes) ?? 1, hasAlpha: header.has_alpha != 0,
-                           bitDepth: Int(header.bit_depth), orientation: PNGCodec.exifOrientation(bytes) ?? 1)
+        var probed = ImageHeader(format: format, width: Int(header.width), height: Int(header.height),
+                                 frameCount: PNGCodec.apngFrameCount(bytes) ?? 1, hasAlpha: header.has_alpha != 0,
+                                 bitDepth: Int(header.bit_depth), orientation: PNGCodec.exifOrientation(bytes) ?? 1)
+        probed.hasColourProfile = PNGCodec.hasColourProfile(bytes)
+        return probed
     }
 
     /// The orientation in an `eXIf` chunk (PNG 1.5: before the image data).
@@ -41,6 +43,20 @@ struct PNGCodec: ImageCodec {
             offset += 12 + length
         }
         return nil
+    }
+
+    /// Whether an `iCCP` or `cICP` chunk precedes the image data.
+    static func hasColourProfile(_ bytes: [UInt8]) -> Bool {
+        var offset = 8
+        while offset + 12 <= bytes.count {
+            let length = CodecShim.bigEndian(bytes, offset)
+            let type = bytes[(offset + 4)..<(offset + 8)]
+            if type.elementsEqual("iCCP".utf8) || type.elementsEqual("cICP".utf8) { return true }
+            if type.elementsEqual("IDAT".utf8) { return false }
+            guard length >= 0, length <= bytes.count - offset - 12 else { return false }
+            offset += 12 + length
+        }
+        return false
     }
 
     /// An APNG's frame count from its `acTL` chunk (which precedes the first

@@ -38,8 +38,10 @@ struct WebPCodec: ImageCodec {
             let flags = bytes[20]
             let animated = flags & 0x02 != 0
             let orientation = flags & 0x08 != 0 ? WebPCodec.exifOrientation(bytes) : nil
-            return try sized(le(24, 3) + 1, le(27, 3) + 1, alpha: flags & 0x10 != 0,
-                             frames: animated ? max(1, WebPCodec.countChunks("ANMF", in: bytes)) : 1, orientation: orientation ?? 1)
+            var header = try sized(le(24, 3) + 1, le(27, 3) + 1, alpha: flags & 0x10 != 0,
+                                   frames: animated ? max(1, WebPCodec.countChunks("ANMF", in: bytes)) : 1, orientation: orientation ?? 1)
+            header.hasColourProfile = flags & 0x20 != 0
+            return header
         }
         func sized(_ width: Int, _ height: Int, alpha: Bool = false, frames: Int = 1,
                    orientation: Int = 1) throws(ImageHeader.ProbeError) -> ImageHeader {

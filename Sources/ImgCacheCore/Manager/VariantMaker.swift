@@ -146,7 +146,7 @@ struct VariantMaker {
         var making: [(index: Int, transform: ImageTransform)] = []
         for index in missing {
             let transform = settings.variants[index]
-            if transform.keepsAsServed(width: header.width, height: header.height, format: header.format, frameCount: frames) {
+            if transform.keepsAsServed(header) {
                 // Already what was asked: the original itself, or a copy of it when the original is not kept.
                 if original.isStored, settings.keepsOriginal {
                     made[index] = FetchResult.Variant(path: original.path, metadata: original.metadata, isStored: true)

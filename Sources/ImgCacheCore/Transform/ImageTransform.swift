@@ -205,11 +205,14 @@ public struct ImageTransform: Equatable, Sendable {
         frameCount > 1 && ImageEncoder.animatedFormats.contains(outputFormat(for: format, animated: true))
     }
 
-    /// Whether an image is stored as served: its size needs no change and no
-    /// other format was asked for (a GIF or an animation inside the box stays whole).
-    public func keepsAsServed(width: Int, height: Int, format: ImageFormat, frameCount: Int) -> Bool {
-        let layout = layout(width: width, height: height)
-        return layout.scaled == (width, height) && layout.canvas == (width, height) && (self.format == nil || self.format == format)
+    /// Whether an image is stored as served: its size as shown (upright) needs no change, the
+    /// format written would be its own (a format imgcache does not write becomes PNG), and its
+    /// colours need no conversion (variants are sRGB): a GIF or an animation inside the box stays whole.
+    public func keepsAsServed(_ header: ImageHeader) -> Bool {
+        let shown = header.uprightSize
+        let layout = layout(width: shown.width, height: shown.height)
+        return layout.scaled == shown && layout.canvas == shown
+            && outputFormat(for: header.format, animated: header.isAnimated) == header.format && !header.hasColourProfile
     }
 
     /// What a transform made.
