@@ -31,6 +31,34 @@ import Testing
         #expect(gets == 1)
     }
 
+    /// "Already fits" is judged on the image as shown: rotated.jpg is stored 48x32 and shown 32x48
+    /// (EXIF orientation 6), so a box 40 high is too small for it, whatever its stored height says.
+    @Test func anImageTurnedByItsEXIFFitsTheBoxAsShown() throws {
+        let rotated = faults.baseURL + "/image/rotated.jpg"
+        for (box, width, height) in [("x40", 27, 40), ("40x40", 27, 40), ("x48", 32, 48), ("20x", 20, 30)] {
+            let variant = try json(["--thumbnail", box, rotated])
+            #expect(variant["width"] as? Int == width && variant["height"] as? Int == height, "\(box): \(variant)")
+            // As a viewer shows the file: one that fits is the original, its EXIF turn still to apply.
+            let made = try image(try #require(variant["path"] as? String))
+            let shown = made.orientation >= 5 ? (made.height, made.width) : (made.width, made.height)
+            #expect(shown == (width, height), "\(box): the file shows \(shown)")
+        }
+        // Covering a box the stored image would already fill: cropped as shown.
+        let cover = try json(["--thumbnail", "32x40", "--fit", "cover", rotated])
+        #expect(cover["width"] as? Int == 32 && cover["height"] as? Int == 40, "\(cover)")
+    }
+
+    /// A thumbnail's promises hold for an image that needs no resizing: PNG for a format imgcache
+    /// does not write, sRGB for one with another profile.
+    @Test func anImageThatFitsStillBecomesWhatAThumbnailIs() throws {
+        let bmp = try json(["--thumbnail", "256x256", server.url("formats/palette.bmp")])
+        #expect(bmp["format"] as? String == "png", "\(bmp)")
+        let prophoto = try json(["--thumbnail", "2000x2000", server.url("formats/prophoto.png")])
+        let made = try #require(prophoto["path"] as? String)
+        #expect(made != (try json([server.url("formats/prophoto.png")])["path"] as? String), "the ProPhoto original was given as its thumbnail")
+        #expect(try image(made).colour == .sRGB)
+    }
+
     @Test func aNewSizeOfACachedImageNeedsNoServer() throws {
         let original = try json([photo])
         faults.stop()
