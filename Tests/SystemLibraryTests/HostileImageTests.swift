@@ -116,6 +116,21 @@ import Testing
         // JPEG XL: a 4-byte codestream header cannot say 60000 in so little; a 65536x65536 image made by cjxl is a test of its own.
     }
 
+    /// A camera's photo carries a whole JPEG thumbnail in its EXIF block, scan and end marker
+    /// included: cut short after it, the photo is still cut short.
+    @Test func aPhotoCutShortIsCaughtWhateverItsEXIFThumbnailHolds() throws {
+        let photo = try DecoderTests.bytes("photo.jpg")
+        let exif = Array("Exif".utf8) + [0, 0] + [0x4D, 0x4D, 0, 0x2A, 0, 0, 0, 8, 0, 0] + photo
+        let app1 = [0xFF, 0xE1, UInt8((exif.count + 2) >> 8), UInt8((exif.count + 2) & 0xFF)] + exif
+        let camera = Array(photo[0..<2]) + app1 + Array(photo[2...])
+        #expect(ImageHeader.missingEnd(of: camera, format: .jpeg) == nil)
+        for fraction in [0.6, 0.8, 0.95] {
+            let cut = Array(camera.prefix(Int(Double(camera.count) * fraction)))
+            #expect(ImageHeader.missingEnd(of: cut, format: .jpeg) != nil, "cut to \(fraction) passed")
+        }
+        #expect(try ImageHeader.probe(camera).width == 96)
+    }
+
     /// What is wrong with a header is said as it is: a negative width, a directory too long.
     @Test func impossibleHeadersAreNamedAsTheyAre() throws {
         var bmp = try FormatDecoderTests.bytes("rgb.bmp")
@@ -174,24 +189,37 @@ import Testing
     }
 
     @Test func aJPEGsEndIsTheMarkerAfterItsFirstScanWhereverTheMarkersFall() {
-        // The byte-by-byte rule, against the searching one, on bodies full of marker bytes.
+        // The byte-by-byte rule, against the searching one, on bodies full of marker bytes: the
+        // segments before the first scan walked by their lengths, then an end marker after it.
         func reference(_ bytes: [UInt8]) -> Bool {
-            var index = 2, sawScan = false
-            while index + 1 < bytes.count {
-                if bytes[index] == 0xFF {
-                    if bytes[index + 1] == 0xDA { sawScan = true }
-                    if bytes[index + 1] == 0xD9 && sawScan { return true }
-                }
-                index += 1
+            guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return false }
+            var index = 2
+            var scan: Int?
+            while scan == nil, index + 4 <= bytes.count, bytes[index] == 0xFF {
+                let marker = bytes[index + 1]
+                if marker == 0xFF { index += 1; continue }
+                if marker == 0xDA { scan = index; break }
+                if marker == 0x01 || (0xD0...0xD7).contains(marker) { index += 2; continue }
+                let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+                guard length >= 2, index + 2 + length <= bytes.count else { return false }
+                index += 2 + length
+            }
+            guard let scan else { return false }
+            var at = scan + 2
+            while at + 1 < bytes.count {
+                if bytes[at] == 0xFF && bytes[at + 1] == 0xD9 { return true }
+                at += 1
             }
             return false
         }
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         func next() -> UInt64 { state ^= state >> 12; state ^= state << 25; state ^= state >> 27; return state &* 0x2545_F491_4F6C_DD1D }
-        let alphabet: [UInt8] = [0xFF, 0xD8, 0xD9, 0xDA, 0x00, 0x42]
+        let alphabet: [UInt8] = [0xFF, 0xD8, 0xD9, 0xDA, 0x00, 0x02, 0x03, 0x42, 0xE1]
         for _ in 0..<20_000 {
             let count = Int(next() % 24)
-            let bytes = (0..<count).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
+            // Most with a start-of-image marker first, as a JPEG has.
+            let start: [UInt8] = next() % 4 == 0 ? [] : [0xFF, 0xD8]
+            let bytes = start + (0..<count).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
             #expect((ImageHeader.missingEnd(of: bytes, format: .jpeg) == nil) == reference(bytes), "\(bytes)")
         }
     }
