@@ -153,10 +153,20 @@ final class ShardListings: Sendable {
     /// The digests named in the folder at `path` (none when it does not exist):
     /// .some(nil) when there are too many to keep, nil when it cannot be listed.
     private static func list(_ path: String) -> Set<UInt64>?? {
-        guard let stream = opendir(path) else { return errno == ENOENT ? .some([]) : nil }
+        // Through SystemCall, the one reader of errno: a folder that is not there lists as empty.
+        let descriptor: Int32
+        switch SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) {
+        case .success(let opened): descriptor = opened
+        case .failure(.noSuchFile): return .some([])
+        case .failure: return nil
+        }
+        guard case .success(let stream) = SystemCall.openDirectoryStream(descriptor) else {
+            SystemCall.close(descriptor)
+            return nil
+        }
         defer { closedir(stream) }
         var digests = Set<UInt64>()
-        while let entry = readdir(stream) {
+        while case .success(let found) = SystemCall.readDirectory(stream), let entry = found {
             let named: UInt64? = withUnsafeBytes(of: entry.pointee.d_name) { (raw: UnsafeRawBufferPointer) -> UInt64? in
                 ShardListings.bits(of: raw.prefix { $0 != 0 })
             }

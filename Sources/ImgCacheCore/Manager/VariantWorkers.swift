@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// The threads that make variants, each driving a decode worker process of
 /// its own (which decodes, resizes and encodes) and storing what it made, so
@@ -66,9 +67,8 @@ final class VariantWorkers: Sendable {
 }
 
 /// The `-v` lines of one job, gathered on its thread.
-private final class LogLines: @unchecked Sendable {
-    // Used by one worker thread at a time: made, filled and read within one job.
-    private var lines: [String] = []
-    func append(_ line: String) { lines.append(line) }
-    var collected: [String] { lines }
+private final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var collected: [String] { lines.withLock { $0 } }
 }

@@ -215,16 +215,22 @@ final class ObjectStoreRemote: RemoteBackend {
         let box = TicketBox()
         submission.completion = { [self] result in
             outstanding.withLock { state in
-                box.answered = true
-                if let ticket = box.ticket { state.tickets.remove(ticket) }
+                let ticket = box.state.withLock { box in
+                    box.answered = true
+                    return box.ticket
+                }
+                if let ticket { state.tickets.remove(ticket) }
             }
             answer(result)
         }
         // Submitted outside the lock: a closed downloader answers at once, on this thread.
         let ticket = downloads.submit([submission])[0]
         let cancelNow: Bool = outstanding.withLock { state in
-            guard !box.answered else { return false }
-            box.ticket = ticket
+            let answered = box.state.withLock { box in
+                if !box.answered { box.ticket = ticket }
+                return box.answered
+            }
+            guard !answered else { return false }
             state.tickets.insert(ticket)
             // Given up while it was being submitted: withdrawn like the others.
             return state.abandoned
@@ -254,9 +260,7 @@ final class ObjectStoreRemote: RemoteBackend {
 }
 
 /// A submission's ticket once `submit` gives it, and whether it was answered
-/// already. Safe unchecked: both are read and written only while holding the
-/// backend's `outstanding` lock.
-private final class TicketBox: @unchecked Sendable {
-    var ticket: DownloadTicket?
-    var answered = false
+/// already (taken within the backend's `outstanding` lock, never the other way round).
+private final class TicketBox: Sendable {
+    let state = Mutex<(ticket: DownloadTicket?, answered: Bool)>((nil, false))
 }
