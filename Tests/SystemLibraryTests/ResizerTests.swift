@@ -32,6 +32,23 @@ import Testing
             == [30, 30, 30, 255, 150, 150, 150, 255])
     }
 
+    /// A sharp edge at a non-integer ratio stays where exact coverage weighting puts it, through the
+    /// whole thumbnail path (a PNG's reduced decode included): a half-red 64-pixel row shrunk to 10
+    /// is five red pixels and five blue, none mixed (32 source pixels are exactly 5 output pixels).
+    @Test func anEdgeIsWhereCoverageWeightingPutsItThroughTheWholeThumbnailPath() throws {
+        var rows: [UInt8] = []
+        for _ in 0..<8 { for x in 0..<64 { rows += x < 32 ? [255, 0, 0, 255] : [0, 0, 255, 255] } }
+        let png = try ImageEncoder.encode(rows[...], width: 64, height: 8, settings: ImageEncoder.Settings(format: .png))
+        let header = try ImageHeader.probe(png)
+        let transform = ImageTransform(thumbnail: ImageTransform.BoxSize(width: 10, height: nil), format: .png)
+        let decoded = try ImageTransform.decodeSource(png, header: header, for: [transform], maximumPixels: .standard)
+        let output = try transform.apply(to: decoded, shown: ImageTransform.shownSize(of: header))
+        let thumbnail = try ImageDecoder.decode(output.bytes)
+        #expect(thumbnail.width == 10)
+        let reds = (0..<10).map { Int(thumbnail.pixels[$0 * 4]) }
+        #expect(reds == [255, 255, 255, 255, 255, 0, 0, 0, 0, 0], "\(reds)")
+    }
+
     @Test func transparentPixelsDoNotBleedTheirColour() {
         let pixels: [UInt8] = [255, 0, 0, 255, 0, 255, 0, 0]
         #expect(ImageResizer.resize(pixels[...], width: 2, height: 1, toWidth: 1, toHeight: 1) == [255, 0, 0, 128])
@@ -50,7 +67,12 @@ import Testing
         let asked = (width: max(1, whole.width / 4), height: max(1, whole.height / 4))
         let reduced = try ImageDecoder.decode(bytes, atLeast: asked)
         #expect(reduced.width >= asked.width && reduced.height >= asked.height, "\(reduced.width)x\(reduced.height)")
-        #expect(reduced.width < whole.width && reduced.height < whole.height, "\(name) was not reduced")
+        if name.hasSuffix(".png") {
+            // A PNG this small is decoded whole, so that area averaging weighs every pixel exactly.
+            #expect(reduced.width == whole.width && reduced.height == whole.height, "\(name) was reduced")
+        } else {
+            #expect(reduced.width < whole.width && reduced.height < whole.height, "\(name) was not reduced")
+        }
         #expect(reduced.colour == whole.colour)
         let a = ImageResizer.resize(whole.frame(0), width: whole.width, height: whole.height, toWidth: asked.width, toHeight: asked.height)
         let b = ImageResizer.resize(reduced.frame(0), width: reduced.width, height: reduced.height,
@@ -65,5 +87,15 @@ import Testing
             }
         }
         #expect(Double(total) / Double(max(1, count)) < 6, "\(name): mean difference \(Double(total) / Double(max(1, count)))")
+    }
+
+    /// A PNG over 16 megapixels has its rows shrunk as they are read, by a whole factor at most half
+    /// the reduction asked, so that its pixels are never all in memory.
+    @Test func aLargePNGsRowsAreShrunkAsTheyAreRead() throws {
+        let width = 4200, height = 4100
+        let rows = [UInt8](repeating: 90, count: width * height * 4)
+        let png = try ImageEncoder.encode(rows[...], width: width, height: height, settings: ImageEncoder.Settings(format: .png))
+        let reduced = try ImageDecoder.decode(png, atLeast: (256, 250))
+        #expect(reduced.width < width / 4 && reduced.width >= 512 && reduced.height >= 500, "\(reduced.width)x\(reduced.height)")
     }
 }

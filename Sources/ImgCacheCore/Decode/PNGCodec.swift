@@ -111,12 +111,24 @@ struct PNGCodec: ImageCodec {
         return try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_png_decode)
     }
 
-    /// Smaller where that keeps at least `size`: rows shrunk as they are read.
+    /// Images up to this many pixels are decoded whole for a thumbnail, so that its area
+    /// averaging weighs every source pixel exactly; larger ones have their rows shrunk as they
+    /// are read, for memory.
+    static let exactlyAveragedPixels = 16 << 20
+
+    /// Smaller where that keeps at least twice `size` (a large image): rows shrunk by a whole
+    /// factor as they are read, so that a 100-megapixel PNG never needs its pixels in memory.
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit, maximumFrames: Int,
                 atLeast size: (width: Int, height: Int)) throws(ImageDecoder.DecodeError) -> DecodedImage {
         // An animation's frames are decoded whole: each is a region of the canvas.
         if let animation = try AnimatedPNG(bytes) { return try animation.decode(maximumPixels: maximumPixels, maximumFrames: maximumFrames) }
-        return try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, atLeast: size, ic_png_decode_reduced)
+        guard header.width * header.height > PNGCodec.exactlyAveragedPixels else {
+            return try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_png_decode)
+        }
+        // A whole factor at most half the reduction asked: the area averaging after it still does most of the work.
+        let twice = (width: min(header.width, size.width * 2), height: min(header.height, size.height * 2))
+        return try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, atLeast: twice,
+                                    ic_png_decode_reduced)
     }
 
     func encode(_ rgba: ArraySlice<UInt8>, width: Int, height: Int,
