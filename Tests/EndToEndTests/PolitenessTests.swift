@@ -77,6 +77,25 @@ import Testing
         #expect(try again.jsonLines().last?["blacklisted"] as? Int == 0)
     }
 
+    /// A server that accepts and then never answers a few URLs: each is a timeout (never a connect
+    /// failure, even on a connection kept from an earlier image), and the host is not given up:
+    /// every other image of it arrives.
+    @Test func urlsThatStallAfterConnectingNeverTakeTheirHostDown() throws {
+        let good = urls(24, route: "image")
+        var lines: [String] = []
+        for (index, url) in good.enumerated() {
+            lines.append(url)
+            if index % 3 == 2 { lines.append(faults.baseURL + "/stall?n=\(index)") }
+        }
+        let result = try fetch(["--json", "prefetch", "-j", "2", "--timeout", "1s", try work.write(lines: lines)])
+        #expect(result.status == 1)
+        let errors = try result.jsonLines().compactMap { $0["error"] as? String }
+        #expect(errors.count == 8, "\(errors)")
+        #expect(errors.allSatisfy { $0.contains("timed out after 1 s without progress") }, "\(errors)")
+        #expect(!result.standardError.contains("given up") && !result.standardError.contains("connect timed out"), "\(result.standardError)")
+        #expect(try result.jsonLines().last?["downloaded"] as? Int == 24)
+    }
+
     @Test func aDeadlineEndsTheRunWhateverHangs() throws {
         let stalls = (0..<5).map { faults.baseURL + "/stall?n=\($0)" } + [server.url("photo.jpg")]
         let result = try fetch(["--json", "prefetch", "--deadline", "1", try work.write(lines: stalls)])

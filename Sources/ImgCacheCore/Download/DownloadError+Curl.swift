@@ -25,7 +25,11 @@ extension DownloadError {
             if let maximumTime = request.maximumTime, Double(easy.offsetInfo(CURLINFO_TOTAL_TIME_T)) / 1e6 >= maximumTime * 0.99 {
                 return .maximumTimeExceeded(seconds: maximumTime)
             }
-            if easy.offsetInfo(CURLINFO_CONNECT_TIME_T) == 0 {
+            // Never connected: the connect timeout. A connection reused from an earlier transfer has
+            // no connect time of its own, so a request sent (or a connection ready to send it) says
+            // the stall came after connecting: a plain timeout, which never gives a host up.
+            if easy.offsetInfo(CURLINFO_CONNECT_TIME_T) == 0, easy.offsetInfo(CURLINFO_PRETRANSFER_TIME_T) == 0,
+               easy.info(CURLINFO_REQUEST_SIZE) == 0 {
                 return .connectTimeout(seconds: request.connectTimeout ?? request.timeout)
             }
             return .timeout(seconds: request.timeout)
