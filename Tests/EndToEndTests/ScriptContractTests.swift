@@ -156,6 +156,20 @@ import Testing
         #expect(served.status == 0 && served.lines.count == 1)
     }
 
+    /// An origin that is down for a whole refresh: after three refused connections its host is
+    /// given up for the run, and the entries still to refresh are served from the cache as the
+    /// first three were, stale, never failed.
+    @Test func aRefreshDuringAnOutageServesEveryCachedEntry() throws {
+        let urls = (0..<6).map { faults.baseURL + "/image/photo.jpg?n=\($0)" }
+        #expect(try fetch(["fetch"] + urls).status == 0)
+        faults.stop()
+        let refreshed = try fetch(["--json", "fetch", "--refresh", "-j", "1"] + urls)
+        #expect(refreshed.status == 0, "\(refreshed.standardError)")
+        let caches = try refreshed.jsonLines().map { $0["cache"] as? String }
+        #expect(caches == Array(repeating: "stale", count: 6), "\(caches)")
+        #expect(try refreshed.jsonLines().allSatisfy { ($0["refresh_error"] as? String) != nil })
+    }
+
     @Test func anAuthorisationFailureDoesNotBlockARequestWithCredentialsHeadersOrCookies() throws {
         let url = faults.baseURL + "/need-auth/photo.jpg"
         let anonymous = try fetch(["fetch", url])

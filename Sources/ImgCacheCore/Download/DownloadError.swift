@@ -101,6 +101,13 @@ public enum DownloadError: Error, Equatable, Sendable {
         }
     }
 
+    /// Whether a failed refresh answers with the entry it meant to replace (stale-if-error): a
+    /// passing failure, or a host given up for the run (it could not be reached).
+    public var servesStale: Bool {
+        if case .hostGivenUp = self { return true }
+        return isRetryable
+    }
+
     static func formatSeconds(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }

@@ -42,13 +42,13 @@ struct DownloadStore {
             // A refresh that fails keeps the entry: for a passing reason (the server
             // down, a timeout, a 5xx) it answers, stale; for a lasting one (404, 410)
             // the failure is reported and the entry still serves later plain fetches.
-            if let cached = miss.cached, error.isRetryable {
+            if let cached = miss.cached, error.servesStale {
                 log?("\(RemoteURL.displayed(url)): refresh failed (\(error.reason)); serving \(cached.path)")
                 return .success(FetchResult(url: url, path: cached.path, cacheType: .stale, metadata: cached.metadata,
                                             refreshFailure: error))
             }
             // An original not kept (--no-original, or evicted): its variants answer as it would have.
-            if miss.cached == nil, error.isRetryable, let variants = miss.keptVariants {
+            if miss.cached == nil, error.servesStale, let variants = miss.keptVariants {
                 log?("\(RemoteURL.displayed(url)): refresh failed (\(error.reason)); serving its variants")
                 let stale = FetchResult(url: url, path: variants[0].path, cacheType: .stale, metadata: variants[0].metadata,
                                         isStored: false, refreshFailure: error)
