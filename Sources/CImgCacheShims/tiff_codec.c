@@ -144,6 +144,73 @@ static int read_plain_rgb(TIFF *tiff, ic_decoded_image *out) {
     return 1;
 }
 
+/// Contiguous strips of grey, RGB or CMYK samples, 8 or 16 bits, with at most one extra sample
+/// (alpha, associated or not), read row by row and turned into straight RGBA8 here: libtiff's RGBA
+/// interface premultiplies some kinds and not others, drops the alpha of 16-bit grey and of CMYK,
+/// and refuses 16-bit CMYK. 1 when read; 0 to take the general path.
+static int read_samples(TIFF *tiff, ic_decoded_image *out) {
+    uint16_t bits = 0, samples = 0, photometric = 0, planar = 0, extra_count = 0, inkset = INKSET_CMYK;
+    uint16_t *extra = NULL;
+    p_TIFFGetFieldDefaulted(tiff, TIFFTAG_BITSPERSAMPLE, &bits);
+    p_TIFFGetFieldDefaulted(tiff, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    p_TIFFGetFieldDefaulted(tiff, TIFFTAG_PLANARCONFIG, &planar);
+    p_TIFFGetFieldDefaulted(tiff, TIFFTAG_INKSET, &inkset);
+    if (!p_TIFFGetField(tiff, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
+    if (!p_TIFFGetField(tiff, TIFFTAG_EXTRASAMPLES, &extra_count, &extra)) extra_count = 0;
+    int colours;
+    switch (photometric) {
+    case PHOTOMETRIC_MINISBLACK: case PHOTOMETRIC_MINISWHITE: colours = 1; break;
+    case PHOTOMETRIC_RGB: colours = 3; break;
+    case PHOTOMETRIC_SEPARATED: colours = inkset == INKSET_CMYK ? 4 : 0; break;
+    default: colours = 0;
+    }
+    if (colours == 0 || (bits != 8 && bits != 16) || p_TIFFIsTiled(tiff) || planar != PLANARCONFIG_CONTIG) return 0;
+    if (extra_count > 1 || samples != colours + extra_count) return 0;
+    int alpha = extra_count == 1 && extra != NULL && (extra[0] == EXTRASAMPLE_ASSOCALPHA || extra[0] == EXTRASAMPLE_UNASSALPHA);
+    int associated = alpha && extra[0] == EXTRASAMPLE_ASSOCALPHA;
+    if (extra_count == 1 && !alpha && extra != NULL && extra[0] != EXTRASAMPLE_UNSPECIFIED) return 0;
+    size_t bytes = bits / 8;
+    if (p_TIFFScanlineSize(tiff) != (tmsize_t)((size_t)out->width * samples * bytes)) return 0;
+    uint8_t *line = malloc((size_t)out->width * samples * bytes);
+    if (line == NULL) return 0;
+    for (uint32_t row = 0; row < out->height; row++) {
+        if (p_TIFFReadScanline(tiff, line, row, 0) < 0) {
+            free(line);
+            return 0;
+        }
+        uint8_t *target = out->pixels + (size_t)row * out->width * 4;
+        for (uint32_t x = 0; x < out->width; x++) {
+            // Each sample in 8 bits, rounded (16-bit samples are in the machine's order after libtiff).
+            unsigned value[5] = {0, 0, 0, 0, 255};
+            for (int sample = 0; sample < samples; sample++) {
+                size_t at = ((size_t)x * samples + sample) * bytes;
+                value[sample] = bytes == 1 ? line[at] : ((unsigned)*(uint16_t *)(line + at) * 255u + 32767u) / 65535u;
+            }
+            unsigned a = alpha ? value[colours] : 255, r, g, b;
+            if (colours == 1) {
+                unsigned grey = photometric == PHOTOMETRIC_MINISWHITE ? 255 - value[0] : value[0];
+                r = g = b = grey;
+            } else if (colours == 3) {
+                r = value[0], g = value[1], b = value[2];
+            } else {
+                // Ink to light, as libtiff's RGBA interface turns CMYK (the profile, when there is one, does better).
+                unsigned k = 255 - value[3];
+                r = (255 - value[0]) * k / 255, g = (255 - value[1]) * k / 255, b = (255 - value[2]) * k / 255;
+            }
+            if (associated && a != 0 && a != 255) {
+                r = (r * 255 + a / 2) / a, g = (g * 255 + a / 2) / a, b = (b * 255 + a / 2) / a;
+                r = r > 255 ? 255 : r, g = g > 255 ? 255 : g, b = b > 255 ? 255 : b;
+            }
+            target[x * 4] = (uint8_t)r;
+            target[x * 4 + 1] = (uint8_t)g;
+            target[x * 4 + 2] = (uint8_t)b;
+            target[x * 4 + 3] = (uint8_t)a;
+        }
+    }
+    free(line);
+    return 1;
+}
+
 int ic_tiff_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_t max_frames,
                    ic_decoded_image *out, char *error, size_t error_size) {
     (void)max_frames;  // a multipage file gives its first page
@@ -162,6 +229,12 @@ int ic_tiff_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
     char reason[1024] = {0};
     p_TIFFGetField(tiff, TIFFTAG_IMAGEWIDTH, &width);
     p_TIFFGetField(tiff, TIFFTAG_IMAGELENGTH, &height);
+    if (width > 0 && height > 0 && ic_allocate_still(out, width, height, max_pixels, error, error_size) == 0) {
+        if (read_plain_rgb(tiff, out) || read_samples(tiff, out)) goto profile;
+        ic_decoded_image_free(out);
+    } else if (width > 0 && height > 0) {
+        goto done;
+    }
     if (!p_TIFFRGBAImageOK(tiff, reason)) {
         char text[1100];
         snprintf(text, sizeof text, "libtiff cannot convert it: %s", reason);
@@ -169,7 +242,6 @@ int ic_tiff_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
         goto done;
     }
     if (ic_allocate_still(out, width, height, max_pixels, error, error_size) != 0) goto done;
-    if (read_plain_rgb(tiff, out)) goto profile;
     // The rows in the order they are stored (asking for the file's own orientation
     // makes libtiff flip nothing): the orientation is applied afterwards, as
     // EXIF's is, since libtiff's flips cannot turn a picture a quarter.

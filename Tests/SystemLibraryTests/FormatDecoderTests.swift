@@ -161,3 +161,69 @@ import Testing
         #expect(try ImageDecoder.decode(rle4).pixels == blue + blue + blue + blue + red + blue + red + blue)
     }
 }
+
+/// TIFFs of every kind of sample a file may hold, written here (one uncompressed strip), and
+/// what each pixel must decode to: straight RGBA8, whatever libtiff's RGBA interface would make.
+@Suite struct TIFFKindsTests {
+    /// A little-endian TIFF of `width` x `height`, `bits` a sample, `samples` a pixel (`extra`
+    /// of them extra: 1 unassociated alpha, 2 associated), one strip holding `data`.
+    static func tiff(width: Int, height: Int, bits: Int, photometric: Int, samples: Int, extra: Int?, data: [UInt8]) -> [UInt8] {
+        var entries: [(tag: Int, type: Int, count: Int, value: Int)] = [
+            (256, 4, 1, width), (257, 4, 1, height), (258, 3, 1, bits), (259, 3, 1, 1), (262, 3, 1, photometric),
+            (273, 4, 1, 0), (277, 3, 1, samples), (278, 4, 1, height), (279, 4, 1, data.count), (284, 3, 1, 1),
+        ]
+        if let extra { entries.append((338, 3, 1, extra)) }
+        // BitsPerSample holds one value a sample: more than two do not fit in the entry, so they follow it.
+        let directory = 8, directorySize = 2 + entries.count * 12 + 4
+        let bitsAt = directory + directorySize, dataAt = bitsAt + (samples > 2 ? samples * 2 : 0)
+        var bytes: [UInt8] = [0x49, 0x49, 42, 0] + le(directory, 4) + le(entries.count, 2)
+        for entry in entries {
+            var value = entry.value
+            var count = entry.count
+            if entry.tag == 258 { count = samples; if samples > 2 { value = bitsAt } }
+            if entry.tag == 273 { value = dataAt }
+            bytes += le(entry.tag, 2) + le(entry.type, 2) + le(count, 4)
+            if entry.type == 3 && !(entry.tag == 258 && samples > 2) {
+                bytes += entry.tag == 258 && samples == 2 ? le(bits, 2) + le(bits, 2) : le(value, 2) + [0, 0]
+            } else {
+                bytes += le(value, 4)
+            }
+        }
+        bytes += [0, 0, 0, 0]
+        if samples > 2 { for _ in 0..<samples { bytes += le(bits, 2) } }
+        return bytes + data
+    }
+
+    static func le(_ value: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
+
+    /// 16-bit samples in the file's (little-endian) order.
+    static func sixteen(_ values: [Int]) -> [UInt8] { values.flatMap { le($0, 2) } }
+
+    @Test func everyKindOfSampleDecodesToStraightRGBA() throws {
+        let cases: [(String, [UInt8], [UInt8])] = [
+            // 8-bit grey with unassociated alpha: the grey is not divided by the alpha.
+            ("grey+alpha 8", Self.tiff(width: 2, height: 1, bits: 8, photometric: 1, samples: 2, extra: 2,
+                                       data: [127, 127, 200, 255]), [127, 127, 127, 127, 200, 200, 200, 255]),
+            // The same, associated: the grey is.
+            ("grey+premultiplied 8", Self.tiff(width: 1, height: 1, bits: 8, photometric: 1, samples: 2, extra: 1,
+                                               data: [60, 120]), [128, 128, 128, 120]),
+            ("grey+alpha 16", Self.tiff(width: 1, height: 1, bits: 16, photometric: 1, samples: 2, extra: 2,
+                                        data: Self.sixteen([32896, 32896])), [128, 128, 128, 128]),
+            ("grey 16", Self.tiff(width: 1, height: 1, bits: 16, photometric: 1, samples: 1, extra: nil,
+                                  data: Self.sixteen([65535])), [255, 255, 255, 255]),
+            ("rgba 16", Self.tiff(width: 1, height: 1, bits: 16, photometric: 2, samples: 4, extra: 2,
+                                  data: Self.sixteen([65535, 0, 32896, 16448])), [255, 0, 128, 64]),
+            ("cmyk 8", Self.tiff(width: 1, height: 1, bits: 8, photometric: 5, samples: 4, extra: nil,
+                                 data: [0, 255, 255, 0]), [255, 0, 0, 255]),
+            ("cmyk+alpha 8", Self.tiff(width: 1, height: 1, bits: 8, photometric: 5, samples: 5, extra: 2,
+                                       data: [0, 255, 255, 0, 100]), [255, 0, 0, 100]),
+            // libtiff's RGBA interface refuses this one ("Sorry, can not handle image").
+            ("cmyk 16", Self.tiff(width: 1, height: 1, bits: 16, photometric: 5, samples: 4, extra: nil,
+                                  data: Self.sixteen([65535, 0, 65535, 0])), [0, 255, 0, 255]),
+        ]
+        for (name, file, expected) in cases {
+            let image = try ImageDecoder.decode(file)
+            #expect(Array(image.pixels) == expected, "\(name): \(Array(image.pixels))")
+        }
+    }
+}
