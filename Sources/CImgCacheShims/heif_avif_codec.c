@@ -31,6 +31,8 @@
     X(avifEncoder *, avifEncoderCreate, (void))                                                    \
     X(void, avifEncoderDestroy, (avifEncoder *))                                                   \
     X(avifResult, avifEncoderWrite, (avifEncoder *, const avifImage *, avifRWData *))              \
+    X(avifResult, avifEncoderAddImage, (avifEncoder *, const avifImage *, uint64_t, avifAddImageFlags)) \
+    X(avifResult, avifEncoderFinish, (avifEncoder *, avifRWData *))                                \
     X(void, avifRWDataFree, (avifRWData *))                                                        \
     X(const char *, avifVersion, (void))
 
@@ -370,17 +372,12 @@ int ic_avif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
 
 // MARK: - Encoding
 
-int ic_avif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int has_alpha,
-                   ic_encoded *out, char *error, size_t error_size) {
-    if (ic_avif_load(error, error_size) != 0) return -1;
-    // Quality 100 keeps every colour sample (4:4:4) at the lowest quantiser.
+/// One sRGB frame as the YUV image an encoder takes (4:4:4 at quality 100, else 4:2:0).
+static avifImage *avif_frame(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int has_alpha, avifResult *result) {
     avifImage *image = p_avifImageCreate(width, height, 8, quality >= 100 ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
-    avifEncoder *encoder = p_avifEncoderCreate();
-    avifRWData output = {NULL, 0};
-    int status = -1;
-    if (image == NULL || encoder == NULL) {
-        ic_set_error(error, error_size, "out of memory");
-        goto done;
+    if (image == NULL) {
+        *result = AVIF_RESULT_OUT_OF_MEMORY;
+        return NULL;
     }
     image->colorPrimaries = AVIF_COLOR_PRIMARIES_BT709;
     image->transferCharacteristics = AVIF_TRANSFER_CHARACTERISTICS_SRGB;
@@ -393,36 +390,82 @@ int ic_avif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
     rgb.ignoreAlpha = has_alpha ? AVIF_FALSE : AVIF_TRUE;
     rgb.pixels = (uint8_t *)rgba;
     rgb.rowBytes = width * 4;
-    avifResult result = p_avifImageRGBToYUV(image, &rgb);
-    if (result == AVIF_RESULT_OK) {
-        // Quality 0–100 onto AV1's quantiser 63–0, as avifenc's --qcolor does.
-        int quantizer = quality >= 100 ? 0 : (int)((100 - (quality < 0 ? 0 : quality)) * 63 / 100.0 + 0.5);
-        encoder->minQuantizer = quantizer > 8 ? quantizer - 8 : 0;
-        encoder->maxQuantizer = quantizer;
-        encoder->minQuantizerAlpha = encoder->minQuantizer;
-        encoder->maxQuantizerAlpha = encoder->maxQuantizer;
-        encoder->speed = 8;
-        encoder->maxThreads = 2;
-        result = p_avifEncoderWrite(encoder, image, &output);
+    *result = p_avifImageRGBToYUV(image, &rgb);
+    if (*result != AVIF_RESULT_OK) {
+        p_avifImageDestroy(image);
+        return NULL;
     }
+    return image;
+}
+
+/// An encoder set for `quality`: 0–100 onto AV1's quantiser 63–0, as avifenc's --qcolor does.
+static avifEncoder *avif_encoder(int quality) {
+    avifEncoder *encoder = p_avifEncoderCreate();
+    if (encoder == NULL) return NULL;
+    int quantizer = quality >= 100 ? 0 : (int)((100 - (quality < 0 ? 0 : quality)) * 63 / 100.0 + 0.5);
+    encoder->minQuantizer = quantizer > 8 ? quantizer - 8 : 0;
+    encoder->maxQuantizer = quantizer;
+    encoder->minQuantizerAlpha = encoder->minQuantizer;
+    encoder->maxQuantizerAlpha = encoder->maxQuantizer;
+    encoder->speed = 8;
+    encoder->maxThreads = 2;
+    return encoder;
+}
+
+static int avif_finished(avifResult result, avifEncoder *encoder, avifRWData *output, ic_encoded *out, char *error,
+                         size_t error_size) {
     if (result != AVIF_RESULT_OK) {
         char text[300];
-        snprintf(text, sizeof text, "libavif: %s%s%s", p_avifResultToString(result), encoder->diag.error[0] ? ": " : "",
-                 encoder->diag.error);
+        snprintf(text, sizeof text, "libavif: %s%s%s", p_avifResultToString(result),
+                 encoder != NULL && encoder->diag.error[0] ? ": " : "", encoder != NULL ? encoder->diag.error : "");
         ic_set_error(error, error_size, text);
-        goto done;
+        return -1;
     }
-    out->bytes = malloc(output.size);
+    out->bytes = malloc(output->size);
     if (out->bytes == NULL) {
         ic_set_error(error, error_size, "out of memory");
-        goto done;
+        return -1;
     }
-    memcpy(out->bytes, output.data, output.size);
-    out->size = output.size;
-    status = 0;
-done:
+    memcpy(out->bytes, output->data, output->size);
+    out->size = output->size;
+    return 0;
+}
+
+int ic_avif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int has_alpha,
+                   ic_encoded *out, char *error, size_t error_size) {
+    if (ic_avif_load(error, error_size) != 0) return -1;
+    avifResult result = AVIF_RESULT_OK;
+    avifImage *image = avif_frame(rgba, width, height, quality, has_alpha, &result);
+    avifEncoder *encoder = image != NULL ? avif_encoder(quality) : NULL;
+    avifRWData output = {NULL, 0};
+    if (image != NULL && encoder == NULL) result = AVIF_RESULT_OUT_OF_MEMORY;
+    if (encoder != NULL) result = p_avifEncoderWrite(encoder, image, &output);
+    int status = avif_finished(result, encoder, &output, out, error, error_size);
     if (output.data != NULL) p_avifRWDataFree(&output);
     if (encoder != NULL) p_avifEncoderDestroy(encoder);
     if (image != NULL) p_avifImageDestroy(image);
+    return status;
+}
+
+int ic_avif_encode_animation(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
+                             const uint32_t *delays_ms, int quality, int has_alpha, ic_encoded *out, char *error,
+                             size_t error_size) {
+    if (ic_avif_load(error, error_size) != 0) return -1;
+    avifEncoder *encoder = avif_encoder(quality);
+    avifRWData output = {NULL, 0};
+    avifResult result = encoder != NULL ? AVIF_RESULT_OK : AVIF_RESULT_OUT_OF_MEMORY;
+    if (encoder != NULL) encoder->timescale = 1000;
+    for (uint32_t index = 0; result == AVIF_RESULT_OK && index < frame_count; index++) {
+        avifImage *image = avif_frame(frames + (size_t)index * width * height * 4, width, height, quality, has_alpha, &result);
+        if (image == NULL) break;
+        // A frame of 0 ms is shown for 100, as browsers show a GIF's.
+        uint64_t duration = delays_ms[index] > 0 ? delays_ms[index] : 100;
+        result = p_avifEncoderAddImage(encoder, image, duration, AVIF_ADD_IMAGE_FLAG_NONE);
+        p_avifImageDestroy(image);
+    }
+    if (result == AVIF_RESULT_OK) result = p_avifEncoderFinish(encoder, &output);
+    int status = avif_finished(result, encoder, &output, out, error, error_size);
+    if (output.data != NULL) p_avifRWDataFree(&output);
+    if (encoder != NULL) p_avifEncoderDestroy(encoder);
     return status;
 }

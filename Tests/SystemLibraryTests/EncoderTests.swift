@@ -81,3 +81,63 @@ import Testing
         }
     }
 }
+
+/// Every format the codec registry writes, from every kind of source: frames kept exactly where the
+/// format animates, alpha where it has alpha, plays as they were (an AVIF sequence loops), colours
+/// close. The registry drives the table: a format added to it joins the sweep.
+@Suite struct WrittenFormatsSweepTests {
+    /// Sources: a still photo, a still with transparency, a 3-frame animation that plays twice, a 16-bit grey.
+    static func sources() throws -> [(name: String, image: DecodedImage)] {
+        var frames: [UInt8] = []
+        for index in 0..<3 {
+            for y in 0..<16 {
+                for x in 0..<16 {
+                    // Opaque where x < 12, clear beyond: each frame another colour.
+                    frames += x < 12 ? [UInt8(60 * index + 40), UInt8(y * 12), UInt8(x * 15), 255] : [0, 0, 0, 0]
+                }
+            }
+        }
+        let animation = DecodedImage(format: .gif, width: 16, height: 16, frameCount: 3, pixels: frames, delays: [100, 200, 300],
+                                     loopCount: 2, orientation: 1)
+        return [("photo.jpg", try ImageDecoder.decode(try DecoderTests.bytes("photo.jpg"))), ("logo.png", try ImageDecoder.decode(try DecoderTests.bytes("logo.png"))),
+                ("animation", animation), ("gray16.png", try ImageDecoder.decode(try DecoderTests.bytes("gray16.png")))]
+    }
+
+    @Test(arguments: CodecRegistry.writableFormats)
+    func everyWrittenFormatKeepsWhatItCan(format: ImageFormat) throws {
+        let capabilities = CodecRegistry.codec(for: format).capabilities
+        for (name, source) in try Self.sources() {
+            let output = try ImageTransform(format: format).apply(to: source)
+            let again = try ImageDecoder.decode(output.bytes)
+            #expect(again.format == format, "\(name) as \(format)")
+            let animates = source.frameCount > 1 && capabilities.contains(.animation)
+            #expect(again.frameCount == (animates ? source.frameCount : 1) && output.frameCount == again.frameCount,
+                    "\(name) as \(format): \(again.frameCount) frames")
+            if animates {
+                #expect(again.delays == source.delays, "\(name) as \(format): \(again.delays)")
+                // Plays kept where the format says how many; an AVIF sequence always loops.
+                #expect(again.loopCount == (format == .avif ? 0 : source.loopCount), "\(name) as \(format): \(String(describing: again.loopCount))")
+            }
+            for index in 0..<again.frameCount {
+                let before = source.frame(index), after = again.frame(index)
+                var colourError = 0, colourCount = 0, alphaWrong = 0
+                for pixel in stride(from: 0, to: before.count, by: 4) {
+                    let a = before[before.startIndex + pixel + 3], b = after[after.startIndex + pixel + 3]
+                    // Alpha kept where the format has it (a GIF's is all or nothing, from half way); flattened opaque where it has not.
+                    let expected = !capabilities.contains(.alpha) ? 255 : format == .gif ? (a >= 128 ? 255 : 0) : Int(a)
+                    if abs(expected - Int(b)) > 8 { alphaWrong += 1 }
+                    guard a == 255, b == 255 else { continue }
+                    for channel in 0..<3 {
+                        colourError += abs(Int(before[before.startIndex + pixel + channel]) - Int(after[after.startIndex + pixel + channel]))
+                        colourCount += 1
+                    }
+                }
+                #expect(alphaWrong == 0, "\(name) as \(format), frame \(index): \(alphaWrong) pixels' alpha")
+                // Lossy formats at the default quality stay within a few levels on average (a GIF's palette a few more).
+                let limit = format == .gif ? 12.0 : 8.0
+                #expect(Double(colourError) / Double(max(1, colourCount)) < limit,
+                        "\(name) as \(format), frame \(index): mean error \(Double(colourError) / Double(max(1, colourCount)))")
+            }
+        }
+    }
+}

@@ -238,6 +238,11 @@ int ic_jxl_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qual
 /// An AVIF (8-bit 4:2:0, or 4:4:4 at `quality` 100) through libavif and its AV1 encoder.
 int ic_avif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int has_alpha,
                    ic_encoded *out, char *error, size_t error_size);
+/// `frame_count` frames of `width` x `height` RGBA8 one after another as an AVIF sequence, each shown
+/// for its `delays_ms` (libavif 0.11 writes no play count: the sequence loops).
+int ic_avif_encode_animation(const uint8_t *frames, uint32_t width, uint32_t height, uint32_t frame_count,
+                             const uint32_t *delays_ms, int quality, int has_alpha, ic_encoded *out, char *error,
+                             size_t error_size);
 // MARK: - Extended attributes and locks
 
 /// lgetxattr: the attribute's length, or -1 with errno set (ENODATA when absent,

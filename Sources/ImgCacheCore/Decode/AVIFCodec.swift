@@ -12,7 +12,7 @@ struct AVIFCodec: ImageCodec {
     let format = ImageFormat.avif
     let displayName = "AVIF"
     let fileExtensions = ["avif", "avifs"]
-    let capabilities: CodecCapabilities = [.decode, .encode, .alpha, .quality]
+    let capabilities: CodecCapabilities = [.decode, .encode, .animation, .alpha, .quality]
     let decodeMemoryFactor = 2.5
     let encodeMemoryFactor = 4.0
 
@@ -41,6 +41,21 @@ struct AVIFCodec: ImageCodec {
             rgba.withUnsafeBufferPointer { buffer in
                 ic_avif_encode(buffer.baseAddress, UInt32(width), UInt32(height), Int32(settings.lossless ? 100 : settings.quality),
                                opaque ? 0 : 1, encoded, message, size)
+            }
+        }
+    }
+
+    /// A sequence: every frame with its time (it loops: libavif 0.11 writes no play count).
+    func encodeAnimation(_ frames: [UInt8], width: Int, height: Int, frameCount: Int, delays: [Int], loopCount: Int,
+                         settings: ImageEncoder.Settings) throws(ImageEncoder.EncodeError) -> [UInt8] {
+        let opaque = ImageEncoder.isOpaque(frames[...])
+        let times = delays.map { UInt32(clamping: $0) }
+        return try CodecShim.encoded(format) { encoded, message, size in
+            frames.withUnsafeBufferPointer { buffer in
+                times.withUnsafeBufferPointer { delays in
+                    ic_avif_encode_animation(buffer.baseAddress, UInt32(width), UInt32(height), UInt32(frameCount), delays.baseAddress,
+                                             Int32(settings.lossless ? 100 : settings.quality), opaque ? 0 : 1, encoded, message, size)
+                }
             }
         }
     }
