@@ -118,6 +118,11 @@ import Testing
         #expect(error("fetch --thumbnail 8x8 --format tiff u")
             == .invalidValue(option: "--format", value: "tiff", reason: "expected jpeg, png, webp, gif, avif, jxl, comma-separated"))
         #expect(error("fetch --refresh=yes u") == .invalidValue(option: "--refresh", value: "yes", reason: "expected --refresh or --refresh=stale"))
+        // A number with an exponent is taken nowhere: a duration says why, a rate too.
+        #expect(error("fetch --deadline 1e9 u") == .invalidValue(option: "--deadline", value: "1e9",
+                                                                reason: "exponents are not taken: write the number out, as 1000000000"))
+        #expect(error("prefetch --rate 1e9/s") == .invalidValue(option: "--rate", value: "1e9/s",
+                                                               reason: "expected a positive number of requests, as 5/s or 30/m"))
         #expect(try manager("fetch --refresh=stale u").settings.refreshesOnlyStale)
         #expect(try manager("fetch --thumbnail 8x8 --format jpeg --background #123 u").settings.variants.first?.background
             == RGBColor(red: 0x11, green: 0x22, blue: 0x33))

@@ -13,6 +13,14 @@ import Testing
         #expect(throws: ValueError.self) { try TimeSpan(parsing: text) }
     }
 
+    /// Every quantity refuses an exponent the same way, with the same words: durations, sizes and rates.
+    @Test func anExponentIsRefusedAlikeEverywhere() {
+        #expect(throws: QuantityText.exponentRefused) { try TimeSpan(parsing: "1e9") }
+        #expect(throws: QuantityText.exponentRefused) { try ByteSize(parsing: "2E6") }
+        #expect(QuantityText.plainDecimal("1e9") == nil && QuantityText.plainDecimal("0x10") == nil && QuantityText.plainDecimal("inf") == nil)
+        #expect(QuantityText.plainDecimal("2.5") == 2.5)
+    }
+
     @Test func describesWithTheLargestWholeUnit() {
         #expect(TimeSpan(seconds: 604_800).description == "1w")
         #expect(TimeSpan(seconds: 86_400 * 3).description == "3d")

@@ -344,7 +344,8 @@ extension ParsedOptions {
         case "h", "hour": per = 3600
         default: throw ValueError("expected N/s, N/m or N/h")
         }
-        guard parts.count <= 2, let count = Double(parts[0]), count.isFinite, count > 0 else {
+        // A plain decimal, as every quantity imgcache takes: no exponent, no hex, no inf.
+        guard parts.count <= 2, let count = QuantityText.plainDecimal(parts[0]), count.isFinite, count > 0 else {
             throw ValueError("expected a positive number of requests, as 5/s or 30/m")
         }
         let rate = count / per

@@ -1,7 +1,7 @@
 /// A number followed by an optional unit, as in `1.5GiB` or `30m`: what
-/// `ByteSize` and `TimeSpan` have in common. Only plain decimals are numbers
-/// (no sign, no exponent, a digit on each side of a point).
-struct QuantityText {
+/// `ByteSize`, `TimeSpan` and `--rate` have in common. Only plain decimals are
+/// numbers (no sign, no exponent, a digit on each side of a point).
+public struct QuantityText {
     let value: Double
     /// What follows the number, as written (may be empty).
     let unit: Substring
@@ -14,5 +14,21 @@ struct QuantityText {
               let value = Double(number) else { return nil }
         self.value = value
         self.unit = trimmed[numberEnd...]
+    }
+
+    /// Whether what follows the number is an exponent (`1e9`), which no quantity takes.
+    var unitIsExponent: Bool {
+        guard let first = unit.first, first == "e" || first == "E" else { return false }
+        let digits = unit.dropFirst().drop { $0 == "+" || $0 == "-" }
+        return !digits.isEmpty && digits.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    /// The reason given for a number written with an exponent.
+    static let exponentRefused = ValueError.invalid("exponents are not taken: write the number out, as 1000000000")
+
+    /// `text` as a plain decimal number (what quantities take), nil otherwise.
+    public static func plainDecimal(_ text: Substring) -> Double? {
+        guard let quantity = QuantityText(String(text)), quantity.unit.isEmpty else { return nil }
+        return quantity.value
     }
 }
