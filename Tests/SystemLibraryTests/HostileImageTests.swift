@@ -131,6 +131,18 @@ import Testing
         #expect(try ImageHeader.probe(camera).width == 96)
     }
 
+    /// `data:` URLs of every spelling an SVG may hold: percent-encoded documents (how icons are
+    /// embedded), an empty payload, base64; none crashes the header check.
+    @Test func everySpellingOfADataURLIsReadWithoutACrash() throws {
+        let document = try String(contentsOf: FuzzRegressionTests.fuzz.appendingPathComponent("svg/data-urls.svg"), encoding: .utf8)
+        // The embedded PNG's header is cut short: said, not taken for a crash.
+        #expect(throws: ImageHeader.ProbeError.self) { try ImageHeader.probe(Array(document.utf8)) }
+        let icons = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"20\" height=\"20\"><image href=\"data:image/svg+xml,abc\"/>"
+            + "<image href=\"data:image/svg+xml,\"/><image href=\"data:image/svg+xml,%3Csvg width=%2240%22 height=%2230%22/%3E\"/></svg>"
+        let header = try ImageHeader.probe(Array(icons.utf8))
+        #expect(header.codedWidth == 40 && header.codedHeight == 30 && header.width == 20, "the embedded SVG's size counts: \(header.codedWidth)x\(header.codedHeight)")
+    }
+
     /// What is wrong with a header is said as it is: a negative width, a directory too long.
     @Test func impossibleHeadersAreNamedAsTheyAre() throws {
         var bmp = try FormatDecoderTests.bytes("rgb.bmp")

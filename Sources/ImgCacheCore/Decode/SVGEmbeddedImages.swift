@@ -144,7 +144,8 @@ enum SVGEmbeddedImages {
     /// The first bytes a percent-encoded payload holds.
     static func percentDecodedPrefix(_ payload: Substring, limit: Int = headerCharacters) -> [UInt8] {
         var bytes: [UInt8] = []
-        var utf8 = Array(payload.utf8.prefix(limit))[...]
+        // prefix(Int.max) would offset an index by Int.max: the whole payload is taken as it is.
+        var utf8 = (limit >= payload.utf8.count ? Array(payload.utf8) : Array(payload.utf8.prefix(limit)))[...]
         while let byte = utf8.popFirst() {
             if byte == UInt8(ascii: "%"), utf8.count >= 2,
                let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
