@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 // SVG through librsvg and cairo: a document rasterised into RGBA8 at the size
 // asked. The document is parsed from memory with no base location, so
 // librsvg resolves no reference outside it (no files, no network); it runs
@@ -12,6 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+ptrdiff_t ic_find_bytes(const uint8_t *data, size_t count, size_t start, const uint8_t *needle, size_t needle_count) {
+    if (start > count || needle_count == 0) return -1;
+    const uint8_t *hit = memmem(data + start, count - start, needle, needle_count);
+    return hit ? (ptrdiff_t)(hit - data) : -1;
+}
 
 
 typedef struct ic_rsvg_handle ic_rsvg_handle;

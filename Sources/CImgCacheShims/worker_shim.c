@@ -153,10 +153,11 @@ int ic_limit_names(int which) {
     }
 }
 
-uint64_t ic_own_hard_limit(int resource) {
+uint64_t ic_own_limit(int resource, int hard) {
     struct rlimit current;
-    if (getrlimit(resource, &current) != 0 || current.rlim_max == RLIM_INFINITY) return UINT64_MAX;
-    return current.rlim_max;
+    if (getrlimit(resource, &current) != 0) return UINT64_MAX;
+    rlim_t value = hard ? current.rlim_max : current.rlim_cur;
+    return value == RLIM_INFINITY ? UINT64_MAX : value;
 }
 
 uint64_t ic_address_space(int32_t pid) {

@@ -36,6 +36,15 @@ if CommandLine.argc >= 2, let first = CommandLine.unsafeArgv[1], String(cString:
     exit(DecodeWorkerMain.run(Array(CommandLine.arguments.dropFirst())))
 }
 
+// Under a tiny `ulimit -v` any allocation may fail, and Swift ends such a process with a signal:
+// said before anything is allocated, with the status for a system that refused a resource.
+if let limit = WorkerRegistry.addressSpaceTooSmall {
+    let line = "imgcache: error: the address space is limited to \(limit >> 20) MiB (ulimit -v); imgcache needs at least "
+        + "\(WorkerRegistry.smallestAddressSpace >> 20) MiB\n"
+    _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+    exit(ExitStatus.systemError.rawValue)
+}
+
 let words = commandLineWords()
 hideSecrets(of: words)
 let status = CommandRunner.run(words)

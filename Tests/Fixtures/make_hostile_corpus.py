@@ -110,6 +110,9 @@ def svgs(out):
     # The same, the scheme spelt by an entity and character references.
     write(out, "data-bomb-hidden.svg", ('<?xml version="1.0"?>\n<!DOCTYPE svg [<!ENTITY d "&#100;at">]>\n' + head
                                         + image.format("&d;a:image/png;base64," + bomb) + "</svg>").encode())
+    # A hundred 2-megapixel PNGs, each under the limit, 200 megapixels together.
+    tile = base64.b64encode(big_png(2000, 1000)).decode()
+    write(out, "data-many.svg", (head + "".join(image.format("data:image/png;base64," + tile) for _ in range(100)) + "</svg>").encode())
     # Entities that expand to just under the cap (4 MiB).
     entities = '<!ENTITY a "' + "x" * 1000 + '">' + "".join(f'<!ENTITY e{i} "&a;&a;&a;&a;">' for i in range(1))
     references = "&e0;" * 900

@@ -56,7 +56,7 @@ import Testing
             if codec.capabilities.contains(.decode) { #expect(ImageFormat(fileExtension: codec.fileExtensions[0]) == codec.format) }
         }
         #expect(ImageFormat(rawValue: "bogus") == nil && ImageFormat(fileExtension: "tif") == .tiff && ImageFormat(fileExtension: "doc") == nil)
-        #expect(CodecRegistry.writableFormats == [.jpeg, .png, .webp, .gif, .avif, .jxl] && CodecRegistry.animatedFormats == [.webp, .gif])
+        #expect(CodecRegistry.writableFormats == [.jpeg, .png, .webp, .gif, .avif, .jxl] && CodecRegistry.animatedFormats == [.webp, .gif, .avif])
         #expect(CodecRegistry.spelled([.png, .jpeg, .gif]) == "PNG, JPEG or GIF" && CodecRegistry.spelled([.jpeg], extensions: true) == ".jpg")
     }
 

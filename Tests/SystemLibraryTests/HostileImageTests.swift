@@ -140,7 +140,8 @@ import Testing
         let icons = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"20\" height=\"20\"><image href=\"data:image/svg+xml,abc\"/>"
             + "<image href=\"data:image/svg+xml,\"/><image href=\"data:image/svg+xml,%3Csvg width=%2240%22 height=%2230%22/%3E\"/></svg>"
         let header = try ImageHeader.probe(Array(icons.utf8))
-        #expect(header.codedWidth == 40 && header.codedHeight == 30 && header.width == 20, "the embedded SVG's size counts: \(header.codedWidth)x\(header.codedHeight)")
+        #expect(header.embedded == ImageHeader.EmbeddedImages(count: 1, pixels: 40 * 30) && header.width == 20 && header.pixelsToDecode == 400 + 1200,
+                "the embedded SVG's size counts: \(String(describing: header.embedded))")
     }
 
     /// What is wrong with a header is said as it is: a negative width, a directory too long.

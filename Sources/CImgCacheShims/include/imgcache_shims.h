@@ -165,6 +165,10 @@ int ic_tiff_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32
 int ic_svg_render(const uint8_t *data, size_t size, uint32_t width, uint32_t height, double shown_width,
                   double shown_height, uint64_t max_pixels, ic_decoded_image *out, char *error, size_t error_size);
 
+/// Where `needle` first occurs in `data[start..<count]` (memmem), or -1: markup is searched
+/// as bytes, at the speed of the C library, since a hostile document may be megabytes of comment.
+ptrdiff_t ic_find_bytes(const uint8_t *data, size_t count, size_t start, const uint8_t *needle, size_t needle_count);
+
 // MARK: - Headers read through a library
 /// What libjxl says of a JPEG XL file's start (or all of it): size (upright),
 /// bit depth, alpha, animation and, when the input holds them all, the frames.
@@ -412,8 +416,8 @@ int ic_limit_names(int which);
 /// Sets process `pid`'s soft limit of `resource` to `soft` (UINT64_MAX, or above the hard limit:
 /// the hard limit); 0, or errno.
 int ic_limit_process(int32_t pid, int resource, uint64_t soft);
-/// This process's hard limit of `resource` (UINT64_MAX: none), which its workers inherit.
-uint64_t ic_own_hard_limit(int resource);
+/// This process's hard (`hard` 1) or soft limit of `resource` (UINT64_MAX: none); workers inherit the hard one.
+uint64_t ic_own_limit(int resource, int hard);
 /// Process `pid`'s address space in bytes (what RLIMIT_AS counts; 0: this process's own); 0 when
 /// it cannot be read.
 uint64_t ic_address_space(int32_t pid);

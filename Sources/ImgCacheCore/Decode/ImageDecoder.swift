@@ -7,8 +7,9 @@ public enum ImageDecoder {
         case notAnImage
         case unsupported(ImageFormat)
         case corrupt(ImageFormat, String)
-        /// More pixels than the limit: `frames` frames of `width` × `height` (every frame decoded counts).
-        case tooManyPixels(width: Int, height: Int, limit: PixelLimit, frames: Int = 1)
+        /// More pixels than the limit: `frames` frames of `width` × `height` (every frame decoded
+        /// counts), or an SVG of `width` × `height` with the images it embeds.
+        case tooManyPixels(width: Int, height: Int, limit: PixelLimit, frames: Int = 1, embedded: ImageHeader.EmbeddedImages? = nil)
         case libraryMissing(String)
 
         public var description: String {
@@ -16,12 +17,8 @@ public enum ImageDecoder {
             case .notAnImage: return "not an image"
             case .unsupported(let format): return "\(format.displayName) images are not supported"
             case .corrupt(let format, let reason): return "corrupt \(format.displayName) image: \(reason)"
-            case .tooManyPixels(let width, let height, let limit, let frames):
-                guard frames > 1 else { return "\(width)×\(height) pixels is over the limit of \(limit)" }
-                let (area, wide) = width.multipliedReportingOverflow(by: height)
-                let (total, long) = area.multipliedReportingOverflow(by: frames)
-                let inAll = wide || long ? "more than can be counted" : "\(PixelLimit(pixels: total)) in all"
-                return "\(frames) frames of \(width)×\(height) pixels (\(inAll)) is over the limit of \(limit)"
+            case .tooManyPixels(let width, let height, let limit, let frames, let embedded):
+                return "\(PixelLimit.counted(width: width, height: height, frames: frames, embedded: embedded)) is over the limit of \(limit)"
             case .libraryMissing(let message): return message
             }
         }
@@ -44,8 +41,8 @@ public enum ImageDecoder {
             case .libraryMissing(let message): throw .libraryMissing(message)
             }
         }
-        guard maximumPixels.allows(width: header.codedWidth, height: header.codedHeight) else {
-            throw .tooManyPixels(width: header.codedWidth, height: header.codedHeight, limit: maximumPixels)
+        guard maximumPixels.allows(header) else {
+            throw .tooManyPixels(width: header.codedWidth, height: header.codedHeight, limit: maximumPixels, embedded: header.embedded)
         }
         // Every frame decoded counts: an animation's frames together, refused before the first is decoded.
         let frames = maximumFrames == 0 ? header.frameCount ?? 1 : min(maximumFrames, header.frameCount ?? 1)

@@ -25,6 +25,31 @@ public struct ImageHeader: Equatable, Sendable {
     public var codedWidth: Int
     public var codedHeight: Int
 
+    /// The images an SVG embeds (as data: URLs): drawing it decodes each at its own size, so their
+    /// pixels count with its own against the pixel limit. Nil for every other format.
+    public var embedded: EmbeddedImages?
+
+    /// How many images a document embeds and their pixels together.
+    public struct EmbeddedImages: Equatable, Sendable {
+        public var count: Int
+        public var pixels: Int
+
+        /// Counted with `other`'s (saturating: a sum that does not fit is over any limit).
+        mutating func add(_ other: EmbeddedImages) {
+            count += other.count
+            let (sum, overflow) = pixels.addingReportingOverflow(other.pixels)
+            pixels = overflow ? Int.max : sum
+        }
+    }
+
+    /// The pixels decoding it takes, one frame: its coded size, and the images it embeds (Int.max past counting).
+    public var pixelsToDecode: Int {
+        let (area, overflow) = codedWidth.multipliedReportingOverflow(by: codedHeight)
+        guard !overflow else { return Int.max }
+        let (sum, over) = area.addingReportingOverflow(embedded?.pixels ?? 0)
+        return over ? Int.max : sum
+    }
+
     /// More than one frame.
     public var isAnimated: Bool { (frameCount ?? 1) > 1 }
 
@@ -51,6 +76,7 @@ public struct ImageHeader: Equatable, Sendable {
         header.codedWidth = codedWidth
         header.codedHeight = codedHeight
         header.hasColourProfile = hasColourProfile
+        header.embedded = embedded
         return header
     }
 

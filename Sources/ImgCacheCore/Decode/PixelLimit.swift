@@ -35,6 +35,26 @@ public struct PixelLimit: Equatable, Sendable, CustomStringConvertible {
         self.pixels = Int((value * multiplier).rounded())
     }
 
+    /// Whether decoding an image with `header` (one frame, with the images it embeds) is within the limit.
+    public func allows(_ header: ImageHeader) -> Bool {
+        header.pixelsToDecode <= pixels
+    }
+
+    /// What is counted against the limit, as people read it: `W×H pixels`, `N frames of W×H
+    /// pixels (X in all)`, `a W×H SVG with N embedded images (X in all)`.
+    public static func counted(width: Int, height: Int, frames: Int = 1, embedded: ImageHeader.EmbeddedImages? = nil) -> String {
+        let (area, wide) = width.multipliedReportingOverflow(by: height)
+        if let embedded, embedded.count > 0 {
+            let (total, over) = area.addingReportingOverflow(embedded.pixels)
+            let inAll = wide || over || embedded.pixels == Int.max ? "more than can be counted" : "\(PixelLimit(pixels: total)) in all"
+            return "a \(width)×\(height) SVG with \(Plural.count(embedded.count, "embedded image")) (\(inAll))"
+        }
+        guard frames > 1 else { return "\(width)×\(height) pixels" }
+        let (total, long) = area.multipliedReportingOverflow(by: frames)
+        let inAll = wide || long ? "more than can be counted" : "\(PixelLimit(pixels: total)) in all"
+        return "\(frames) frames of \(width)×\(height) pixels (\(inAll))"
+    }
+
     /// Whether an image of `width` × `height` is within the limit.
     public func allows(width: Int, height: Int) -> Bool {
         let (product, overflow) = width.multipliedReportingOverflow(by: height)

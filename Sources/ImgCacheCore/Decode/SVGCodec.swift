@@ -24,23 +24,24 @@ struct SVGCodec: ImageCodec {
     /// An XML or bare `<svg` document: optional BOM, whitespace, XML declaration,
     /// comments and doctype, then an `<svg` element.
     func recognizes(_ bytes: [UInt8]) -> Bool {
-        // Nothing that is not markup is decoded as text. The root element may start anywhere: a
+        // Nothing that is not markup is read further. The root element may start anywhere: a
         // whole document is read through its prolog (a download's first bytes, up to `prologLength`).
         guard SVGCodec.startsLikeMarkup(bytes) else { return false }
-        return rootElementStart(String(decoding: bytes, as: UTF8.self)) != nil
+        if case .root = SVGCodec.scanProlog(SVGMarkup(bytes)) { return true }
+        return false
     }
 
     /// Markup whose prolog has not ruled out an `<svg` root yet.
     func mayStart(with prefix: [UInt8]) -> Bool {
         guard SVGCodec.startsLikeMarkup(prefix) else { return false }
-        if case .notSVG = SVGCodec.scanProlog(String(decoding: prefix, as: UTF8.self)) { return false }
+        if case .notSVG = SVGCodec.scanProlog(SVGMarkup(prefix)) { return false }
         return true
     }
 
     /// Whether `bytes` start with "<", after a byte-order mark and whitespace.
     static func startsLikeMarkup(_ bytes: [UInt8]) -> Bool {
         let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
-        return text.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "<")
+        return text.first(where: { !SVGMarkup.isSpace($0) }) == UInt8(ascii: "<")
     }
 
     /// How much of a download's prolog is read as it arrives: editors write long comments and
@@ -48,64 +49,76 @@ struct SVGCodec: ImageCodec {
     /// once the download ends.
     static let prologLength = 64 * 1024
 
-    /// Where the root `<svg` element starts, after the prolog.
-    private func rootElementStart(_ document: String) -> Substring? {
-        if case .root(let root) = SVGCodec.scanProlog(document) { return root }
-        return nil
-    }
-
-    /// What a document's prolog leads to: an `<svg` root, another element (no SVG), or the end
-    /// of the text before either (more of it could tell).
-    enum PrologScan {
-        case root(Substring)
+    /// What a document's prolog leads to: an `<svg` root (where its `<` is), another element
+    /// (no SVG), or the end of the text before either (more of it could tell).
+    enum PrologScan: Equatable {
+        case root(Int)
         case notSVG
         case undecided
     }
 
-    static func scanProlog(_ document: String) -> PrologScan {
-        var text = Substring(document)
-        if text.hasPrefix("\u{FEFF}") { text = text.dropFirst() }
+    static func scanProlog(_ markup: SVGMarkup) -> PrologScan {
+        var index = markup.has("\u{FEFF}", at: 0) ? 3 : 0
         for _ in 0..<64 {
-            text = text.drop(while: { $0.isWhitespace })
-            if text.hasPrefix("<svg") || isPrefixedRoot(text) { return .root(text) }
+            index = markup.skippingSpace(from: index)
+            if markup.has("<svg", at: index) || isPrefixedRoot(markup, at: index) { return .root(index) }
             // Too short to tell yet: "<sv", "<!-" and the like.
-            if text.prefix(10).count < 10, ["<svg", "<?", "<!--", "<!DOCTYPE"].contains(where: { $0.hasPrefix(text) || text.hasPrefix($0) }) {
+            if markup.count - index < 10, ["<svg", "<?", "<!--", "<!DOCTYPE"].contains(where: { markup.mayBe($0, at: index) }) {
                 return .undecided
             }
-            let closers: [(String, String)] = [("<?", "?>"), ("<!--", "-->"), ("<!DOCTYPE", "]>"), ("<!", ">")]
-            guard let (opener, closer) = closers.first(where: { text.hasPrefix($0.0) }) else {
+            let openers = ["<?", "<!--", "<!DOCTYPE", "<!"]
+            guard let opener = openers.first(where: { markup.has($0, at: index) }) else {
                 // A namespace prefix ("<svg:svg", "<s:svg") is told from its name, which may be cut.
-                return text.hasPrefix("<") && !text.dropFirst().contains(where: { $0 == ">" || $0.isWhitespace }) ? .undecided : .notSVG
+                guard markup.has("<", at: index) else { return .notSVG }
+                var name = index + 1
+                while name < markup.count, markup.bytes[name] != UInt8(ascii: ">"), !SVGMarkup.isSpace(markup.bytes[name]) { name += 1 }
+                return name == markup.count ? .undecided : .notSVG
             }
-            // A doctype with an internal subset ends at "]>", one without at ">".
-            let end = opener == "<!DOCTYPE" && text.prefix(while: { $0 != ">" }).contains("[")
-                ? text.firstRange(of: closer) : text.firstRange(of: opener == "<!DOCTYPE" ? ">" : closer)
+            let inside = index + opener.utf8.count
+            let end: Int?
+            switch opener {
+            case "<?": end = markup.find("?>", from: inside).map { $0 + 2 }
+            case "<!--": end = markup.find("-->", from: inside).map { $0 + 3 }
+            case "<!DOCTYPE":
+                // A doctype with an internal subset ends at "]>", one without at ">".
+                guard let close = markup.find(byte: UInt8(ascii: ">"), from: inside) else { return .undecided }
+                end = markup.find(byte: UInt8(ascii: "["), from: inside, before: close) == nil
+                    ? close + 1 : markup.find("]>", from: inside).map { $0 + 2 }
+            default: end = markup.find(byte: UInt8(ascii: ">"), from: inside).map { $0 + 1 }
+            }
             guard let end else { return .undecided }
-            text = text[end.upperBound...]
+            index = end
         }
         return .notSVG
     }
 
+    /// The root element's text, from its `<` to its `>` (left out).
+    private func rootElement(_ markup: SVGMarkup) -> Range<Int>? {
+        guard case .root(let root) = SVGCodec.scanProlog(markup),
+              let close = markup.find(byte: UInt8(ascii: ">"), from: root) else { return nil }
+        return root..<close
+    }
+
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
+        let markup = SVGMarkup(bytes)
         // Refused from its header, so such a document is never stored: its entities are measured first.
-        if let problem = SVGEntities.problem(in: bytes, limit: SVGCodec.maximumExpansion) { throw .corrupt(format, problem) }
-        let document = String(decoding: bytes, as: UTF8.self)
-        guard let root = rootElementStart(document), let close = root.firstIndex(of: ">") else {
-            throw .corrupt(format, "the document ends inside its root element")
-        }
-        let size = try intrinsicSize(of: root[..<close])
+        if let problem = SVGEntities.problem(in: markup, limit: SVGCodec.maximumExpansion) { throw .corrupt(format, problem) }
+        guard let root = rootElement(markup) else { throw .corrupt(format, "the document ends inside its root element") }
+        let size = try intrinsicSize(of: Substring(markup.text(root)))
         var header = ImageHeader(format: format, width: size.width, height: size.height, frameCount: 1, hasAlpha: true)
-        // An image inside it is decoded at its own size, whatever size it is drawn at: the pixel limit counts that.
+        // An image inside it is decoded at its own size, whatever size it is drawn at: the pixel limit counts them all.
         do {
-            if let embedded = try SVGEmbeddedImages.largest(in: document),
-               Double(embedded.width) * Double(embedded.height) > Double(size.width) * Double(size.height) {
-                header.codedWidth = embedded.width
-                header.codedHeight = embedded.height
-            }
+            header.embedded = try SVGEmbeddedImages.inventory(of: markup)
         } catch {
             switch error { case .unreadable(let reason): throw .corrupt(format, reason) }
         }
         return header
+    }
+
+    /// The size a document is drawn at (a document inside another: its own images are counted by the caller).
+    func drawnSize(_ markup: SVGMarkup) -> (width: Int, height: Int)? {
+        guard let root = rootElement(markup) else { return nil }
+        return try? intrinsicSize(of: Substring(markup.text(root)))
     }
 
     /// Width and height in CSS pixels: the attributes' lengths, else the viewBox's
@@ -159,12 +172,18 @@ struct SVGCodec: ImageCodec {
     }
 
     /// A namespaced root, `<PREFIX:svg`.
-    static func isPrefixedRoot(_ text: Substring) -> Bool {
-        guard text.hasPrefix("<"), let colon = text.prefix(64).firstIndex(of: ":") else { return false }
-        let prefix = text[text.index(after: text.startIndex)..<colon]
-        return !prefix.isEmpty && prefix.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." })
-            && text[text.index(after: colon)...].hasPrefix("svg")
-            && text[text.index(after: colon)...].dropFirst(3).first.map { $0.isWhitespace || $0 == ">" || $0 == "/" } == true
+    static func isPrefixedRoot(_ markup: SVGMarkup, at index: Int) -> Bool {
+        guard markup.has("<", at: index),
+              let colon = markup.find(byte: UInt8(ascii: ":"), from: index + 1, before: index + 64), colon > index + 1 else { return false }
+        // A name's characters: ASCII letters, digits, "_-." and any byte of a non-ASCII letter.
+        let isNameByte = { (byte: UInt8) -> Bool in
+            byte >= 0x80 || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || "_-.".utf8.contains(byte)
+        }
+        guard markup.bytes[(index + 1)..<colon].allSatisfy(isNameByte), markup.has("svg", at: colon + 1),
+              colon + 4 < markup.count else { return false }
+        let next = markup.bytes[colon + 4]
+        return SVGMarkup.isSpace(next) || next == UInt8(ascii: ">") || next == UInt8(ascii: "/")
     }
 
     /// `text` without the white space around it.
@@ -188,9 +207,9 @@ struct SVGCodec: ImageCodec {
             }
         }
         // A root that closes itself: `<svg .../>` with nothing else.
-        let document = String(decoding: bytes, as: UTF8.self)
-        if let root = rootElementStart(document), let close = root.firstIndex(of: ">"), root[..<close].hasSuffix("/"),
-           root[root.index(after: close)...].allSatisfy({ $0.isWhitespace }) {
+        let markup = SVGMarkup(bytes)
+        if let root = rootElement(markup), root.upperBound > root.lowerBound, bytes[root.upperBound - 1] == UInt8(ascii: "/"),
+           bytes[(root.upperBound + 1)...].allSatisfy({ SVGMarkup.isSpace($0) || $0 == 0 }) {
             return nil
         }
         return "the document ends before its closing </svg>"
@@ -206,7 +225,7 @@ struct SVGCodec: ImageCodec {
     /// is drawn at the size it is shown at rather than drawn and resampled.
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit, maximumFrames: Int,
                 atLeast size: (width: Int, height: Int)) throws(ImageDecoder.DecodeError) -> DecodedImage {
-        if let problem = SVGEntities.problem(in: bytes, limit: SVGCodec.maximumExpansion) { throw .corrupt(format, problem) }
+        if let problem = SVGEntities.problem(in: SVGMarkup(bytes), limit: SVGCodec.maximumExpansion) { throw .corrupt(format, problem) }
         let scale = max(Double(size.width) / Double(header.width), Double(size.height) / Double(header.height))
         let width = max(1, Int((Double(header.width) * scale).rounded())), height = max(1, Int((Double(header.height) * scale).rounded()))
         guard maximumPixels.allows(width: width, height: height) else {
@@ -218,82 +237,5 @@ struct SVGCodec: ImageCodec {
             ic_svg_render(data, count, UInt32(width), UInt32(height), Double(header.width), Double(header.height),
                           limit, image, message, messageSize)
         }
-    }
-}
-
-/// The entities an SVG document declares, measured before it is parsed: a
-/// reference to an outside entity is refused, and so is a document that would
-/// grow past a limit once its entities are expanded ("a billion laughs").
-enum SVGEntities {
-    /// The internal entities `text` declares, by name (the first declaration of a name counts, as in XML).
-    static func values(in text: String) -> [String: String] {
-        var values: [String: String] = [:]
-        var rest = Substring(text)
-        while let start = rest.firstRange(of: "<!ENTITY"), values.count <= 1000 {
-            rest = rest[start.upperBound...]
-            let words = rest.prefix(while: { $0 != ">" })
-            let tokens = words.split(whereSeparator: { $0.isWhitespace })
-            guard let name = tokens.first, !name.hasPrefix("%"),
-                  let open = words.firstIndex(where: { $0 == "\"" || $0 == "'" }) else { continue }
-            let quote = words[open]
-            let value = words[words.index(after: open)...].prefix(while: { $0 != quote })
-            if values[String(name)] == nil { values[String(name)] = String(value) }
-        }
-        return values
-    }
-
-    static func problem(in bytes: [UInt8], limit: Int) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard text.contains("<!ENTITY") else { return nil }
-        var values: [String: String] = [:]
-        var rest = Substring(text)
-        while let start = rest.firstRange(of: "<!ENTITY") {
-            rest = rest[start.upperBound...]
-            let words = rest.prefix(while: { $0 != ">" })
-            let tokens = words.split(whereSeparator: { $0.isWhitespace })
-            guard let name = tokens.first else { return "an entity without a name" }
-            if name == "%" || name.hasPrefix("%") { return "it declares an outside or parameter entity (\(tokens.dropFirst().first ?? name))" }
-            if tokens.dropFirst().first.map({ $0 == "SYSTEM" || $0 == "PUBLIC" || $0 == "%" }) == true {
-                return "it declares an outside or parameter entity (\(name))"
-            }
-            guard let open = words.firstIndex(where: { $0 == "\"" || $0 == "'" }) else { return "entity \(name) has no value" }
-            let quote = words[open]
-            let value = words[words.index(after: open)...].prefix(while: { $0 != quote })
-            values[String(name)] = String(value)
-            if values.count > 1000 { return "it declares more than 1000 entities" }
-        }
-        // The size each entity expands to, references followed to a bounded depth.
-        var sizes: [String: Int] = [:]
-        func size(_ name: String, depth: Int) -> Int {
-            if let known = sizes[name] { return known }
-            guard depth < 16, let value = values[name] else { return depth < 16 ? name.count + 2 : Int.max / 4 }
-            var total = 0
-            for reference in references(in: Substring(value)) {
-                total = min(Int.max / 4, total + size(reference, depth: depth + 1))
-            }
-            total = min(Int.max / 4, total + value.count)
-            sizes[name] = total
-            return total
-        }
-        var total = text.utf8.count
-        let body = text.firstRange(of: "]>").map { text[$0.upperBound...] } ?? Substring(text)
-        for reference in references(in: body) {
-            total = min(Int.max / 4, total + size(reference, depth: 0))
-            if total > limit { return "its entities expand past \(limit / (1 << 20)) MiB" }
-        }
-        return nil
-    }
-
-    /// The names of `&name;` references in `text` (character references left out).
-    private static func references(in text: Substring) -> [String] {
-        var names: [String] = []
-        var rest = text
-        while let amp = rest.firstIndex(of: "&") {
-            rest = rest[rest.index(after: amp)...]
-            let name = rest.prefix(while: { $0 != ";" && !$0.isWhitespace && $0 != "&" && $0 != "<" })
-            if name.count < 128, !name.hasPrefix("#"), rest.dropFirst(name.count).first == ";" { names.append(String(name)) }
-            if names.count > 1 << 20 { break }
-        }
-        return names
     }
 }

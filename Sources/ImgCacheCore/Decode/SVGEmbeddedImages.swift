@@ -1,55 +1,61 @@
 /// The images an SVG document carries inside it as `data:` URLs, found before
-/// librsvg sees the document, so that a 10×10 drawing holding a 20000×20000
-/// PNG is judged by the PNG's pixels. The document is read as its parser
-/// would: internal entities expanded (bounded, as `SVGEntities` measured) and
-/// character references decoded, so that no spelling hides the `data:`
-/// scheme. Each embedded image's header is read from its first bytes; one
-/// whose header imgcache cannot read is refused rather than passed on.
+/// librsvg sees the document: drawing it decodes each at its own size, so a
+/// 10×10 drawing holding a 20000×20000 PNG, or two hundred 10-megapixel
+/// ones, is judged by the pixels it decodes. The document is read as its
+/// parser would: internal entities expanded (bounded, as `SVGEntities`
+/// measured) and character references decoded, so that no spelling hides the
+/// `data:` scheme. Each embedded image's header is read from its first bytes;
+/// one whose header imgcache cannot read is refused rather than passed on.
 enum SVGEmbeddedImages {
     /// Characters of a payload decoded to read its header: enough for any header imgcache reads.
     static let headerCharacters = 512 * 1024
     /// How deep SVGs inside SVGs are followed.
     static let maximumDepth = 3
+    /// The most `data:` URLs a document may hold.
+    static let maximumURLs = 10_000
 
     enum Problem: Error, Equatable {
         case unreadable(String)
     }
 
-    /// The largest image embedded in `document` (width, height), nil when it embeds none.
-    static func largest(in document: String, depth: Int = 0) throws(Problem) -> (width: Int, height: Int)? {
-        let text = Array(normalized(document).utf8)
-        var largest: (width: Int, height: Int)?
-        var count = 0
+    /// The images embedded in `markup` (and in documents it embeds), nil when it embeds none.
+    static func inventory(of markup: SVGMarkup, depth: Int = 0) throws(Problem) -> ImageHeader.EmbeddedImages? {
+        let text = normalized(markup)
+        var found = ImageHeader.EmbeddedImages(count: 0, pixels: 0)
+        var urls = 0
         var index = 0
-        let scheme = Array("data:".utf8)
-        while index + scheme.count <= text.count {
-            // The scheme in any case: "DATA:" is one too.
-            guard text[index] | 0x20 == scheme[0], (1..<scheme.count).allSatisfy({ text[index + $0] | (scheme[$0] == 0x3A ? 0 : 0x20) == scheme[$0] }) else {
-                index += 1
-                continue
-            }
-            index += scheme.count
-            count += 1
-            if count > 10_000 { throw .unreadable("it holds more than 10000 data: URLs") }
+        // The scheme in any case ("DATA:" is one too), found from its colon.
+        let scheme = Array("data".utf8)
+        while let colon = text.find(byte: UInt8(ascii: ":"), from: index) {
+            index = colon + 1
+            guard colon >= 4, (0..<4).allSatisfy({ text.bytes[colon - 4 + $0] | 0x20 == scheme[$0] }) else { continue }
+            urls += 1
+            if urls > maximumURLs { throw .unreadable("it holds more than \(maximumURLs) data: URLs") }
             // Up to its quote, parenthesis or tag's end: white space may wrap a payload.
             var end = index
-            while end < text.count, !"\"'()<>".utf8.contains(text[end]) { end += 1 }
-            let url = Substring(String(decoding: text[index..<end], as: UTF8.self))
+            while end < text.count, !isURLEnd(text.bytes[end]) { end += 1 }
+            let url = index..<end
             index = end
-            guard let comma = url.firstIndex(of: ",") else { continue }
-            let header = url[..<comma].lowercased()
+            guard let comma = text.find(byte: UInt8(ascii: ","), from: url.lowerBound, before: url.upperBound) else { continue }
+            let header = text.text(url.lowerBound..<comma).lowercased()
             let kind = header.split(separator: ";").first.map(String.init) ?? ""
             // Fonts, style sheets without images and the like are no pixels; style sheets and SVGs are read in turn.
             let isImage = kind.isEmpty || kind.hasPrefix("image/")
             guard isImage || kind == "text/css" else { continue }
-            let payload = url[url.index(after: comma)...]
-            let bytes = header.hasSuffix(";base64") ? base64Prefix(payload) : percentDecodedPrefix(payload)
+            let payload = text.bytes[(comma + 1)..<url.upperBound]
+            let isBase64 = header.hasSuffix(";base64")
+            let bytes = isBase64 ? base64Prefix(payload) : percentDecodedPrefix(payload)
             if kind == "text/css" || kind == "image/svg+xml" || (kind.isEmpty && SVGCodec.startsLikeMarkup(bytes)) {
                 guard depth < maximumDepth else { throw .unreadable("it nests documents more than \(maximumDepth) deep") }
                 // Read whole: a document inside is judged as the outer one is.
-                let inner = header.hasSuffix(";base64") ? base64Prefix(payload, limit: Int.max) : percentDecodedPrefix(payload, limit: Int.max)
-                if let size = try SVGEmbeddedImages.largest(in: String(decoding: inner, as: UTF8.self), depth: depth + 1) { largest = larger(largest, size) }
-                if kind == "image/svg+xml", let size = svgSize(inner) { largest = larger(largest, size) }
+                let inner = SVGMarkup(isBase64 ? base64Prefix(payload, limit: Int.max) : percentDecodedPrefix(payload, limit: Int.max))
+                if let problem = SVGEntities.problem(in: inner, limit: SVGCodec.maximumExpansion) {
+                    throw .unreadable("a document embedded in it is refused: \(problem)")
+                }
+                if let nested = try inventory(of: inner, depth: depth + 1) { found.add(nested) }
+                if kind == "image/svg+xml", let drawn = SVGCodec().drawnSize(inner) {
+                    found.add(ImageHeader.EmbeddedImages(count: 1, pixels: area(drawn.width, drawn.height)))
+                }
                 continue
             }
             guard let codec = CodecRegistry.codec(recognizing: bytes), codec.capabilities.contains(.decode) else {
@@ -59,76 +65,78 @@ enum SVGEmbeddedImages {
             do { probed = try codec.probe(bytes) } catch {
                 throw .unreadable("the header of an image embedded in it does not read (\(error))")
             }
-            largest = larger(largest, (probed.codedWidth, probed.codedHeight))
+            found.add(ImageHeader.EmbeddedImages(count: 1, pixels: area(probed.codedWidth, probed.codedHeight)))
         }
-        return largest
+        return found.count > 0 ? found : nil
     }
 
-    private static func larger(_ a: (width: Int, height: Int)?, _ b: (width: Int, height: Int)) -> (width: Int, height: Int) {
-        guard let a else { return b }
-        let (areaA, overA) = a.width.multipliedReportingOverflow(by: a.height)
-        let (areaB, overB) = b.width.multipliedReportingOverflow(by: b.height)
-        return overB || (!overA && areaB > areaA) ? b : a
+    /// A payload ends at a quote, a parenthesis or a tag's bracket.
+    private static func isURLEnd(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "<"), UInt8(ascii: ">"): return true
+        default: return false
+        }
     }
 
-    /// An SVG's own size, when it reads.
-    private static func svgSize(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
-        guard let header = try? SVGCodec().probe(bytes) else { return nil }
-        return (header.codedWidth, header.codedHeight)
+    /// `width` × `height`, Int.max when it does not fit.
+    private static func area(_ width: Int, _ height: Int) -> Int {
+        let (product, overflow) = width.multipliedReportingOverflow(by: height)
+        return overflow ? Int.max : product
     }
 
     /// The document as its parser reads it: entities expanded, character references decoded.
-    static func normalized(_ document: String) -> String {
-        guard document.contains("&") else { return document }
-        let entities = SVGEntities.values(in: document)
-        var output = ""
-        expand(Substring(document), entities: entities, depth: 0, into: &output)
-        return output
+    static func normalized(_ markup: SVGMarkup) -> SVGMarkup {
+        guard markup.find(byte: UInt8(ascii: "&"), from: 0) != nil else { return markup }
+        let entities = SVGEntities.declarations(in: markup).values
+        var output: [UInt8] = []
+        output.reserveCapacity(markup.count)
+        var budget = SVGCodec.maximumExpansion
+        expand(markup, 0..<markup.count, entities: entities, depth: 0, budget: &budget, into: &output)
+        return SVGMarkup(output)
     }
 
-    /// `text` with references replaced, into `output` (bounded by `SVGEntities`' limit).
-    private static func expand(_ text: Substring, entities: [String: String], depth: Int, into output: inout String) {
-        var rest = text
-        while let amp = rest.firstIndex(of: "&") {
-            output += rest[..<amp]
-            let after = rest[rest.index(after: amp)...]
-            guard let semicolon = after.prefix(64).firstIndex(of: ";") else {
-                output += "&"
-                rest = after
+    /// `range` with references replaced, into `output`; entities add at most `budget` bytes
+    /// (what `SVGEntities` allowed a document that is parsed).
+    private static func expand(_ markup: SVGMarkup, _ range: Range<Int>, entities: [String: Range<Int>], depth: Int,
+                               budget: inout Int, into output: inout [UInt8]) {
+        var index = range.lowerBound
+        while let amp = markup.find(byte: UInt8(ascii: "&"), from: index, before: range.upperBound) {
+            output += markup.bytes[index..<amp]
+            guard let semicolon = markup.find(byte: UInt8(ascii: ";"), from: amp + 1, before: min(range.upperBound, amp + 65)) else {
+                output.append(UInt8(ascii: "&"))
+                index = amp + 1
                 continue
             }
-            let name = after[..<semicolon]
-            rest = after[after.index(after: semicolon)...]
+            let name = markup.text((amp + 1)..<semicolon)
+            index = semicolon + 1
             if name.hasPrefix("#") {
                 let digits = name.dropFirst()
                 let value = digits.hasPrefix("x") || digits.hasPrefix("X") ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
-                if let value, let scalar = Unicode.Scalar(value) { output.unicodeScalars.append(scalar) }
-            } else if let value = entities[String(name)], depth < 16, output.utf8.count < SVGCodec.maximumExpansion {
-                expand(Substring(value), entities: entities, depth: depth + 1, into: &output)
+                if let value, let scalar = Unicode.Scalar(value) { output += Array(String(Character(scalar)).utf8) }
+            } else if let value = entities[name], depth < 16, budget > 0 {
+                budget -= value.count
+                expand(markup, value, entities: entities, depth: depth + 1, budget: &budget, into: &output)
             } else {
                 let predefined = ["lt": "<", "gt": ">", "amp": "&", "quot": "\"", "apos": "'"]
-                output += predefined[String(name)] ?? ""
+                output += Array((predefined[name] ?? "").utf8)
             }
-            if output.utf8.count > SVGCodec.maximumExpansion { return }
         }
-        output += rest
+        output += markup.bytes[index..<range.upperBound]
     }
 
     /// The first bytes a base64 payload holds (white space skipped, as parsers do).
-    static func base64Prefix(_ payload: Substring, limit: Int = headerCharacters) -> [UInt8] {
+    static func base64Prefix(_ payload: ArraySlice<UInt8>, limit: Int = headerCharacters) -> [UInt8] {
         var bytes: [UInt8] = []
-        var buffer: UInt32 = 0, bits = 0, read = 0
-        for scalar in payload.unicodeScalars {
-            read += 1
-            if read > limit { break }
+        var buffer: UInt32 = 0, bits = 0
+        for byte in payload.prefix(limit) {
             let value: UInt32
-            switch scalar {
-            case "A"..."Z": value = scalar.value - 65
-            case "a"..."z": value = scalar.value - 97 + 26
-            case "0"..."9": value = scalar.value - 48 + 52
-            case "+", "-": value = 62
-            case "/", "_": value = 63
-            case "=": return bytes
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(byte) - 65
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(byte) - 97 + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(byte) - 48 + 52
+            case UInt8(ascii: "+"), UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "/"), UInt8(ascii: "_"): value = 63
+            case UInt8(ascii: "="): return bytes
             default: continue
             }
             buffer = buffer << 6 | value
@@ -142,19 +150,27 @@ enum SVGEmbeddedImages {
     }
 
     /// The first bytes a percent-encoded payload holds.
-    static func percentDecodedPrefix(_ payload: Substring, limit: Int = headerCharacters) -> [UInt8] {
+    static func percentDecodedPrefix(_ payload: ArraySlice<UInt8>, limit: Int = headerCharacters) -> [UInt8] {
         var bytes: [UInt8] = []
-        // prefix(Int.max) would offset an index by Int.max: the whole payload is taken as it is.
-        var utf8 = (limit >= payload.utf8.count ? Array(payload.utf8) : Array(payload.utf8.prefix(limit)))[...]
-        while let byte = utf8.popFirst() {
-            if byte == UInt8(ascii: "%"), utf8.count >= 2,
-               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(2)
+        var rest = payload.prefix(limit)
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), rest.count >= 2, let high = hexValue(rest[rest.startIndex]),
+               let low = hexValue(rest[rest.startIndex + 1]) {
+                bytes.append(high << 4 | low)
+                rest = rest.dropFirst(2)
             } else {
                 bytes.append(byte)
             }
         }
         return bytes
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - 48
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - 97 + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - 65 + 10
+        default: return nil
+        }
     }
 }

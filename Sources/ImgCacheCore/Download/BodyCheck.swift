@@ -25,7 +25,7 @@ public struct BodyCheck: Equatable, Sendable {
             // An XML document may say it is SVG only after its prolog: past `prologLength`, the
             // whole body decides once it has arrived.
             if !complete, SVGCodec.startsLikeMarkup(bytes),
-               case .undecided = SVGCodec.scanProlog(String(decoding: bytes.prefix(SVGCodec.prologLength), as: UTF8.self)) {
+               case .undecided = SVGCodec.scanProlog(SVGMarkup(Array(bytes.prefix(SVGCodec.prologLength)))) {
                 return (nil, bytes.count >= SVGCodec.prologLength)
             }
             return (.notAnImage(contentType: contentType), true)
@@ -35,8 +35,8 @@ public struct BodyCheck: Equatable, Sendable {
         guard let header = try? ImageHeader.probe(bytes) else {
             return (nil, complete || bytes.count >= BodyCheck.probeLimit)
         }
-        guard maximumPixels.allows(width: header.codedWidth, height: header.codedHeight) else {
-            return (.tooManyPixels(width: header.codedWidth, height: header.codedHeight), true)
+        guard maximumPixels.allows(header) else {
+            return (.tooManyPixels(width: header.codedWidth, height: header.codedHeight, embedded: header.embedded), true)
         }
         return (nil, true)
     }
@@ -49,7 +49,7 @@ public enum BodyRefusal: Equatable, Sendable {
     /// Its signature is of a format imgcache recognises but does not store.
     case unsupported(ImageFormat)
     /// Its header announces this many pixels, more than the limit.
-    case tooManyPixels(width: Int, height: Int)
+    case tooManyPixels(width: Int, height: Int, embedded: ImageHeader.EmbeddedImages? = nil)
     /// Sent with this Content-Encoding, it grew more than
     /// `TransferSink.maximumExpansion` times as it was decoded (a decompression bomb).
     case inflatesTooMuch(encoding: String)

@@ -69,7 +69,8 @@ public enum DownloadError: Error, Equatable, Sendable {
         case .libraryMissing(let message): return message
         case .refused(.notAnImage(let contentType)): return "not an image" + (contentType.map { " (served as \($0))" } ?? "")
         case .refused(.unsupported(let format)): return "\(format.displayName) images are not supported"
-        case .refused(.tooManyPixels(let width, let height)): return "\(width)×\(height) pixels, over the limit"
+        case .refused(.tooManyPixels(let width, let height, let embedded)):
+            return "\(PixelLimit.counted(width: width, height: height, embedded: embedded)), over the limit"
         case .refused(.inflatesTooMuch(let encoding)):
             return "grew more than \(TransferSink.maximumExpansion) times as its Content-Encoding (\(encoding)) was decoded: refused as a decompression bomb"
         case .other(let code, let message): return "\(message) (curl error \(code))"

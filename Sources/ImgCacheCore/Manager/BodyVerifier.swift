@@ -20,6 +20,10 @@ struct BodyVerifier {
     static let headLength = BodyCheck.probeLimit
     /// The tail read for the image's end.
     static let tailLength = 64 * 1024
+    /// The most imgcache reads whole into its own memory to check a body its head and tail cannot
+    /// decide: an SVG (checked whole: its root, entities, embedded images) larger is refused; the
+    /// end of an image of another format larger is not looked for (its header still decides).
+    static let wholeReadLimit: Int64 = 16 << 20
 
     /// What the checks found: the header, and the bytes when they had to be
     /// read (a body in memory, or one that needed more than its head and tail).
@@ -47,10 +51,28 @@ struct BodyVerifier {
             if settings.verification == .full { try decodeEveryPixel(of: .file(spilled), header: header, size: Int(size), url: url) }
             return Verified(header: header, bytes: nil)
         }
-        // The format's end could not be told from the tail (a GIF's blocks, data after a JPEG's end): the whole body.
+        // The format's end could not be told from the tail (a GIF's blocks, data after a JPEG's end): the whole
+        // body, when it is not too large to read here.
+        guard size <= BodyVerifier.wholeReadLimit else {
+            let header: ImageHeader
+            do { header = try probe(head, contentType: body.response.contentType, url: url) } catch {
+                if SVGCodec.startsLikeMarkup(head) { throw BodyVerifier.svgTooLarge(size, url: url) }
+                throw error
+            }
+            if header.format == .svg { throw BodyVerifier.svgTooLarge(size, url: url) }
+            try checkPixels(header, url: url)
+            if settings.verification == .full { try decodeEveryPixel(of: .file(spilled), header: header, size: Int(size), url: url) }
+            return Verified(header: header, bytes: nil)
+        }
         let bytes: [UInt8]
         do { bytes = try body.bytes() } catch { throw .cacheUnwritable(error) }
         return Verified(header: try verify(bytes, contentType: body.response.contentType, url: url), bytes: bytes)
+    }
+
+    /// Why an SVG too large to be read whole here is not taken.
+    static func svgTooLarge(_ size: Int64, url: String) -> FetchError {
+        .notUsable(url: url, reason: "an SVG of \(ByteSize.humanised(size)) is larger than the "
+                   + "\(ByteSize.humanisedBinary(Int(wholeReadLimit))) imgcache reads whole to check one")
     }
 
     /// The checks of a whole body in memory; its header.
@@ -137,8 +159,9 @@ struct BodyVerifier {
     }
 
     private func checkPixels(_ header: ImageHeader, url: String) throws(FetchError) {
-        guard settings.maximumPixels.allows(width: header.codedWidth, height: header.codedHeight) else {
-            throw .tooManyPixels(url: url, width: header.codedWidth, height: header.codedHeight, limit: settings.maximumPixels)
+        guard settings.maximumPixels.allows(header) else {
+            throw .tooManyPixels(url: url, width: header.codedWidth, height: header.codedHeight, limit: settings.maximumPixels,
+                                 embedded: header.embedded)
         }
     }
 }

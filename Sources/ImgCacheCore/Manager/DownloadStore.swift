@@ -36,8 +36,8 @@ struct DownloadStore {
         // Refused while it arrived: the same answers as the checks of a whole body.
         case .failure(.refused(.notAnImage(let contentType))): return .failure(.notAnImage(url: url, contentType: contentType))
         case .failure(.refused(.unsupported(let format))): return .failure(.unsupportedFormat(url: url, format))
-        case .failure(.refused(.tooManyPixels(let width, let height))):
-            return .failure(.tooManyPixels(url: url, width: width, height: height, limit: settings.maximumPixels))
+        case .failure(.refused(.tooManyPixels(let width, let height, let embedded))):
+            return .failure(.tooManyPixels(url: url, width: width, height: height, limit: settings.maximumPixels, embedded: embedded))
         case .failure(let error):
             // A refresh that fails keeps the entry: for a passing reason (the server
             // down, a timeout, a 5xx) it answers, stale; for a lasting one (404, 410)
@@ -130,7 +130,12 @@ struct DownloadStore {
             // Not kept (CacheMemoryOnly, or --no-original once its variants are made): handed over in a temporary file.
             if settings.options.contains(.cacheMemoryOnly) || (!settings.variants.isEmpty && !settings.keepsOriginal) {
                 log?("\(RemoteURL.displayed(url)): not stored (\(settings.keepsOriginal ? "CacheMemoryOnly" : "--no-original"))")
-                let path = try committer.handOver(bytes())
+                // A body in a file is copied, never read into memory.
+                let handed: EntryCommitter.Body
+                if let read = verified.bytes { handed = .bytes(read) } else if let spilled = file.spilledPath { handed = .copy(of: spilled) } else {
+                    handed = .bytes(try bytes())
+                }
+                let path = try committer.handOver(handed)
                 return .success(FetchResult(url: url, path: path, cacheType: .downloaded,
                                             metadata: describe(inode: 0, size: response.byteCount), isStored: false))
             }

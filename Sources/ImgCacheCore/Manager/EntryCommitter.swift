@@ -20,6 +20,8 @@ struct EntryCommitter {
         case bytes([UInt8])
         /// A finished temporary file in the key's shard folder.
         case file(String)
+        /// A copy of the file at this path (another entry), made without reading it into memory.
+        case copy(of: String)
     }
 
     /// Makes `body` the entry of `miss`'s key, replacing the files it supersedes.
@@ -35,19 +37,33 @@ struct EntryCommitter {
         let pending: PendingEntry
         switch body {
         case .file(let path): pending = cache.adopt(path, for: key)
-        case .bytes: pending = try cache.beginStore(for: key)
+        case .bytes, .copy: pending = try cache.beginStore(for: key)
         }
         defer { pending.discard() }
-        if case .bytes(let bytes) = body { try FileSystem.writeAll(pending.descriptor, bytes, path: pending.temporaryPath) }
+        switch body {
+        case .bytes(let bytes): try FileSystem.writeAll(pending.descriptor, bytes, path: pending.temporaryPath)
+        case .copy(let source): try FileSystem.copy(source, to: pending.descriptor, destinationName: pending.temporaryPath)
+        case .file: break
+        }
         return try cache.commit(pending, superseding: superseding, lockHandle: lockHandle, describe: describe)
     }
 
     /// With CacheMemoryOnly, `bytes` in a new temporary file of the system's
     /// temporary folder, removed once the answer is delivered.
     func handOver(_ bytes: [UInt8]) throws(SystemError) -> String {
+        try handOver(.bytes(bytes))
+    }
+
+    /// `body` (bytes, or a copy of a file) handed over as `handOver(_:)` does.
+    func handOver(_ body: Body) throws(SystemError) -> String {
         let (descriptor, path) = try TemporaryFile.create(in: EntryCommitter.memoryOnlyDirectory, tag: "memory")
         defer { SystemCall.close(descriptor) }
-        do { try FileSystem.writeAll(descriptor, bytes, path: path) } catch {
+        do throws(SystemError) {
+            switch body {
+            case .bytes(let bytes): try FileSystem.writeAll(descriptor, bytes, path: path)
+            case .file(let source), .copy(let source): try FileSystem.copy(source, to: descriptor, destinationName: path)
+            }
+        } catch {
             try? FileSystem.remove(path)
             throw error
         }

@@ -117,7 +117,7 @@ extension ImageFetcher {
         let bytes: [UInt8]
         switch stored {
         case .bytes(let read): bytes = read
-        case .file(let path):
+        case .file(let path), .copy(let path):
             // A body checked from its head and tail is read now, only for the remote stores.
             guard let read = try? FileSystem.readFile(path, limit: RemoteObject.maximumLength) else { return }
             bytes = read

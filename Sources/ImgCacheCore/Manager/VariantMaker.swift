@@ -151,7 +151,8 @@ struct VariantMaker {
                 if original.isStored, settings.keepsOriginal {
                     made[index] = FetchResult.Variant(path: original.path, metadata: original.metadata, isStored: true)
                 } else {
-                    made[index] = try store(try bytes(), format: header.format, width: header.width, height: header.height,
+                    // Copied file to file: the original is never read into memory for it.
+                    made[index] = try store(.copy(of: original.path), format: header.format, width: header.width, height: header.height,
                                             frames: frames, sourceFrames: frames, orientation: header.orientation,
                                             key: settings.variantKey(for: url, transform), original: original, now: now)
                 }
@@ -163,7 +164,7 @@ struct VariantMaker {
         let outputs = try make(making.map(\.transform), from: descriptor, size: Int(file.size), header: header, original: original)
         for ((index, transform), output) in zip(making, outputs) {
             log?("\(RemoteURL.displayed(url)): \(transform.key) -> \(output.width)x\(output.height) \(output.format.displayName), \(output.bytes.count) bytes")
-            made[index] = try store(output.bytes, format: output.format, width: output.width, height: output.height,
+            made[index] = try store(.bytes(output.bytes), format: output.format, width: output.width, height: output.height,
                                     frames: output.frameCount, sourceFrames: frames, orientation: nil,
                                     key: settings.variantKey(for: url, transform), original: original, now: now)
         }
@@ -226,9 +227,9 @@ struct VariantMaker {
         return .variantsNotMade(url: original.url, problem: .undecodable(reason), original: .removed)
     }
 
-    /// A variant's bytes stored under `key` (with CacheMemoryOnly, handed over in a temporary file);
+    /// A variant (its bytes, or a copy of the original's file) stored under `key` (with CacheMemoryOnly, handed over in a temporary file);
     /// `orientation` is what its file asks (nil: made upright).
-    private func store(_ bytes: [UInt8], format: ImageFormat, width: Int, height: Int, frames: Int, sourceFrames: Int,
+    private func store(_ body: EntryCommitter.Body, format: ImageFormat, width: Int, height: Int, frames: Int, sourceFrames: Int,
                        orientation: Int?, key: CacheKey, original: FetchResult, now: Double) throws(FetchError) -> FetchResult.Variant {
         let source = original.metadata
         // A variant stands for the very file it was made from; one made from bytes not kept, for no file
@@ -244,12 +245,13 @@ struct VariantMaker {
         }
         do throws(SystemError) {
             if settings.options.contains(.cacheMemoryOnly) {
-                return FetchResult.Variant(path: try committer.handOver(bytes), metadata: describe(inode: 0, size: Int64(bytes.count)),
-                                           isStored: false)
+                let path = try committer.handOver(body)
+                let size = (try? FileSystem.status(path))??.size ?? 0
+                return FetchResult.Variant(path: path, metadata: describe(inode: 0, size: size), isStored: false)
             }
             // Made anew from a new original: whatever name the old one had (its format may differ) goes.
             let shard = cache.shardDirectory(for: key) + "/"
-            let entry = try committer.commit(.bytes(bytes), key: key, superseding: key.candidateFileNames.map { shard + $0 },
+            let entry = try committer.commit(body, key: key, superseding: key.candidateFileNames.map { shard + $0 },
                                              describe: describe)
             return FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true)
         } catch {

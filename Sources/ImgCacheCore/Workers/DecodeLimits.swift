@@ -80,7 +80,7 @@ public struct DecodeLimits: Equatable, Sendable {
         }
         switch job.work {
         case .verify:
-            let area = Double(header.codedWidth) * Double(header.codedHeight)
+            let area = Double(header.pixelsToDecode)
             return Estimate(decoding: bodySize + bytes(area * Double(frames * bytesPerPixel), codec.decodeMemoryFactor), encoding: [])
         case .variants(let transforms):
             let keepsFrames = transforms.contains { $0.keepsFrames(of: header.format, frameCount: frames) }
@@ -88,7 +88,9 @@ public struct DecodeLimits: Equatable, Sendable {
             let drawn: Double
             if header.format == .svg {
                 let sizes = transforms.map { $0.drawingSize(width: header.width, height: header.height) }
-                drawn = sizes.map { Double($0.width) * Double($0.height) }.max() ?? Double(header.width * header.height)
+                // Drawn at the largest size asked, the images it embeds decoded at their own beside it.
+                drawn = (sizes.map { Double($0.width) * Double($0.height) }.max() ?? Double(header.width * header.height))
+                    + Double(header.embedded?.pixels ?? 0)
             } else {
                 drawn = Double(header.codedWidth) * Double(header.codedHeight)
             }

@@ -150,12 +150,16 @@ extension WorkerMessage {
                 add("error", "corrupt")
                 add("format", format.rawValue)
                 add("text", reason)
-            case .tooManyPixels(let width, let height, let limit, let frames):
+            case .tooManyPixels(let width, let height, let limit, let frames, let embedded):
                 add("error", "pixels")
                 add("width", width)
                 add("height", height)
                 add("limit", limit.pixels)
                 add("frames", frames)
+                if let embedded {
+                    add("embedded", embedded.count)
+                    add("embedded_pixels", embedded.pixels)
+                }
             case .libraryMissing(let message):
                 add("error", "library")
                 add("text", message)
@@ -190,7 +194,9 @@ extension WorkerMessage {
         case ("decode", "corrupt"): return format.map { .decode(.corrupt($0, text)) }
         case ("decode", "pixels"):
             guard let width = number("width"), let height = number("height"), let limit = number("limit") else { return nil }
-            return .decode(.tooManyPixels(width: width, height: height, limit: PixelLimit(pixels: limit), frames: number("frames") ?? 1))
+            let embedded = number("embedded").map { ImageHeader.EmbeddedImages(count: $0, pixels: number("embedded_pixels") ?? Int.max) }
+            return .decode(.tooManyPixels(width: width, height: height, limit: PixelLimit(pixels: limit), frames: number("frames") ?? 1,
+                                          embedded: embedded))
         case ("decode", "library"): return .decode(.libraryMissing(text))
         case ("encode", "library"): return .encode(.libraryMissing(text))
         case ("encode", "unsupported"): return format.map { .encode(.unsupported($0)) }

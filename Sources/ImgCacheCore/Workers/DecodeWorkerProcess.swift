@@ -60,7 +60,7 @@ final class DecodeWorkerProcess {
         let addressSpace = size > 0 ? size : running.addressSpace
         // Within what imgcache itself may map (ulimit -v), which its workers inherit.
         limit = (budget, false)
-        let hard = ic_own_hard_limit(ic_limit_names(0))
+        let hard = ic_own_limit(ic_limit_names(0), 1)
         if hard != UInt64.max, Int(clamping: hard) - addressSpace - DecodeWorkerProcess.slack < budget {
             limit = (max(0, Int(clamping: hard) - addressSpace - DecodeWorkerProcess.slack), true)
         }

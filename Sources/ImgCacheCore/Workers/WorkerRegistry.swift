@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CImgCacheShims
 import Synchronization
 
 /// Every decode worker this process has running, so that a signal ends them
@@ -55,6 +56,17 @@ public final class WorkerRegistry: Sendable {
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
         let digits = line.dropFirst("VmHWM:".count).filter(\.isNumber)
         return (Int(digits) ?? 0) * 1024
+    }
+
+    /// The least address space imgcache runs in: its threads, libcurl and the buffers of a few
+    /// transfers. Under a smaller `ulimit -v` an allocation anywhere could fail, and Swift ends a
+    /// process whose allocation fails.
+    public static let smallestAddressSpace = 128 << 20
+
+    /// This process's address-space limit (`ulimit -v`) when it is below `smallestAddressSpace`, else nil.
+    public static var addressSpaceTooSmall: Int? {
+        let limit = ic_own_limit(ic_limit_names(0), 0)
+        return limit < UInt64(smallestAddressSpace) ? Int(limit) : nil
     }
 
     /// Kills every worker (SIGKILL) and lets no new one start.
