@@ -48,7 +48,7 @@ public enum CommandRunner {
         // The namespace's settings are read once, here: their umask applies to every file the run makes.
         let settings = cache.settingsInspection
         do {
-            for warning in try CacheUmask.apply(environment: environment, remembered: settings.settings.umask, settingsPath: settings.path) {
+            for warning in try CacheUmask.apply(environment: environment, remembered: settings.settings.umask) {
                 console.warning("namespace '\(location.namespace)': " + warning)
             }
         } catch {

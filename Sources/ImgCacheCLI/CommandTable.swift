@@ -108,7 +108,7 @@ public enum CommandTable {
         .value(.maxDecodeTime, metavar: "SECONDS", kind: .text,
                help: "Time one image's decode, transforms and encodes may take in their worker; past it the image fails and the run goes on (default: the namespace's, else 30s)"),
         .value(.maxDecodeMemory, metavar: "SIZE", kind: .text,
-               help: "Memory one image's decode, transforms and encodes may take in their worker (default: the namespace's, else a quarter of this machine's, at most 2G)"),
+               help: "Memory every image's decode, transforms and encodes may take in their worker (default: the namespace's, else what each image's size says it needs, at most a quarter of this machine's and 2G)"),
         .value(.keyFilter, metavar: "FILTER", kind: .suggestions(["strip-query", "keep-query=", "drop-query=", "none"]),
                help: "Cache key from the URL: strip-query, keep-query=NAME,..., drop-query=NAME,... or none (default)"),
         .value(.readOnlyPath, metavar: "DIR", kind: .directory, repeatable: true,

@@ -133,6 +133,19 @@ import Testing
         }
     }
 
+    /// Under an address-space limit too small to decode in, imgcache says so with 71 (the system
+    /// refused a resource), whether it is too small for imgcache itself, for a library it loads, or
+    /// for a worker; never a signal, never a library called missing.
+    @Test(arguments: [60_000, 100_000, 140_000, 180_000])
+    func underATinyAddressSpaceLimitTheRunEndsWith71(kilobytes: Int) throws {
+        let words = [Paths.binary, "--cache-dir", cacheRoot, "fetch", "--thumbnail", "16x", "--format", "webp", corpus.url("long-prolog.svg")]
+        let result = try ImgCacheProcess.runShell("ulimit -v \(kilobytes); " + words.map { "'\($0)'" }.joined(separator: " "),
+                                                  environment: ["PATH": "/usr/bin:/bin"], home: home.path, workingDirectory: home.path)
+        #expect([0, 71].contains(result.status), "\(kilobytes): \(result.status) \(result.standardError)")
+        if result.status == 71 { #expect(result.standardError.contains("ulimit -v"), "\(kilobytes): \(result.standardError)") }
+        #expect(!result.standardError.contains("Fatal error") && !result.standardError.contains("install the"), "\(result.standardError)")
+    }
+
     @Test func aSignalDuringADecodeEndsTheRunAtOnce() throws {
         let outputs = try TemporaryDirectory("imgcache-signal")
         let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "fetch", "--verify", "full", corpus.url("filters.svg")],
@@ -254,6 +267,20 @@ import Testing
         let full = try run(["fetch", "--verify", "full", corpus.url("apng-bad-frame.png")])
         #expect(full.status == 1 && full.standardError.contains("corrupt PNG image"), "\(full.standardError)")
         #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").isEmpty)
+    }
+
+    /// A valid PNG with a 20 MB ancillary chunk before its pixels: its header is read without the
+    /// chunk (from the body's head), under a tight ulimit -v too, so it is stored and never taken for damage.
+    @Test func aHugeTextChunkIsNeitherReadNorTakenForDamage() throws {
+        let url = corpus.url("text-chunk.png")
+        let stored = try ImgCacheProcess.runShell("ulimit -v 700000; '\(Paths.binary)' --json --cache-dir '\(cacheRoot)' fetch '\(url)'",
+                                                  environment: ["PATH": "/usr/bin:/bin"], home: home.path, workingDirectory: home.path)
+        #expect(stored.status == 0, "\(stored.standardError)")
+        let row = try stored.jsonLines().first
+        #expect(row?["format"] as? String == "png" && row?["width"] as? Int == 4, "\(stored.output)")
+        #expect(try run(["--json", "list", "--failed"]).output.isEmpty)
+        // Its pixels decode too, in a worker.
+        #expect(try run(["fetch", "--thumbnail", "2x", url]).status == 0)
     }
 
     @Test func imagesEmbeddedInAnSVGCountAgainstThePixelLimitHoweverTheyAreSpelt() throws {

@@ -56,6 +56,31 @@ import Testing
         #expect(try fetch(["fetch", failing]).standardError.contains("failed"))
     }
 
+    /// A file planted (or damaged) where the user's secret goes is not used, and not left to make
+    /// every credentialed URL a miss run after run: it is replaced, and the run says so once.
+    @Test(arguments: ["short", "open", "link", "fifo"])
+    func aPlantedSecretIsReplacedAndSaid(kind: String) throws {
+        let url = "http://alice:S3cretPW@127.0.0.1:\(faults.port)/image/logo.png"
+        let path = namespace + "/secret-\(getuid())"
+        #expect(try fetch(["fetch", server.url("photo.jpg")]).status == 0)
+        switch kind {
+        case "short": #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 65, count: 10), attributes: [.posixPermissions: 0o600]))
+        case "open": #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 65, count: 32), attributes: [.posixPermissions: 0o644]))
+        case "link": try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: home.appending("elsewhere"))
+        default: #expect(mkfifo(path, 0o600) == 0)
+        }
+        let first = try fetch(["--json", "fetch", url, url])
+        #expect(first.status == 0, "\(first.standardError)")
+        let said = first.errorLines.filter { $0.contains("was not a secret of this user's") && $0.contains("replaced with a new one") }
+        #expect(said.count == 1, "\(kind): \(first.standardError)")
+        #expect(try first.jsonLines().map { $0["cache"] as? String } == ["none", "memory"])
+        // The new secret keys the entry for later runs: a hit, and nothing more said.
+        let second = try fetch(["--json", "fetch", url])
+        #expect(try second.jsonLines().first?["cache"] as? String == "disk" && second.standardError.isEmpty, "\(kind): \(second.standardError)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect(attributes[.posixPermissions] as? Int == 0o600 && attributes[.size] as? Int == 32 && attributes[.type] as? FileAttributeType == .typeRegular)
+    }
+
     @Test func controlCharactersInAURLAreShownEscaped() throws {
         let list = home.appending("hostile.txt")
         try "http://127.0.0.1/a\u{1B}[31mred\rb.png\nhttp://127.0.0.1/\u{7}bell.png\n".write(toFile: list, atomically: false, encoding: .utf8)

@@ -97,6 +97,8 @@ import Testing
         ("imgcache-settings 1\nfailed-ttl 0x10\n", "failed-ttl '0x10'"),
         // A misspelt limit is not an absent one, and a second value is not a choice.
         ("imgcache-settings 1\nmax_age 2592000\n", "unknown setting 'max_age'"),
+        ("imgcache-settings 1\nmax-age 2592000\n" + String(repeating: "x", count: 100_000) + "\n",
+         "has a bad line 3: not 'NAME VALUE' but '" + String(repeating: "x", count: 40) + "…'"),
         ("imgcache-settings 1\nmax-age never\nmax-age 60\n", "max-age is set again"),
         ("imgcache-settings 0\nmax-age 2592000\n", "a version line this imgcache does not understand"),
         ("imgcache-settings 1.0\nmax-age 2592000\n", "a version line this imgcache does not understand"),
@@ -297,7 +299,10 @@ extension MaintenanceTrustTests {
         #expect(!later.standardError.contains("writable by its group"), "\(later.standardError)")
         let closed = try fetch(["config", "--umask", "077"])
         #expect(!closed.standardError.contains("writable by its group"), "\(closed.standardError)")
-        let open = try fetch(["config", "--umask", "000"])
+        // A mask open to every user is never remembered; asked for in the environment, it is warned of.
+        let refused = try fetch(["config", "--umask", "000"])
+        #expect(refused.status == 64, "\(refused.standardError)")
+        let open = try fetch(["config", "--umask", "002"], environment: ["IMGCACHE_UMASK": "000"])
         #expect(open.standardError.contains("lets every user of this machine replace cached images"), "\(open.standardError)")
         // Without a mask chosen for the cache, a group-writable namespace is warned of.
         #expect(try fetch(["config", "--umask", "none"]).status == 0)

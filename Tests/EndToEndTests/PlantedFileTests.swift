@@ -36,4 +36,15 @@ import Testing
         var info = stat()
         #expect(lstat(lock, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
     }
+
+    @Test func aSymbolicLinkInTheLockFilesPlaceIsNamedSo() throws {
+        #expect(try fetch(["fetch", server.url("logo.png")]).status == 0)
+        let lock = cacheRoot + "/default/lock"
+        try FileManager.default.removeItem(atPath: lock)
+        try FileManager.default.createSymbolicLink(atPath: lock, withDestinationPath: home.appending("elsewhere"))
+        let store = try fetch(["fetch", server.url("photo.jpg")])
+        #expect(store.status == 73 && store.standardError.contains("lock: it is a symbolic link; imgcache does not follow links inside the cache"),
+                "\(store.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: home.appending("elsewhere")))
+    }
 }

@@ -134,6 +134,9 @@ def main(out):
     svgs(out)
     apngs(out)
     write(out, "huge.png", big_png(10000, 10000))
+    # A 4x4 PNG behind a 20 MB text chunk: more than imgcache reads whole, a header libpng never needs it for.
+    small = png_chunks(big_png(4, 4))
+    write(out, "text-chunk.png", png_of(small[:1] + [[b"tEXt", b"Comment\0" + b"x" * 20_000_000]] + small[1:]))
     write(out, "huge.tiff", big_tiff(10000, 10000))
     write(out, "many-frames.gif", many_frames_gif(2000, 2000, 2000))
     write(out, "rle.bmp", rle8_bmp(9999, 9999))

@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func aDeadWorkersCauseIsReadFromItsSignalErrnoAndWords() {
-        let limit = (bytes: 1 << 30, inherited: false)
+        let limit = (bytes: 1 << 30, budget: WorkerFailure.MemoryBudget.setting)
         func cause(_ signal: Int32?, errno: Int32? = nil, printed: [String] = [], exit: Int32? = nil) -> WorkerFailure.Cause {
             WorkerFailureClassifier.cause(signal: signal, exitStatus: exit, reportedErrno: errno, printed: printed, limit: limit, seconds: 30)
         }
@@ -65,6 +65,7 @@ import Testing
         #expect(cause(SIGABRT, errno: ENOMEM) == .memoryLimit(1 << 30))
         #expect(cause(SIGABRT, printed: ["memory allocation of 2147483648 bytes failed"]) == .memoryLimit(1 << 30))
         #expect(cause(SIGILL, printed: ["Fatal error: failed to allocate 399920036 bytes"]) == .memoryLimit(1 << 30))
+        #expect(cause(nil, printed: ["rendering error: NoMemory"], exit: 1) == .memoryLimit(1 << 30))
         #expect(cause(SIGSEGV) == .crashed(SIGSEGV))
         #expect(cause(nil, exit: 3) == .brokenProtocol("it exited with status 3"))
         // The wait status's halves.
@@ -79,8 +80,23 @@ import Testing
                 == "the JPEG XL decoder needed more than 1.2 GiB (its limit)")
         #expect(WorkerFailure(cause: .crashed(SIGSEGV), phase: .decoding(.avif)).description == "the AVIF decoder crashed (SIGSEGV)")
         #expect(WorkerFailure(cause: .timeLimit(2), phase: .encoding(.webp)).description == "the WebP encoder took more than 2 s (its limit)")
-        #expect(WorkerFailure(cause: .memoryLimit(64 << 20, inherited: true), phase: .transforming).description
+        #expect(WorkerFailure(cause: .memoryLimit(64 << 20, .inherited), phase: .transforming).description
                 == "resizing needed more than 64 MiB, all that imgcache's own address-space limit (ulimit -v) left it")
+        // A budget from the image's size is not the setting: the message says which, and how to give more.
+        #expect(WorkerFailure(cause: .memoryLimit(488 << 20, .estimate), phase: .decoding(.svg)).described(naming: "--max-decode-memory")
+                == "the SVG renderer needed more than 488 MiB, what the image's size allows it by default (--max-decode-memory sets what every image may take)")
+    }
+
+    @Test func aJobGetsItsEstimateByDefaultAndTheSettingWhenAskedFor() {
+        var limits = DecodeLimits()
+        limits.memory = 2 << 30
+        #expect(limits.budget(forEstimate: 100 << 20) == (100 << 20, .estimate))
+        #expect(limits.budget(forEstimate: 3 << 30) == (2 << 30, .setting))
+        let given = DecodeLimits.resolve(seconds: nil, memory: 1 << 30, remembered: NamespaceSettings())
+        #expect(given.budget(forEstimate: 100 << 20) == (1 << 30, .setting))
+        var remembered = NamespaceSettings()
+        remembered.decodeMemory = 512 << 20
+        #expect(DecodeLimits.resolve(seconds: nil, memory: nil, remembered: remembered).budget(forEstimate: 1 << 20) == (512 << 20, .setting))
     }
 
     @Test func aJobsBudgetGrowsWithWhatItDecodesAndWrites() {

@@ -103,6 +103,17 @@ import Testing
                 ("animation", animation), ("gray16.png", try ImageDecoder.decode(try DecoderTests.bytes("gray16.png")))]
     }
 
+    /// An encoder may merge identical frames (libwebp makes one longer frame): the output says the
+    /// frames it holds, not the source's.
+    @Test(arguments: CodecRegistry.animatedFormats)
+    func identicalFramesAreCountedAsWritten(format: ImageFormat) throws {
+        let still = [UInt8](repeating: 200, count: 8 * 8 * 4)
+        let source = DecodedImage(format: .gif, width: 8, height: 8, frameCount: 20, pixels: Array((0..<20).map { _ in still }.joined()),
+                                  delays: Array(repeating: 100, count: 20), loopCount: 0, orientation: 1)
+        let output = try ImageTransform(format: format).apply(to: source)
+        #expect(output.frameCount == (try ImageHeader.probe(output.bytes)).frameCount, "\(format): \(output.frameCount)")
+    }
+
     @Test(arguments: CodecRegistry.writableFormats)
     func everyWrittenFormatKeepsWhatItCan(format: ImageFormat) throws {
         let capabilities = CodecRegistry.codec(for: format).capabilities

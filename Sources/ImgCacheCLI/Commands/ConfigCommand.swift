@@ -102,7 +102,9 @@ extension ConfigCommand {
         try console.output("remotes:      \(remotes.listed) (\(remotes.source.rawValue))")
         try console.output("umask:        \(CacheUmask.text(umask.mask)) (\(umask.source))")
         try console.output("decode time:  \(TimeSpan(seconds: decode.seconds)) an image (\(decodeTimeSource))")
-        try console.output("decode size:  \(ByteSize.humanisedBinary(decode.memory)) of memory an image (\(decodeMemorySource))")
+        let decodeMemory = decode.memoryGiven ? ByteSize.humanisedBinary(decode.memory)
+            : "what its size says, at most \(ByteSize.humanisedBinary(decode.memory))"
+        try console.output("decode size:  \(decodeMemory) of memory an image (\(decodeMemorySource))")
         return .success
     }
 }
@@ -131,7 +133,7 @@ extension ConfigArguments: Subcommand {
             .value(.maxDecodeTime, metavar: "SECONDS", kind: .text,
                    help: "Remember the time one image's decode may take (default 30s; 100ms to 1h)"),
             .value(.maxDecodeMemory, metavar: "SIZE", kind: .text,
-                   help: "Remember the memory one image's decode may take (default: a quarter of this machine's, at most 2G)"),
+                   help: "Remember the memory every image's decode may take (default: what each image's size says it needs, at most a quarter of this machine's and 2G)"),
             .value(.unset, metavar: "KEY", kind: .choice(NamespaceSettings.keys), repeatable: true,
                    help: "Forget one remembered setting: \(NamespaceSettings.keys.dropLast().joined(separator: ", ")) or \(NamespaceSettings.keys.last!) (repeatable)"),
             .flag(.reset, help: "Forget every remembered limit and remote store of the namespace"),
@@ -167,6 +169,9 @@ extension ParsedOptions {
             } else {
                 do { arguments.umask = try CacheUmask.parse(text) } catch {
                     throw .invalidValue(option: "--umask", value: text, reason: error.reason)
+                }
+                if case .some(.some(let mask)) = arguments.umask, let problem = CacheUmask.unrememberable(mask) {
+                    throw .invalidValue(option: "--umask", value: text, reason: problem)
                 }
             }
         }

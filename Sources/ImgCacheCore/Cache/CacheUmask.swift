@@ -26,13 +26,13 @@ public enum CacheUmask {
 
     /// Sets the process's umask for the cache: `IMGCACHE_UMASK` in
     /// `environment`, else the namespace's `remembered` one; none: left as it is.
-    /// A remembered mask is a file others may write in a team cache, so it is
-    /// checked against whoever runs: one that lets others write is taken only
-    /// from a settings file of the namespace's owner (`settingsPath` in the
-    /// namespace folder), and one granting more than the user's own umask is
-    /// said. Returns what to warn of.
+    /// A remembered mask is in a file every member of a team cache may write, and
+    /// editing it in place keeps its owner, so no file can say who wrote it: one that
+    /// lets every user write is never taken from it (`IMGCACHE_UMASK` may ask for
+    /// one, for a run), and one granting more than the user's own umask is said.
+    /// Returns what to warn of.
     @discardableResult
-    public static func apply(environment: Environment, remembered: mode_t?, settingsPath: String? = nil) throws(ValueError) -> [String] {
+    public static func apply(environment: Environment, remembered: mode_t?) throws(ValueError) -> [String] {
         // umask() both reads and sets: read it, then put it back (or the new one).
         let current = umask(0o022)
         saved.store(UInt32(current), ordering: .relaxed)
@@ -44,10 +44,9 @@ public enum CacheUmask {
             }
         } else if let remembered {
             var warnings: [String] = []
-            if remembered & 0o002 == 0, let settingsPath, !ownedByNamespaceOwner(settingsPath) {
+            if let problem = unrememberable(remembered) {
                 umask(current)
-                return ["ignoring its remembered umask \(text(remembered)): it lets every user replace cached images, and "
-                        + "\(settingsPath) was not written by the namespace's owner (the user's umask \(text(current)) applies)"]
+                return ["ignoring its remembered umask \(text(remembered)): \(problem) (the user's umask \(text(current)) applies)"]
             }
             if ~remembered & current & 0o777 != 0 {
                 warnings.append("its remembered umask \(text(remembered)) grants more than yours (\(text(current))): "
@@ -65,11 +64,10 @@ public enum CacheUmask {
         return []
     }
 
-    /// Whether the file at `path` belongs to the owner of the folder it is in.
-    private static func ownedByNamespaceOwner(_ path: String) -> Bool {
-        guard case .success(let file) = SystemCall.lstat(path),
-              case .success(let folder) = SystemCall.lstat(FileSystem.parentDirectory(of: path)) else { return false }
-        return file.st_uid == folder.st_uid
+    /// Why `mask` may not be remembered for a namespace, nil when it may: one that lets every
+    /// user write would let anyone replace cached images, asked for by whoever can edit the file.
+    public static func unrememberable(_ mask: mode_t) -> String? {
+        mask & 0o002 == 0 ? "it lets every user replace cached images; IMGCACHE_UMASK=\(text(mask)) asks for it for one run" : nil
     }
 
     /// "group-writable", "readable and writable by others": what the bits of `granted` let others do.

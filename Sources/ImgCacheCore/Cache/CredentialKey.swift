@@ -36,12 +36,43 @@ public final class CredentialKey: Sendable, Equatable {
     /// The file's name for this user.
     static var fileName: String { "secret-\(getuid())" }
 
-    /// The secret's bytes, read or made on first call.
+    /// What went wrong with the secret's file, said once (nil: nothing).
+    private let problem = Mutex<String?>(nil)
+
+    /// What went wrong with the secret's file, once: the first call after it happened says it.
+    public func takeProblem() -> String? {
+        problem.withLock { problem in
+            defer { problem = nil }
+            return problem
+        }
+    }
+
+    /// The secret's bytes, read or made on first call. A file that is not this user's secret
+    /// (another user's, a link, a FIFO, the wrong size or mode: planted, or damaged) is replaced
+    /// and said: left, it would make every credentialed URL miss, run after run.
     var bytes: [UInt8] {
         loaded.withLock { loaded in
             if let loaded { return loaded }
-            let secret = CredentialKey.read(namespaceDirectory + "/" + CredentialKey.fileName) ?? CredentialKey.made(in: namespaceDirectory, cache: cache)
-                ?? CredentialKey.random()
+            let path = namespaceDirectory + "/" + CredentialKey.fileName
+            let found = CredentialKey.read(path)
+            if case .success(let secret) = found {
+                loaded = secret
+                return secret
+            }
+            var replaced = true
+            if case .failure(.unusable(let reason)) = found {
+                replaced = (try? FileSystem.remove(path)) != nil
+                problem.withLock { $0 = replaced ? "\(path) was not a secret of this user's (\(reason)): replaced with a new one"
+                                                 : "\(path) is not a secret of this user's (\(reason)) and cannot be replaced" }
+            }
+            let made = replaced ? CredentialKey.made(in: namespaceDirectory, cache: cache) : nil
+            if made == nil, replaced, case .failure(.unusable) = CredentialKey.read(path) {
+                problem.withLock { $0 = "\(path) is not a secret of this user's and came back when replaced" }
+            }
+            if made == nil {
+                problem.withLock { $0 = ($0.map { $0 + "; " } ?? "") + "URLs with a password are cached under a key of this run's own" }
+            }
+            let secret = made ?? CredentialKey.random()
             loaded = secret
             return secret
         }
@@ -52,14 +83,32 @@ public final class CredentialKey: Sendable, Equatable {
         MD5.hexString(MD5.authenticationCode(Array(text.utf8), key: bytes))
     }
 
-    /// The secret in `path`: only this user's own regular file, readable by nobody else.
-    private static func read(_ path: String) -> [UInt8]? {
-        guard case .success(let descriptor) = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) else { return nil }
+    /// Why no secret was read.
+    enum Unread: Error {
+        /// There is none.
+        case missing
+        /// There is a file, not one this user's secret can be: why.
+        case unusable(String)
+    }
+
+    /// The secret in `path`: only this user's own regular file of 32 bytes, readable by nobody else.
+    private static func read(_ path: String) -> Result<[UInt8], Unread> {
+        let descriptor: Int32
+        switch SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) {
+        case .success(let opened): descriptor = opened
+        case .failure(.noSuchFile): return .failure(.missing)
+        case .failure(.tooManySymbolicLinks): return .failure(.unusable("a symbolic link"))
+        case .failure(let error): return .failure(.unusable(error.description))
+        }
         defer { SystemCall.close(descriptor) }
-        guard case .success(let status) = SystemCall.fstat(descriptor), status.st_mode & S_IFMT == S_IFREG,
-              status.st_uid == getuid(), status.st_mode & 0o077 == 0,
-              let bytes = try? FileSystem.readPrefix(descriptor: descriptor, path: path, count: 64), bytes.count == 32 else { return nil }
-        return bytes
+        guard case .success(let status) = SystemCall.fstat(descriptor) else { return .failure(.unusable("its status does not read")) }
+        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(.unusable("not a regular file")) }
+        guard status.st_uid == getuid() else { return .failure(.unusable("owned by user \(status.st_uid)")) }
+        guard status.st_mode & 0o077 == 0 else { return .failure(.unusable("mode \(String(status.st_mode & 0o777, radix: 8)), not 600")) }
+        guard let bytes = try? FileSystem.readPrefix(descriptor: descriptor, path: path, count: 64), bytes.count == 32 else {
+            return .failure(.unusable("not 32 bytes"))
+        }
+        return .success(bytes)
     }
 
     /// A new secret saved in the namespace `directory` (made first, as a store makes it); nil when
@@ -84,7 +133,7 @@ public final class CredentialKey: Sendable, Equatable {
             return nil
         }
         try? FileSystem.remove(temporary)
-        return read(path)
+        return try? read(path).get()
     }
 
     private static func random() -> [UInt8] {

@@ -44,6 +44,9 @@ public struct NamespaceLock: Sendable {
         case .success(let descriptor): return descriptor
         case .failure(let errno) where errno == Errno(EINVAL):
             throw SystemError(operation, path: path, errno: errno, detail: "it is not a regular file; left as it is")
+        case .failure(.tooManySymbolicLinks):
+            throw SystemError(operation, path: path, errno: .tooManySymbolicLinks,
+                              detail: "it is a symbolic link; imgcache does not follow links inside the cache")
         case .failure(let errno): throw SystemError(operation, path: path, errno: errno)
         }
     }

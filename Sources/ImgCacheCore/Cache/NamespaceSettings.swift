@@ -106,7 +106,7 @@ public struct NamespaceSettings: Equatable, Sendable {
         for (offset, line) in lines.enumerated().dropFirst() where !line.isEmpty {
             let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
             guard parts.count == 2 else {
-                inspection.problems.append("line \(offset + 1) is not 'NAME VALUE'")
+                inspection.problems.append("line \(offset + 1): not 'NAME VALUE' but '\(ControlCharacters.escaped(String(line.prefix(40))))\(line.utf8.count > 40 ? "…" : "")'")
                 continue
             }
             guard NamespaceSettings.keys.contains(parts[0]) else {

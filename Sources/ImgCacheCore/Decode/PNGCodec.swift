@@ -21,7 +21,7 @@ struct PNGCodec: ImageCodec {
     }
 
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader {
-        let header = try CodecShim.header(bytes, format: format, ic_png_read_header)
+        let header = try CodecShim.header(PNGCodec.headerChunks(bytes), format: format, ic_png_read_header)
         // A whole APNG's frames are held against its acTL and its canvas (read from the chunks, no pixel decoded).
         if let problem = PNGCodec.animationProblem(bytes) { throw .corrupt(format, problem) }
         var probed = ImageHeader(format: format, width: Int(header.width), height: Int(header.height),
@@ -29,6 +29,34 @@ struct PNGCodec: ImageCodec {
                                  bitDepth: Int(header.bit_depth), orientation: PNGCodec.exifOrientation(bytes) ?? 1)
         probed.hasColourProfile = PNGCodec.hasColourProfile(bytes)
         return probed
+    }
+
+    /// What libpng needs to read the header: the signature, IHDR, PLTE and tRNS, then the start
+    /// of an IDAT. Other chunks before the image data (text, profiles, private ones) are left
+    /// out: a 300 MB `tEXt` chunk costs neither memory here nor the sight of the header when only
+    /// the body's head is at hand.
+    static func headerChunks(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.count >= 8 else { return bytes }
+        var kept = Array(bytes[0..<8])
+        var offset = 8
+        let needed = ["IHDR", "PLTE", "tRNS"].map { Array($0.utf8) }
+        while offset + 8 <= bytes.count {
+            let length = CodecShim.bigEndian(bytes, offset)
+            let type = Array(bytes[(offset + 4)..<(offset + 8)])
+            // What libpng must judge itself: a bad length, the image data, a chunk it reads.
+            guard length >= 0, length <= 0x7FFF_FFFF else { return kept + bytes[offset..<(offset + 8)] }
+            if type.elementsEqual("IDAT".utf8) { return kept + bytes[offset..<(offset + 8)] }
+            let end = offset + 12 + length
+            if needed.contains(type) {
+                guard end <= bytes.count else { return kept + bytes[offset...] }
+                kept += bytes[offset..<end]
+            } else if end > bytes.count {
+                break
+            }
+            offset = end
+        }
+        // The head ends inside a chunk libpng does not need: the header is what came before it.
+        return kept + [0, 0, 0, 0] + Array("IDAT".utf8)
     }
 
     /// The orientation in an `eXIf` chunk (PNG 1.5: before the image data).

@@ -14,7 +14,7 @@ struct SVGCodec: ImageCodec {
     let fileExtensions = ["svg"]
     let mediaType = "image/svg+xml"
     let capabilities: CodecCapabilities = [.decode]
-    let decodeMemoryFactor = 4.0
+    let decodeMemoryFactor = 8.0
 
     /// The size browsers give an SVG that says none (CSS's default replaced element).
     static let defaultSize = (width: 300, height: 150)

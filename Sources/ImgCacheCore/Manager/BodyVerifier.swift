@@ -130,8 +130,7 @@ struct BodyVerifier {
         }
         defer { SystemCall.close(descriptor) }
         let job = DecodeJob(work: .verify, maximumPixels: settings.maximumPixels)
-        let budget = min(DecodeLimits.estimate(job, header: header, bodySize: size).total, settings.decodeLimits.memory)
-        let outcome = decoder.run(job, body: descriptor, budget: budget)
+        let outcome = decoder.run(job, body: descriptor, estimate: DecodeLimits.estimate(job, header: header, bodySize: size).total)
         if let log { for line in decoder.printed { log("\(RemoteURL.displayed(url)): \(line)") } }
         switch outcome {
         case .success: return

@@ -70,6 +70,8 @@ extension FetchError {
     public var exitStatus: ExitStatus {
         switch self {
         case .cacheUnwritable: return .cacheUnwritable
+        // A library present but not mappable under imgcache's own ulimit -v is the system's limit.
+        case .libraryMissing(let message) where message.hasSuffix("(ulimit -v)"): return .systemError
         case .libraryMissing: return .unavailable
         case .downloaderUnavailable: return .systemError
         case .decodeStopped(_, let failure, _) where failure.isSystemFailure: return .systemError

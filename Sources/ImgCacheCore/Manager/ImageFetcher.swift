@@ -139,6 +139,8 @@ public final class ImageFetcher {
                        update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         do throws(E) {
             defer { hasRun = true }
+            // A secret's file found unusable (planted, damaged) is said once, as the run ends.
+            defer { if let problem = settings.credentialKey?.takeProblem() { warn?(problem, nil) } }
             if let seconds = settings.deadline { run.deadline = WallClock.monotonic() + seconds }
             try take(input, &run, emit: emit, update: emitUpdate)
             submitQueued(&run)

@@ -189,7 +189,7 @@ struct VariantMaker {
                                                                 + "(\(ByteSize.humanisedBinary(limit)), --max-decode-memory)"),
                                    original: fate(of: original))
         }
-        let outcome = decoder.run(job, body: descriptor, budget: min(estimate.total, limit))
+        let outcome = decoder.run(job, body: descriptor, estimate: estimate.total)
         if let log { for line in decoder.printed { log("\(RemoteURL.displayed(url)): \(line)") } }
         switch outcome {
         case .success(let result):

@@ -298,7 +298,9 @@ public struct ImageTransform: Equatable, Sendable {
         let bytes = try ImageEncoder.encodeAnimation(frames, width: size.width, height: size.height, frameCount: image.frameCount,
                                                      // No loop count in the source means it plays once.
                                                      delays: image.delays, loopCount: image.loopCount ?? 1, settings: settings)
-        return Output(bytes: bytes, width: size.width, height: size.height, format: format, frameCount: image.frameCount)
+        // The frames as written: an encoder merges identical frames into one longer one (libwebp does).
+        let written = (try? ImageHeader.probe(bytes))?.frameCount ?? image.frameCount
+        return Output(bytes: bytes, width: size.width, height: size.height, format: format, frameCount: written)
     }
 
     /// One frame resized as `layout` says and placed on its canvas: cropped (cover) or padded (contain).

@@ -10,6 +10,9 @@ public struct DecodeLimits: Equatable, Sendable {
     public var seconds: Double = DecodeLimits.defaultSeconds
     /// Bytes one job may take at most (`--max-decode-memory`).
     public var memory: Int = DecodeLimits.defaultMemory
+    /// Whether `memory` was asked for (given or remembered): then it is every job's budget; by
+    /// default a job gets what its header says it should need, up to `memory`.
+    public var memoryGiven = false
 
     public static let defaultSeconds = 30.0
     /// A quarter of the machine's memory, at most 2 GiB.
@@ -51,7 +54,15 @@ public struct DecodeLimits: Equatable, Sendable {
         var limits = DecodeLimits()
         limits.seconds = seconds ?? remembered.decodeSeconds ?? defaultSeconds
         limits.memory = memory ?? remembered.decodeMemory ?? defaultMemory
+        limits.memoryGiven = memory != nil || remembered.decodeMemory != nil
         return limits
+    }
+
+    /// The memory a job expected to need `estimate` bytes may take, and what set it: the estimate
+    /// by default (a decoder that takes far more than an image's size says is refused early, so
+    /// that several at once cannot take the machine), `memory` when asked for or lower.
+    func budget(forEstimate estimate: Int) -> (bytes: Int, budget: WorkerFailure.MemoryBudget) {
+        memoryGiven || estimate >= memory ? (memory, .setting) : (estimate, .estimate)
     }
 
     /// What a job is expected to need, from the header: the bytes themselves,

@@ -44,9 +44,9 @@ final class DecodeWorkerProcess {
 
     deinit { close() }
 
-    /// Runs `job` on the bytes behind `body` within `budget` bytes (beyond what the
-    /// worker already holds) and the time limit; what it made, or why not.
-    func run(_ job: DecodeJob, body: Int32, budget: Int) -> Result<DecodeResult, DecodeFailure> {
+    /// Runs `job` on the bytes behind `body` within the memory `limits` allow for `estimate` bytes
+    /// (beyond what the worker already holds) and the time limit; what it made, or why not.
+    func run(_ job: DecodeJob, body: Int32, estimate: Int) -> Result<DecodeResult, DecodeFailure> {
         printed = []
         guard !WorkerRegistry.shared.isStopping else { return .failure(.interrupted) }
         let running: Running
@@ -59,10 +59,16 @@ final class DecodeWorkerProcess {
         let size = Int(clamping: ic_address_space(running.pid))
         let addressSpace = size > 0 ? size : running.addressSpace
         // Within what imgcache itself may map (ulimit -v), which its workers inherit.
-        limit = (budget, false)
+        limit = limits.budget(forEstimate: estimate)
         let hard = ic_own_limit(ic_limit_names(0), 1)
-        if hard != UInt64.max, Int(clamping: hard) - addressSpace - DecodeWorkerProcess.slack < budget {
-            limit = (max(0, Int(clamping: hard) - addressSpace - DecodeWorkerProcess.slack), true)
+        if hard != UInt64.max, Int(clamping: hard) - addressSpace - DecodeWorkerProcess.slack < limit.bytes {
+            let left = Int(clamping: hard) - addressSpace - DecodeWorkerProcess.slack
+            // Too little to decode anything: the system's limit, as when no worker starts (exit 71).
+            guard left >= DecodeLimits.smallestMemory / 2 else {
+                return fail(.cannotStart("imgcache's own address-space limit (ulimit -v) leaves \(ByteSize.humanisedBinary(max(0, left))) "
+                                         + "for decoding"), .starting, replace: false)
+            }
+            limit = (left, .inherited)
         }
         let memory = addressSpace + DecodeWorkerProcess.slack + limit.bytes
         let seconds = limits.seconds
@@ -111,8 +117,8 @@ final class DecodeWorkerProcess {
 
     /// The crash the worker reported before dying of it, if any.
     private var crash: WorkerMessage?
-    /// The running job's memory limit, and whether imgcache's own (ulimit -v) set it.
-    private var limit = (bytes: 0, inherited: false)
+    /// The running job's memory limit, and what set it.
+    private var limit = (bytes: 0, budget: WorkerFailure.MemoryBudget.setting)
 
     /// The outputs of a job the worker finished, read back from the result file.
     private func finished(_ answer: WorkerMessage, running: Running, result: Int32,
@@ -131,7 +137,7 @@ final class DecodeWorkerProcess {
         if let failure = answer.failure {
             // A library that ran out of memory inside the limit says so in its own words.
             if WorkerFailureClassifier.mentionsMemory(failure.description) || WorkerFailureClassifier.mentionsMemory(printed) {
-                return .failure(.contained(WorkerFailure(cause: .memoryLimit(limit.bytes, inherited: limit.inherited), phase: phase)))
+                return .failure(.contained(WorkerFailure(cause: .memoryLimit(limit.bytes, limit.budget), phase: phase)))
             }
             return .failure(failure)
         }

@@ -8,9 +8,8 @@ import Glibc
 /// names the library at fault rather than imgcache.
 public struct WorkerFailure: Equatable, Sendable, CustomStringConvertible {
     public enum Cause: Equatable, Sendable {
-        /// An allocation past the job's address-space limit (bytes) failed; `inherited`: the limit
-        /// imgcache itself runs under (`ulimit -v`) was the lower one.
-        case memoryLimit(Int, inherited: Bool = false)
+        /// An allocation past the job's address-space limit (bytes) failed; `budget` says what set it.
+        case memoryLimit(Int, MemoryBudget = .setting)
         /// Still running when the job's time (seconds) was up: killed.
         case timeLimit(Double)
         /// Died of a signal (SIGSEGV, SIGILL, SIGABRT, SIGBUS, …).
@@ -21,6 +20,16 @@ public struct WorkerFailure: Equatable, Sendable, CustomStringConvertible {
         case brokenProtocol(String)
         /// No worker could be started (no memory, no processes left, the binary gone).
         case cannotStart(String)
+    }
+
+    /// What set the memory a job could take.
+    public enum MemoryBudget: Equatable, Sendable {
+        /// `--max-decode-memory`: given, remembered, or its default when the estimate was higher.
+        case setting
+        /// What the image's header says decoding it should take: by default a job gets no more.
+        case estimate
+        /// imgcache's own address-space limit (`ulimit -v`) left no more.
+        case inherited
     }
 
     /// What the worker was doing.
@@ -48,9 +57,12 @@ public struct WorkerFailure: Equatable, Sendable, CustomStringConvertible {
     public func described(naming setting: String?) -> String {
         let limit = setting.map { "(its limit, \($0))" } ?? "(its limit)"
         switch cause {
-        case .memoryLimit(let bytes, true):
+        case .memoryLimit(let bytes, .inherited):
             return "\(actor) needed more than \(ByteSize.humanisedBinary(bytes)), all that imgcache's own address-space limit (ulimit -v) left it"
-        case .memoryLimit(let bytes, false): return "\(actor) needed more than \(ByteSize.humanisedBinary(bytes)) \(limit)"
+        case .memoryLimit(let bytes, .estimate):
+            return "\(actor) needed more than \(ByteSize.humanisedBinary(bytes)), what the image's size allows it by default "
+                + "(\(setting ?? "--max-decode-memory") sets what every image may take)"
+        case .memoryLimit(let bytes, .setting): return "\(actor) needed more than \(ByteSize.humanisedBinary(bytes)) \(limit)"
         case .timeLimit(let seconds):
             if case .decoding(.svg) = phase { return "the SVG took more than \(DownloadError.formatSeconds(seconds)) to draw \(limit)" }
             return "\(actor) took more than \(DownloadError.formatSeconds(seconds)) \(limit)"

@@ -12,7 +12,7 @@ enum WorkerFailureClassifier {
     /// Phrases with which libraries say an allocation failed.
     static let memoryPhrases = ["out of memory", "insufficient memory", "memory allocation", "failed to allocate", "cannot allocate",
                                 "could not allocate", "bad_alloc", "not enough memory", "allocation failed", "alloc failed",
-                                "memory exhausted", "unable to allocate"]
+                                "memory exhausted", "unable to allocate", "nomemory"]
 
     static func mentionsMemory(_ text: String) -> Bool {
         let lowered = text.lowercased()
@@ -35,12 +35,12 @@ enum WorkerFailureClassifier {
     }
 
     /// Why a worker that ended on its own (not killed for time) ended.
-    static func cause(signal: Int32?, exitStatus: Int32?, reportedErrno: Int32?, printed: [String], limit: (bytes: Int, inherited: Bool),
+    static func cause(signal: Int32?, exitStatus: Int32?, reportedErrno: Int32?, printed: [String], limit: (bytes: Int, budget: WorkerFailure.MemoryBudget),
                       seconds: Double) -> WorkerFailure.Cause {
         if signal == SIGSYS { return .forbiddenCall }
         // The CPU limit (the wall clock's twin, for a library's threads).
         if signal == SIGXCPU { return .timeLimit(seconds) }
-        if reportedErrno == ENOMEM || mentionsMemory(printed) { return .memoryLimit(limit.bytes, inherited: limit.inherited) }
+        if reportedErrno == ENOMEM || mentionsMemory(printed) { return .memoryLimit(limit.bytes, limit.budget) }
         if let signal { return .crashed(signal) }
         return .brokenProtocol("it exited with status \(exitStatus ?? -1)")
     }
