@@ -61,11 +61,13 @@ public struct PixelLimit: Equatable, Sendable, CustomStringConvertible {
         return !overflow && product <= pixels
     }
 
-    /// `100 megapixels`, `2.5 megapixels`, `40000 pixels`.
+    /// `100 megapixels`, `2.5 megapixels`, `100.04 megapixels`, `40000 pixels`: to the hundredth,
+    /// so that a count just over a limit does not read as the limit.
     public var description: String {
         guard pixels >= 1_000_000 else { return "\(pixels) pixels" }
-        let tenths = (Double(pixels) / 100_000).rounded()
-        return tenths.truncatingRemainder(dividingBy: 10) == 0
-            ? "\(Int(tenths / 10)) megapixels" : "\(tenths / 10) megapixels"
+        let hundredths = Int((Double(pixels) / 10_000).rounded())
+        let whole = hundredths / 100, fraction = hundredths % 100
+        guard fraction != 0 else { return "\(whole) megapixels" }
+        return fraction % 10 == 0 ? "\(whole).\(fraction / 10) megapixels" : "\(whole).\(fraction < 10 ? "0" : "")\(fraction) megapixels"
     }
 }
