@@ -50,7 +50,7 @@ import Testing
 
     static let hostile = ["filters.svg", "blur.svg", "data-bomb.svg", "data-bomb-hidden.svg", "entities.svg", "long-prolog.svg",
                           "apng-bad-frame.png", "apng-lying.png", "apng-huge-frame.png", "huge.jxl", "rle.bmp", "huge.png",
-                          "huge.tiff", "many-frames.gif"]
+                          "huge.tiff", "many-frames.gif", "data-many.svg", "text-chunk.png"]
 
     /// Every hostile file, plain, fully verified, thumbnailed and converted: each run ends with 0 or
     /// 1 (never a signal), imgcache's own memory stays small whatever the image, the workers' within
