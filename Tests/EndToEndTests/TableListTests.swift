@@ -62,6 +62,27 @@ import Testing
         #expect(counts["urls"] as? Int == 7 && counts["downloaded"] as? Int == 3 && counts["failed"] as? Int == 4)
     }
 
+    /// At its deadline a run still reads the rest of its table: every row is answered (a cached one
+    /// as a hit, the others as not done), a repeated URL's row too, and --stats says it stopped early.
+    @Test func aDeadlineAnswersEveryRowOfATable() throws {
+        #expect(try fetch(["fetch", server.url("photo.jpg")]).status == 0)
+        var rows = ["url,n"] + (0..<3000).map { "\(faults.baseURL)/stall?n=\($0),\($0)" }
+        rows += ["\(server.url("photo.jpg")),cached", "\(faults.baseURL)/stall?n=7,again"]
+        let stats = work.appending("stats.json")
+        let result = try fetch(["--json", "prefetch", "--deadline", "1", "--stats", stats, try table(rows.joined(separator: "\n") + "\n", name: "rows.csv")])
+        #expect(result.status == 1, "\(result.standardError)")
+        let lines = try answers(result)
+        #expect(lines.count == 3002, "\(lines.count) lines for 3002 rows")
+        #expect(lines.filter { ($0["error"] as? String)?.contains("(--deadline)") == true }.count == 3000)
+        let cached = try #require(lines.first { ($0["row"] as? [String: String])?["n"] == "cached" })
+        #expect(cached["cache"] as? String == "disk")
+        let again = try #require(lines.first { ($0["row"] as? [String: String])?["n"] == "again" })
+        #expect(again["repeat"] as? Bool == true && (again["url"] as? String)?.hasSuffix("/stall?n=7") == true)
+        let numbers = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any]
+        #expect(numbers?["stopped_early"] as? Bool == true)
+        #expect(try summary(result)["complete"] as? Bool == false)
+    }
+
     @Test func tsvJsonlAndGzippedTablesAreReadAsTheyCome() throws {
         // TSV with the URL in a column of another name.
         let tsv = "key\timage\tlabel\nk1\t\(server.url("photo.jpg"))\tcat\nk2\t\(server.url("logo.png"))\tdog\n"

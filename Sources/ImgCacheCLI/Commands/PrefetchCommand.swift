@@ -81,7 +81,18 @@ extension PrefetchCommand {
                     bar.answered(url: URLText.withoutFragment(outcome.url), downloadedBytes: downloaded)
                 }
                 bar?.advance(failed: failed)
-                guard globals.json, let result = outcome.result else { return }
+                guard globals.json else { return }
+                guard let result = outcome.result else {
+                    // A table's row that repeats an earlier row's URL is answered too, by that row's answer.
+                    if let row {
+                        var repeated = JSONObject()
+                        repeated.add("url", RemoteURL.redacted(outcome.url))
+                        repeated.add("repeat", true)
+                        try console.output(repeated.with(row: row).serialized)
+                        try console.standardOutput.flush()
+                    }
+                    return
+                }
                 switch result {
                 case .success(let fetched): try console.output(fetched.json.with(row: row).serialized)
                 case .failure(let error): try console.output(ManagerSetup.errorJSON(url: outcome.url, error: error).with(row: row).serialized)
@@ -99,7 +110,8 @@ extension PrefetchCommand {
         }
         bar?.finish()
         if let path = arguments.statsFile {
-            let object = runStatistics.json(summary, seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil)
+            let object = runStatistics.json(summary, seconds: WallClock.monotonic() - started,
+                                            interrupted: fetcher.interruption.signal != nil || fetcher.reachedDeadline)
             do { try OutputFile.write(bytes: Array((object.serialized + "\n").utf8), to: path) } catch {
                 console.error("cannot write --stats \(path): \(error.reason)")
                 summary.failedOutput = true

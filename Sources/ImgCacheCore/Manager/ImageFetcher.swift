@@ -64,6 +64,8 @@ public final class ImageFetcher {
     /// Messages of a run may outlive it (answers in flight when it threw), so
     /// one fetcher serves one run.
     private(set) var hasRun = false
+    /// Whether the run's deadline (`--deadline`) came before its work was done.
+    public internal(set) var reachedDeadline = false
     /// The lock file, kept open for the lookups and stores of this (the calling) thread.
     let lockHandle = NamespaceLock.Handle()
     /// This (the calling) thread's decode worker, for `--verify full` and variants made here; its
@@ -151,7 +153,7 @@ public final class ImageFetcher {
                 // give them back too, or a reader out of credits and a loop with nothing in flight
                 // would wait for each other for ever.
                 releaseAnswered(&run)
-                if interruption.signal != nil, !run.interrupted { stopAll(&run) }
+                if interruption.signal != nil { stopForSignal(&run) }
                 if let deadline = run.deadline, !run.interrupted, WallClock.monotonic() >= deadline { reachDeadline(&run) }
                 if run.interrupted, !run.lockWaits.isEmpty {
                     for wait in run.lockWaits {
@@ -172,7 +174,7 @@ public final class ImageFetcher {
                     try abandonVariants(&run, emit: emit)
                     continue
                 }
-                if run.interrupted, run.inFlight.isEmpty, run.list != nil {
+                if run.interrupted, run.inFlight.isEmpty, run.list != nil, !run.inputOpen {
                     // URLs already read are answered `interrupted`, so the summary counts them.
                     while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
                     if run.pendingWrites == 0 { break }
@@ -207,7 +209,7 @@ public final class ImageFetcher {
                 while let current = message {
                     try handle(current, &run, emit: emit, update: emitUpdate)
                     handled += 1
-                    if interruption.signal != nil, !run.interrupted { stopAll(&run) }
+                    if interruption.signal != nil { stopForSignal(&run) }
                     message = handled < 4096 ? messages.tryPop() : nil
                 }
                 try resumeDeferredDownloads(&run, emit: emit)
@@ -233,100 +235,7 @@ public final class ImageFetcher {
         downloader?.submit(batch)
     }
 
-    /// Why the URLs not done are answered so: the deadline, or a signal.
-    func stopped(_ url: String, _ run: FetchRun) -> FetchError {
-        run.deadlineReached ? .deadlineReached(url: url, seconds: settings.deadline ?? 0) : .interrupted(url: url)
-    }
-
-    /// The deadline came: what is under way is cancelled and what is left answered so, as for
-    /// a signal, but the remote writes under way are not waited for.
-    private func reachDeadline(_ run: inout FetchRun) {
-        run.deadlineReached = true
-        warn?("the run's deadline (\(DownloadError.formatSeconds(settings.deadline ?? 0))) came: what is not done fails", nil)
-        stopAll(&run)
-        run.writesDeadline = WallClock.monotonic()
-    }
-
-    /// Stops starting work and cancels the transfers; their answers (cancelled) still come.
-    private func stopAll(_ run: inout FetchRun) {
-        run.interrupted = true
-        run.list?.stop()
-        if run.list != nil { run.inputOpen = false }
-        // Queued before the cancellation, so that it reaches them too.
-        submitQueued(&run)
-        downloader?.cancelAll()
-        remoteTier?.interrupt(droppingWrites: false)
-        run.writesDeadline = WallClock.monotonic() + ImageFetcher.writesGracePeriod
-        log?("interrupted: no new work is started")
-    }
-
-    /// How long an interrupted run still waits for its remote writes.
-    static let writesGracePeriod = 5.0
-
-    /// An interrupted run waits only for its remote writes: they are finished
-    /// within the grace period, or dropped when it has passed; either is said.
-    /// The seconds left to wait (0 once they are dropped).
-    private func awaitWrites(_ run: inout FetchRun) -> Double {
-        let left = (run.writesDeadline ?? 0) - WallClock.monotonic()
-        if !run.awaitingWrites, !run.deadlineReached {
-            run.awaitingWrites = true
-            // (How many: told at the end, once the queued ones not started are known.)
-            warn?("interrupted: finishing the remote writes under way "
-                  + "(at most \(DownloadError.formatSeconds(ImageFetcher.writesGracePeriod)); interrupt again to drop them)", nil)
-        }
-        guard left <= 0 else { return left }
-        if run.deadlineReached {
-            warn?("\(Plural.count(run.pendingWrites, "remote write")) dropped at the run's deadline", nil)
-        } else {
-            warn?("interrupted: \(Plural.count(run.pendingWrites, "remote write")) dropped, not finished within "
-                  + DownloadError.formatSeconds(ImageFetcher.writesGracePeriod), nil)
-        }
-        // The transfers still out stop when the fetcher closes; a Redis store stops waiting now.
-        remoteTier?.interrupt(droppingWrites: true)
-        run.pendingWrites = 0
-        return 0
-    }
-
-    /// Variants are not waited for once the run is interrupted, as transfers are
-    /// not: those not started are not made, and the images whose variants are
-    /// being made are answered `interrupted` now (a worker's late answer is
-    /// dropped; the process ends without waiting for it).
-    private func abandonVariants<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
-        let waiting = run.variants.waiting
-        run.variants.waiting.removeAll()
-        for job in waiting {
-            guard let held = run.variants.finish(job.token, started: false) else { continue }
-            try deliver(held.fingerprint, .failure(stopped(held.url, run)), first: held.first, url: held.url,
-                        repeats: held.repeats, &run, emit: emit)
-        }
-        for token in Array(run.variants.pending.keys).sorted() {
-            guard let held = run.variants.finish(token, started: true) else { continue }
-            try deliver(held.fingerprint, .failure(stopped(held.url, run)), first: held.first, url: held.url,
-                        repeats: held.repeats, &run, emit: emit)
-        }
-    }
-
-    /// Asked to stop a second time: what has arrived is handled, and every
-    /// URL still waiting (a transfer being cancelled, a remote store's answer)
-    /// is answered `interrupted` now; remote writes still out are given up.
-    /// The download thread removes what the cancelled transfers wrote when
-    /// the fetcher closes.
-    private func abandonWaiting<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void,
-                                          update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
-        while let message = messages.tryPop() { try handle(message, &run, emit: emit, update: emitUpdate) }
-        for slot in run.inFlight.slots {
-            guard let miss = run.inFlight.remove(slot) else { continue }
-            try settle(miss.fingerprint, .failure(stopped(miss.url, run)), first: miss.firstIndex, url: miss.url,
-                       repeats: miss.repeats, &run, emit: emit)
-        }
-        try abandonVariants(&run, emit: emit)
-        if run.pendingWrites > 0 { warn?("interrupted again: \(Plural.count(run.pendingWrites, "remote write")) dropped", nil) }
-        remoteTier?.interrupt(droppingWrites: true)
-        run.pendingWrites = 0
-        run.inputOpen = false
-    }
-
-    private func handle<E: Error>(_ message: FetchMessage, _ run: inout FetchRun,
+    func handle<E: Error>(_ message: FetchMessage, _ run: inout FetchRun,
                                   emit: (FetchOutcome) throws(E) -> Void,
                                   update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         switch message {
@@ -342,7 +251,7 @@ public final class ImageFetcher {
             progress?(miss.url, received, expected)
         case .looked(let items):
             for item in items {
-                if interruption.signal != nil, !run.interrupted { stopAll(&run) }
+                if interruption.signal != nil { stopForSignal(&run) }
                 try handle(item, &run, emit: emit, update: emitUpdate)
             }
         case .finished(let slot, let result):
@@ -375,7 +284,7 @@ public final class ImageFetcher {
     private func take<E: Error>(_ items: [URLList.Item], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void,
                                 update emitUpdate: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         for item in items {
-            if interruption.signal != nil, !run.interrupted { stopAll(&run) }
+            if interruption.signal != nil { stopForSignal(&run) }
             try handle(item, &run, emit: emit, update: emitUpdate)
         }
     }
@@ -386,7 +295,8 @@ public final class ImageFetcher {
                                      emit: (FetchOutcome) throws(E) -> Void) throws(E) -> Int? {
         let index = run.nextIndex
         run.nextIndex += 1
-        guard run.interrupted else { return index }
+        // Past the deadline a URL is still looked up: a hit is answered, only a miss is not done.
+        guard run.interrupted, !run.deadlineReached else { return index }
         try emit(FetchOutcome(index: index, url: url, result: .failure(stopped(url, run))))
         run.answered += 1
         return nil
@@ -452,97 +362,6 @@ public final class ImageFetcher {
             try proceed(outcome, PendingFetch(url: url, key: key, fingerprint: fingerprint, cached: nil, firstIndex: index, pin: pin),
                         &run, emit: emit)
         }
-    }
-
-    /// The failed-URL list follows each answer: lasting failures are remembered, successes forgotten.
-    func remember(_ answer: Result<FetchResult, FetchError>, for miss: PendingFetch) {
-        switch answer {
-        case .failure(let error):
-            // A refresh that failed keeps the entry, which answers later fetches: the list answers misses only.
-            guard miss.cached == nil, let scope = error.rememberedScope(request: request.fingerprint(for: miss.url)) else { return }
-            do {
-                try failedURLs.record(settings.failureKey(for: miss.url), url: miss.url, reason: error.recordedReason, scope: scope, now: WallClock.now())
-                log?("\(RemoteURL.displayed(miss.url)): remembered as failed")
-            } catch {
-                log?("cannot remember the failure of \(RemoteURL.displayed(miss.url)): \(error)")
-            }
-        case .success:
-            // Only when one may exist: the lookup saw it, or skipped looking (RetryFailed).
-            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(settings.failureKey(for: miss.url)) }
-        }
-    }
-
-    /// Answers the first request for a key and its repeats; an image whose variants are
-    /// still to be made is answered once a worker has made them.
-    func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
-                                  repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
-        // The image is stored (or failed): another process waiting for it may look it up now.
-        if run.heldDownloadLocks.remove(fingerprint) != nil, case .some(.some(let locks)) = downloadLocksMade { locks.unlock(fingerprint) }
-        if !settings.variants.isEmpty, case .success(let original) = answer, original.variants.isEmpty {
-            // Interrupted: no new work starts, so the variants asked for are not made.
-            guard !run.interrupted else {
-                if !original.isStored { try? FileSystem.remove(original.path) }
-                try deliver(fingerprint, .failure(stopped(url, run)), first: first, url: url, repeats: repeats, &run, emit: emit)
-                return
-            }
-            run.variants.add(original, fingerprint: fingerprint, first: first, url: url, repeats: repeats)
-            try startVariants(&run, emit: emit)
-            return
-        }
-        try deliver(fingerprint, answer, first: first, url: url, repeats: repeats, &run, emit: emit)
-    }
-
-    /// An image whose cached original another process removed before its variants were made:
-    /// looked up again (and so downloaded again), as if it had just been asked for. False when
-    /// it was three times already, or the run is stopping, or it was pinned (its pin is not at hand here).
-    private func lookUpAgain<E: Error>(_ held: VariantQueue.Pending, _ run: inout FetchRun,
-                                       emit: (FetchOutcome) throws(E) -> Void) throws(E) -> Bool {
-        let key = settings.cacheKey(for: held.url)
-        guard !run.interrupted, KeyFingerprint(key, pin: nil) == held.fingerprint,
-              run.lookedUpAgainForVariants[held.fingerprint, default: 0] < 3 else { return false }
-        run.lookedUpAgainForVariants[held.fingerprint, default: 0] += 1
-        log?("\(RemoteURL.displayed(held.url)): its cached original was removed before its variants were made; looked up again")
-        var request = PendingFetch(url: held.url, key: key, fingerprint: held.fingerprint, cached: nil, firstIndex: held.first)
-        request.repeats = held.repeats
-        try proceed(lookup.run(held.url, key: key, ttl: failedTTL), request, &run, emit: emit)
-        return true
-    }
-
-    /// Starts the variant jobs the workers and the memory budget allow; without threads, makes them here.
-    func startVariants<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
-        let count = VariantWorkers.count(concurrency: downloaderConfiguration.maximumConcurrentDownloads)
-        if variantWorkers == nil, !run.variants.waiting.isEmpty {
-            announceThreads()
-            do {
-                variantWorkers = try VariantWorkers(count: count, cache: cache, settings: settings, logs: log != nil, messages: messages)
-            } catch {
-                log?("cannot start the variant threads (\(error)); making variants on this one")
-            }
-        }
-        for job in run.variants.startable(workers: count, budget: settings.decodeLimits.memory) {
-            if let variantWorkers {
-                variantWorkers.submit(job)
-            } else {
-                messages.push(.variantsMade(token: job.token, variantMaker.answer(for: job.original), log: []))
-            }
-        }
-    }
-
-    /// Answers the first request for a key and its repeats, now.
-    private func deliver<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
-                                   repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
-        if run.repeats != .lookedUpAgain { run.seen.insert(fingerprint) } else { run.recentlySettled.add(fingerprint) }
-        if run.repeats == .answeredFromMemory { run.answers[fingerprint] = answer }
-        try emit(FetchOutcome(index: first, url: url, result: answer))
-        run.answered += 1
-        for (index, repeatURL) in repeats {
-            try emit(FetchOutcome(index: index, url: repeatURL, result: run.repeats == .skipped ? nil : Self.fromMemory(answer, url: repeatURL)))
-            run.answered += 1
-        }
-    }
-
-    private static func fromMemory(_ answer: Result<FetchResult, FetchError>, url: String) -> Result<FetchResult, FetchError> {
-        answer.map { $0.fromMemory(url: url) }
     }
 
     /// One input URL: answered at once (a repeat, the failed list, a hit, a

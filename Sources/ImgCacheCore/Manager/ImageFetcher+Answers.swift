@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How an answer reaches whoever asked: the failed list told, repeats answered
+/// with the first, variants made first where they were asked for.
+extension ImageFetcher {
+    /// The failed-URL list follows each answer: lasting failures are remembered, successes forgotten.
+    func remember(_ answer: Result<FetchResult, FetchError>, for miss: PendingFetch) {
+        switch answer {
+        case .failure(let error):
+            // A refresh that failed keeps the entry, which answers later fetches: the list answers misses only.
+            guard miss.cached == nil, let scope = error.rememberedScope(request: request.fingerprint(for: miss.url)) else { return }
+            do {
+                try failedURLs.record(settings.failureKey(for: miss.url), url: miss.url, reason: error.recordedReason, scope: scope, now: WallClock.now())
+                log?("\(RemoteURL.displayed(miss.url)): remembered as failed")
+            } catch {
+                log?("cannot remember the failure of \(RemoteURL.displayed(miss.url)): \(error)")
+            }
+        case .success:
+            // Only when one may exist: the lookup saw it, or skipped looking (RetryFailed).
+            if miss.hadFailedRecord || settings.options.contains(.retryFailed) { failedURLs.remove(settings.failureKey(for: miss.url)) }
+        }
+    }
+
+    /// Answers the first request for a key and its repeats; an image whose variants are
+    /// still to be made is answered once a worker has made them.
+    func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
+                                  repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        // The image is stored (or failed): another process waiting for it may look it up now.
+        if run.heldDownloadLocks.remove(fingerprint) != nil, case .some(.some(let locks)) = downloadLocksMade { locks.unlock(fingerprint) }
+        if !settings.variants.isEmpty, case .success(let original) = answer, original.variants.isEmpty {
+            // Interrupted: no new work starts, so the variants asked for are not made.
+            guard !run.interrupted else {
+                if !original.isStored { try? FileSystem.remove(original.path) }
+                try deliver(fingerprint, .failure(stopped(url, run)), first: first, url: url, repeats: repeats, &run, emit: emit)
+                return
+            }
+            run.variants.add(original, fingerprint: fingerprint, first: first, url: url, repeats: repeats)
+            try startVariants(&run, emit: emit)
+            return
+        }
+        try deliver(fingerprint, answer, first: first, url: url, repeats: repeats, &run, emit: emit)
+    }
+
+    /// An image whose cached original another process removed before its variants were made:
+    /// looked up again (and so downloaded again), as if it had just been asked for. False when
+    /// it was three times already, or the run is stopping, or it was pinned (its pin is not at hand here).
+    func lookUpAgain<E: Error>(_ held: VariantQueue.Pending, _ run: inout FetchRun,
+                                       emit: (FetchOutcome) throws(E) -> Void) throws(E) -> Bool {
+        let key = settings.cacheKey(for: held.url)
+        guard !run.interrupted, KeyFingerprint(key, pin: nil) == held.fingerprint,
+              run.lookedUpAgainForVariants[held.fingerprint, default: 0] < 3 else { return false }
+        run.lookedUpAgainForVariants[held.fingerprint, default: 0] += 1
+        log?("\(RemoteURL.displayed(held.url)): its cached original was removed before its variants were made; looked up again")
+        var request = PendingFetch(url: held.url, key: key, fingerprint: held.fingerprint, cached: nil, firstIndex: held.first)
+        request.repeats = held.repeats
+        try proceed(lookup.run(held.url, key: key, ttl: failedTTL), request, &run, emit: emit)
+        return true
+    }
+
+    /// Starts the variant jobs the workers and the memory budget allow; without threads, makes them here.
+    func startVariants<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        let count = VariantWorkers.count(concurrency: downloaderConfiguration.maximumConcurrentDownloads)
+        if variantWorkers == nil, !run.variants.waiting.isEmpty {
+            announceThreads()
+            do {
+                variantWorkers = try VariantWorkers(count: count, cache: cache, settings: settings, logs: log != nil, messages: messages)
+            } catch {
+                log?("cannot start the variant threads (\(error)); making variants on this one")
+            }
+        }
+        for job in run.variants.startable(workers: count, budget: settings.decodeLimits.memory) {
+            if let variantWorkers {
+                variantWorkers.submit(job)
+            } else {
+                messages.push(.variantsMade(token: job.token, variantMaker.answer(for: job.original), log: []))
+            }
+        }
+    }
+
+    /// Answers the first request for a key and its repeats, now.
+    func deliver<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
+                                   repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        if run.repeats != .lookedUpAgain { run.seen.insert(fingerprint) } else { run.recentlySettled.add(fingerprint) }
+        if run.repeats == .answeredFromMemory { run.answers[fingerprint] = answer }
+        try emit(FetchOutcome(index: first, url: url, result: answer))
+        run.answered += 1
+        for (index, repeatURL) in repeats {
+            try emit(FetchOutcome(index: index, url: repeatURL, result: run.repeats == .skipped ? nil : Self.fromMemory(answer, url: repeatURL)))
+            run.answered += 1
+        }
+    }
+
+    static func fromMemory(_ answer: Result<FetchResult, FetchError>, url: String) -> Result<FetchResult, FetchError> {
+        answer.map { $0.fromMemory(url: url) }
+    }
+}
