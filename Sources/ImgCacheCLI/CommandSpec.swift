@@ -9,16 +9,20 @@ public struct CommandSpec: Equatable, Sendable {
     private let makeDescription: @Sendable () -> String
     public var description: String { makeDescription() }
     public let options: [OptionSpec]
+    /// Options the command reads only to refuse them with a reason (export's --refresh): shown
+    /// nowhere (help, man page, completions), since the command takes none of them.
+    public let refusedOptions: [OptionSpec]
     public let operands: [OperandSpec]
     /// Example invocations, each a (command line, what it does) pair.
     public let examples: [(String, String)]
 
     public init(name: String, summary: String, description: @autoclosure @escaping @Sendable () -> String, options: [OptionSpec] = [],
-                operands: [OperandSpec] = [], examples: [(String, String)] = []) {
+                refusedOptions: [OptionSpec] = [], operands: [OperandSpec] = [], examples: [(String, String)] = []) {
         self.name = name
         self.summary = summary
         self.makeDescription = description
         self.options = options
+        self.refusedOptions = refusedOptions
         self.operands = operands
         self.examples = examples
     }

@@ -44,6 +44,8 @@ public struct ManagerArguments: Equatable, Sendable {
     public var remotes: [RemoteSpec]?
     /// `--remember`: save the remotes given as the namespace's.
     public var remember = false
+    /// Whether remote stores are used at all (given, IMGCACHE_REMOTE, remembered): export uses none.
+    public var usesRemotes = true
     /// `-u USER` without a password: ask it on the terminal.
     public var asksPassword = false
     /// `--max-decode-time` and `--max-decode-memory` as given (nil: the namespace's, else the default).

@@ -44,9 +44,11 @@ enum ManagerSetup {
             }
             settings.credentials = Credentials(user: user, password: password)
         }
-        switch remotes(arguments, cache: cache, console: console, environment: environment) {
-        case .success(let remotes): settings.remotes = remotes
-        case .failure(let status): return .failure(status)
+        if arguments.usesRemotes {
+            switch remotes(arguments, cache: cache, console: console, environment: environment) {
+            case .success(let remotes): settings.remotes = remotes
+            case .failure(let status): return .failure(status)
+            }
         }
         if let (message, status) = RequestFiles.problem(arguments.downloads, environment: environment) {
             console.error(message)

@@ -13,6 +13,8 @@ struct ParsedOptions {
 
         func option(long: String, spelled: String) throws(UsageError) -> OptionSpec {
             if let spec = visibleOptions.first(where: { $0.long == long }) { return spec }
+            // Read so that the command can say why it does not take it.
+            if let spec = command?.refusedOptions.first(where: { $0.long == long }) { return spec }
             let suggestion = Suggestion.closest(to: long, among: visibleOptions.map(\.long))
             throw .unknownOption(spelled, command: command?.name, suggestion: suggestion.map { "--" + $0 })
         }

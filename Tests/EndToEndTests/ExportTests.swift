@@ -146,9 +146,21 @@ import Testing
         #expect(linked.status == 0, "\(linked.standardError)")
         #expect(FileManager.default.fileExists(atPath: real + "/00000.tar"))
         // Options that would download, or refresh, are refused: export only reads.
-        for option in ["--refresh", "--no-cache-read", "--retry-failed"] {
-            #expect(try fetch(["export", "--webdataset", work.appending("x"), option, list]).status == 64, "\(option)")
+        for option in [["--refresh"], ["--no-cache-read"], ["--retry-failed"], ["--remote", "http://127.0.0.1:1/store"], ["--remote-reshare"],
+                       ["--remote", "http://127.0.0.1:1/store", "--remember"]] {
+            let refused = try fetch(["export", "--webdataset", work.appending("x")] + option + [list])
+            #expect(refused.status == 64 && refused.standardError.contains("cannot be used with export"), "\(option): \(refused.standardError)")
         }
+        // Nothing was remembered, and export's help lists none of them.
+        let settings = (try? String(contentsOfFile: cacheRoot + "/default/settings", encoding: .utf8)) ?? ""
+        #expect(!settings.contains("remote"), "\(settings)")
+        let help = try fetch(["export", "--help"]).output
+        for option in ["--refresh", "--no-cache-read", "--retry-failed", "--remote ", "--remote-reshare", "--remember"] {
+            #expect(!help.contains(option), "export --help lists \(option)")
+        }
+        // A store named in the environment or remembered is not asked: the run neither waits for it nor says it.
+        let unasked = try fetch(["-v", "export", "--webdataset", work.appending("y"), list], environment: ["IMGCACHE_REMOTE": "http://127.0.0.1:1/store"])
+        #expect(unasked.status == 0 && !unasked.standardError.contains("remote"), "\(unasked.standardError)")
     }
 
     @Test func anExportThatFailsOrIsStoppedLeavesTheEarlierOneAsItWas() throws {

@@ -13,6 +13,8 @@ public struct ExportArguments: Equatable, Sendable {
     public var manager = ManagerArguments()
 
     public static let defaultShardSize = 10_000
+    /// The manager's options export refuses: it reads the local cache and downloads nothing.
+    static let refused: Set<OptionName> = [.refresh, .noCacheRead, .retryFailed, .remote, .remoteReshare, .remember]
 
     public init(input: String, directory: String) {
         self.input = input
@@ -139,7 +141,8 @@ extension ExportArguments: Subcommand {
             .value(.shardSize, metavar: "N", kind: .text, help: "Samples per shard (default \(ExportArguments.defaultShardSize))"),
             .value(.captionColumn, metavar: "NAME", kind: .text, help: "The table's column whose text goes in KEY.txt"),
             .flag(.includeOptedOut, help: "Export images whose server opted them out of AI training (X-Robots-Tag noai, noimageai) too"),
-        ] + CommandTable.listOptions + CommandTable.managerOptions,
+        ] + CommandTable.listOptions + CommandTable.managerOptions.filter { !ExportArguments.refused.contains($0.name) },
+        refusedOptions: CommandTable.managerOptions.filter { ExportArguments.refused.contains($0.name) },
         operands: [OperandSpec(name: "LIST", kind: .path, help: "list of URLs or table ('-': standard input)", minimum: 1, maximum: 1)],
         examples: [
             ("imgcache export --webdataset shards/ images.csv", "the cached images of a table, 10000 per shard"),
@@ -175,9 +178,11 @@ extension ParsedOptions {
         for (option, name) in downloading where arguments.manager.settings.options.contains(option) {
             throw .conflictingOptions(name, "export", reason: "export only reads the cache, it downloads nothing")
         }
-        if !arguments.manager.settings.remotes.isEmpty {
-            throw .conflictingOptions("--remote", "export", reason: "export only reads the local cache")
+        for name in [OptionName.remote, .remoteReshare, .remember] where has(name) {
+            throw .conflictingOptions("--" + name.rawValue, "export", reason: "export only reads the local cache")
         }
+        // Nor IMGCACHE_REMOTE, nor the namespace's remembered stores.
+        arguments.manager.usesRemotes = false
         return arguments
     }
 }
