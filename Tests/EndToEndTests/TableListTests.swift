@@ -83,6 +83,25 @@ import Testing
         #expect(try summary(result)["complete"] as? Bool == false)
     }
 
+    /// A bad row (no URL to key) is one part's to report, by its line: of N parts splitting a
+    /// table, exactly one fails for it and counts it; the others count it elsewhere.
+    @Test func aBadRowIsReportedByOnePartOfASplitTable() throws {
+        let csv = "url,n\n\(server.url("photo.jpg")),1\n,2\n\(server.url("logo.png")),3\nnot a url,4\n"
+        let path = try table(csv, name: "split.csv")
+        var reported = 0, badLines = 0
+        for part in 0..<3 {
+            let result = try fetch(["--json", "prefetch", "--shard", "\(part)/3", path])
+            let bad = try answers(result).filter { $0["error"] != nil }
+            badLines += bad.count
+            if !bad.isEmpty { reported += 1 }
+            #expect(result.status == (bad.isEmpty ? 0 : 1), "part \(part): \(result.standardError)")
+            let counts = try summary(result)
+            #expect((counts["urls"] as? Int ?? 0) + (counts["other_shards"] as? Int ?? 0) == 4, "part \(part): \(counts)")
+        }
+        // The row without a URL and the one that is not a URL: each reported once, by one part.
+        #expect(badLines == 2 && reported >= 1)
+    }
+
     @Test func tsvJsonlAndGzippedTablesAreReadAsTheyCome() throws {
         // TSV with the URL in a column of another name.
         let tsv = "key\timage\tlabel\nk1\t\(server.url("photo.jpg"))\tcat\nk2\t\(server.url("logo.png"))\tdog\n"

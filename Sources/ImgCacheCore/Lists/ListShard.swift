@@ -22,6 +22,12 @@ public struct ListShard: Equatable, Sendable {
         self.count = count
     }
 
+    /// Whether a row with no URL to key (a bad row, a URL that does not parse) is this machine's
+    /// to report: by its line, so that one part reports it and the others count it elsewhere.
+    public func contains(line: Int) -> Bool {
+        line % count == index
+    }
+
     /// Whether the entry of `key` is this machine's.
     public func contains(_ key: CacheKey) -> Bool {
         let value = UInt64(key.digest.prefix(16), radix: 16) ?? 0

@@ -309,15 +309,23 @@ public final class ImageFetcher {
         case .url(let url, _):
             guard let index = try nextIndex(for: url, &run, emit: emit) else { return }
             try begin(url, index: index, &run, emit: emit)
-        case .rejected(let text, _, let reason):
+        case .rejected(let text, let line, let reason):
             let index = run.nextIndex
             run.nextIndex += 1
-            try emit(FetchOutcome(index: index, url: text, result: .failure(.invalidURL(url: text, reason: reason))))
+            if let shard = settings.shard, !shard.contains(line: line) {
+                try emit(FetchOutcome(index: index, url: text, result: nil, otherShard: true))
+            } else {
+                try emit(FetchOutcome(index: index, url: text, result: .failure(.invalidURL(url: text, reason: reason))))
+            }
             run.answered += 1
         case .badRow(let line, let reason):
             let index = run.nextIndex
             run.nextIndex += 1
-            try emit(FetchOutcome(index: index, url: "", result: .failure(.badRow(line: line, reason: reason))))
+            if let shard = settings.shard, !shard.contains(line: line) {
+                try emit(FetchOutcome(index: index, url: "", result: nil, otherShard: true))
+            } else {
+                try emit(FetchOutcome(index: index, url: "", result: .failure(.badRow(line: line, reason: reason))))
+            }
             run.answered += 1
         case .length(let count):
             try emitUpdate(.length(count))
