@@ -12,7 +12,8 @@ struct RunStatistics {
     /// Counts one answer (a repeat or another machine's entry has none).
     mutating func count(_ outcome: FetchOutcome) {
         guard let result = outcome.result else { return }
-        let host = (try? RemoteURL(parsing: URLText.withoutFragment(outcome.url)))?.host.lowercased() ?? ""
+        // Each server apart, as --per-host counts them: two ports of one machine are two.
+        let host = (try? RemoteURL(parsing: URLText.withoutFragment(outcome.url)))?.server ?? ""
         switch result {
         case .success(let fetched):
             if let downloaded = fetched.downloadedByteCount, fetched.cacheType == .downloaded || fetched.cacheType == .refreshed {
@@ -32,7 +33,7 @@ struct RunStatistics {
     }
 
     /// The object: the summary's counts, then these.
-    func json(_ summary: PrefetchSummary, seconds: Double, interrupted: Bool) -> JSONObject {
+    func json(_ summary: PrefetchSummary, remotes: RemoteStatistics, seconds: Double, interrupted: Bool) -> JSONObject {
         var object = JSONObject()
         object.add("urls", summary.urls)
         object.add("downloaded", summary.downloaded)
@@ -40,6 +41,8 @@ struct RunStatistics {
         object.add("cached", summary.cached)
         object.add("stale", summary.stale)
         object.add("remote", summary.fromRemotes)
+        object.add("remote_writes", remotes.writes)
+        object.add("remote_errors", remotes.errors)
         object.add("failed", summary.failed)
         object.add("blacklisted", summary.blacklisted)
         object.add("interrupted", summary.interrupted)

@@ -78,6 +78,7 @@ import Testing
         #expect(cached["cache"] as? String == "disk")
         let again = try #require(lines.first { ($0["row"] as? [String: String])?["n"] == "again" })
         #expect(again["repeat"] as? Bool == true && (again["url"] as? String)?.hasSuffix("/stall?n=7") == true)
+        JSONContract.expect(again, matches: "prefetch: a table's row that repeats a URL")
         let numbers = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any]
         #expect(numbers?["stopped_early"] as? Bool == true)
         #expect(try summary(result)["complete"] as? Bool == false)

@@ -110,7 +110,7 @@ extension PrefetchCommand {
         }
         bar?.finish()
         if let path = arguments.statsFile {
-            let object = runStatistics.json(summary, seconds: WallClock.monotonic() - started,
+            let object = runStatistics.json(summary, remotes: fetcher.remoteStatistics, seconds: WallClock.monotonic() - started,
                                             interrupted: fetcher.interruption.signal != nil || fetcher.reachedDeadline)
             do { try OutputFile.write(bytes: Array((object.serialized + "\n").utf8), to: path) } catch {
                 console.error("cannot write --stats \(path): \(error.reason)")

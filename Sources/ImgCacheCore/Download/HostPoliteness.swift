@@ -28,14 +28,11 @@ struct HostPoliteness {
     /// The server a request is counted against: its host name, and its port when the URL names one
     /// (two servers on one machine are two: one refusing connections gives up only itself).
     static func host(of request: DownloadRequest) -> String {
-        let host = request.url.host.lowercased()
-        // Read as bytes (every download passes here): a parsed URL's port is ASCII digits.
-        let port = request.url.string.utf8.withContiguousStorageIfAvailable(HostPoliteness.port(in:)) ?? nil
-        return port.map { host + ":" + $0 } ?? host
+        request.url.server
     }
 
     /// The port a URL's authority names, if any: the digits after its last ':' (not inside an IPv6 address's brackets).
-    private static func port(in url: UnsafeBufferPointer<UInt8>) -> String? {
+    static func port(in url: UnsafeBufferPointer<UInt8>) -> String? {
         guard let start = URLText.authorityStart(in: url, before: url.count) else { return nil }
         let end = (start..<url.count).first { url[$0] == UInt8(ascii: "/") || url[$0] == UInt8(ascii: "?") || url[$0] == UInt8(ascii: "#") }
             ?? url.count

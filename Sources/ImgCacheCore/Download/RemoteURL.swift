@@ -59,6 +59,16 @@ public struct RemoteURL: Equatable, Hashable, Sendable {
         self.host = String(host)
     }
 
+    /// The server it names, as requests are counted against (`--per-host`, `--rate`, giving up,
+    /// `--stats`): its host name, lowercased, and its port when the URL names one (two servers on one
+    /// machine are two).
+    public var server: String {
+        let host = self.host.lowercased()
+        // Read as bytes (every download passes here): a parsed URL's port is ASCII digits.
+        let port = string.utf8.withContiguousStorageIfAvailable(HostPoliteness.port(in:)) ?? nil
+        return port.map { host + ":" + $0 } ?? host
+    }
+
     /// `text` with any `user:password@` replaced by `***@`, for messages and logs.
     /// `redacted(text)` for a message line, control characters escaped
     /// (`ControlCharacters.escaped`), so that a hostile URL cannot break the
