@@ -160,6 +160,13 @@ uint64_t ic_own_limit(int resource, int hard) {
     return value == RLIM_INFINITY ? UINT64_MAX : value;
 }
 
+int ic_fit_address_space(void) {
+    if (ic_own_limit(RLIMIT_AS, 0) == UINT64_MAX) return 0;
+    // glibc gives each thread that allocates an arena reserving 64 MiB of address space: under a
+    // ulimit -v a handful of threads would take it all before any real allocation.
+    return mallopt(M_ARENA_MAX, 2) == 1 ? 1 : 0;
+}
+
 uint64_t ic_address_space(int32_t pid) {
     // statm's first number: the pages mapped (what RLIMIT_AS counts).
     char path[64];

@@ -18,7 +18,8 @@ enum MaintenanceMessages {
     static func remotes(_ cache: DiskCache, given: [RemoteSpec]? = nil, environment: Environment, console: Console,
                         warnUnreadable: Bool = false) -> RemoteSelection? {
         do {
-            let selection = try RemoteSelection.resolve(given: given, environment: environment, remembered: cache.settings)
+            let selection = try RemoteSelection.resolve(given: given, environment: environment, remembered: cache.settings,
+                                                        trustsCredentials: NamespaceSettings.writableByUserAlone(in: cache.directory))
             if warnUnreadable {
                 for (text, reason) in selection.unreadable { console.warning("ignoring the remembered remote '\(text)': \(reason)") }
             }

@@ -87,10 +87,15 @@ enum ManagerSetup {
             }
             console.note(given.isEmpty ? "remembered: no remote store for namespace '\(cache.location.namespace)'"
                          : "remembered for namespace '\(cache.location.namespace)': " + given.map(\.description).joined(separator: " "))
+            if given.contains(where: \.sendsCredentials), !NamespaceSettings.writableByUserAlone(in: cache.directory) {
+                console.warning("the settings file can be written by others than you, so later runs will not use a remembered store "
+                                + "that sends credentials; give it in IMGCACHE_REMOTE instead")
+            }
             return .success(given)
         }
         do {
-            let selection = try RemoteSelection.resolve(given: nil, environment: environment, remembered: cache.settings)
+            let selection = try RemoteSelection.resolve(given: nil, environment: environment, remembered: cache.settings,
+                                                        trustsCredentials: NamespaceSettings.writableByUserAlone(in: cache.directory))
             for (text, reason) in selection.unreadable { console.warning("ignoring the remembered remote '\(text)': \(reason)") }
             return .success(selection.remotes)
         } catch {

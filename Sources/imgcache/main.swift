@@ -45,6 +45,9 @@ if let limit = WorkerRegistry.addressSpaceTooSmall {
     exit(ExitStatus.systemError.rawValue)
 }
 
+// Under a limit, memory is kept in fewer reserved regions (one process, many threads).
+WorkerRegistry.fitAddressSpace()
+
 let words = commandLineWords()
 hideSecrets(of: words)
 let status = CommandRunner.run(words)

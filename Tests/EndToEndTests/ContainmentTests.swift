@@ -254,6 +254,9 @@ import Testing
         #expect(result.status == 1)
         #expect(result.standardError.contains("2000 frames of 2000×2000 pixels (8000 megapixels in all) is over the limit of 100 megapixels"),
                 "\(result.standardError)")
+        // Counted as the pixel limit's failure, as a header's refusal is.
+        let (_, stats) = try prefetch("many-frames.gif", ["--verify", "full"])
+        #expect(stats["failures"] as? [String: Int] == ["too_many_pixels": 1], "\(stats)")
     }
 
     @Test func anAPNGsFramesAreCheckedAgainstItsAcTLAndItsCanvasAndDecodedEveryOne() throws {
@@ -281,6 +284,20 @@ import Testing
         #expect(try run(["--json", "list", "--failed"]).output.isEmpty)
         // Its pixels decode too, in a worker.
         #expect(try run(["fetch", "--thumbnail", "2x", url]).status == 0)
+    }
+
+    /// Bodies larger than imgcache reads into its own memory are checked whole in a worker: a header
+    /// 20 MB in (JPEG comments, a GIF comment, a TIFF's first directory) is read and the image
+    /// stored; a megabyte cut from the middle is found though the first and last bytes look whole.
+    @Test func aLargeBodyIsCheckedWholeInAWorker() throws {
+        for name in ["late-header.jpg", "late-header.gif", "late-header.tiff"] {
+            let (result, stats) = try prefetch(name, [])
+            #expect(result.status == 0, "\(name): \(result.standardError)")
+            #expect(stats["decode_workers"] as? Int == 1 && (stats["peak_memory"] as? Int ?? .max) < 100 << 20, "\(name): \(stats)")
+        }
+        let cut = try run(["fetch", corpus.url("text-chunk-cut.png")])
+        #expect(cut.status == 1 && cut.standardError.contains("truncated PNG image"), "\(cut.standardError)")
+        #expect(try run(["list", "--failed"]).output.contains("text-chunk-cut.png"))
     }
 
     @Test func imagesEmbeddedInAnSVGCountAgainstThePixelLimitHoweverTheyAreSpelt() throws {

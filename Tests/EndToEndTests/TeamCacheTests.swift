@@ -112,6 +112,36 @@ import Testing
         #expect(mode(try #require(asked000.lines.first)) == 0o666)
     }
 
+    /// Any member may write a team cache's settings file: a remembered store that would send the
+    /// user's credentials is used only while the file can be written by the user alone.
+    @Test func aRememberedStoreWithCredentialsIsUsedOnlyFromTheUsersOwnSettings() throws {
+        let root = work.appending("cache")
+        #expect(try run(umask: "002", ["--cache-dir", root, "fetch", server.url("logo.png")]).status == 0)
+        let settings = root + "/default/settings"
+        func storeRequests() -> Int { server.requests.filter { $0.uri.hasPrefix("/store/") }.count }
+        try "imgcache-settings 1\nremote \(server.url("store"))|bearer-env=TEAM_TOKEN\n".write(toFile: settings, atomically: false, encoding: .utf8)
+        #expect(chmod(settings, 0o664) == 0)
+        let shared = try run(umask: "002", ["--cache-dir", root, "fetch", server.url("photo.jpg")], environment: ["TEAM_TOKEN": "t0ken"])
+        #expect(shared.status == 0, "\(shared.standardError)")
+        #expect(shared.standardError.contains("ignoring the remembered remote") && shared.standardError.contains("would send your credentials"),
+                "\(shared.standardError)")
+        #expect(storeRequests() == 0)
+        // Written by the user alone, it is used.
+        #expect(chmod(settings, 0o644) == 0)
+        let own = try run(umask: "022", ["--cache-dir", root, "fetch", server.url("gray.jpg")], environment: ["TEAM_TOKEN": "t0ken"])
+        #expect(own.status == 0 && !own.standardError.contains("ignoring"), "\(own.standardError)")
+        #expect(server.requests(atLeast: 4).filter { $0.uri.hasPrefix("/store/") }.count > 0)
+        // A store without credentials is used from a shared file.
+        try "imgcache-settings 1\nremote \(server.url("store"))\n".write(toFile: settings, atomically: false, encoding: .utf8)
+        #expect(chmod(settings, 0o664) == 0)
+        let open = try run(umask: "002", ["--cache-dir", root, "fetch", server.url("anim.gif")])
+        #expect(open.status == 0 && !open.standardError.contains("ignoring"), "\(open.standardError)")
+        // Remembering one with credentials into a shared file says that later runs will not use it.
+        let remembered = try run(umask: "002", ["--cache-dir", root, "fetch", "--remote", server.url("store") + "|bearer-env=TEAM_TOKEN", "--remember",
+                                                server.url("sticker.webp")], environment: ["TEAM_TOKEN": "t0ken"])
+        #expect(remembered.standardError.contains("later runs will not use a remembered store that sends credentials"), "\(remembered.standardError)")
+    }
+
     @Test func settingTheMaskSharesTheNamespaceAtOnce() throws {
         let team = work.appending("team")
         #expect(mkdir(team, 0o2775) == 0 && chmod(team, 0o2775) == 0)

@@ -124,6 +124,26 @@ def svgs(out):
                                   b'<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10"/></svg>')
 
 
+def large_headers(out):
+    """Valid images whose header lies beyond their first 16 MiB: a JPEG behind 20 MB of comments, a
+    GIF behind a 20 MB comment extension, a TIFF whose first directory is 20 MB in."""
+    photo = open(os.path.join(IMAGES, "photo.jpg"), "rb").read()
+    comment = b"\xff\xfe" + struct.pack(">H", 65535) + b"c" * 65533
+    write(out, "late-header.jpg", photo[:2] + comment * 320 + photo[2:])
+    gif = open(os.path.join(IMAGES, "clear.gif"), "rb").read()
+    blocks = (b"\xff" + b"g" * 255) * 80_000
+    at = 13 + ((3 << ((gif[10] & 7) + 1)) if gif[10] & 0x80 else 0)
+    write(out, "late-header.gif", gif[:at] + b"\x21\xfe" + blocks + b"\x00" + gif[at:])
+    width, height = 64, 48
+    pixels = bytes((x * 4) & 0xFF for y in range(height) for x in range(width))
+    offset = 20_000_000
+    entries = [(256, 3, 1, width), (257, 3, 1, height), (258, 3, 1, 8), (259, 3, 1, 1), (262, 3, 1, 1),
+               (273, 4, 1, 8), (277, 3, 1, 1), (278, 3, 1, height), (279, 4, 1, len(pixels))]
+    ifd = struct.pack("<H", len(entries)) + b"".join(struct.pack("<HHII", tag, kind, count, value) for tag, kind, count, value in entries)
+    tiff = b"II*\x00" + struct.pack("<I", offset) + pixels
+    write(out, "late-header.tiff", tiff + b"\x00" * (offset - len(tiff)) + ifd + struct.pack("<I", 0))
+
+
 def write(out, name, data):
     with open(os.path.join(out, name), "wb") as file:
         file.write(data)
@@ -136,7 +156,11 @@ def main(out):
     write(out, "huge.png", big_png(10000, 10000))
     # A 4x4 PNG behind a 20 MB text chunk: more than imgcache reads whole, a header libpng never needs it for.
     small = png_chunks(big_png(4, 4))
-    write(out, "text-chunk.png", png_of(small[:1] + [[b"tEXt", b"Comment\0" + b"x" * 20_000_000]] + small[1:]))
+    text_chunk = png_of(small[:1] + [[b"tEXt", b"Comment\0" + b"x" * 20_000_000]] + small[1:])
+    write(out, "text-chunk.png", text_chunk)
+    # The same with a megabyte cut from the middle: its first and last bytes look whole.
+    write(out, "text-chunk-cut.png", text_chunk[:8_000_000] + text_chunk[9_000_000:])
+    large_headers(out)
     write(out, "huge.tiff", big_tiff(10000, 10000))
     write(out, "many-frames.gif", many_frames_gif(2000, 2000, 2000))
     write(out, "rle.bmp", rle8_bmp(9999, 9999))

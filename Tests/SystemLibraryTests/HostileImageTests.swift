@@ -131,6 +131,44 @@ import Testing
         #expect(try ImageHeader.probe(camera).width == 96)
     }
 
+    /// What librsvg reads as an image, imgcache counts: a scheme split by a line break (a URL parser
+    /// drops it), a gzipped SVG (SVGZ) inside, and an image whose header needs more than the
+    /// payload's first bytes (a GIF behind a long comment).
+    @Test func embeddedImagesAreCountedHoweverLibrsvgWouldReadThem() throws {
+        let bomb = Data(try DecoderTests.bytes("bomb.png")).base64EncodedString()
+        let head = "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"10\" height=\"10\">"
+        for spelling in ["da&#10;ta:image/png;base64,", "da\nta:image/png;base64,", "data\t:image/png;base64,", "da&#x9;ta:image/png;base64,"] {
+            let document = head + "<image width=\"10\" height=\"10\" xlink:href=\"\(spelling)\(bomb)\"/></svg>"
+            let header = try ImageHeader.probe(Array(document.utf8))
+            #expect(header.embedded?.count == 1 && header.pixelsToDecode > 2_000_000_000, "\(spelling): \(String(describing: header.embedded))")
+        }
+        // A gzipped document holding the bomb, inside.
+        let inner = head + "<image width=\"10\" height=\"10\" xlink:href=\"data:image/png;base64,\(bomb)\"/></svg>"
+        let gzipped = try Self.gzip(Array(inner.utf8))
+        let svgz = head + "<image width=\"10\" height=\"10\" xlink:href=\"data:image/svg+xml;base64,\(Data(gzipped).base64EncodedString())\"/></svg>"
+        #expect(try ImageHeader.probe(Array(svgz.utf8)).pixelsToDecode > 2_000_000_000)
+        // A GIF whose frames start 600 KB in: its header is read from the whole payload.
+        var gif = try DecoderTests.bytes("clear.gif")
+        let at = 13 + (gif[10] & 0x80 != 0 ? 3 << (Int(gif[10] & 7) + 1) : 0)
+        gif.insert(contentsOf: [0x21, 0xFE] + Array(repeating: [UInt8(255)] + Array(repeating: 0x67, count: 255), count: 2400).joined() + [0], at: at)
+        let long = head + "<image width=\"10\" height=\"10\" xlink:href=\"data:image/gif;base64,\(Data(gif).base64EncodedString())\"/></svg>"
+        let header = try ImageHeader.probe(Array(long.utf8))
+        #expect(header.embedded?.count == 1, "\(String(describing: header.embedded))")
+    }
+
+    /// `bytes` gzipped by gzip(1).
+    static func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("imgcache-gzip-\(getpid())-\(UUID().uuidString).svg").path
+        defer { try? FileManager.default.removeItem(atPath: path + ".gz") }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-9", path]
+        try process.run()
+        process.waitUntilExit()
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path + ".gz")))
+    }
+
     /// `data:` URLs of every spelling an SVG may hold: percent-encoded documents (how icons are
     /// embedded), an empty payload, base64; none crashes the header check.
     @Test func everySpellingOfADataURLIsReadWithoutACrash() throws {

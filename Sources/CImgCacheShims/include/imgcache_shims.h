@@ -418,6 +418,8 @@ int ic_limit_names(int which);
 int ic_limit_process(int32_t pid, int resource, uint64_t soft);
 /// This process's hard (`hard` 1) or soft limit of `resource` (UINT64_MAX: none); workers inherit the hard one.
 uint64_t ic_own_limit(int resource, int hard);
+/// Under an address-space limit (ulimit -v), keeps malloc to two arenas; 1 when it did, 0 when there is no limit.
+int ic_fit_address_space(void);
 /// Process `pid`'s address space in bytes (what RLIMIT_AS counts; 0: this process's own); 0 when
 /// it cannot be read.
 uint64_t ic_address_space(int32_t pid);

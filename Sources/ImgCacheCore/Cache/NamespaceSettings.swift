@@ -49,6 +49,15 @@ public struct NamespaceSettings: Equatable, Sendable {
     /// The settings of the namespace in `directory`, as far as they can be
     /// used; empty when none were saved. What cannot be used is dropped:
     /// `inspect` says what that was.
+    /// Whether the settings file in the namespace `directory` can be written by this user alone
+    /// (or does not exist): owned by them, and not writable by its group or others.
+    public static func writableByUserAlone(in directory: String) -> Bool {
+        switch SystemCall.lstat(directory + "/" + fileName) {
+        case .success(let info): return info.st_uid == geteuid() && info.st_mode & 0o022 == 0 && info.st_mode & S_IFMT == S_IFREG
+        case .failure(let error): return error == .noSuchFile
+        }
+    }
+
     public static func load(from directory: String) -> NamespaceSettings {
         inspect(directory).settings
     }

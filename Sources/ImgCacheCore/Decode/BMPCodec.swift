@@ -31,13 +31,6 @@ struct BMPCodec: ImageCodec {
         return bitmap.pixelEnd > bytes.count ? "the file is \(bytes.count) bytes; its pixels run to \(bitmap.pixelEnd)" : nil
     }
 
-    func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? {
-        guard let bitmap = try? DeviceIndependentBitmap(head, at: 14, pixelsAt: CodecShim.littleEndian(head, 10, 4), format: format) else {
-            return nil
-        }
-        return .some(Int64(bitmap.pixelEnd) > size ? "the file is \(size) bytes; its pixels run to \(bitmap.pixelEnd)" : nil)
-    }
-
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
                 maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
         let bitmap: DeviceIndependentBitmap

@@ -23,8 +23,6 @@ struct HEICCodec: ImageCodec {
 
     func missingEnd(of bytes: [UInt8]) -> String? { ISOMediaFile(bytes: bytes).missingEnd() }
 
-    func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? { ISOMediaFile.missingEnd(head: head, size: size) }
-
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
                 maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
         try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_heif_decode)

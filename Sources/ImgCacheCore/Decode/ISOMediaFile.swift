@@ -364,27 +364,6 @@ struct ISOMediaFile {
         return nil
     }
 
-    /// The same from the head and the file's size, when every top-level box header lies in the head.
-    static func missingEnd(head: [UInt8], size: Int64) -> String?? {
-        var offset: Int64 = 0
-        while offset + 8 <= Int64(head.count) {
-            let start = Int(offset)
-            var length = Int64(CodecShim.bigEndian(head, start))
-            if length == 1 {
-                guard start + 16 <= head.count else { return nil }
-                let file = ISOMediaFile(bytes: head)
-                guard let large = file.uint64(at: start + 8), large <= UInt64(Int64.max) else { return .some("a box has a broken size") }
-                length = Int64(large)
-            } else if length == 0 {
-                return .some(nil)  // the last box runs to the end
-            }
-            guard length >= 8 else { return .some("a box has a broken size") }
-            offset += length
-            if offset == size { return .some(nil) }
-            if offset > size { return .some("the file is \(size) bytes; its boxes run to \(offset)") }
-        }
-        return nil
-    }
 }
 
 /// What AVIF, HEIC and HEIF codecs share: the header from the boxes, and the end by box sizes.

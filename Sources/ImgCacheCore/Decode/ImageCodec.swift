@@ -35,9 +35,6 @@ public protocol ImageCodec: Sendable {
     func probe(_ bytes: [UInt8]) throws(ImageHeader.ProbeError) -> ImageHeader
     /// What is missing at the end of a whole file, if it was cut short; nil when complete.
     func missingEnd(of bytes: [UInt8]) -> String?
-    /// `missingEnd` told from a large file's first and last bytes only:
-    /// `.some(nil)` complete, `.some(reason)` cut short, nil when they cannot tell.
-    func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String??
     /// Every pixel of every frame (up to `maximumFrames`; 0: all), the
     /// pixel limit checked again before each allocation.
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
@@ -80,8 +77,6 @@ extension ImageCodec {
     public func missingEnd(of bytes: [UInt8]) -> String? { nil }
 
     public func mayStart(with prefix: [UInt8]) -> Bool { recognizes(prefix) }
-
-    public func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? { nil }
 
     public func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
                        maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {

@@ -43,12 +43,6 @@ struct JPEGCodec: ImageCodec {
         return found ? nil : "the file ends before its end-of-image marker"
     }
 
-    /// Whole when it ends with its end-of-image marker; other data after it
-    /// (a Motion Photo's video) needs the whole file.
-    func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? {
-        tail.count >= 2 && tail[tail.count - 2] == 0xFF && tail[tail.count - 1] == 0xD9 ? .some(nil) : nil
-    }
-
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
                 maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
         try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames, ic_jpeg_decode)

@@ -125,14 +125,6 @@ struct PNGCodec: ImageCodec {
         return nil
     }
 
-    /// Whole when its last chunk is IEND (with its fixed CRC); anything after it needs the whole file.
-    func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? {
-        // An animation's frames are checked against each other, in the whole file.
-        if PNGCodec.apngFrameCount(head) != nil { return nil }
-        let end: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
-        return tail.count >= end.count && tail.suffix(end.count).elementsEqual(end) ? .some(nil) : nil
-    }
-
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
                 maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
         if let animation = try AnimatedPNG(bytes) { return try animation.decode(maximumPixels: maximumPixels, maximumFrames: maximumFrames) }

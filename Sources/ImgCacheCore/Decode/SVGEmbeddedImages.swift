@@ -44,11 +44,14 @@ enum SVGEmbeddedImages {
             guard isImage || kind == "text/css" else { continue }
             let payload = text.bytes[(comma + 1)..<url.upperBound]
             let isBase64 = header.hasSuffix(";base64")
-            let bytes = isBase64 ? base64Prefix(payload) : percentDecodedPrefix(payload)
-            if kind == "text/css" || kind == "image/svg+xml" || (kind.isEmpty && SVGCodec.startsLikeMarkup(bytes)) {
+            var bytes = isBase64 ? base64Prefix(payload) : percentDecodedPrefix(payload)
+            let whole = { isBase64 ? base64Prefix(payload, limit: Int.max) : percentDecodedPrefix(payload, limit: Int.max) }
+            // A gzipped document (SVGZ), which librsvg unpacks, is read unpacked.
+            let gzipped = bytes.starts(with: [0x1F, 0x8B])
+            if kind == "text/css" || kind == "image/svg+xml" || (kind.isEmpty && (gzipped || SVGCodec.startsLikeMarkup(bytes))) {
                 guard depth < maximumDepth else { throw .unreadable("it nests documents more than \(maximumDepth) deep") }
                 // Read whole: a document inside is judged as the outer one is.
-                let inner = SVGMarkup(isBase64 ? base64Prefix(payload, limit: Int.max) : percentDecodedPrefix(payload, limit: Int.max))
+                let inner = SVGMarkup(gzipped ? try inflated(whole()) : whole())
                 if let problem = SVGEntities.problem(in: inner, limit: SVGCodec.maximumExpansion) {
                     throw .unreadable("a document embedded in it is refused: \(problem)")
                 }
@@ -61,13 +64,40 @@ enum SVGEmbeddedImages {
             guard let codec = CodecRegistry.codec(recognizing: bytes), codec.capabilities.contains(.decode) else {
                 throw .unreadable("an image embedded in it (\(kind.isEmpty ? "data:" : kind)) is not one imgcache reads")
             }
-            let probed: ImageHeader
-            do { probed = try codec.probe(bytes) } catch {
-                throw .unreadable("the header of an image embedded in it does not read (\(error))")
+            var probed: ImageHeader?
+            var failure: ImageHeader.ProbeError?
+            do { probed = try codec.probe(bytes) } catch { failure = error }
+            if probed == nil, payload.count > headerCharacters {
+                // A header that needs more than the first bytes (a GIF's frames are counted to its end): the whole payload.
+                bytes = whole()
+                do { probed = try codec.probe(bytes) } catch { failure = error }
+            }
+            guard let probed else {
+                throw .unreadable("the header of an image embedded in it does not read (\(failure.map { "\($0)" } ?? "no header"))")
             }
             found.add(ImageHeader.EmbeddedImages(count: 1, pixels: area(probed.codedWidth, probed.codedHeight)))
         }
         return found.count > 0 ? found : nil
+    }
+
+    /// A gzipped document, unpacked: at most `SVGCodec.maximumExpansion` bytes, as entities may grow one.
+    private static func inflated(_ bytes: [UInt8]) throws(Problem) -> [UInt8] {
+        var output: [UInt8] = []
+        let tooLarge = Problem.unreadable("a gzipped document embedded in it unpacks past \(SVGCodec.maximumExpansion >> 20) MiB")
+        var overflowed = false
+        do throws(GzipDecoder.Failure) {
+            let gzip = try GzipDecoder()
+            try gzip.push(bytes[...]) { (piece: ArraySlice<UInt8>) throws(Problem) in
+                output += piece
+                if output.count > SVGCodec.maximumExpansion { throw tooLarge }
+            }
+            overflowed = gzip.pending != nil
+            if !overflowed { try gzip.finish() }
+        } catch {
+            throw .unreadable("a gzipped document embedded in it does not unpack (\(error))")
+        }
+        if overflowed { throw tooLarge }
+        return output
     }
 
     /// A payload ends at a quote, a parenthesis or a tag's bracket.
@@ -84,14 +114,20 @@ enum SVGEmbeddedImages {
         return overflow ? Int.max : product
     }
 
-    /// The document as its parser reads it: entities expanded, character references decoded.
+    /// The document as its parser reads its URLs: entities expanded, character references decoded,
+    /// and tabs and line breaks left out (a URL parser drops them: `da&#10;ta:` is `data:`).
     static func normalized(_ markup: SVGMarkup) -> SVGMarkup {
-        guard markup.find(byte: UInt8(ascii: "&"), from: 0) != nil else { return markup }
-        let entities = SVGEntities.declarations(in: markup).values
-        var output: [UInt8] = []
-        output.reserveCapacity(markup.count)
-        var budget = SVGCodec.maximumExpansion
-        expand(markup, 0..<markup.count, entities: entities, depth: 0, budget: &budget, into: &output)
+        var output: [UInt8]
+        if markup.find(byte: UInt8(ascii: "&"), from: 0) != nil {
+            let entities = SVGEntities.declarations(in: markup).values
+            output = []
+            output.reserveCapacity(markup.count)
+            var budget = SVGCodec.maximumExpansion
+            expand(markup, 0..<markup.count, entities: entities, depth: 0, budget: &budget, into: &output)
+        } else {
+            output = markup.bytes
+        }
+        output.removeAll { $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         return SVGMarkup(output)
     }
 

@@ -85,13 +85,6 @@ struct WebPCodec: ImageCodec {
         return declared > bytes.count ? "the file is \(bytes.count) bytes; its RIFF header says \(declared)" : nil
     }
 
-    /// The RIFF header says the size: the head and the file's size tell.
-    func missingEnd(head: [UInt8], tail: [UInt8], size: Int64) -> String?? {
-        guard head.count >= 12 else { return nil }
-        let declared = Int64(CodecShim.littleEndian(head, 4, 4)) + 8
-        return .some(declared > size ? "the file is \(size) bytes; its RIFF header says \(declared)" : nil)
-    }
-
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit,
                 maximumFrames: Int) throws(ImageDecoder.DecodeError) -> DecodedImage {
         withProfile(try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames,

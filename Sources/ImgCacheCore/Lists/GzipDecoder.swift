@@ -31,6 +31,15 @@ final class GzipDecoder {
     /// The bytes `input` inflates to (all of it is taken).
     func push(_ input: ArraySlice<UInt8>) throws(Failure) -> [UInt8] {
         var inflated: [UInt8] = []
+        try push(input) { inflated += $0 }
+        return inflated
+    }
+
+    /// Inflates `input` (all of it is taken), handing each piece to `take` as it comes, at most a
+    /// buffer's worth at a time: a chunk that inflates a thousandfold (a gigabyte-long line of one
+    /// byte) is never held whole.
+    func push<E: Error>(_ input: ArraySlice<UInt8>, into take: (ArraySlice<UInt8>) throws(E) -> Void) throws(Failure) {
+        pending = nil
         var offset = input.startIndex
         while offset < input.endIndex {
             var consumed = 0, produced = 0
@@ -41,7 +50,7 @@ final class GzipDecoder {
                 }
             }
             guard status >= 0 else { throw Failure(reason: "not gzip data, or damaged") }
-            inflated += output[0..<produced]
+            try hand(produced, to: take)
             offset += consumed
             if consumed > 0 { insideMember = true }
             if status == 1 { insideMember = false }
@@ -55,12 +64,20 @@ final class GzipDecoder {
                 ic_gunzip_step(stream, nil, 0, &consumed, target.baseAddress, target.count, &produced)
             }
             guard status >= 0 else { throw Failure(reason: "not gzip data, or damaged") }
-            inflated += output[0..<produced]
+            try hand(produced, to: take)
             if status == 1 { insideMember = false }
             if produced < output.count { break }
         }
-        return inflated
     }
+
+    /// The first `count` bytes of the output buffer, to `take`; its failure is the caller's to throw.
+    private func hand<E: Error>(_ count: Int, to take: (ArraySlice<UInt8>) throws(E) -> Void) throws(Failure) {
+        guard count > 0, pending == nil else { return }
+        do { try take(output[0..<count]) } catch { pending = error }
+    }
+
+    /// What `take` threw, for the caller of `push(_:into:)` to rethrow.
+    var pending: (any Error)?
 
     /// Checks that the stream ended where a member did.
     func finish() throws(Failure) {

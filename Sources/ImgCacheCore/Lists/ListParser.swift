@@ -46,7 +46,15 @@ struct ListParser {
             held = []
         }
         if let gzip {
-            do { bytes = try gzip.push(bytes)[...] } catch { throw Failure(reason: error.reason) }
+            // Parsed a buffer at a time as it inflates: a chunk that inflates a thousandfold is never held whole.
+            var parsed: [Parsed] = []
+            do {
+                try gzip.push(bytes) { (piece: ArraySlice<UInt8>) throws(Failure) in parsed += try parse(piece, ending: false) }
+            } catch {
+                throw Failure(reason: error.reason)
+            }
+            if let failure = gzip.pending as? Failure { throw failure }
+            return parsed
         }
         return try parse(bytes, ending: false)
     }

@@ -5,28 +5,27 @@ import CImgCacheShims
 
 /// Whether a body is an image this run takes, whatever brought it (a
 /// download, a remote object, a refresh): a format imgcache stores, whose
-/// header decodes, within the pixel limit, whole (the format's end present),
-/// and with `--verify full` every pixel of every frame decodable, in a decode
-/// worker. A body that went to a file is checked from its head and its tail
-/// where the format allows (its header, its end), not read back whole.
+/// header decodes, within the pixel limit, whole (its structure walked to the
+/// format's end), and with `--verify full` every pixel of every frame
+/// decodable, in a decode worker. A body that went to a file is read whole
+/// here up to `wholeReadLimit`; a larger one is checked the same way in a
+/// decode worker, so that imgcache's own memory stays small whatever it
+/// downloads.
 struct BodyVerifier {
     let settings: FetchSettings
-    /// Where every pixel is decoded with `--verify full`.
+    /// Where a large body is checked, and every pixel decoded with `--verify full`.
     let decoder: DecodeWorkerProcess
     /// A line of detail for `-v`; nil when nobody listens.
     let log: ((String) -> Void)?
 
-    /// The head of a spilled body read for its header, as the download's own check reads it.
+    /// The head of a spilled body read to tell what it is, as the download's own check reads it.
     static let headLength = BodyCheck.probeLimit
-    /// The tail read for the image's end.
-    static let tailLength = 64 * 1024
-    /// The most imgcache reads whole into its own memory to check a body its head and tail cannot
-    /// decide: an SVG (checked whole: its root, entities, embedded images) larger is refused; the
-    /// end of an image of another format larger is not looked for (its header still decides).
+    /// The most imgcache reads whole into its own memory to check a body. A larger SVG is refused
+    /// (it is checked whole: its root, entities, embedded images; and drawn whole); a larger image
+    /// of another format is checked in a decode worker.
     static let wholeReadLimit: Int64 = 16 << 20
 
-    /// What the checks found: the header, and the bytes when they had to be
-    /// read (a body in memory, or one that needed more than its head and tail).
+    /// What the checks found: the header, and the bytes when they were read here.
     struct Verified {
         let header: ImageHeader
         let bytes: [UInt8]?
@@ -34,39 +33,25 @@ struct BodyVerifier {
 
     /// Checks a downloaded body.
     func verify(_ body: DownloadedBody, url: String) throws(FetchError) -> Verified {
-        guard let spilled = body.spilledPath else {
+        let size = body.response.byteCount
+        guard let spilled = body.spilledPath, size > BodyVerifier.wholeReadLimit else {
             let bytes: [UInt8]
             do { bytes = try body.bytes() } catch { throw .cacheUnwritable(error) }
             return Verified(header: try verify(bytes, contentType: body.response.contentType, url: url), bytes: bytes)
         }
-        let size = body.response.byteCount
-        let head: [UInt8], tail: [UInt8]
-        do throws(SystemError) {
-            head = try FileSystem.readPrefix(spilled, count: BodyVerifier.headLength)
-            tail = try FileSystem.readSuffix(spilled, count: BodyVerifier.tailLength, size: size)
-        } catch {
-            throw .cacheUnwritable(error)
+        let head: [UInt8]
+        do { head = try FileSystem.readPrefix(spilled, count: BodyVerifier.headLength) } catch { throw .cacheUnwritable(error) }
+        if SVGCodec.startsLikeMarkup(head) {
+            if SVGCodec().mayStart(with: head) { throw BodyVerifier.svgTooLarge(size, url: url) }
+            throw .notAnImage(url: url, contentType: body.response.contentType)
         }
-        if let header = try verify(head: head, tail: tail, size: size, contentType: body.response.contentType, url: url) {
-            if settings.verification == .full { try decodeEveryPixel(of: .file(spilled), header: header, size: Int(size), url: url) }
-            return Verified(header: header, bytes: nil)
-        }
-        // The format's end could not be told from the tail (a GIF's blocks, data after a JPEG's end): the whole
-        // body, when it is not too large to read here.
-        guard size <= BodyVerifier.wholeReadLimit else {
-            let header: ImageHeader
-            do { header = try probe(head, contentType: body.response.contentType, url: url) } catch {
-                if SVGCodec.startsLikeMarkup(head) { throw BodyVerifier.svgTooLarge(size, url: url) }
-                throw error
-            }
-            if header.format == .svg { throw BodyVerifier.svgTooLarge(size, url: url) }
-            try checkPixels(header, url: url)
-            if settings.verification == .full { try decodeEveryPixel(of: .file(spilled), header: header, size: Int(size), url: url) }
-            return Verified(header: header, bytes: nil)
-        }
-        let bytes: [UInt8]
-        do { bytes = try body.bytes() } catch { throw .cacheUnwritable(error) }
-        return Verified(header: try verify(bytes, contentType: body.response.contentType, url: url), bytes: bytes)
+        // What it is, from its signature: a format imgcache does not store is refused here.
+        guard let codec = CodecRegistry.codec(recognizing: head) else { throw .notAnImage(url: url, contentType: body.response.contentType) }
+        guard codec.capabilities.contains(.decode) else { throw .unsupportedFormat(url: url, codec.format) }
+        let header = try checkInWorker(spilled, size: Int(size), format: codec.format, url: url)
+        try checkPixels(header, url: url)
+        if settings.verification == .full { try decodeEveryPixel(of: .file(spilled), header: header, size: Int(size), url: url) }
+        return Verified(header: header, bytes: nil)
     }
 
     /// Why an SVG too large to be read whole here is not taken.
@@ -86,17 +71,6 @@ struct BodyVerifier {
         if settings.verification == .full {
             try decodeEveryPixel(of: .bytes(bytes), header: header, size: bytes.count, url: url)
         }
-        return header
-    }
-
-    /// The checks from a body's head and tail; nil when they cannot decide (the whole is needed).
-    private func verify(head: [UInt8], tail: [UInt8], size: Int64, contentType: String?,
-                        url: String) throws(FetchError) -> ImageHeader? {
-        guard let header = try? probe(head, contentType: contentType, url: url) else { return nil }
-        let codec = CodecRegistry.codec(for: header.format)
-        guard let missing = codec.missingEnd(head: head, tail: tail, size: size) else { return nil }
-        if let missing { throw .corruptImage(url: url, reason: "truncated \(header.format.displayName) image: \(missing)") }
-        try checkPixels(header, url: url)
         return header
     }
 
@@ -136,7 +110,45 @@ struct BodyVerifier {
         case .success: return
         case .failure(.decode(.libraryMissing(let message))), .failure(.encode(.libraryMissing(let message))):
             throw .libraryMissing(message)
+        // Every frame counted: the limit's own failure, as from the header.
+        case .failure(.decode(.tooManyPixels(let width, let height, let limit, let frames, let embedded))):
+            throw .tooManyPixels(url: url, width: width, height: height, limit: limit, embedded: embedded, frames: frames)
         case .failure(.decode(let error)): throw .notUsable(url: url, reason: error.description)
+        case .failure(.encode(let error)): throw .notUsable(url: url, reason: error.description)
+        case .failure(.contained(let failure)): throw .decodeStopped(url: url, failure: failure, original: nil)
+        case .failure(.interrupted): throw .interrupted(url: url)
+        }
+    }
+
+    /// The header of a body too large to read here, read (and the body walked to its end) in a
+    /// decode worker under its limits; the same answers as the checks of a body in memory.
+    private func checkInWorker(_ path: String, size: Int, format: ImageFormat, url: String) throws(FetchError) -> ImageHeader {
+        let descriptor: Int32
+        do { descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK).get("read", path: path) } catch {
+            throw .cacheUnwritable(error)
+        }
+        defer { SystemCall.close(descriptor) }
+        let job = DecodeJob(work: .check, maximumPixels: settings.maximumPixels)
+        let estimate = DecodeLimits.estimate(job, header: ImageHeader(format: format, width: 1, height: 1), bodySize: size).total
+        let outcome = decoder.run(job, body: descriptor, estimate: estimate)
+        if let log { for line in decoder.printed { log("\(RemoteURL.displayed(url)): \(line)") } }
+        switch outcome {
+        case .success(let checked):
+            guard let header = checked.header else {
+                throw .decodeStopped(url: url, failure: WorkerFailure(cause: .brokenProtocol("it gave no header"), phase: .decoding(format)),
+                                     original: nil)
+            }
+            return header
+        case .failure(.decode(.notAnImage)): throw .notAnImage(url: url, contentType: nil)
+        case .failure(.decode(.unsupported(let format))): throw .unsupportedFormat(url: url, format)
+        case .failure(.decode(.libraryMissing(let message))), .failure(.encode(.libraryMissing(let message))): throw .libraryMissing(message)
+        case .failure(.decode(.corrupt(let format, let reason))):
+            if reason.hasPrefix(DecodeJob.truncation) {
+                throw .corruptImage(url: url, reason: "truncated \(format.displayName) image: \(reason.dropFirst(DecodeJob.truncation.count))")
+            }
+            throw .corruptImage(url: url, reason: "corrupt \(format.displayName) image: \(reason)")
+        case .failure(.decode(.tooManyPixels(let width, let height, let limit, let frames, let embedded))):
+            throw .tooManyPixels(url: url, width: width, height: height, limit: limit, embedded: embedded, frames: frames)
         case .failure(.encode(let error)): throw .notUsable(url: url, reason: error.description)
         case .failure(.contained(let failure)): throw .decodeStopped(url: url, failure: failure, original: nil)
         case .failure(.interrupted): throw .interrupted(url: url)

@@ -17,7 +17,7 @@ public enum FetchError: Error, Equatable, Sendable {
     /// The image's header does not decode.
     case corruptImage(url: String, reason: String)
     /// The header announces more pixels than `--max-pixels` allows (a decompression bomb, or just too big).
-    case tooManyPixels(url: String, width: Int, height: Int, limit: PixelLimit, embedded: ImageHeader.EmbeddedImages? = nil)
+    case tooManyPixels(url: String, width: Int, height: Int, limit: PixelLimit, embedded: ImageHeader.EmbeddedImages? = nil, frames: Int = 1)
     /// The image failed what this run asked beyond the header check: a full
     /// decode (`--verify full`) or a transform. Not remembered: another run
     /// with other options may take the same image.
@@ -155,9 +155,9 @@ public enum FetchError: Error, Equatable, Sendable {
         case .unsupportedFormat(let url, let format):
             return "\(RemoteURL.displayed(url)): \(format.displayName) images are not supported; nothing was stored"
         case .corruptImage(let url, let reason): return "\(RemoteURL.displayed(url)): \(reason); nothing was stored"
-        case .tooManyPixels(let url, let width, let height, let limit, let embedded):
+        case .tooManyPixels(let url, let width, let height, let limit, let embedded, let frames):
             let setting = name(.pixelLimit).map { " (\($0))" } ?? ""
-            let counted = PixelLimit.counted(width: width, height: height, embedded: embedded)
+            let counted = PixelLimit.counted(width: width, height: height, frames: frames, embedded: embedded)
             return "\(RemoteURL.displayed(url)): \(counted) is over the limit of \(limit)\(setting); nothing was stored"
         case .blacklisted(let url, let reason, let failedAt, let ttl, let now):
             let until: String
@@ -255,8 +255,8 @@ public enum FetchError: Error, Equatable, Sendable {
         case .notAnImage(_, let contentType): return "not an image" + (contentType.map { " (served as \($0))" } ?? "")
         case .unsupportedFormat(_, let format): return "\(format.displayName) images are not supported"
         case .corruptImage(_, let reason): return reason
-        case .tooManyPixels(_, let width, let height, let limit, let embedded):
-            return "\(PixelLimit.counted(width: width, height: height, embedded: embedded)), over \(limit)"
+        case .tooManyPixels(_, let width, let height, let limit, let embedded, let frames):
+            return "\(PixelLimit.counted(width: width, height: height, frames: frames, embedded: embedded)), over \(limit)"
         default: return message
         }
     }

@@ -21,8 +21,13 @@ public struct RemoteSelection: Equatable, Sendable {
     /// Resolves the remotes for the namespace in `namespaceDirectory`; a bad
     /// `IMGCACHE_REMOTE` is an error (the user's own setting), a bad remembered
     /// line is only left out (another version may have written it).
-    public static func resolve(given: [RemoteSpec]?, environment: Environment,
-                               remembered: NamespaceSettings) throws(ValueError) -> RemoteSelection {
+    ///
+    /// A remembered store that would send credentials (bearer-env, bearer-file, user-env,
+    /// password-env, or an S3 store's AWS_ variables) is taken only when `trustsCredentials`: when
+    /// the settings file can be written by the user alone. In a team cache any member can write it,
+    /// and a store they name would receive this user's tokens, files and variables.
+    public static func resolve(given: [RemoteSpec]?, environment: Environment, remembered: NamespaceSettings,
+                               trustsCredentials: Bool = true) throws(ValueError) -> RemoteSelection {
         if let given { return RemoteSelection(remotes: given, source: .commandLine, unreadable: []) }
         if let text = environment["IMGCACHE_REMOTE"] {
             return RemoteSelection(remotes: try RemoteSpec.list(parsing: text), source: .environment, unreadable: [])
@@ -32,7 +37,17 @@ public struct RemoteSelection: Equatable, Sendable {
         }
         var remotes: [RemoteSpec] = [], unreadable: [(text: String, reason: String)] = []
         for text in texts {
-            do { remotes.append(try RemoteSpec(parsing: text)) } catch { unreadable.append((text, error.description)) }
+            let spec: RemoteSpec
+            do { spec = try RemoteSpec(parsing: text) } catch {
+                unreadable.append((text, error.description))
+                continue
+            }
+            if !trustsCredentials, spec.sendsCredentials {
+                unreadable.append((spec.description, "it would send your credentials, and the settings file can be written by others "
+                                   + "than you; give it in IMGCACHE_REMOTE or --remote"))
+                continue
+            }
+            remotes.append(spec)
         }
         return RemoteSelection(remotes: remotes, source: .remembered, unreadable: unreadable)
     }

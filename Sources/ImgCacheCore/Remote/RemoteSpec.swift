@@ -121,6 +121,16 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     /// Whether the URL itself carries a password (which is then never remembered).
     public var hasCredentialsInURL: Bool { description != text }
 
+    /// Whether using it sends something of the user's: a token, a file, a variable, a password, or
+    /// (an S3 store) a signature with the AWS_ variables.
+    public var sendsCredentials: Bool {
+        if bearerEnvironment != nil || bearerFile != nil || userEnvironment != nil || passwordEnvironment != nil || hasCredentialsInURL {
+            return true
+        }
+        if case .s3 = kind { return true }
+        return false
+    }
+
     /// Names the remote in the down markers and messages: the URL without attributes or credentials.
     public var identity: String { String(description.split(separator: "|").first ?? "") }
 

@@ -164,24 +164,6 @@ public enum FileSystem {
         return bytes
     }
 
-    /// Reads the last `count` bytes of a file of `size` bytes.
-    public static func readSuffix(_ path: String, count: Int, size: Int64) throws(SystemError) -> [UInt8] {
-        let descriptor = try SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK).get("read", path: path)
-        defer { SystemCall.close(descriptor) }
-        let length = Int(min(Int64(count), max(0, size)))
-        var bytes = [UInt8](repeating: 0, count: length)
-        var filled = 0
-        while filled < length {
-            let read = try bytes.withUnsafeMutableBytes {
-                SystemCall.pread(descriptor, $0.baseAddress! + filled, length - filled, off_t(size - Int64(length) + Int64(filled)))
-            }.get("read", path: path)
-            if read == 0 { break }
-            filled += read
-        }
-        bytes.removeSubrange(filled...)
-        return bytes
-    }
-
     /// The error for a FIFO, device or socket where a file of the cache should be.
     static func notARegularFile(_ path: String, _ status: stat) -> SystemError {
         let kind: String

@@ -15,6 +15,16 @@ extension DecodeJob {
         }
         phase(.decoding(header.format))
         switch work {
+        case .check:
+            // The limit first, as in imgcache's own process: finding a format's end may decode its last frame.
+            guard maximumPixels.allows(header) else {
+                return .failure(.decode(.tooManyPixels(width: header.codedWidth, height: header.codedHeight, limit: maximumPixels,
+                                                       embedded: header.embedded)))
+            }
+            if let missing = ImageHeader.missingEnd(of: bytes, format: header.format) {
+                return .failure(.decode(.corrupt(header.format, DecodeJob.truncation + missing)))
+            }
+            return .success(DecodeResult(outputs: [], header: header))
         case .verify:
             do {
                 _ = try ImageDecoder.decode(bytes, maximumPixels: maximumPixels)

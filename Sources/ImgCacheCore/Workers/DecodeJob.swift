@@ -1,15 +1,21 @@
-/// What a decode worker is asked to do with one image's bytes: every pixel
-/// of every frame decoded (`--verify full`), or the original decoded once and
-/// each transform applied and encoded (thumbnails, conversions, scale-down).
+/// What a decode worker is asked to do with one image's bytes: its header
+/// read and its structure walked to its end (a body too large to read in
+/// imgcache's own process), every pixel of every frame decoded (`--verify
+/// full`), or the original decoded once and each transform applied and
+/// encoded (thumbnails, conversions, scale-down).
 /// Crosses to the worker as a `WorkerMessage`; the bytes go by descriptor.
 struct DecodeJob: Equatable, Sendable {
     enum Work: Equatable, Sendable {
+        /// The header read and the format's end looked for, as for a body checked in memory; no pixel decoded.
+        case check
         case verify
         case variants([ImageTransform])
     }
 
     var work: Work
     var maximumPixels: PixelLimit
+    /// How a check's answer that the image is cut short begins (the rest says where).
+    static let truncation = "truncated: "
     /// `--verify full` with transforms: every pixel decoded whole, damage refused.
     var strict = false
 
@@ -17,6 +23,7 @@ struct DecodeJob: Equatable, Sendable {
     var message: WorkerMessage {
         var message = WorkerMessage("job")
         switch work {
+        case .check: message.add("work", "check")
         case .verify: message.add("work", "verify")
         case .variants(let transforms):
             message.add("work", "variants")
@@ -31,6 +38,7 @@ struct DecodeJob: Equatable, Sendable {
     init?(_ message: WorkerMessage) {
         guard message.kind == "job", let pixels = message.number("maximum-pixels") else { return nil }
         switch message["work"] {
+        case "check": work = .check
         case "verify": work = .verify
         case "variants":
             var transforms: [ImageTransform] = []
@@ -52,9 +60,15 @@ struct DecodeJob: Equatable, Sendable {
     }
 }
 
-/// What a job made: each transform's output, in order (none for a verification).
+/// What a job made: each transform's output, in order (none for a verification); a check's header.
 struct DecodeResult: Sendable {
     var outputs: [ImageTransform.Output]
+    var header: ImageHeader?
+
+    init(outputs: [ImageTransform.Output], header: ImageHeader? = nil) {
+        self.outputs = outputs
+        self.header = header
+    }
 }
 
 /// Why a job made nothing.

@@ -90,6 +90,9 @@ public struct DecodeLimits: Equatable, Sendable {
             return value >= Double(Int.max / 2) ? Int.max / 2 : Int(value)
         }
         switch job.work {
+        case .check:
+            // The body, and what a library's header reader holds beside it.
+            return Estimate(decoding: bodySize + (64 << 20), encoding: [])
         case .verify:
             let area = Double(header.pixelsToDecode)
             return Estimate(decoding: bodySize + bytes(area * Double(frames * bytesPerPixel), codec.decodeMemoryFactor), encoding: [])

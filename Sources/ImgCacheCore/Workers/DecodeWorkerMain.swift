@@ -92,6 +92,7 @@ public enum DecodeWorkerMain {
                 }
                 answer.add("output", "\(output.format.rawValue) \(output.width) \(output.height) \(output.frameCount) \(output.bytes.count)")
             }
+            if let header = made.header { answer.add(header: header) }
         case .failure(let failure):
             answer.fields(describing: failure)
         }
@@ -136,6 +137,31 @@ public enum DecodeWorkerMain {
 }
 
 extension WorkerMessage {
+    /// A checked header, on one line: format, sizes, frames (-1: unknown), alpha, depth, orientation,
+    /// colour profile, coded size, and the images an SVG embeds (-1: none).
+    mutating func add(header: ImageHeader) {
+        let fields: [String] = [header.format.rawValue, "\(header.width)", "\(header.height)", "\(header.frameCount ?? -1)",
+                                header.hasAlpha ? "1" : "0", "\(header.bitDepth)", "\(header.orientation)", header.hasColourProfile ? "1" : "0",
+                                "\(header.codedWidth)", "\(header.codedHeight)", "\(header.embedded?.count ?? -1)", "\(header.embedded?.pixels ?? 0)"]
+        add("header", fields.joined(separator: " "))
+    }
+
+    /// The header `add(header:)` wrote; nil when there is none or it does not read.
+    var header: ImageHeader? {
+        guard let line = self["header"] else { return nil }
+        let parts = line.split(separator: " ").map(String.init)
+        guard parts.count == 12, let format = ImageFormat(rawValue: parts[0]) else { return nil }
+        let numbers = parts.dropFirst().compactMap { Int($0) }
+        guard numbers.count == 11 else { return nil }
+        var header = ImageHeader(format: format, width: numbers[0], height: numbers[1], frameCount: numbers[2] < 0 ? nil : numbers[2],
+                                 hasAlpha: numbers[3] == 1, bitDepth: numbers[4], orientation: numbers[5])
+        header.hasColourProfile = numbers[6] == 1
+        header.codedWidth = numbers[7]
+        header.codedHeight = numbers[8]
+        if numbers[9] >= 0 { header.embedded = ImageHeader.EmbeddedImages(count: numbers[9], pixels: numbers[10]) }
+        return header
+    }
+
     /// A failure's fields, as `DecodeWorkerProcess` reads them back.
     mutating func fields(describing failure: DecodeFailure) {
         switch failure {

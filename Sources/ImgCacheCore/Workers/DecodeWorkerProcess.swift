@@ -159,7 +159,7 @@ final class DecodeWorkerProcess {
             offset += length
             outputs.append(ImageTransform.Output(bytes: bytes, width: width, height: height, format: format, frameCount: frames))
         }
-        return .success(DecodeResult(outputs: outputs))
+        return .success(DecodeResult(outputs: outputs, header: answer.header))
     }
 
     /// The failure of a worker that ended (or was ended) in the middle of a job.

@@ -69,6 +69,11 @@ public final class WorkerRegistry: Sendable {
         return limit < UInt64(smallestAddressSpace) ? Int(limit) : nil
     }
 
+    /// Under an address-space limit, has malloc reserve less of it (two arenas, not one a thread).
+    public static func fitAddressSpace() {
+        _ = ic_fit_address_space()
+    }
+
     /// Kills every worker (SIGKILL) and lets no new one start.
     public func stopAll() {
         let running = state.withLock { state in
