@@ -15,6 +15,11 @@ struct ParsedOptions {
             if let spec = visibleOptions.first(where: { $0.long == long }) { return spec }
             // Read so that the command can say why it does not take it.
             if let spec = command?.refusedOptions.first(where: { $0.long == long }) { return spec }
+            // Before the command: said as such, with the commands that take it.
+            if command == nil {
+                let taking = CommandTable.commands.filter { $0.options.contains { $0.long == long } }.map(\.name)
+                if !taking.isEmpty { throw .optionBeforeCommand(spelled, commands: taking) }
+            }
             let suggestion = Suggestion.closest(to: long, among: visibleOptions.map(\.long))
             throw .unknownOption(spelled, command: command?.name, suggestion: suggestion.map { "--" + $0 })
         }

@@ -5,6 +5,8 @@ public enum UsageError: Error, Equatable, Sendable {
     case missingCommand
     case unknownCommand(String, suggestion: String?)
     case unknownOption(String, command: String?, suggestion: String?)
+    /// A command's option given before the command: the commands that take it.
+    case optionBeforeCommand(String, commands: [String])
     case missingValue(option: String, metavar: String)
     case unexpectedValue(option: String)
     case invalidValue(option: String, value: String, reason: String)
@@ -20,6 +22,7 @@ public enum UsageError: Error, Equatable, Sendable {
     public var command: String? {
         switch self {
         case .unknownOption(_, let command, _): return command
+        case .optionBeforeCommand(_, let commands): return commands.first
         case .missingOperand(let command, _), .unexpectedOperand(let command, _): return command
         default: return nil
         }
@@ -35,6 +38,9 @@ public enum UsageError: Error, Equatable, Sendable {
         case .unknownOption(let option, let command, let suggestion):
             let scope = command.map { " for '\($0)'" } ?? ""
             return "unknown option '\(option)'\(scope)" + UsageError.didYouMean(suggestion)
+        case .optionBeforeCommand(let option, let commands):
+            return "'\(option)' is an option of \(UsageError.either(commands)), not of imgcache itself: "
+                + "give it after the command (imgcache \(commands[0]) \(option) ...)"
         case .missingValue(let option, let metavar):
             return "option '\(option)' needs a value (\(option) \(metavar))"
         case .unexpectedValue(let option):

@@ -1,4 +1,5 @@
 import Foundation
+import ImgCacheCore
 import Testing
 
 /// `-o` and `--output-dir` write through whatever is at the path, as curl
@@ -188,6 +189,61 @@ import Testing
                                 nginx.url("right.png")])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["avatar.png", "right.png", "wrong.png"])
+    }
+
+    @Test func outputDirectoryCopiesNeverReplaceEachOtherAndAnUnchangedCopyIsLeftAlone() throws {
+        let served = try TemporaryDirectory("imgcache-served")
+        for folder in ["a", "b"] {
+            try FileManager.default.createDirectory(atPath: served.appending(folder), withIntermediateDirectories: false)
+        }
+        let palette = try Data(contentsOf: Paths.fixtures.appendingPathComponent("palette.png"))
+        try logo.write(to: URL(fileURLWithPath: served.appending("a/logo.png")))
+        try palette.write(to: URL(fileURLWithPath: served.appending("b/logo.png")))
+        try logo.write(to: URL(fileURLWithPath: served.appending("my photo.png")))
+        let nginx = try NginxServer(serving: served.url)
+        let folder = work.appending("site")
+        let urls = [nginx.url("a/logo.png"), nginx.url("b/logo.png"), nginx.url("my%20photo.png")]
+        let first = try fetch(["--json", "fetch", "--output-dir", folder] + urls)
+        #expect(first.status == 0, "\(first.standardError)")
+        // Two URLs ending in one name: the second copy carries its URL's digest, and says so.
+        let digest = String(MD5.hex(nginx.url("b/logo.png")).prefix(8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+                == ["logo-\(digest).png", "logo.png", "my photo.png"])
+        #expect(FileManager.default.contents(atPath: folder + "/logo.png") == logo)
+        #expect(FileManager.default.contents(atPath: folder + "/logo-\(digest).png") == palette)
+        #expect(first.standardError.contains("logo.png in \(folder) is \(nginx.url("a/logo.png"))'s copy; this one is logo-\(digest).png"),
+                "\(first.standardError)")
+        // Each JSON line names the copies it made.
+        let copies = try first.lines.map { line in
+            try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["copies"] as? [String])
+        }
+        #expect(copies == [[folder + "/logo.png"], [folder + "/logo-\(digest).png"], [folder + "/my photo.png"]])
+        // A rebuild from the warm cache rewrites nothing: same inode, same time.
+        var before = stat(), after = stat()
+        #expect(utimensat(AT_FDCWD, folder + "/logo.png", [timespec(tv_sec: 1_000_000_000, tv_nsec: 0),
+                                                          timespec(tv_sec: 1_000_000_000, tv_nsec: 0)], 0) == 0)
+        lstat(folder + "/logo.png", &before)
+        #expect(try fetch(["fetch", "--output-dir", folder] + urls).status == 0)
+        lstat(folder + "/logo.png", &after)
+        #expect(after.st_ino == before.st_ino && after.st_mtim.tv_sec == 1_000_000_000)
+        // A copy whose bytes differ is replaced.
+        try Data("old".utf8).write(to: URL(fileURLWithPath: folder + "/my photo.png"))
+        #expect(try fetch(["fetch", "--output-dir", folder, urls[2]]).status == 0)
+        #expect(FileManager.default.contents(atPath: folder + "/my photo.png") == logo)
+    }
+
+    @Test func outputDirectoryNamesAThumbnailForItsSizeAndAConversionForItsFormat() throws {
+        let folder = work.appending("sized")
+        let result = try fetch(["fetch", "--output-dir", folder, "--thumbnail", "32x,16x", "--format", "webp,png", server.url("logo.png")])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+                == ["logo-16x12.png", "logo-16x12.webp", "logo-32x24.png", "logo-32x24.webp"])
+        let one = work.appending("one")
+        #expect(try fetch(["fetch", "--output-dir", one, "--thumbnail", "32x", server.url("logo.png")]).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: one) == ["logo-32x24.png"])
+        let converted = work.appending("converted")
+        #expect(try fetch(["fetch", "--output-dir", converted, "--format", "webp", server.url("logo.png")]).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: converted) == ["logo.webp"])
     }
 }
 

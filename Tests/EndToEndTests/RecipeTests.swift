@@ -104,6 +104,8 @@ import Testing
             .replacing("https://example.com", with: base)
             .replacing("https://cdn.example", with: base)
             .replacing("/usr/share/app/images", with: work.appending("shipped"))
+            // The installed binary's full path (as cron needs it) is the one under test.
+            .replacing("/usr/local/bin/imgcache", with: "imgcache")
         if recipe.language == "cron" {
             text = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
                 .map { $0.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true).last.map(String.init) ?? "" }

@@ -103,6 +103,17 @@ import Testing
         #expect(badLines == 2 && reported >= 1)
     }
 
+    /// A table in a binary container (Parquet, zip, zstd…) is refused whole, named, before a line of
+    /// it is taken for a URL; nothing of it is printed.
+    @Test func aParquetOrZippedTableIsRefusedNamingWhatItIs() throws {
+        for (magic, name) in [("PAR1", "a Parquet file"), ("PK\u{03}\u{04}", "a zip archive")] {
+            let path = try table(magic + "\u{00}\u{01}binary\u{00}rows\nhttp://x/\u{00}\n", name: "rows.parquet")
+            let result = try fetch(["prefetch", path])
+            #expect(result.status == 66 && result.standardError.contains("it is \(name)"), "\(result.standardError)")
+            #expect(!result.standardError.contains("binary"), "\(result.standardError)")
+        }
+    }
+
     @Test func tsvJsonlAndGzippedTablesAreReadAsTheyCome() throws {
         // TSV with the URL in a column of another name.
         let tsv = "key\timage\tlabel\nk1\t\(server.url("photo.jpg"))\tcat\nk2\t\(server.url("logo.png"))\tdog\n"

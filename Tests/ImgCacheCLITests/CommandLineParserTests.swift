@@ -125,6 +125,10 @@ import Testing
         #expect(error("fetch --outptu x u") == .unknownOption("--outptu", command: "fetch", suggestion: "--output"))
         #expect(error("--namespac x fetch u") == .unknownOption("--namespac", command: nil, suggestion: "--namespace"))
         #expect(error("fetch -z u") == .unknownOption("-z", command: "fetch", suggestion: nil))
+        // A command's option before the command: which commands take it, and where it goes.
+        #expect(error("--thumbnail 64x fetch u") == .optionBeforeCommand("--thumbnail", commands: ["fetch", "prefetch", "export"]))
+        #expect(UsageError.optionBeforeCommand("--all-namespaces", commands: ["clean", "cache-info"]).message
+                == "'--all-namespaces' is an option of clean or cache-info, not of imgcache itself: give it after the command (imgcache clean --all-namespaces ...)")
         // A stem of one option is not taken for another that merely begins with it.
         #expect(error("fetch --retry 3 u") == .unknownOption("--retry", command: "fetch", suggestion: "--retries"))
         // curl's -m is --max-time.

@@ -89,13 +89,13 @@ import Testing
         #expect(Double(total) / Double(max(1, count)) < 6, "\(name): mean difference \(Double(total) / Double(max(1, count)))")
     }
 
-    /// A PNG over 16 megapixels has its rows shrunk as they are read, by a whole factor at most half
+    /// A PNG over 4 megapixels has its rows shrunk as they are read, by a whole factor at most half
     /// the reduction asked, so that its pixels are never all in memory.
     @Test func aLargePNGsRowsAreShrunkAsTheyAreRead() throws {
-        let width = 4200, height = 4100
+        let width = 2100, height = 2050
         let rows = [UInt8](repeating: 90, count: width * height * 4)
         let png = try ImageEncoder.encode(rows[...], width: width, height: height, settings: ImageEncoder.Settings(format: .png))
         let reduced = try ImageDecoder.decode(png, atLeast: (256, 250))
-        #expect(reduced.width < width / 4 && reduced.width >= 512 && reduced.height >= 500, "\(reduced.width)x\(reduced.height)")
+        #expect(reduced.width <= width / 4 && reduced.width >= 512 && reduced.height >= 500, "\(reduced.width)x\(reduced.height)")
     }
 }

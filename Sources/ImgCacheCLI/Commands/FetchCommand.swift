@@ -91,6 +91,8 @@ extension FetchCommand {
         var statistics = UsageStatistics()
         /// A cache that cannot be written fails every URL for one reason: said once.
         private var saidUnwritable = false
+        /// Which URL each `--output-dir` name was given to in this run.
+        private var copyOwners: [String: String] = [:]
         /// Asked while an output FIFO waits for its reader: a signal stops the wait.
         let interruption: FetchInterruption
 
@@ -105,27 +107,9 @@ extension FetchCommand {
             switch answer {
             case .success(let result):
                 if let warning = result.staleWarning { console.warning(warning) }
+                var copies: [String] = []
                 if let directory = arguments.outputDirectory {
-                    let copies = result.variants.isEmpty
-                        ? [(result.path, result.metadata)] : result.variants.map { ($0.path, $0.metadata) }
-                    for (path, metadata) in copies {
-                        var name = FetchCommand.remoteName(url: url, cachedPath: path, format: metadata.format)
-                        // Several variants: each named for its size too (photo-320x240.webp).
-                        if copies.count > 1, let width = metadata.uprightSize.width, let height = metadata.uprightSize.height {
-                            let dot = name.lastIndex(of: ".") ?? name.endIndex
-                            name = name[..<dot] + "-\(width)x\(height)" + name[dot...]
-                        }
-                        let target = directory + "/" + name
-                        do throws(SystemError) {
-                            // Refused before the folder is made: nothing is left inside a namespace.
-                            try FetchCommand.refuseInsideACache(target)
-                            try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
-                            try FetchCommand.copy(path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
-                        } catch {
-                            console.error("cannot write \(ControlCharacters.escaped(target)): \(error.reason)")
-                            status = ExitStatus.worse(status, .outputFailed)
-                        }
-                    }
+                    copies = copy(result, url: url, into: directory)
                 }
                 if let output = arguments.output {
                     do throws(SystemError) {
@@ -141,9 +125,9 @@ extension FetchCommand {
                         console.error("cannot write \(output == "-" ? "standard output" : output): \(error.reason)")
                         status = ExitStatus.worse(status, .outputFailed)
                     }
-                    if globals.json { try console.output(result.json.with(row: row).serialized) }
+                    if globals.json { try console.output(FetchCommand.json(result, copies: copies, row: row).serialized) }
                 } else if globals.json {
-                    try console.output(result.json.with(row: row).serialized)
+                    try console.output(FetchCommand.json(result, copies: copies, row: row).serialized)
                 } else if arguments.srcset {
                     try printLine(url: url, path: FetchCommand.srcsets(of: result.variants))
                 } else {
@@ -164,10 +148,85 @@ extension FetchCommand {
             }
         }
 
+        /// Copies `result`'s image (or its variants) into `directory` under the URL's file name, as
+        /// curl -O does; the paths written (or already holding the same bytes). A thumbnail is named
+        /// for its size too (`photo-320x213.webp`); a name another URL's copy took in this run gets
+        /// that URL's digest (`logo-1a2b3c4d.png`), said as a warning, so no copy replaces another.
+        private mutating func copy(_ result: FetchResult, url: String, into directory: String) -> [String] {
+            let console = command.console
+            let transforms = command.arguments.manager.settings.variants
+            let sources: [(path: String, metadata: EntryMetadata, sized: Bool)] = result.variants.isEmpty
+                ? [(result.path, result.metadata, false)]
+                : result.variants.enumerated().map { index, variant in
+                    (variant.path, variant.metadata, index < transforms.count && transforms[index].thumbnail != nil)
+                }
+            var written: [String] = []
+            for source in sources {
+                var name = FetchCommand.remoteName(url: url, cachedPath: source.path, format: source.metadata.format)
+                if source.sized, let width = source.metadata.uprightSize.width, let height = source.metadata.uprightSize.height {
+                    name = FetchCommand.suffixed(name, "-\(width)x\(height)")
+                }
+                let key = RemoteURL.redacted(URLText.withoutFragment(url))
+                if let owner = copyOwners[name], owner != key {
+                    let told = FetchCommand.suffixed(name, "-" + String(MD5.hex(key).prefix(8)))
+                    console.warning("\(RemoteURL.displayed(url)): \(name) in \(directory) is \(RemoteURL.displayed(owner))'s copy; "
+                                    + "this one is \(told)")
+                    name = told
+                }
+                copyOwners[name] = key
+                let target = directory + "/" + name
+                do throws(SystemError) {
+                    // Refused before the folder is made: nothing is left inside a namespace.
+                    try FetchCommand.refuseInsideACache(target)
+                    try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
+                    // A copy already holding these bytes is left as it is (its time too): a site rebuilt
+                    // from a warm cache rewrites nothing.
+                    if !OutputFile.holdsSameBytes(target, as: source.path) {
+                        try FetchCommand.copy(source.path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
+                    }
+                    written.append(target)
+                } catch {
+                    console.error("cannot write \(ControlCharacters.escaped(target)): \(error.reason)")
+                    status = ExitStatus.worse(status, .outputFailed)
+                }
+            }
+            return written
+        }
+
         private func printLine(url: String, path: String) throws(SystemError) {
             let line = command.arguments.withURL ? RemoteURL.redacted(url) + "\t" + path : path
             try command.console.output(line)
         }
+    }
+
+    /// `result`'s JSON line, with the `--output-dir` copies when there are any.
+    static func json(_ result: FetchResult, copies: [String], row: JSONObject?) -> JSONObject {
+        var object = result.json
+        if !copies.isEmpty { object.add("copies", .array(copies.map { .string($0) })) }
+        return object.with(row: row)
+    }
+
+    /// `text` with its `%XX` escapes decoded; nil when they do not decode to UTF-8.
+    static func percentDecoded(_ text: String) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        var bytes: [UInt8] = []
+        var rest = text.utf8[...]
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), rest.count >= 2, let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16),
+               rest.prefix(2).allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }) {
+                bytes.append(value)
+                rest = rest.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// `name` with `suffix` before its extension: `photo.jpg`, `-320x213` is `photo-320x213.jpg`.
+    static func suffixed(_ name: String, _ suffix: String) -> String {
+        let dot = name.lastIndex(of: ".") ?? name.endIndex
+        return name[..<dot] + suffix + name[dot...]
     }
 
     /// The file name `--output-dir` gives an image, as curl -O does: the
@@ -180,7 +239,11 @@ extension FetchCommand {
         let path = url.prefix { $0 != "?" && $0 != "#" }
         let afterScheme = path.firstRange(of: "://").map { path[$0.upperBound...] } ?? path[...]
         let segments = afterScheme.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        let name = String(segments.last ?? "")
+        // Percent-escapes decoded, as a browser shows the name (`my%20photo.jpg` is `my photo.jpg`),
+        // unless that would make a name no file can have.
+        let escaped = String(segments.last ?? "")
+        let decoded = FetchCommand.percentDecoded(escaped) ?? escaped
+        let name = decoded.contains("/") || decoded.contains("\0") || decoded.unicodeScalars.contains { $0.value < 0x20 } ? escaped : decoded
         guard !name.isEmpty, name != ".", name != "..", !name.contains("\0") else {
             return String(cachedPath.split(separator: "/").last ?? "image")
         }

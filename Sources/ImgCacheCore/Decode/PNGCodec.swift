@@ -134,7 +134,7 @@ struct PNGCodec: ImageCodec {
     /// Images up to this many pixels are decoded whole for a thumbnail, so that its area
     /// averaging weighs every source pixel exactly; larger ones have their rows shrunk as they
     /// are read, for memory.
-    static let exactlyAveragedPixels = 16 << 20
+    static let exactlyAveragedPixels = 4 << 20
 
     /// Smaller where that keeps at least twice `size` (a large image): rows shrunk by a whole
     /// factor as they are read, so that a 100-megapixel PNG never needs its pixels in memory.

@@ -35,13 +35,10 @@ struct ListParser {
     mutating func push(_ bytes: ArraySlice<UInt8>) throws(Failure) -> [Parsed] {
         var bytes = bytes
         if !sniffed {
-            // Two bytes tell gzip: held until there are two.
+            // Four bytes tell gzip and the containers a table may come in: held until there are four.
             held += bytes
-            guard held.count >= 2 else { return [] }
-            sniffed = true
-            if held[0] == 0x1F, held[1] == 0x8B {
-                do { gzip = try GzipDecoder() } catch { throw Failure(reason: error.reason) }
-            }
+            guard held.count >= 4 else { return [] }
+            try sniff()
             bytes = held[...]
             held = []
         }
@@ -62,7 +59,7 @@ struct ListParser {
     mutating func finish() throws(Failure) -> [Parsed] {
         var rest: ArraySlice<UInt8> = []
         if !sniffed {
-            sniffed = true
+            try sniff()
             rest = held[...]
         }
         if let gzip {
@@ -74,6 +71,27 @@ struct ListParser {
             throw Failure(reason: "the table is empty: it has no header line naming its columns")
         }
         return parsed
+    }
+
+    /// Binary containers a data set's table often comes in, which are read as nothing else.
+    private static let containers: [(magic: [UInt8], name: String)] = [
+        (Array("PAR1".utf8), "a Parquet file"), (Array("ARROW1".utf8.prefix(4)), "an Arrow file"),
+        ([0x50, 0x4B, 0x03, 0x04], "a zip archive"), ([0x28, 0xB5, 0x2F, 0xFD], "zstd-compressed"),
+        ([0xFD, 0x37, 0x7A, 0x58], "xz-compressed"), (Array("BZh".utf8), "bzip2-compressed"),
+    ]
+
+    /// Looks at the first bytes: gzip is inflated as it comes; a container imgcache does not read is
+    /// refused before a line of it is taken for a URL.
+    private mutating func sniff() throws(Failure) {
+        sniffed = true
+        if held.starts(with: [0x1F, 0x8B]) {
+            do { gzip = try GzipDecoder() } catch { throw Failure(reason: error.reason) }
+            return
+        }
+        if let container = ListParser.containers.first(where: { held.starts(with: $0.magic) }) {
+            throw Failure(reason: "it is \(container.name): imgcache reads lines of URLs, CSV, TSV or JSONL (maybe gzipped); "
+                          + "convert it first (for Parquet: duckdb -c \"COPY (FROM 'FILE.parquet') TO 'FILE.csv'\")")
+        }
     }
 
     private mutating func parse(_ bytes: ArraySlice<UInt8>, ending: Bool) throws(Failure) -> [Parsed] {

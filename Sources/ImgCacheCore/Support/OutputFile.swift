@@ -75,6 +75,27 @@ public enum OutputFile {
         return path.hasPrefix("/") ? path : nil
     }
 
+    /// Whether `destination` is a regular file holding exactly the bytes of `source` (compared a
+    /// block at a time, after their sizes).
+    public static func holdsSameBytes(_ destination: String, as source: String) -> Bool {
+        guard case .success(let target) = SystemCall.lstat(destination), target.st_mode & S_IFMT == S_IFREG,
+              case .success(let original) = SystemCall.stat(following: source), target.st_size == original.st_size,
+              case .success(let a) = SystemCall.open(destination, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) else { return false }
+        defer { SystemCall.close(a) }
+        guard case .success(let b) = SystemCall.open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK) else { return false }
+        defer { SystemCall.close(b) }
+        var offset = 0
+        let size = Int(target.st_size)
+        while offset < size {
+            let count = min(1 << 20, size - offset)
+            guard let left = try? FileSystem.read(a, count: count, at: offset, path: destination),
+                  let right = try? FileSystem.read(b, count: count, at: offset, path: source),
+                  left.count == count, left == right else { return false }
+            offset += count
+        }
+        return true
+    }
+
     /// Whether `a` and `b` name one file (following links).
     public static func isSameFile(_ a: String, _ b: String) -> Bool {
         guard case .success(let first) = SystemCall.stat(following: a), case .success(let second) = SystemCall.stat(following: b) else { return false }

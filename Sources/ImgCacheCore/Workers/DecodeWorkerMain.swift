@@ -30,6 +30,7 @@ public enum DecodeWorkerMain {
         guard ic_worker_confine(parent, &error, error.count) == 0 else {
             return complain("cannot confine a decode worker: \(CodecShim.message(error))", status: 71)
         }
+        ic_worker_keep_memory()
         // imgcache ends its workers itself (SIGKILL); a terminal's signals are its to take.
         for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE] { Glibc.signal(signal, SIG_IGN) }
         ic_worker_report_crashes(channel)
@@ -97,7 +98,6 @@ public enum DecodeWorkerMain {
             answer.fields(describing: failure)
         }
         answer.add("cpu-ms", Int(ic_cpu_milliseconds()))
-        answer.add("address-space", Int(ic_address_space(0)))
         answer.add("peak-rss", WorkerRegistry.ownPeakMemory)
         return answer
     }

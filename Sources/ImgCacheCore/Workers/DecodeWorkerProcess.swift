@@ -49,14 +49,23 @@ final class DecodeWorkerProcess {
     func run(_ job: DecodeJob, body: Int32, estimate: Int) -> Result<DecodeResult, DecodeFailure> {
         printed = []
         guard !WorkerRegistry.shared.isStopping else { return .failure(.interrupted) }
-        let running: Running
+        var running: Running
         switch start() {
         case .success(let started): running = started
         case .failure(let failure): return .failure(failure)
         }
         // Its size as the kernel counts it, not as it says: a worker a hostile image took over
         // could claim any size to be given room.
-        let size = Int(clamping: ic_address_space(running.pid))
+        var size = Int(clamping: ic_address_space(running.pid))
+        if size > running.startingAddressSpace + DecodeWorkerProcess.growthAllowed {
+            // Grown past what a job leaves behind (a library's caches, fragments): a fresh worker.
+            close()
+            switch start() {
+            case .success(let started): running = started
+            case .failure(let failure): return .failure(failure)
+            }
+            size = Int(clamping: ic_address_space(running.pid))
+        }
         let addressSpace = size > 0 ? size : running.addressSpace
         // Within what imgcache itself may map (ulimit -v), which its workers inherit.
         limit = limits.budget(forEstimate: estimate)
@@ -126,13 +135,10 @@ final class DecodeWorkerProcess {
         if let peak = answer.number("peak-rss") { WorkerRegistry.shared.notePeak(peak) }
         if var updated = worker {
             updated.cpuMilliseconds = answer.number("cpu-ms") ?? updated.cpuMilliseconds
-            updated.addressSpace = answer.number("address-space") ?? updated.addressSpace
             updated.jobs += 1
             worker = updated
-            if updated.jobs >= DecodeWorkerProcess.jobsPerWorker
-                || updated.addressSpace > updated.startingAddressSpace + DecodeWorkerProcess.growthAllowed {
-                close()
-            }
+            // (Its growth is read before the next job, from the kernel.)
+            if updated.jobs >= DecodeWorkerProcess.jobsPerWorker { close() }
         }
         if let failure = answer.failure {
             // A library that ran out of memory inside the limit says so in its own words.
