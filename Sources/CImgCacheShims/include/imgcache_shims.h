@@ -420,8 +420,6 @@ int ic_limit_process(int32_t pid, int resource, uint64_t soft);
 uint64_t ic_own_limit(int resource, int hard);
 /// Under an address-space limit (ulimit -v), keeps malloc to two arenas; 1 when it did, 0 when there is no limit.
 int ic_fit_address_space(void);
-/// The process's peak resident memory in bytes (getrusage: what /proc's VmHWM says), 0 when unknown.
-uint64_t ic_peak_rss(void);
 /// In a decode worker: malloc keeps what it freed for the next job instead of giving it back.
 void ic_worker_keep_memory(void);
 /// Process `pid`'s address space in bytes (what RLIMIT_AS counts; 0: this process's own); 0 when

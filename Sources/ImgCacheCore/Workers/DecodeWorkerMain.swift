@@ -26,6 +26,10 @@ public enum DecodeWorkerMain {
         guard arguments.count == 2, arguments[0] == modeArgument, let parent = Int32(arguments[1]) else {
             return complain("\(modeArgument) is how imgcache starts its decode workers, not a command", status: 64)
         }
+        // Made before the filter is set: imgcache reads from it what a job that ended was doing.
+        guard let page = WorkerPhasePage.create() else {
+            return complain("cannot start a decode worker: \(Errno(errno))", status: 71)
+        }
         var error = [CChar](repeating: 0, count: 256)
         guard ic_worker_confine(parent, &error, error.count) == 0 else {
             return complain("cannot confine a decode worker: \(CodecShim.message(error))", status: 71)
@@ -36,7 +40,8 @@ public enum DecodeWorkerMain {
         ic_worker_report_crashes(channel)
         var ready = WorkerMessage("ready")
         ready.add("address-space", Int(ic_address_space(0)))
-        guard send(ready) else { return 0 }
+        guard send(ready, handing: page.descriptor) else { return 0 }
+        page.closeDescriptor()
         var buffer = [UInt8](repeating: 0, count: messageCapacity)
         while true {
             var descriptors: [Int32] = [-1, -1]
@@ -66,16 +71,7 @@ public enum DecodeWorkerMain {
                 guard send(answer) else { return 0 }
                 continue
             }
-            let outcome = job.perform(on: bytes) { phase in
-                var message = WorkerMessage("phase")
-                switch phase {
-                case .decoding(let format): message.add("decoding", format.rawValue)
-                case .encoding(let format): message.add("encoding", format.rawValue)
-                case .transforming: message.add("transforming", "")
-                case .starting: break
-                }
-                _ = send(message)
-            }
+            let outcome = job.perform(on: bytes) { phase in page.phase = phase }
             guard send(answer(for: outcome, writingTo: result)) else { return 0 }
         }
     }
@@ -124,9 +120,14 @@ public enum DecodeWorkerMain {
     }
 
     @discardableResult
-    static func send(_ message: WorkerMessage) -> Bool {
+    static func send(_ message: WorkerMessage, handing descriptor: Int32 = -1) -> Bool {
         let bytes = message.encoded
-        return bytes.withUnsafeBytes { ic_message_send(channel, $0.baseAddress, $0.count, nil, 0) } > 0
+        let descriptors = [descriptor]
+        return bytes.withUnsafeBytes { message in
+            descriptors.withUnsafeBufferPointer {
+                ic_message_send(channel, message.baseAddress, message.count, descriptor >= 0 ? $0.baseAddress : nil, descriptor >= 0 ? 1 : 0)
+            }
+        } > 0
     }
 
     private static func complain(_ text: String, status: Int32) -> Int32 {

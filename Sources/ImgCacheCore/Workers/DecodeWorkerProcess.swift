@@ -21,6 +21,8 @@ final class DecodeWorkerProcess {
         let pid: Int32
         let channel: Int32
         let output: Int32
+        /// Where it writes what it is doing.
+        var page: WorkerPhasePage?
         /// Its address space when it last said (what a job's limit is added to).
         var addressSpace: Int
         /// At start, to tell a worker that keeps growing.
@@ -42,7 +44,10 @@ final class DecodeWorkerProcess {
         self.limits = limits
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        if receivedDescriptor >= 0 { SystemCall.close(receivedDescriptor) }
+    }
 
     /// Runs `job` on the bytes behind `body` within the memory `limits` allow for `estimate` bytes
     /// (beyond what the worker already holds) and the time limit; what it made, or why not.
@@ -92,6 +97,7 @@ final class DecodeWorkerProcess {
             if result < 0 { return fail(.cannotStart("no memory for its results (\(Errno(-result)))"), .starting, replace: false) }
         }
         defer { if result >= 0 { SystemCall.close(result) } }
+        running.page?.phase = .starting
         let message = job.message.encoded
         let descriptors = result >= 0 ? [body, result] : [body]
         let sent = message.withUnsafeBytes { bytes in
@@ -99,7 +105,8 @@ final class DecodeWorkerProcess {
         }
         guard sent > 0 else { return ended(running, phase: .starting, killedForTime: false) }
         let deadline = WallClock.monotonic() + seconds
-        var phase = WorkerFailure.Phase.starting
+        // Read once the job has ended: the worker is stopped or dead by then.
+        var phase: WorkerFailure.Phase { running.page?.phase ?? .starting }
         while true {
             switch wait(running, until: deadline) {
             case .timedOut:
@@ -109,10 +116,6 @@ final class DecodeWorkerProcess {
                 return ended(running, phase: phase, killedForTime: false)
             case .message(let answer):
                 switch answer.kind {
-                case "phase":
-                    if let name = answer["decoding"], let format = ImageFormat(rawValue: name) { phase = .decoding(format) }
-                    if let name = answer["encoding"], let format = ImageFormat(rawValue: name) { phase = .encoding(format) }
-                    if answer["transforming"] != nil { phase = .transforming }
                 case "done":
                     drainOutput(running)
                     return finished(answer, running: running, result: result, phase: phase)
@@ -217,16 +220,18 @@ final class DecodeWorkerProcess {
             return .failure(.contained(WorkerFailure(cause: .cannotStart("\(Errno(status))"), phase: .starting)))
         }
         _ = fcntl(pipe[0], F_SETFL, fcntl(pipe[0], F_GETFL) | O_NONBLOCK)
-        var running = Running(pid: pid, channel: pair[0], output: pipe[0], addressSpace: 0, startingAddressSpace: 0)
+        var running = Running(pid: pid, channel: pair[0], output: pipe[0], page: nil, addressSpace: 0, startingAddressSpace: 0)
         worker = running
         guard WorkerRegistry.shared.register(pid) else {
             _ = ended(running, phase: .starting, killedForTime: false)
             return .failure(.interrupted)
         }
-        switch wait(running, until: WallClock.monotonic() + DecodeWorkerProcess.startTimeout) {
-        case .message(let ready) where ready.kind == "ready":
+        switch wait(running, until: WallClock.monotonic() + DecodeWorkerProcess.startTimeout, keeping: true) {
+        case .message(let ready) where ready.kind == "ready" && receivedDescriptor >= 0:
             let space = ready.number("address-space") ?? 0
-            running = Running(pid: pid, channel: pair[0], output: pipe[0], addressSpace: space, startingAddressSpace: space)
+            running = Running(pid: pid, channel: pair[0], output: pipe[0], page: WorkerPhasePage.map(receivedDescriptor),
+                              addressSpace: space, startingAddressSpace: space)
+            receivedDescriptor = -1
             worker = running
             return .success(running)
         case .timedOut, .closed, .message:
@@ -243,9 +248,16 @@ final class DecodeWorkerProcess {
         case timedOut
     }
 
+    /// Where messages are read (one buffer for the worker's life, not one per message).
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// The descriptor the last message carried, when `wait` was asked to keep it; else -1.
+    private var receivedDescriptor: Int32 = -1
+
     /// The worker's next message, gathering what it prints meanwhile; `.closed` when it ended.
-    private func wait(_ running: Running, until deadline: Double) -> Wait {
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// A descriptor the message carries is closed, or kept in `receivedDescriptor` when asked.
+    private func wait(_ running: Running, until deadline: Double, keeping: Bool = false) -> Wait {
+        if receivedDescriptor >= 0 { SystemCall.close(receivedDescriptor) }
+        receivedDescriptor = -1
         while true {
             let left = deadline - WallClock.monotonic()
             if left <= 0 { return .timedOut }
@@ -261,7 +273,9 @@ final class DecodeWorkerProcess {
             var descriptors: [Int32] = [-1]
             var count: Int32 = 0
             let received = buffer.withUnsafeMutableBytes { ic_message_receive(running.channel, $0.baseAddress, $0.count, &descriptors, 1, &count) }
-            if count > 0 { SystemCall.close(descriptors[0]) }
+            if count > 0 {
+                if keeping { receivedDescriptor = descriptors[0] } else { SystemCall.close(descriptors[0]) }
+            }
             guard received > 0, let message = WorkerMessage(decoding: buffer[..<Int(received)]) else { return .closed }
             return .message(message)
         }
@@ -269,7 +283,6 @@ final class DecodeWorkerProcess {
 
     /// Reads what the worker printed so far (kept up to 200 lines of a job).
     private func drainOutput(_ running: Running) {
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(running.output, $0.baseAddress, $0.count) }
             guard count > 0 else { return }

@@ -51,8 +51,11 @@ public final class WorkerRegistry: Sendable {
     /// its memory's high-water mark, `VmHWM`. (`getrusage`'s maximum is no use: Linux carries the
     /// spawning process's over an exec, so a process started from a large one would report that.)
     public static var ownPeakMemory: Int {
-        // getrusage, not /proc/self/status: a worker says it after every job.
-        Int(clamping: ic_peak_rss())
+        guard let bytes = try? FileSystem.readFile("/proc/self/status", limit: 1 << 16, allowingSpecialFiles: true) else { return 0 }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        let digits = line.dropFirst("VmHWM:".count).filter(\.isNumber)
+        return (Int(digits) ?? 0) * 1024
     }
 
     /// The least address space imgcache runs in: its threads, libcurl and the buffers of a few
