@@ -11,6 +11,12 @@ _imgcache() {
             fetch|prefetch|export|list|cache-info|clean|clear|remove|config|remote|completions|help) command=${COMP_WORDS[i]}; break ;;
         esac
     done
+    if [[ ${COMP_WORDS[COMP_CWORD-1]} == = ]]; then
+        case $prev in
+            --refresh) COMPREPLY=($(compgen -W "stale" -- "$cur")); return ;;
+            --refresh) COMPREPLY=($(compgen -W "stale" -- "$cur")); return ;;
+        esac
+    fi
     case $prev in
         --cache-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --namespace|-n) COMPREPLY=(); local n; while IFS= read -r n; do [[ $n == "$cur"* ]] && COMPREPLY+=("$n"); done < <(_imgcache_namespaces); return ;;
@@ -21,10 +27,10 @@ _imgcache() {
         --input-format) COMPREPLY=($(compgen -W "lines csv tsv jsonl" -- "$cur")); _imgcache_nospace; return ;;
         --url-column) return ;;
         --failed-ttl) return ;;
-        --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
+        --options) _imgcache_list "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only"; _imgcache_nospace; return ;;
         --thumbnail) return ;;
         --fit) COMPREPLY=($(compgen -W "inside cover contain fill" -- "$cur")); _imgcache_nospace; return ;;
-        --format) COMPREPLY=($(compgen -W "jpeg png webp gif avif jxl" -- "$cur")); _imgcache_nospace; return ;;
+        --format) _imgcache_list "jpeg png webp gif avif jxl"; _imgcache_nospace; return ;;
         --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
         --quality) return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
@@ -59,10 +65,10 @@ _imgcache() {
         --input-format) COMPREPLY=($(compgen -W "lines csv tsv jsonl" -- "$cur")); _imgcache_nospace; return ;;
         --url-column) return ;;
         --failed-ttl) return ;;
-        --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
+        --options) _imgcache_list "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only"; _imgcache_nospace; return ;;
         --thumbnail) return ;;
         --fit) COMPREPLY=($(compgen -W "inside cover contain fill" -- "$cur")); _imgcache_nospace; return ;;
-        --format) COMPREPLY=($(compgen -W "jpeg png webp gif avif jxl" -- "$cur")); _imgcache_nospace; return ;;
+        --format) _imgcache_list "jpeg png webp gif avif jxl"; _imgcache_nospace; return ;;
         --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
         --quality) return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
@@ -98,10 +104,10 @@ _imgcache() {
         --input-format) COMPREPLY=($(compgen -W "lines csv tsv jsonl" -- "$cur")); _imgcache_nospace; return ;;
         --url-column) return ;;
         --failed-ttl) return ;;
-        --options) COMPREPLY=($(compgen -W "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only" -- "$cur")); _imgcache_nospace; return ;;
+        --options) _imgcache_list "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only"; _imgcache_nospace; return ;;
         --thumbnail) return ;;
         --fit) COMPREPLY=($(compgen -W "inside cover contain fill" -- "$cur")); _imgcache_nospace; return ;;
-        --format) COMPREPLY=($(compgen -W "jpeg png webp gif avif jxl" -- "$cur")); _imgcache_nospace; return ;;
+        --format) _imgcache_list "jpeg png webp gif avif jxl"; _imgcache_nospace; return ;;
         --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
         --quality) return ;;
         --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
@@ -168,6 +174,12 @@ _imgcache() {
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "fetch prefetch export list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
     esac
+}
+# WORDS for the last item of a comma-separated list: 'webp,a' offers 'webp,avif'.
+_imgcache_list() {
+    local head= word=$cur
+    [[ $cur == *,* ]] && head=${cur%,*}, && word=${cur##*,}
+    COMPREPLY=($(compgen -P "$head" -W "$1" -- "$word"))
 }
 # A single match ending in '=' takes its value next: no space after it.
 _imgcache_nospace() {

@@ -58,6 +58,17 @@ import Testing
         #expect(try bash(["fetch", "--with"]).words == ["--with-url"])
     }
 
+    @Test func bashCompletesAValueAfterEqualsAndTheLastItemOfAList() throws {
+        // bash splits --refresh=st into '--refresh', '=', 'st'.
+        #expect(try bash(["fetch", "--refresh", "=", ""]).words == ["stale"])
+        #expect(try bash(["fetch", "--refresh", "=", "st"]).words == ["stale"])
+        #expect(try bash(["fetch", "--format", "webp,a"]).words == ["webp,avif"])
+        #expect(try bash(["fetch", "--format", "webp,"]).words.count == 6)
+        #expect(try bash(["fetch", "--format", "webp,"]).words.allSatisfy { $0.hasPrefix("webp,") })
+        #expect(try bash(["fetch", "--format", "jp"]).words == ["jpeg"])
+        #expect(try bash(["fetch", "--options", "retry-failed,refresh-c"]).words == ["retry-failed,refresh-cached"])
+    }
+
     @Test func bashCompletesPrefetchsFileAndInputFiles() throws {
         #expect(try bash(["prefetch", "ur"]).words == ["urls.txt"])
         #expect(try bash(["fetch", "-i", "ur"]).words == ["urls.txt"])

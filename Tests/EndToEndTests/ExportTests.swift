@@ -81,6 +81,34 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == [".imgcache-export", "00000.tar", "manifest.jsonl"])
     }
 
+    /// A column named like a field of KEY.json is kept under `row`; of a JSONL row's duplicate keys
+    /// the last counts; the URL column can be the caption; a cached image that is not the pinned
+    /// bytes is said as such (nothing is stored by an export, so nothing "was not stored").
+    @Test func columnsNamedLikeFieldsAreKeptAndTheURLCanBeTheCaption() throws {
+        let url = server.url("logo.png")
+        let jsonl = "{\"url\":\"\(url)\",\"width\":\"wide\",\"format\":\"poster\",\"tag\":\"a\",\"tag\":\"b\"}\n"
+        let list = try table(jsonl, name: "rows.jsonl")
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let out = work.appending("fields")
+        let result = try fetch(["export", "--webdataset", out, "--caption-column", "url", list])
+        #expect(result.status == 0 && !result.standardError.contains("no row has"), "\(result.standardError)")
+        let sample = try #require(try JSONSerialization.jsonObject(with: try tar(["-xOf", out + "/00000.tar", "000000000.json"]))
+                                  as? [String: Any])
+        #expect(sample["width"] as? Int == 64 && sample["format"] as? String == "png" && sample["tag"] as? String == "b", "\(sample)")
+        #expect(sample["row"] as? [String: String] == ["width": "wide", "format": "poster"], "\(sample)")
+        let raw = String(decoding: try tar(["-xOf", out + "/00000.tar", "000000000.json"]), as: UTF8.self)
+        #expect(raw.components(separatedBy: "\"tag\"").count == 2, "one tag key: \(raw)")
+        #expect(String(decoding: try tar(["-xOf", out + "/00000.tar", "000000000.txt"]), as: UTF8.self) == url)
+
+        let wrongPin = String(repeating: "ab", count: 32)
+        let pinned = try table("url,sha256\n\(url),\(wrongPin)\n", name: "pinned.csv")
+        let refused = try fetch(["export", "--webdataset", work.appending("pinned"), pinned])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("sha256 mismatch: expected \(wrongPin), got ")
+                && refused.standardError.contains("the cached bytes are not the pinned ones, and nothing is downloaded here")
+                && !refused.standardError.contains("nothing was stored"), "\(refused.standardError)")
+    }
+
     @Test func thumbnailsAreMadeFromTheCachedOriginals() throws {
         let list = try table("url\n\(server.url("photo.jpg"))\n\(server.url("logo.png"))\n")
         #expect(try fetch(["prefetch", list]).status == 0)

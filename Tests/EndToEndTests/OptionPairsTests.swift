@@ -38,6 +38,12 @@ import Testing
         let again = try lines(["fetch", "--refresh=stale", url])
         #expect(again.lines.first?["cache"] as? String == "refreshed", "\(again.lines)")
         #expect(faults.requests.last?.header("If-None-Match") == "\"fresh-photo.jpg\"")
+        // A 304 is told from new bytes (a server without validators sends the whole image again).
+        #expect(again.lines.first?["modified"] as? Bool == false, "\(again.lines)")
+        let plain = faults.baseURL + "/image/photo.jpg"
+        #expect(try fetch(["fetch", plain]).status == 0)
+        let whole = try lines(["fetch", "--refresh", plain])
+        #expect(whole.lines.first?["cache"] as? String == "refreshed" && whole.lines.first?["modified"] as? Bool == true, "\(whole.lines)")
     }
 
     @Test func cacheOnlyAndAVariantOfACachedImageMakeItOffline() throws {

@@ -31,6 +31,30 @@ import Testing
         #expect(gets == 1)
     }
 
+    /// `--thumbnail 32x` of a JPEG writes a JPEG: asked with `--format jpeg` (before or after), it is
+    /// the same entry, not the same bytes stored twice; a format the original is not in is its own.
+    @Test func aThumbnailInTheOriginalsFormatIsStoredOnceHoweverItIsAsked() throws {
+        func files() -> Int {
+            CacheInspection.files(under: cacheRoot).filter {
+                let name = ($0 as NSString).lastPathComponent
+                return !name.hasPrefix("tmp.") && !["lock", "urls", "stats", "settings", "failed", "CACHEDIR.TAG"].contains(name) && !name.hasSuffix(".meta")
+            }.count
+        }
+        for order in [[[], ["--format", "jpeg"]], [["--format", "jpeg"], []]] {
+            let first = try json(["--thumbnail", "32x"] + order[0] + [photo])
+            let second = try json(["--thumbnail", "32x"] + order[1] + [photo])
+            #expect(first["path"] as? String == second["path"] as? String && second["format"] as? String == "jpeg", "\(order)")
+            #expect(second["cache"] as? String == "disk", "\(order): \(second)")
+            let stored = files()
+            #expect(stored == 2, "\(order): the original and one thumbnail, not \(stored) files")
+            // A PNG of it is another image.
+            let png = try json(["--thumbnail", "32x", "--format", "png", photo])
+            #expect(png["path"] as? String != first["path"] as? String && files() == 3)
+            _ = try fetch(["clear"])
+        }
+        #expect(gets == 2)
+    }
+
     /// "Already fits" is judged on the image as shown: rotated.jpg is stored 48x32 and shown 32x48
     /// (EXIF orientation 6), so a box 40 high is too small for it, whatever its stored height says.
     @Test func anImageTurnedByItsEXIFFitsTheBoxAsShown() throws {

@@ -34,7 +34,9 @@ extension ExportCommand {
         let export: WebDatasetExport
         do throws(WebDatasetExport.Failure) {
             export = try WebDatasetExport(directory: arguments.directory, shardSize: arguments.shardSize,
-                                          captionColumn: arguments.captionColumn, includesOptedOut: arguments.includesOptedOut)
+                                          captionColumn: arguments.captionColumn,
+                                          urlColumn: arguments.listFormat.urlColumn ?? ListFormat.defaultURLColumn,
+                                          includesOptedOut: arguments.includesOptedOut)
         } catch {
             console.error(error.reason)
             return .outputFailed

@@ -43,15 +43,30 @@ public enum CompletionScript {
             "            " + commandNames.joined(separator: "|") + ") command=${COMP_WORDS[i]}; break ;;",
             "        esac",
             "    done",
-            "    case $prev in",
         ]
         let allOptions = CommandTable.globalOptions + CommandTable.commands.flatMap(\.options)
+        // A switch whose value may follow '=' (--refresh=stale): completed only there.
+        let optional = allOptions.filter { ($0.optionalValue ?? "").contains(where: \.isLowercase) }
+        if !optional.isEmpty {
+            lines.append("    if [[ ${COMP_WORDS[COMP_CWORD-1]} == = ]]; then")
+            lines.append("        case $prev in")
+            for option in optional {
+                lines.append("            --\(option.long)) COMPREPLY=($(compgen -W \"\(option.optionalValue!)\" -- \"$cur\")); return ;;")
+            }
+            lines.append("        esac")
+            lines.append("    fi")
+        }
+        lines.append("    case $prev in")
         for option in allOptions where option.takesValue {
             let words = spellings([option]).joined(separator: "|")
             switch option.kind {
             case .choice(let values)?, .suggestions(let values)?:
-                // A choice that is a prefix (keep-query=) waits for the rest: no space after it.
-                lines.append("        \(words)) COMPREPLY=($(compgen -W \"\(values.joined(separator: " "))\" -- \"$cur\")); _imgcache_nospace; return ;;")
+                // A list (webp,avif) is completed after its last comma; a choice that is a prefix
+                // (keep-query=) waits for the rest: no space after it.
+                let list = option.metavar.map { $0.contains(",") || $0 == "LIST" } ?? false
+                let complete = list ? "_imgcache_list \"\(values.joined(separator: " "))\""
+                    : "COMPREPLY=($(compgen -W \"\(values.joined(separator: " "))\" -- \"$cur\"))"
+                lines.append("        \(words)) \(complete); _imgcache_nospace; return ;;")
             case .directory?:
                 lines.append("        \(words)) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;")
             case .namespace?:
@@ -83,6 +98,12 @@ public enum CompletionScript {
             "            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"\(global)\" -- \"$cur\"))",
             "            else COMPREPLY=($(compgen -W \"\(commandNames.joined(separator: " "))\" -- \"$cur\")); fi ;;",
             "    esac",
+            "}",
+            "# WORDS for the last item of a comma-separated list: 'webp,a' offers 'webp,avif'.",
+            "_imgcache_list() {",
+            "    local head= word=$cur",
+            "    [[ $cur == *,* ]] && head=${cur%,*}, && word=${cur##*,}",
+            "    COMPREPLY=($(compgen -P \"$head\" -W \"$1\" -- \"$word\"))",
             "}",
             "# A single match ending in '=' takes its value next: no space after it.",
             "_imgcache_nospace() {",

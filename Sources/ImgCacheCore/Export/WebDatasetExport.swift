@@ -36,6 +36,8 @@ public final class WebDatasetExport {
     public let directory: String
     public let shardSize: Int
     public let captionColumn: String?
+    /// The table's URL column: a caption may be taken from it too.
+    public let urlColumn: String
     public let includesOptedOut: Bool
     public private(set) var counts = Counts()
 
@@ -48,6 +50,9 @@ public final class WebDatasetExport {
     private var committed = false
     /// The caption column was found in a row.
     public private(set) var sawCaptionColumn = false
+
+    /// The fields of KEY.json imgcache writes; a row's column of one of these names goes under `row`.
+    public static let sampleFields: Set<String> = ["key", "url", "sha256", "width", "height", "format", "row"]
 
     /// The file that marks a folder as an export's.
     public static let markerName = ".imgcache-export"
@@ -62,7 +67,8 @@ public final class WebDatasetExport {
 
     /// Makes `directory` if needed. One that holds other files than an export's is refused,
     /// so that an export never mixes with (or replaces) what is not its own.
-    public init(directory given: String, shardSize: Int, captionColumn: String?, includesOptedOut: Bool) throws(Failure) {
+    public init(directory given: String, shardSize: Int, captionColumn: String?, urlColumn: String = ListFormat.defaultURLColumn,
+                includesOptedOut: Bool) throws(Failure) {
         // A link to a folder is written through, as -o writes through a link: the folder it leads to.
         var directory = given
         if (try? FileSystem.status(given))??.isSymbolicLink == true, let resolved = realpath(given, nil) {
@@ -72,6 +78,7 @@ public final class WebDatasetExport {
         self.directory = directory
         self.shardSize = shardSize
         self.captionColumn = captionColumn
+        self.urlColumn = urlColumn
         self.includesOptedOut = includesOptedOut
         do {
             try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
@@ -148,15 +155,21 @@ public final class WebDatasetExport {
             sample.add("width", metadata.uprightSize.width)
             sample.add("height", metadata.uprightSize.height)
             sample.add("format", metadata.format?.rawValue)
-            let core: Set<String> = ["key", "url", "sha256", "width", "height", "format"]
+            // A column named like one of the fields above is kept under `row`, not dropped or written twice.
+            var clashing = JSONObject()
             var caption: String?
-            for (name, value) in row?.fields ?? [] where !core.contains(name) {
-                sample.add(name, value)
+            if captionColumn == urlColumn {
+                caption = url
+                sawCaptionColumn = true
+            }
+            for (name, value) in row?.fields ?? [] {
+                if WebDatasetExport.sampleFields.contains(name) { clashing.set(name, value) } else { sample.add(name, value) }
                 if name == captionColumn {
                     caption = WebDatasetExport.text(of: value)
                     sawCaptionColumn = true
                 }
             }
+            if !clashing.fields.isEmpty { sample.add("row", .object(clashing)) }
             let ext = metadata.format?.fileExtension ?? "img"
             do {
                 try shard?.add(key + "." + ext, bytes)

@@ -138,7 +138,8 @@ struct ListParser {
             return (.badRow(line: record.line, reason: "\(texts.count) fields, but the header names \(header.count)"), nil)
         }
         var row = JSONObject()
-        for (index, text) in texts.enumerated() where index != urlIndex { row.add(header[index], text) }
+        // A name the header gives twice: the last column's text, as for a JSON object's duplicate keys.
+        for (index, text) in texts.enumerated() where index != urlIndex { row.set(header[index], .string(text)) }
         let url = urlIndex < texts.count ? texts[urlIndex].trimmingSpaces : ""
         guard !url.isEmpty else {
             return (.badRow(line: record.line, reason: "no URL in column \"\(header[urlIndex])\""), row)
@@ -162,8 +163,9 @@ struct ListParser {
         }
         var row = JSONObject()
         var url: JSONValue?
+        // Duplicate keys: the last one's value, as JSON parsers read them (Python's json, jq).
         for (name, member) in object.fields {
-            if name == format.urlColumn, url == nil { url = member } else { row.add(name, member) }
+            if name == format.urlColumn { url = member } else { row.set(name, member) }
         }
         guard case .string(let text)? = url, !text.trimmingSpaces.isEmpty else {
             let reason = url == nil ? "no member \"\(format.urlColumn)\"" : "member \"\(format.urlColumn)\" is not a URL string"

@@ -4,8 +4,9 @@ public enum FetchError: Error, Equatable, Sendable {
     case invalidURL(url: String, reason: String)
     /// A table's row (starting on `line` of the list) holds no URL that can be taken.
     case badRow(line: Int, reason: String)
-    /// The bytes served are not the pinned ones (`URL#sha256=HEX`): nothing was stored.
-    case pinMismatch(url: String, expected: String, found: String)
+    /// The bytes served are not the pinned ones (`URL#sha256=HEX`): nothing was stored. `inCache`:
+    /// the cached bytes are not, and nothing could be downloaded (`--cache-only`, export).
+    case pinMismatch(url: String, expected: String, found: String, inCache: Bool = false)
     /// The URL's scheme is not http or https.
     case unsupportedScheme(url: String, scheme: String)
     /// The download failed.
@@ -144,8 +145,9 @@ public enum FetchError: Error, Equatable, Sendable {
         case .deadlineReached(let url, let seconds):
             return "\(RemoteURL.displayed(url)): not done within the run's \(DownloadError.formatSeconds(seconds)) (--deadline)"
         case .badRow(let line, let reason): return "line \(line) of the list: \(reason)"
-        case .pinMismatch(let url, let expected, let found):
-            return "\(RemoteURL.displayed(url)): sha256 mismatch: expected \(expected), got \(found); nothing was stored"
+        case .pinMismatch(let url, let expected, let found, let inCache):
+            let fate = inCache ? "the cached bytes are not the pinned ones, and nothing is downloaded here" : "nothing was stored"
+            return "\(RemoteURL.displayed(url)): sha256 mismatch: expected \(expected), got \(found); \(fate)"
         case .unsupportedScheme(let url, let scheme):
             return "\(RemoteURL.displayed(url)): unsupported scheme '\(scheme)' (only http and https)"
         case .download(let url, let error): return "\(RemoteURL.displayed(url)): \(error.reason)"

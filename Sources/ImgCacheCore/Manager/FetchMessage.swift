@@ -10,7 +10,7 @@ enum FetchMessage: Sendable {
     /// `seconds`: from the question to the answer, timed on the store's side (not the manager's backlog).
     case remote(slot: Int, store: Int, Result<[UInt8]?, RemoteFailure>, seconds: Double)
     /// A remote store's answer to a write.
-    case remoteWritten(store: Int, Result<Bool, RemoteFailure>)
+    case remoteWritten(store: Int, Result<Bool, RemoteFailure>, seconds: Double)
     /// An image's variants made on a worker thread (the job's token), with the `-v` lines it logged.
     case variantsMade(token: Int, Result<FetchResult, FetchError>, log: [String])
     /// Something to look at (an interruption).

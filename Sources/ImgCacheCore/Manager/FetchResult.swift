@@ -84,6 +84,8 @@ public struct FetchResult: Equatable, Sendable {
         object.add("url", RemoteURL.redacted(url))
         object.add("path", isStored ? path : nil)
         object.add("cache", cacheType.rawValue)
+        // A refresh's answer: new bytes, or the server's 304 (the cached bytes kept).
+        if cacheType == .refreshed { object.add("modified", !notModified) }
         object.add("format", metadata.format?.rawValue)
         // As the image is shown: a JPEG's EXIF orientation applied.
         object.add("width", metadata.uprightSize.width)

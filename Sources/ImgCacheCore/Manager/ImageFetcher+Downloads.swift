@@ -15,11 +15,13 @@ extension ImageFetcher {
         }
         let remote: RemoteURL, cached: CacheEntry?, failedBefore: Bool, stamp: ShardListings.Stamp?
         var outcome = outcome
-        if let pin = request.pin, case .answer(.success(let hit), _) = outcome, let other = mismatch(hit, pin: pin) {
+        if let pin = request.pin, case .answer(.success(let hit), _) = outcome, let (other, found) = mismatch(hit, pin: pin) {
             // A pinned request is never answered with other bytes: downloaded as if missing, unless
             // nothing may be downloaded (--cache-only, export).
             if settings.options.contains(.fromCacheOnly) {
-                outcome = .answer(.failure(.notUsable(url: request.url, reason: other)), note: nil)
+                let failure: FetchError = found.map { .pinMismatch(url: request.url, expected: pin.sha256, found: $0, inCache: true) }
+                    ?? .notUsable(url: request.url, reason: other)
+                outcome = .answer(.failure(failure), note: nil)
             } else if let url = try? RemoteURL(parsing: request.url) {
                 log?("\(RemoteURL.displayed(request.url)): \(other); downloaded again")
                 outcome = .download(url, cached: nil, note: nil, failedBefore: false, stamp: nil)
@@ -164,13 +166,16 @@ extension ImageFetcher {
 
     /// Why a cached answer is not the pinned bytes (nil when it is): the image as served must
     /// be at hand and hash to the pin; variants found without it are not taken.
-    private func mismatch(_ hit: FetchResult, pin: BytePin) -> String? {
-        guard let original = hit.variants.isEmpty ? hit.path : hit.originalPath else { return "its original is not cached to check the sha256 pin" }
+    /// `found`: the cached bytes' digest, when they could be read.
+    private func mismatch(_ hit: FetchResult, pin: BytePin) -> (reason: String, found: String?)? {
+        guard let original = hit.variants.isEmpty ? hit.path : hit.originalPath else {
+            return ("its original is not cached to check the sha256 pin", nil)
+        }
         do {
             guard let found = try pin.check(file: original) else { return nil }
-            return "the cached bytes' sha256 is \(found), not the pinned \(pin.sha256)"
+            return ("the cached bytes' sha256 is \(found), not the pinned \(pin.sha256)", found)
         } catch {
-            return "the cached bytes cannot be checked (\(error.reason))"
+            return ("the cached bytes cannot be checked (\(error.reason))", nil)
         }
     }
 

@@ -51,9 +51,8 @@ extension ImageFetcher {
                 log?("\(RemoteURL.displayed(miss.url)): remote \(identity) has it, but \(reason); fetched from the origin")
             case .defective(let reason):
                 // A bad object is a miss: the origin answers, and the object is written anew.
-                if !tier.markDamaged(miss.key, in: store, reason: reason, now: WallClock.now()) {
-                    warn?("remote \(identity): bad object for \(RemoteURL.displayed(miss.url)) (\(reason)); fetched from the origin", nil)
-                }
+                log?("\(RemoteURL.displayed(miss.url)): bad object in remote \(identity) (\(reason)); fetched from the origin")
+                tier.markDamaged(miss.key, of: miss.url, in: store, reason: reason, now: WallClock.now())
             }
         case .success(nil):
             log?("\(RemoteURL.displayed(miss.url)): not in remote \(identity)")
@@ -75,7 +74,7 @@ extension ImageFetcher {
     }
 
     /// A remote store answered a write.
-    func remoteWritten(_ store: Int, _ result: Result<Bool, RemoteFailure>, _ run: inout FetchRun) {
+    func remoteWritten(_ store: Int, _ result: Result<Bool, RemoteFailure>, seconds: Double, _ run: inout FetchRun) {
         run.pendingWrites = max(0, run.pendingWrites - 1)
         if run.interrupted {
             switch result {
@@ -97,8 +96,10 @@ extension ImageFetcher {
         case .success(true):
             tier.statistics.writes += 1
             log?("remote \(tier.identity(of: store)): object written")
+            tier.timeWrite(by: store, seconds: seconds)
         case .success(false):
             log?("remote \(tier.identity(of: store)): object already there, kept")
+            tier.timeWrite(by: store, seconds: seconds)
         case .failure(let failure):
             // Writes cut short by an interruption are no fault of the store.
             guard !run.interrupted else { return }
@@ -138,8 +139,8 @@ extension ImageFetcher {
         // Replaced when the stores were not asked first (a refresh, --no-cache-read: theirs may be the old
         // bytes); after they answered a miss, the first writer's stays (another machine's, the same image).
         let unasked = fetched.cacheType == .refreshed || !settings.options.isDisjoint(with: [.fromLoaderOnly, .refreshCached])
-        run.pendingWrites += tier.put(object, as: key, replacing: unasked) { store, result in
-            messages.push(.remoteWritten(store: store, result))
+        run.pendingWrites += tier.put(object, as: key, replacing: unasked) { store, result, seconds in
+            messages.push(.remoteWritten(store: store, result, seconds: seconds))
         }
     }
 

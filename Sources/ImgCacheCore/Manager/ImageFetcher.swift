@@ -265,8 +265,8 @@ public final class ImageFetcher {
             try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url, repeats: miss.repeats, &run, emit: emit)
         case .remote(let slot, let store, let result, let seconds):
             try remoteAnswered(slot: slot, store: store, result, seconds: seconds, &run, emit: emit)
-        case .remoteWritten(let store, let result):
-            remoteWritten(store, result, &run)
+        case .remoteWritten(let store, let result, let seconds):
+            remoteWritten(store, result, seconds: seconds, &run)
         case .variantsMade(let token, let answer, let lines):
             for line in lines { log?(line) }
             guard let held = run.variants.finish(token, started: true) else { return }

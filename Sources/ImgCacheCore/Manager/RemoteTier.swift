@@ -29,6 +29,8 @@ final class RemoteTier {
     /// How long each store's lookups take, and the origin's downloads, lately.
     private var lookupTimes: [Int: RecentAverage] = [:]
     private var originTimes = RecentAverage()
+    /// How long each store's writes take, lately.
+    private var writeTimes: [Int: RecentAverage] = [:]
     /// A store is judged slow only once it answered this many lookups, and the origin this many downloads.
     static let lookupsToJudge = 8, downloadsToJudge = 4
     /// Lookups faster than this on average are never slow: between two fast servers, a difference
@@ -89,19 +91,35 @@ final class RemoteTier {
         stores[index].backend.get(place(of: key), limit: objectLimit, completion: completion)
     }
 
-    /// Store `index` gave a damaged object for `key`: counted, and written anew
+    /// Store `index` gave a damaged object for `key` (of `url`): counted, and written anew
     /// later; the store is given up once it has given `badObjectsToGiveUp` in a
-    /// row (true then).
-    func markDamaged(_ key: CacheKey, in index: Int, reason: String, now: Double) -> Bool {
+    /// row. Said once: by the give-up, or at the run's end (`close`) for a store that gave a
+    /// few among good ones.
+    func markDamaged(_ key: CacheKey, of url: String, in index: Int, reason: String, now: Double) {
         damaged.insert(Damaged(store: index, key: place(of: key)))
         badInARow[index, default: 0] += 1
         guard badInARow[index]! >= RemoteTier.badObjectsToGiveUp else {
             statistics.errors += 1
-            return false
+            badObjects[index, default: BadObjects()].add(url: url, reason: reason)
+            return
         }
+        badObjects[index] = nil
         giveUp(index, RemoteFailure("\(RemoteTier.badObjectsToGiveUp) bad objects in a row (the last: \(reason))"), now: now)
-        return true
     }
+
+    /// The bad objects a store gave that it was not given up for, said when the run ends.
+    private struct BadObjects {
+        var count = 0
+        var lastURL = ""
+        var lastReason = ""
+
+        mutating func add(url: String, reason: String) {
+            count += 1
+            lastURL = url
+            lastReason = reason
+        }
+    }
+    private var badObjects: [Int: BadObjects] = [:]
 
     /// A download from the origin took `seconds`, from its first attempt's start.
     func timeOriginDownload(seconds: Double) {
@@ -123,6 +141,21 @@ final class RemoteTier {
         giveUp(index, RemoteFailure(reason), now: 0, slow: true)
     }
 
+    /// Store `index` wrote an object in `seconds`. Judged as lookups are: once it has written a
+    /// few, a store whose writes take longer on average than the origin's downloads (and over
+    /// `slowLookup`) would hold the run's end back by far more than it saves the other machines:
+    /// said once, and not used for the rest of the run. One given `keep-if-slow` is never judged.
+    func timeWrite(by index: Int, seconds: Double) {
+        guard stores[index].inUse, !stores[index].backend.spec.keepIfSlow else { return }
+        writeTimes[index, default: RecentAverage()].add(seconds)
+        let writes = writeTimes[index]!
+        guard writes.count >= RemoteTier.lookupsToJudge, originTimes.count >= RemoteTier.downloadsToJudge,
+              writes.average > RemoteTier.slowLookup, writes.average > originTimes.average else { return }
+        let reason = "writes take \(RecentAverage.format(writes.average)) on average, "
+            + "downloads from the origin \(RecentAverage.format(originTimes.average))"
+        giveUp(index, RemoteFailure(reason), now: 0, slow: true)
+    }
+
     /// Store `index` gave a good object: its bad ones were not a run of garbage.
     func markGood(_ index: Int) {
         badInARow[index] = nil
@@ -132,12 +165,12 @@ final class RemoteTier {
     /// replacing what is there when asked or when the store's was damaged,
     /// else only where there is none. The number of writes started.
     func put(_ object: [UInt8], as key: CacheKey, replacing: Bool,
-             completion: @escaping @Sendable (Int, Result<Bool, RemoteFailure>) -> Void) -> Int {
+             completion: @escaping @Sendable (Int, Result<Bool, RemoteFailure>, Double) -> Void) -> Int {
         let place = place(of: key)
         let targets = writable
         for index in targets {
             let replaces = damaged.remove(Damaged(store: index, key: place)) != nil || replacing
-            stores[index].backend.put(place, object, replacing: replaces) { completion(index, $0) }
+            stores[index].backend.put(place, object, replacing: replaces) { completion(index, $0, $1) }
         }
         return targets.count
     }
@@ -182,6 +215,12 @@ final class RemoteTier {
 
     func close() {
         for store in stores { store.backend.close() }
+        for (index, bad) in badObjects.sorted(by: { $0.key < $1.key }) where stores[index].inUse {
+            let objects = bad.count == 1 ? "a bad object for \(RemoteURL.displayed(bad.lastURL)) (\(bad.lastReason))"
+                : "\(bad.count) bad objects (the last for \(RemoteURL.displayed(bad.lastURL)): \(bad.lastReason))"
+            report("remote \(identity(of: index)): \(objects); fetched from the origin and written anew", nil)
+        }
+        badObjects = [:]
     }
 }
 

@@ -8,19 +8,28 @@ struct VariantLookup {
 
     /// The cached variant `transform` of `url`, when it was made from `original`
     /// (nil: from whatever original, for one no longer in the cache).
+    /// With `source` (the original's metadata), a variant stored under the key of the transform
+    /// that makes the same bytes (`ImageTransform.equivalent`) is found too.
     func variant(_ transform: ImageTransform, of url: String, madeFrom original: EntryMetadata.Source?,
-                 now: Double) -> FetchResult.Variant? {
-        guard case .hit(let entry) = cache.lookup(settings.variantKey(for: url, transform), now: now),
-              original == nil || entry.metadata.source == original else { return nil }
+                 source: EntryMetadata? = nil, now: Double) -> FetchResult.Variant? {
+        if case .hit(let entry) = cache.lookup(settings.variantKey(for: url, transform), now: now),
+           original == nil || entry.metadata.source == original {
+            return FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true)
+        }
+        guard let source, let format = source.format,
+              let other = transform.equivalent(for: format, frameCount: source.frameCount ?? 1),
+              case .hit(let entry) = cache.lookup(settings.variantKey(for: url, other), now: now),
+              entry.metadata.source == EntryMetadata.Source(of: source) else { return nil }
         return FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true)
     }
 
     /// Every variant the settings ask for, when each is cached (and made from
-    /// `original`, when given); nil when one is missing.
-    func all(of url: String, madeFrom original: EntryMetadata.Source?, now: Double) -> [FetchResult.Variant]? {
+    /// `original`, when given; found under an equivalent key, with `source`); nil when one is missing.
+    func all(of url: String, madeFrom original: EntryMetadata.Source?, source: EntryMetadata? = nil,
+             now: Double) -> [FetchResult.Variant]? {
         var found: [FetchResult.Variant] = []
         for transform in settings.variants {
-            guard let variant = variant(transform, of: url, madeFrom: original, now: now) else { return nil }
+            guard let variant = variant(transform, of: url, madeFrom: original, source: source, now: now) else { return nil }
             found.append(variant)
         }
         return found.isEmpty ? nil : found

@@ -34,7 +34,10 @@ struct VariantMaker {
             let variants = VariantLookup(cache: cache, settings: settings)
             let source = EntryMetadata.Source(of: original.metadata)
             for (index, transform) in settings.variants.enumerated() {
-                made[index] = variants.variant(transform, of: url, madeFrom: source, now: now)
+                // Under the key of a transform making the same bytes too, where the original is kept
+                // (without it, a later run could not tell which key to look for).
+                made[index] = variants.variant(transform, of: url, madeFrom: source,
+                                               source: settings.keepsOriginal ? original.metadata : nil, now: now)
             }
         }
         // New bytes for an original not kept: the variants of other sizes and formats, made from the old

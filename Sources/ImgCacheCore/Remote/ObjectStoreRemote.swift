@@ -136,12 +136,12 @@ final class ObjectStoreRemote: RemoteBackend {
     }
 
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
-             completion: @escaping @Sendable (Result<Bool, RemoteFailure>) -> Void) {
-        write(.put, key, body: object) { [self] result in
+             completion: @escaping @Sendable (Result<Bool, RemoteFailure>, Double) -> Void) {
+        write(.put, key, body: object) { [self] result, first in
             // RFC 4918: a PUT into a collection that does not exist is 409. The collections are made
             // (MKCOL, outermost first) and the PUT sent once more; nginx makes them itself.
             guard case .failure(let failure) = result, case .httpStatus(409)? = failure.cause, case .http(let base) = spec.kind else {
-                return completion(result.map { true })
+                return completion(result.map { true }, first)
             }
             let parts = key.path.split(separator: "/").dropLast()
             // The store's own folder too (as nginx's create_full_put_path would), not the ones above it.
@@ -150,11 +150,11 @@ final class ObjectStoreRemote: RemoteBackend {
                 // Put again whatever MKCOL said: a writer beside this one may have made the folder
                 // (wsgidav answers the slower of two MKCOLs 500). Only a PUT still refused for want
                 // of a folder is the MKCOL's failure.
-                write(.put, key, body: object) { result in
+                write(.put, key, body: object) { result, second in
                     if let failure, case .failure(let again) = result, case .httpStatus(409)? = again.cause {
-                        return completion(.failure(failure))
+                        return completion(.failure(failure), first + second)
                     }
-                    completion(result.map { true })
+                    completion(result.map { true }, first + second)
                 }
             }
         }
@@ -184,24 +184,31 @@ final class ObjectStoreRemote: RemoteBackend {
     }
 
     func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
-        write(.delete, key, body: nil, completion: completion)
+        write(.delete, key, body: nil) { result, _ in completion(result) }
     }
 
     private func write(_ method: DownloadRequest.Method, _ key: RemoteKey, body: [UInt8]?,
-                       completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void) {
+                       completion: @escaping @Sendable (Result<Void, RemoteFailure>, Double) -> Void) {
         let request: DownloadRequest
-        do { request = try self.request(method, key, body: body) } catch { return completion(.failure(error)) }
+        do { request = try self.request(method, key, body: body) } catch { return completion(.failure(error), 0) }
         let s3 = isS3
+        // Timed from the transfer's start, as a lookup is: a write's wait in the queue is not the store's.
+        let started = Mutex(0.0)
         // Ahead of every download queued, so that writes follow the downloads they share closely;
         // an interrupted run finishes them within its grace period.
-        send(DownloadSubmission(request: request, placement: .first, outlivesInterruption: true) { result in
+        var submission = DownloadSubmission(request: request, placement: .first, outlivesInterruption: true) { result in
+            let seconds = max(0, WallClock.monotonic() - started.withLock { $0 })
             switch result {
-            case .success: completion(.success(()))
+            case .success: completion(.success(()), seconds)
             // Deleting what is not there is done.
-            case .failure(.httpStatus(404)) where method == .delete: completion(.success(()))
-            case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: true, s3: s3)))
+            case .failure(.httpStatus(404)) where method == .delete: completion(.success(()), seconds)
+            case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: true, s3: s3)), seconds)
             }
-        }, otherwise: { completion(.failure(ObjectStoreRemote.givenUp)) })
+        }
+        submission.onEvent = { event in
+            if case .started = event { started.withLock { $0 = WallClock.monotonic() } }
+        }
+        send(submission, otherwise: { completion(.failure(ObjectStoreRemote.givenUp), 0) })
     }
 
     static let givenUp = RemoteFailure("given up for this run")

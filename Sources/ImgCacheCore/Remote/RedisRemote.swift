@@ -14,7 +14,7 @@ final class RedisRemote: RemoteBackend, Sendable {
     let spec: RemoteSpec
     private enum Operation {
         case get(RemoteKey, limit: Int, @Sendable (Result<[UInt8]?, RemoteFailure>, Double) -> Void)
-        case put(RemoteKey, [UInt8], replacing: Bool, @Sendable (Result<Bool, RemoteFailure>) -> Void)
+        case put(RemoteKey, [UInt8], replacing: Bool, @Sendable (Result<Bool, RemoteFailure>, Double) -> Void)
         case delete(RemoteKey, @Sendable (Result<Void, RemoteFailure>) -> Void)
         case stop
     }
@@ -51,12 +51,12 @@ final class RedisRemote: RemoteBackend, Sendable {
     }
 
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
-             completion: @escaping @Sendable (Result<Bool, RemoteFailure>) -> Void) {
+             completion: @escaping @Sendable (Result<Bool, RemoteFailure>, Double) -> Void) {
         let socket = self.socket
         socket.writes.add(1, ordering: .relaxed)
-        operations.push(.put(key, object, replacing: replacing) { result in
+        operations.push(.put(key, object, replacing: replacing) { result, seconds in
             socket.writes.subtract(1, ordering: .relaxed)
-            completion(result)
+            completion(result, seconds)
         })
     }
 
@@ -258,7 +258,7 @@ final class RedisRemote: RemoteBackend, Sendable {
                 }
             case .put(_, _, _, let completion):
                 // SET ... NX answers nil when the key is there already: written by someone else, kept.
-                completion(error.map { .failure($0) } ?? .success(value.type != 4))
+                completion(error.map { .failure($0) } ?? .success(value.type != 4), seconds)
             case .delete(_, let completion):
                 completion(error.map { .failure($0) } ?? .success(()))
             case .stop: break
@@ -268,7 +268,7 @@ final class RedisRemote: RemoteBackend, Sendable {
         private func fail(_ operation: Operation, _ failure: RemoteFailure) {
             switch operation {
             case .get(_, _, let completion): completion(.failure(failure), 0)
-            case .put(_, _, _, let completion): completion(.failure(failure))
+            case .put(_, _, _, let completion): completion(.failure(failure), 0)
             case .delete(_, let completion): completion(.failure(failure))
             case .stop: break
             }

@@ -40,9 +40,10 @@ public protocol RemoteBackend: AnyObject, Sendable {
     func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>, Double) -> Void)
     /// Stores `object` under `key`; an object already there is kept unless
     /// `replacing` (it was found damaged). HTTP and S3 stores always replace.
-    /// The answer says whether it was written (false: one was there and kept).
+    /// The answer says whether it was written (false: one was there and kept), with the seconds
+    /// the store took, as for `get`.
     func put(_ key: RemoteKey, _ object: [UInt8], replacing: Bool,
-             completion: @escaping @Sendable (Result<Bool, RemoteFailure>) -> Void)
+             completion: @escaping @Sendable (Result<Bool, RemoteFailure>, Double) -> Void)
     /// Removes `key` (the probe of `remote check`).
     func delete(_ key: RemoteKey, completion: @escaping @Sendable (Result<Void, RemoteFailure>) -> Void)
     /// The run gave the store up: requests queued or under way are dropped at

@@ -70,7 +70,7 @@ public enum RemoteCheck {
         } catch {
             return Report(spec: spec, steps: [], failure: "cannot make the probe: \(error)")
         }
-        if case .failure(let failure) = step("write", { done in backend.put(key, object, replacing: true) { done($0.map { _ in () }) } }) {
+        if case .failure(let failure) = step("write", { done in backend.put(key, object, replacing: true) { result, _ in done(result.map { _ in () }) } }) {
             return failed("write", failure)
         }
         let readBack = step("read", { answer in backend.get(key, limit: RemoteObject.maximumLength) { result, _ in answer(result) } })

@@ -54,6 +54,12 @@ public struct JSONObject: Equatable, Sendable {
         fields.append((name, value ?? .null))
     }
 
+    /// Sets a field: a name already there gets the new value in its place (the last of
+    /// duplicate keys wins, as JSON parsers read them); a new name is appended.
+    public mutating func set(_ name: String, _ value: JSONValue) {
+        if let index = fields.firstIndex(where: { $0.0 == name }) { fields[index].1 = value } else { fields.append((name, value)) }
+    }
+
     public mutating func add(_ name: String, _ text: String?) { add(name, text.map(JSONValue.string)) }
     public mutating func add(_ name: String, _ number: Int?) { add(name, number.map { .integer(Int64($0)) }) }
     public mutating func add(_ name: String, _ number: Int64?) { add(name, number.map(JSONValue.integer)) }

@@ -199,6 +199,24 @@ public struct ImageTransform: Equatable, Sendable {
         return own
     }
 
+    /// The transform that makes the same bytes of an image in `input` (with `frameCount` frames)
+    /// under another key: without `--format`, the one naming the format it writes (`--thumbnail
+    /// 320x` of a JPEG is `--thumbnail 320x --format jpeg`), and the other way round; nil when
+    /// there is none. The two share one entry rather than storing the same bytes twice.
+    public func equivalent(for input: ImageFormat, frameCount: Int) -> ImageTransform? {
+        let animated = frameCount > 1
+        var other = self
+        if format == nil {
+            other.format = outputFormat(for: input, animated: animated)
+            // Written in the input's own format only: a PNG made of a TIFF has no TIFF to stand for.
+            guard other.format == input else { return nil }
+        } else {
+            other.format = nil
+            guard format == input, other.outputFormat(for: input, animated: animated) == input else { return nil }
+        }
+        return other
+    }
+
     /// Whether an image of `format` with `frameCount` frames keeps every
     /// frame: an animation written in a format that animates (GIF, WebP).
     public func keepsFrames(of format: ImageFormat, frameCount: Int) -> Bool {

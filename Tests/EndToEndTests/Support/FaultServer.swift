@@ -195,7 +195,7 @@ final class FaultServer: @unchecked Sendable {
 
     /// Sends what the route asks for; true if the connection may carry another request.
     private func answer(_ request: RecordedRequest, on fd: Int32, finish: () -> Void) -> Bool {
-        let takesWrites = request.path.hasPrefix("/held-store/") || request.path.hasPrefix("/slow-store/")
+        let takesWrites = ["/held-store/", "/slow-store/", "/slow-write-store/"].contains { request.path.hasPrefix($0) }
         guard request.method == "GET" || (request.method == "PUT" && takesWrites) else {
             // Any body would follow unread, so the connection cannot be reused.
             _ = sendAll(fd, FaultServer.closingResponse(405)[...])
@@ -328,6 +328,11 @@ final class FaultServer: @unchecked Sendable {
             // A store that has nothing and takes writes, each answer after MS milliseconds (at most 2 s).
             guard let milliseconds = UInt32(parts[1]), milliseconds <= 2000 else { break }
             usleep(milliseconds * 1000)
+            return status(request.method == "PUT" ? 201 : 404)
+        case ("slow-write-store", _) where parts.count > 2:
+            // A store that has nothing, answers lookups at once, and takes MS milliseconds (at most 2 s) per write.
+            guard let milliseconds = UInt32(parts[1]), milliseconds <= 2000 else { break }
+            if request.method == "PUT" { usleep(milliseconds * 1000) }
             return status(request.method == "PUT" ? 201 : 404)
         case ("robots", 3):
             // The image, with X-Robots-Tag: VALUE (an opt-out of AI training, or another directive).
