@@ -189,6 +189,12 @@ uint64_t ic_cpu_milliseconds(void) {
            (uint64_t)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000;
 }
 
+uint64_t ic_rusage_max_rss(void) {
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+    return (uint64_t)usage.ru_maxrss * 1024;
+}
+
 void ic_worker_keep_memory(void) {
     // One job after another allocates the same buffers: kept between jobs rather than given back
     // and faulted in again, a page at a time, for every image (the address-space limit and the

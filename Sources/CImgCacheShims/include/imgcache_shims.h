@@ -420,6 +420,9 @@ int ic_limit_process(int32_t pid, int resource, uint64_t soft);
 uint64_t ic_own_limit(int resource, int hard);
 /// Under an address-space limit (ulimit -v), keeps malloc to two arenas; 1 when it did, 0 when there is no limit.
 int ic_fit_address_space(void);
+/// getrusage's maximum resident size in bytes: it only grows, but Linux carries the spawning
+/// process's over an exec, so it tells that the peak may have grown, not what it is.
+uint64_t ic_rusage_max_rss(void);
 /// In a decode worker: malloc keeps what it freed for the next job instead of giving it back.
 void ic_worker_keep_memory(void);
 /// Process `pid`'s address space in bytes (what RLIMIT_AS counts; 0: this process's own); 0 when

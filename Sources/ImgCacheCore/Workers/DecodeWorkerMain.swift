@@ -94,8 +94,20 @@ public enum DecodeWorkerMain {
             answer.fields(describing: failure)
         }
         answer.add("cpu-ms", Int(ic_cpu_milliseconds()))
-        answer.add("peak-rss", WorkerRegistry.ownPeakMemory)
+        answer.add("peak-rss", peakMemory())
         return answer
+    }
+
+    /// getrusage's maximum when the peak was last read, and that peak.
+    nonisolated(unsafe) private static var peakRead = (maximum: UInt64(0), peak: 0)
+
+    /// The worker's peak memory (VmHWM), read again only when getrusage's maximum moved: formatting
+    /// /proc/self/status after every image cost more than some thumbnails take.
+    private static func peakMemory() -> Int {
+        // A worker is one thread: nothing else reads or writes `peakRead`.
+        let maximum = ic_rusage_max_rss()
+        if maximum != peakRead.maximum || peakRead.peak == 0 { peakRead = (maximum, WorkerRegistry.ownPeakMemory) }
+        return peakRead.peak
     }
 
     /// The whole file behind `descriptor`, read from its start.

@@ -29,6 +29,9 @@ final class DecodeWorkerProcess {
         let startingAddressSpace: Int
         var cpuMilliseconds = 0
         var jobs = 0
+        /// The soft limits last set on it (nil: none yet): set again only when a job needs others.
+        var memoryLimit: UInt64?
+        var cpuLimit: UInt64?
     }
 
     /// Jobs a worker takes before it is replaced, and how far its address space may grow between
@@ -42,7 +45,16 @@ final class DecodeWorkerProcess {
 
     init(limits: DecodeLimits) {
         self.limits = limits
+        ownHardLimit = ic_own_limit(ic_limit_names(0), 1)
     }
+
+    /// imgcache's own hard address-space limit (ulimit -v), which its workers inherit; read once,
+    /// as it can only be lowered.
+    private let ownHardLimit: UInt64
+
+    /// Address-space limits are set in steps of this much, so that one job after another mostly
+    /// needs no new one (what a job may take is its budget and the slack, not to the byte).
+    static let limitStep: UInt64 = 16 << 20
 
     deinit {
         close()
@@ -74,7 +86,7 @@ final class DecodeWorkerProcess {
         let addressSpace = size > 0 ? size : running.addressSpace
         // Within what imgcache itself may map (ulimit -v), which its workers inherit.
         limit = limits.budget(forEstimate: estimate)
-        let hard = ic_own_limit(ic_limit_names(0), 1)
+        let hard = ownHardLimit
         if hard != UInt64.max, Int(clamping: hard) - addressSpace - DecodeWorkerProcess.slack < limit.bytes {
             let left = Int(clamping: hard) - addressSpace - DecodeWorkerProcess.slack
             // Too little to decode anything: the system's limit, as when no worker starts (exit 71).
@@ -84,13 +96,28 @@ final class DecodeWorkerProcess {
             }
             limit = (left, .inherited)
         }
-        let memory = addressSpace + DecodeWorkerProcess.slack + limit.bytes
+        let step = DecodeWorkerProcess.limitStep
+        let memory = (UInt64(addressSpace + DecodeWorkerProcess.slack + limit.bytes) + step - 1) / step * step
         let seconds = limits.seconds
-        // The limits go on before the job does: from then on the worker cannot change them.
-        if ic_limit_process(running.pid, ic_limit_names(0), UInt64(memory)) != 0
-            || ic_limit_process(running.pid, ic_limit_names(1), UInt64(running.cpuMilliseconds / 1000) + UInt64(seconds.rounded(.up)) + 1) != 0 {
-            return fail(.brokenProtocol("its limits cannot be set"), .starting)
+        // The limits go on before the job does: from then on the worker cannot change them. The CPU
+        // limit is set a job's time ahead, and again once a job could pass it: the wall-clock
+        // deadline (SIGKILL) bounds each job, the CPU limit is the second line.
+        let cpuNeeded = UInt64(running.cpuMilliseconds / 1000) + UInt64(seconds.rounded(.up)) + 1
+        if running.memoryLimit != memory {
+            guard ic_limit_process(running.pid, ic_limit_names(0), memory) == 0 else {
+                return fail(.brokenProtocol("its limits cannot be set"), .starting)
+            }
+            running.memoryLimit = memory
         }
+        if (running.cpuLimit ?? 0) < cpuNeeded {
+            let cpu = cpuNeeded + UInt64(seconds.rounded(.up))
+            guard ic_limit_process(running.pid, ic_limit_names(1), cpu) == 0 else {
+                return fail(.brokenProtocol("its limits cannot be set"), .starting)
+            }
+            running.cpuLimit = cpu
+        }
+        worker?.memoryLimit = running.memoryLimit
+        worker?.cpuLimit = running.cpuLimit
         var result: Int32 = -1
         if case .variants = job.work {
             result = ic_memfd("imgcache-variants")
