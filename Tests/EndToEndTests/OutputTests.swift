@@ -241,6 +241,21 @@ import Testing
         let one = work.appending("one")
         #expect(try fetch(["fetch", "--output-dir", one, "--thumbnail", "32x", server.url("logo.png")]).status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: one) == ["logo-32x24.png"])
+        // A name no file system takes: the cached file's name instead.
+        let long = work.appending("long")
+        let served = try TemporaryDirectory("imgcache-long")
+        let name = String(repeating: "a", count: 240) + ".png"
+        try logo.write(to: URL(fileURLWithPath: served.appending(name)))
+        let nginx = try NginxServer(serving: served.url)
+        let longResult = try fetch(["fetch", "--output-dir", long, "--thumbnail", "32x,16x", nginx.url(name)])
+        #expect(longResult.status == 0, "\(longResult.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: long).allSatisfy { $0.utf8.count < 100 && $0.hasSuffix(".png") })
+        // Two sizes that come out the same (the image is smaller than both): one copy, written once.
+        let same = work.appending("same")
+        let twice = try fetch(["--json", "fetch", "--output-dir", same, "--thumbnail", "640x,1280x", server.url("logo.png")])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: same) == ["logo-64x48.png"])
+        let copies = try #require((try twice.jsonLines().first)?["copies"] as? [String])
+        #expect(copies == [same + "/logo-64x48.png", same + "/logo-64x48.png"])
         let converted = work.appending("converted")
         #expect(try fetch(["fetch", "--output-dir", converted, "--format", "webp", server.url("logo.png")]).status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: converted) == ["logo.webp"])

@@ -16,6 +16,35 @@ import Testing
         #expect(server.requestCount("logo.png") == 2)
     }
 
+    /// A shard's URL log replaced by a link (to a file someone else owns) or by a sparse file of
+    /// gigabytes: read as no log, and removed by clean (the link, not its target), which goes on.
+    @Test func aPlantedURLLogNeitherStopsCleanNorIsRead() throws {
+        let url = server.url("logo.png")
+        let path = try #require(try fetch(["fetch", url]).lines.first)
+        let shard = (path as NSString).deletingLastPathComponent
+        let target = cacheRoot + "/../planted-target-\(getpid())"
+        try Data("keep\n".utf8).write(to: URL(fileURLWithPath: target))
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        try FileManager.default.removeItem(atPath: shard + "/urls")
+        #expect(symlink(target, shard + "/urls") == 0)
+        #expect(try fetch(["list"]).status == 0)
+        let cleaned = try fetch(["clean", "--max-size", "1k"])
+        #expect(cleaned.status == 0, "\(cleaned.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: path), "the entry over the size went")
+        var info = stat()
+        #expect(lstat(shard + "/urls", &info) != 0 || info.st_mode & S_IFMT == S_IFREG, "the link is gone")
+        #expect(FileManager.default.contents(atPath: target) == Data("keep\n".utf8))
+
+        // Eight sparse gigabytes: not read by list (nothing of it shows), removed by clean.
+        let again = try #require(try fetch(["fetch", url]).lines.first)
+        let log = (again as NSString).deletingLastPathComponent + "/urls"
+        #expect(truncate(log, 8 << 30) == 0)
+        let listed = try fetch(["list"])
+        #expect(listed.status == 0 && listed.output.contains(url) == false, "\(listed.output)")
+        #expect(try fetch(["clean", "--max-age", "1d"]).status == 0)
+        #expect(lstat(log, &info) != 0 || info.st_size < 1 << 20)
+    }
+
     @Test func aFIFOInTheLockFilesPlaceIsRefusedNotUsed() throws {
         #expect(try fetch(["fetch", server.url("logo.png")]).status == 0)
         let lock = cacheRoot + "/default/lock"

@@ -175,6 +175,12 @@ extension FetchCommand {
                 }
                 copyOwners[name] = key
                 let target = directory + "/" + name
+                // Two variants of one image under one name (640x and 1280x of a 400-pixel image are both
+                // 400 wide): the first copy stands for both, rather than one rewriting the other each run.
+                if written.contains(target) {
+                    written.append(target)
+                    continue
+                }
                 do throws(SystemError) {
                     // Refused before the folder is made: nothing is left inside a namespace.
                     try FetchCommand.refuseInsideACache(target)
@@ -223,6 +229,9 @@ extension FetchCommand {
         return String(validating: bytes, as: UTF8.self)
     }
 
+    /// The longest URL file name `--output-dir` keeps: room is left for `-WxH`, a digest and an extension.
+    static let longestRemoteName = 200
+
     /// `name` with `suffix` before its extension: `photo.jpg`, `-320x213` is `photo-320x213.jpg`.
     static func suffixed(_ name: String, _ suffix: String) -> String {
         let dot = name.lastIndex(of: ".") ?? name.endIndex
@@ -244,7 +253,8 @@ extension FetchCommand {
         let escaped = String(segments.last ?? "")
         let decoded = FetchCommand.percentDecoded(escaped) ?? escaped
         let name = decoded.contains("/") || decoded.contains("\0") || decoded.unicodeScalars.contains { $0.value < 0x20 } ? escaped : decoded
-        guard !name.isEmpty, name != ".", name != "..", !name.contains("\0") else {
+        // A name no file system takes (over 255 bytes once a size and a digest are added): the cached file's.
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("\0"), name.utf8.count <= FetchCommand.longestRemoteName else {
             return String(cachedPath.split(separator: "/").last ?? "image")
         }
         guard let format else { return name }

@@ -56,8 +56,20 @@ final class URLLog: Sendable {
 
     /// The URLs in the log at `shardPath`, by digest (the last line of each wins).
     static func read(shardPath: String) -> [String: String] {
-        guard let bytes = try? FileSystem.readFile(shardPath + "/" + fileName, limit: 256 << 20) else { return [:] }
+        guard isUsable(shardPath + "/" + fileName),
+              let bytes = try? FileSystem.readFile(shardPath + "/" + fileName, limit: maximumLength) else { return [:] }
         return parse(bytes)
+    }
+
+    /// The longest log read: far more than a shard's entries ever write (a line is a URL).
+    static let maximumLength = 256 << 20
+
+    /// Whether the log at `path` is one to read: a regular file no longer than `maximumLength`.
+    /// Anything else (a link, a FIFO, a sparse file of gigabytes) was planted, not written by
+    /// imgcache: read as no log, at the cost of a `stat`, not of its size.
+    private static func isUsable(_ path: String) -> Bool {
+        guard case .success(let status) = SystemCall.lstat(path) else { return false }
+        return status.st_mode & S_IFMT == S_IFREG && status.st_size <= off_t(maximumLength)
     }
 
     /// The URLs in a log's `bytes`, by digest.
@@ -99,7 +111,14 @@ final class URLLog: Sendable {
     /// Keeps the last line of each digest `keeps` accepts.
     private static func rewrite(shardPath: String, keeps: (String) -> Bool) throws(SystemError) {
         let path = shardPath + "/" + fileName
-        guard let bytes = try FileSystem.readFile(path, limit: 256 << 20) else { return }
+        guard case .success = SystemCall.lstat(path) else { return }
+        if !isUsable(path) {
+            // No log imgcache wrote (a planted link, a FIFO, gigabytes): removed (the link, not what it
+            // leads to), so that maintenance goes on; the entries stay, only their URLs are not listed.
+            try FileSystem.remove(path)
+            return
+        }
+        guard let bytes = try FileSystem.readFile(path, limit: maximumLength) else { return }
         let lines = bytes.split(separator: 0x0A).filter { $0.count > 32 }
         var last: [String: Int] = [:]
         for (index, line) in lines.enumerated() { last[String(decoding: line.prefix(32), as: UTF8.self)] = index }

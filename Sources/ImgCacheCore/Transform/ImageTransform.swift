@@ -225,11 +225,13 @@ public struct ImageTransform: Equatable, Sendable {
 
     /// Whether an image is stored as served: its size as shown (upright) needs no change, the
     /// format written would be its own (a format imgcache does not write becomes PNG), and its
-    /// colours need no conversion (variants are sRGB): a GIF or an animation inside the box stays whole.
+    /// colours need no conversion (variants are sRGB), and it is upright as stored (no EXIF
+    /// orientation to apply: browsers ignore it in a WebP, and a variant is upright whoever shows
+    /// it): a GIF or an animation inside the box stays whole.
     public func keepsAsServed(_ header: ImageHeader) -> Bool {
         let shown = header.uprightSize
         let layout = layout(width: shown.width, height: shown.height)
-        return layout.scaled == shown && layout.canvas == shown
+        return layout.scaled == shown && layout.canvas == shown && header.orientation <= 1
             && outputFormat(for: header.format, animated: header.isAnimated) == header.format && !header.hasColourProfile
     }
 
