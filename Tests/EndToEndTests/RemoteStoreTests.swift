@@ -247,6 +247,8 @@ import Testing
         #expect(second.status == 0 && count(second, "downloaded") == 12)
         let skipped = remoteMessages(second)
         #expect(skipped.count == 1 && skipped[0].contains("skipped"), "\(second.standardError)")
+        // Nothing of that run reached the store: not a clean run (remote_errors 0 means every write landed).
+        #expect(count(second, "remote_errors") == 1, "\(second.output)")
         #expect(FileManager.default.fileExists(atPath: work.appending("a/.remote-down")))
         // Another machine (cache root) keeps marks of its own.
         let elsewhere = try on("b", ["--json", "prefetch", "--remote", remote, try list()])
@@ -383,6 +385,11 @@ import Testing
         #expect(dav.files().filter { $0.hasPrefix("cache/v1/") }.count == 12, "\(dav.files())")
         let second = try on("b", ["--json", "prefetch", "--remote", cache, try list()])
         #expect(count(second, "remote") == 12, "\(second.standardError)")
+        // Its folders removed behind the run's back: made again, not taken for a failed store.
+        try FileManager.default.removeItem(atPath: dav.root.appending("cache"))
+        let again = (0..<12).map { urls[$0] + "?again=\($0)" }
+        let remade = try on("b", ["--json", "prefetch", "--remote", cache, try work.write(lines: again)])
+        #expect(count(remade, "remote_writes") == 12 && count(remade, "remote_errors") == 0, "\(remade.standardError)")
         // Many writers into a new store at once: two MKCOLs of one folder race (wsgidav answers the
         // slower 500), and every object is still written.
         let many = (0..<100).map { server.url(RemoteStoreTests.images[$0 % RemoteStoreTests.images.count]) + "?n=\($0)" }
@@ -452,6 +459,15 @@ import Testing
         #expect(kept.status == 0 && count(kept, "downloaded") == 16 && count(kept, "remote_writes") == 16, "\(kept.standardError)")
         #expect(count(kept, "remote_errors") == 0 && !kept.standardError.contains("is slow"), "\(kept.standardError)")
         #expect(lookups() - lookupsBefore == 16)
+    }
+
+    /// --no-original keeps no original here, but the other machines may want other sizes of it.
+    @Test func anOriginalNotKeptHereIsStillShared() throws {
+        let redis = try RedisServer()
+        let thumbs = try on("a", ["--json", "prefetch", "--thumbnail", "16x16", "--no-original", "--remote", redis.url, try list()])
+        #expect(count(thumbs, "remote_writes") == 12, "\(thumbs.standardError)")
+        let other = try on("b", ["--json", "prefetch", "--remote", redis.url, try list()])
+        #expect(count(other, "remote") == 12 && count(other, "downloaded") == 0, "\(other.standardError)")
     }
 
     @Test func aStoreSlowToWriteIsSaidOnceAndNoLongerWaitedFor() throws {
@@ -585,6 +601,8 @@ import Testing
         #expect(result.status == 130)
         #expect(result.standardError.contains("2 remote writes dropped, not finished within 5 s"), "[\(result.standardError)]")
         #expect(count(result, "remote_writes") == 0 && count(result, "downloaded") == 2)
+        // Each write that did not land is one of the run's remote errors, counted once.
+        #expect(count(result, "remote_errors") == 2, "\(result.output)")
         #expect(problems("a").isEmpty)
     }
 
@@ -594,6 +612,7 @@ import Testing
         #expect(result.standardError.contains("2 remote writes dropped at the run's deadline"), "\(result.standardError)")
         #expect(!result.standardError.contains("finishing"))
         #expect(count(result, "downloaded") == 2 && count(result, "remote_writes") == 0)
+        #expect(count(result, "remote_errors") == 2, "\(result.output)")
     }
 
     @Test func aSecondInterruptionDropsTheWritesAtOnce() throws {

@@ -39,7 +39,7 @@ extension CacheInfoCommand {
             }
             status = ExitStatus.worse(status, MaintenanceMessages.reportUnreadable(
                 summary.unreadableShards, of: cache, console: console, consequence: "left out of the counts"))
-            guard let remotes = MaintenanceMessages.remotes(cache, environment: environment, console: console) else { return .usage }
+            guard let remotes = MaintenanceMessages.remotes(cache, environment: environment, console: console, warnUnreadable: true) else { return .usage }
             if globals.json {
                 var object = json(summary, settingsProblems: inspection.problems.count)
                 object.add("remotes", remotes.remotes.isEmpty ? nil : remotes.listed)

@@ -136,6 +136,8 @@ struct DownloadStore {
                     handed = .bytes(try bytes())
                 }
                 let path = try committer.handOver(handed)
+                // Shared with the remote stores from the file handed over (--no-original), before it goes.
+                if !settings.options.contains(.cacheMemoryOnly) { stored = .file(path) }
                 return .success(FetchResult(url: url, path: path, cacheType: .downloaded,
                                             metadata: describe(inode: 0, size: response.byteCount), isStored: false))
             }

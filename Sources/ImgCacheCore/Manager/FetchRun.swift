@@ -38,6 +38,8 @@ struct FetchRun {
     var writesDeadline: Double?
     /// The run waits only for its remote writes (interrupted), and said so.
     var awaitingWrites = false
+    /// The writes still out when the wait for them ended were dropped (and counted as errors then).
+    var writesDropped = false
     /// Writes answered since the interruption: written, failed, and queued ones never started.
     var writesAfterInterruption = (written: 0, failed: 0, notStarted: 0)
     /// With repeats looked up again: the keys settled lately, oldest first

@@ -82,6 +82,9 @@ extension ImageFetcher {
             case .failure(let failure) where failure.cause == .cancelled: run.writesAfterInterruption.notStarted += 1
             case .failure: run.writesAfterInterruption.failed += 1
             }
+            // A write that did not land is the run's error, whoever's fault: remote_errors 0 means every write landed.
+            // (Once the grace period is over, the writes still out were counted as they were dropped.)
+            if case .failure = result, !run.writesDropped { remoteTier?.statistics.errors += 1 }
             // Waited for after the interruption: said once they all ended, and how.
             if run.awaitingWrites, run.pendingWrites == 0 {
                 let counts = run.writesAfterInterruption
@@ -112,7 +115,10 @@ extension ImageFetcher {
 
     /// Writes a new entry's bytes to every remote store in use that takes writes.
     func share(_ stored: EntryCommitter.Body, of key: CacheKey, as fetched: FetchResult, _ run: inout FetchRun) {
-        guard let tier = remoteTier, fetched.isStored, tier.takesWrites else { return }
+        // An original not kept here (--no-original) is shared all the same: the other machines may want
+        // other sizes of it. One only held in memory (CacheMemoryOnly) is not written anywhere.
+        guard let tier = remoteTier, fetched.isStored || !settings.keepsOriginal, !settings.options.contains(.cacheMemoryOnly),
+              tier.takesWrites else { return }
         // An image too large for an object is only kept locally.
         guard fetched.metadata.byteCount < Int64(RemoteObject.maximumLength - 4096) else { return }
         let bytes: [UInt8]

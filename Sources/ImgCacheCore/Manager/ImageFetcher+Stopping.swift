@@ -69,9 +69,13 @@ extension ImageFetcher {
             warn?("interrupted: \(Plural.count(run.pendingWrites, "remote write")) dropped, not finished within "
                   + DownloadError.formatSeconds(ImageFetcher.writesGracePeriod), nil)
         }
-        // The transfers still out stop when the fetcher closes; a Redis store stops waiting now.
+        // The transfers still out stop when the fetcher closes; a Redis store stops waiting now. Each
+        // dropped write counts as a remote error (its answer, if any, comes after the count).
+        remoteTier?.statistics.errors += run.pendingWrites
         remoteTier?.interrupt(droppingWrites: true)
         run.pendingWrites = 0
+        run.awaitingWrites = false
+        run.writesDropped = true
         return 0
     }
 

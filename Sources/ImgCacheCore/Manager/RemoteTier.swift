@@ -53,6 +53,8 @@ final class RemoteTier {
         for spec in specs {
             if let since = health.downSince(spec, now: now) {
                 report("remote \(spec.identity) failed \(Timestamp.age(since, now: now)); skipped for a minute", nil)
+                // Nothing of this run reaches it: counted, so that remote_errors 0 still means every write landed.
+                statistics.errors += 1
                 continue
             }
             do {
@@ -218,7 +220,8 @@ final class RemoteTier {
         for (index, bad) in badObjects.sorted(by: { $0.key < $1.key }) where stores[index].inUse {
             let objects = bad.count == 1 ? "a bad object for \(RemoteURL.displayed(bad.lastURL)) (\(bad.lastReason))"
                 : "\(bad.count) bad objects (the last for \(RemoteURL.displayed(bad.lastURL)): \(bad.lastReason))"
-            report("remote \(identity(of: index)): \(objects); fetched from the origin and written anew", nil)
+            let written = stores[index].refusesWrites || stores[index].backend.spec.readOnly ? "" : " and written anew"
+            report("remote \(identity(of: index)): \(objects); fetched from the origin\(written)", nil)
         }
         badObjects = [:]
     }

@@ -146,6 +146,8 @@ final class ObjectStoreRemote: RemoteBackend {
             let parts = key.path.split(separator: "/").dropLast()
             // The store's own folder too (as nginx's create_full_put_path would), not the ones above it.
             let folders = [base + "/"] + parts.indices.map { base + "/" + parts[...$0].joined(separator: "/") + "/" }
+            // A folder missing now may have been made earlier in the run and removed since: each is made again.
+            collections.withLock { $0.subtract(folders) }
             makeCollections(folders[...], failed: nil) { [self] failure in
                 // Put again whatever MKCOL said: a writer beside this one may have made the folder
                 // (wsgidav answers the slower of two MKCOLs 500). Only a PUT still refused for want
