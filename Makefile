@@ -15,7 +15,7 @@ DESTDIR ?=
 # vipsthumbnail for benchmarks.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libhiredis-dev pkgconf \
 	libavif-dev libheif-dev libjxl-dev libtiff-dev librsvg2-dev liblcms2-dev libarchive-dev libseccomp-dev
-TEST_PACKAGES := nginx openssl zsh fish jq man-db file curl redis-server parallel strace
+TEST_PACKAGES := nginx openssl zsh fish jq man-db file curl redis-server parallel strace libgs-common
 BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools linux-perf \
 	libavif-bin libheif-examples libjxl-tools librsvg2-bin
 

@@ -26,6 +26,8 @@
     X(JxlDecoderStatus, JxlDecoderGetFrameHeader, (const JxlDecoder *, JxlFrameHeader *))            \
     X(JxlDecoderStatus, JxlDecoderGetICCProfileSize,                                                 \
       (const JxlDecoder *, const JxlPixelFormat *, JxlColorProfileTarget, size_t *))                 \
+    X(JxlDecoderStatus, JxlDecoderGetColorAsEncodedProfile,                                          \
+      (const JxlDecoder *, const JxlPixelFormat *, JxlColorProfileTarget, JxlColorEncoding *))       \
     X(JxlDecoderStatus, JxlDecoderGetColorAsICCProfile,                                              \
       (const JxlDecoder *, const JxlPixelFormat *, JxlColorProfileTarget, uint8_t *, size_t))        \
     X(JxlDecoderStatus, JxlDecoderImageOutBufferSize, (const JxlDecoder *, const JxlPixelFormat *, size_t *)) \
@@ -89,7 +91,9 @@ int ic_jxl_read_header(const uint8_t *data, size_t size, int complete, ic_jxl_he
     // so no pixel is decoded. The input is never closed: a file cut short then asks for more
     // (and libjxl prints nothing) rather than failing.
     int status = -1, have_info = 0;
-    int events = JXL_DEC_BASIC_INFO | (complete ? JXL_DEC_FRAME : 0);
+    int events = JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING | (complete ? JXL_DEC_FRAME : 0);
+    // Not known until the colour encoding is read.
+    out->has_colour_profile = 1;
     if (p_JxlDecoderSubscribeEvents(decoder, events) != JXL_DEC_SUCCESS ||
         p_JxlDecoderSetInput(decoder, data, size) != JXL_DEC_SUCCESS) {
         ic_set_error(error, error_size, "libjxl refused its input");
@@ -106,6 +110,14 @@ int ic_jxl_read_header(const uint8_t *data, size_t size, int complete, ic_jxl_he
             out->animated = info.have_animation != 0;
             out->orientation = info.orientation;
             have_info = 1;
+        } else if (result == JXL_DEC_COLOR_ENCODING) {
+            // sRGB as libjxl describes it (not an ICC profile): nothing to convert.
+            JxlColorEncoding encoding;
+            if (p_JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) == JXL_DEC_SUCCESS) {
+                int srgb = encoding.white_point == JXL_WHITE_POINT_D65 && encoding.transfer_function == JXL_TRANSFER_FUNCTION_SRGB
+                    && (encoding.color_space == JXL_COLOR_SPACE_GRAY || encoding.primaries == JXL_PRIMARIES_SRGB);
+                out->has_colour_profile = !srgb;
+            }
             if (!complete) {
                 status = 0;
                 break;
@@ -118,7 +130,10 @@ int ic_jxl_read_header(const uint8_t *data, size_t size, int complete, ic_jxl_he
             break;
         } else if (result == JXL_DEC_NEED_MORE_INPUT) {
             // Cut short: before the header (more is needed), or inside a frame before the last.
-            if (have_info) {
+            if (have_info && !complete) {
+                // The size is known, the colours not yet: taken as needing conversion.
+                status = 0;
+            } else if (have_info) {
                 status = 2;
                 ic_set_error(error, error_size, "the file ends inside a frame");
             } else {

@@ -173,9 +173,26 @@ static int read_samples(TIFF *tiff, ic_decoded_image *out) {
     if (p_TIFFScanlineSize(tiff) != (tmsize_t)((size_t)out->width * samples * bytes)) return 0;
     uint8_t *line = malloc((size_t)out->width * samples * bytes);
     if (line == NULL) return 0;
+    // CMYK with its profile: the ink is kept, then turned into sRGB through the profile with lcms2
+    // (the colours a printer meant), as a CMYK JPEG's is; the formula below only where there is none.
+    size_t count = (size_t)out->width * out->height;
+    uint32_t icc_size = 0;
+    void *icc = NULL;
+    uint8_t *ink = NULL, *alphas = NULL;
+    if (colours == 4 && p_TIFFGetField(tiff, TIFFTAG_ICCPROFILE, &icc_size, &icc) && icc != NULL && icc_size >= 128) {
+        ink = malloc(count * 4);
+        alphas = alpha ? malloc(count) : NULL;
+        if (ink == NULL || (alpha && alphas == NULL)) {
+            free(ink);
+            free(alphas);
+            ink = alphas = NULL;
+        }
+    }
     for (uint32_t row = 0; row < out->height; row++) {
         if (p_TIFFReadScanline(tiff, line, row, 0) < 0) {
             free(line);
+            free(ink);
+            free(alphas);
             return 0;
         }
         uint8_t *target = out->pixels + (size_t)row * out->width * 4;
@@ -187,6 +204,17 @@ static int read_samples(TIFF *tiff, ic_decoded_image *out) {
                 value[sample] = bytes == 1 ? line[at] : ((unsigned)*(uint16_t *)(line + at) * 255u + 32767u) / 65535u;
             }
             unsigned a = alpha ? value[colours] : 255, r, g, b;
+            if (ink != NULL) {
+                size_t at = (size_t)row * out->width + x;
+                for (int channel = 0; channel < 4; channel++) {
+                    unsigned v = value[channel];
+                    // Associated alpha: the ink was multiplied by it.
+                    if (associated && a != 0 && a != 255) v = (v * 255 + a / 2) / a > 255 ? 255 : (v * 255 + a / 2) / a;
+                    ink[at * 4 + channel] = (uint8_t)v;
+                }
+                if (alphas != NULL) alphas[at] = (uint8_t)a;
+                continue;
+            }
             if (colours == 1) {
                 unsigned grey = photometric == PHOTOMETRIC_MINISWHITE ? 255 - value[0] : value[0];
                 r = g = b = grey;
@@ -208,6 +236,22 @@ static int read_samples(TIFF *tiff, ic_decoded_image *out) {
         }
     }
     free(line);
+    if (ink != NULL) {
+        char ignored[256];
+        if (ic_color_cmyk_to_srgb(ink, out->pixels, count, 0, icc, icc_size, ignored, sizeof ignored) != 0) {
+            // Not a CMYK profile after all (or lcms2 missing): ink to light by the formula.
+            for (size_t at = 0; at < count; at++) {
+                const uint8_t *v = ink + at * 4;
+                unsigned k = 255 - v[3];
+                out->pixels[at * 4] = (uint8_t)((255 - v[0]) * k / 255);
+                out->pixels[at * 4 + 1] = (uint8_t)((255 - v[1]) * k / 255);
+                out->pixels[at * 4 + 2] = (uint8_t)((255 - v[2]) * k / 255);
+            }
+        }
+        for (size_t at = 0; at < count; at++) out->pixels[at * 4 + 3] = alphas != NULL ? alphas[at] : 255;
+        free(ink);
+        free(alphas);
+    }
     return 1;
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import CImgCacheShims
 @testable import ImgCacheCore
 import Testing
 
@@ -167,12 +168,15 @@ import Testing
 @Suite struct TIFFKindsTests {
     /// A little-endian TIFF of `width` x `height`, `bits` a sample, `samples` a pixel (`extra`
     /// of them extra: 1 unassociated alpha, 2 associated), one strip holding `data`.
-    static func tiff(width: Int, height: Int, bits: Int, photometric: Int, samples: Int, extra: Int?, data: [UInt8]) -> [UInt8] {
+    static func tiff(width: Int, height: Int, bits: Int, photometric: Int, samples: Int, extra: Int?, data: [UInt8],
+                     icc: [UInt8]? = nil) -> [UInt8] {
         var entries: [(tag: Int, type: Int, count: Int, value: Int)] = [
             (256, 4, 1, width), (257, 4, 1, height), (258, 3, 1, bits), (259, 3, 1, 1), (262, 3, 1, photometric),
             (273, 4, 1, 0), (277, 3, 1, samples), (278, 4, 1, height), (279, 4, 1, data.count), (284, 3, 1, 1),
         ]
         if let extra { entries.append((338, 3, 1, extra)) }
+        // The ICC profile (InterColorProfile, UNDEFINED bytes) follows the pixels.
+        if let icc { entries.append((34675, 7, icc.count, 0)) }
         // BitsPerSample holds one value a sample: more than two do not fit in the entry, so they follow it.
         let directory = 8, directorySize = 2 + entries.count * 12 + 4
         let bitsAt = directory + directorySize, dataAt = bitsAt + (samples > 2 ? samples * 2 : 0)
@@ -182,6 +186,7 @@ import Testing
             var count = entry.count
             if entry.tag == 258 { count = samples; if samples > 2 { value = bitsAt } }
             if entry.tag == 273 { value = dataAt }
+            if entry.tag == 34675 { value = dataAt + data.count }
             bytes += le(entry.tag, 2) + le(entry.type, 2) + le(count, 4)
             if entry.type == 3 && !(entry.tag == 258 && samples > 2) {
                 bytes += entry.tag == 258 && samples == 2 ? le(bits, 2) + le(bits, 2) : le(value, 2) + [0, 0]
@@ -191,7 +196,7 @@ import Testing
         }
         bytes += [0, 0, 0, 0]
         if samples > 2 { for _ in 0..<samples { bytes += le(bits, 2) } }
-        return bytes + data
+        return bytes + data + (icc ?? [])
     }
 
     static func le(_ value: Int, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
@@ -224,6 +229,48 @@ import Testing
         for (name, file, expected) in cases {
             let image = try ImageDecoder.decode(file)
             #expect(Array(image.pixels) == expected, "\(name): \(Array(image.pixels))")
+        }
+    }
+
+    /// Whether an AVIF or JPEG XL needs its colours turned into sRGB is read from its header, so
+    /// that one tagged Display P3 is never handed back as a thumbnail "already what was asked".
+    @Test func aTaggedAVIFOrJPEGXLIsNotTakenForSRGB() throws {
+        let still = [UInt8](try Data(contentsOf: FormatDecoderTests.folder.appendingPathComponent("still.avif")))
+        #expect(try ImageHeader.probe(still).hasColourProfile == false)
+        // Its nclx box says BT.709 primaries (1): made to say Display P3's (12).
+        let at = try #require((0..<still.count - 8).first { still[$0..<$0 + 8].elementsEqual(Array("colrnclx".utf8)) })
+        var p3 = still
+        p3[at + 9] = 12
+        let header = try ImageHeader.probe(p3)
+        #expect(header.hasColourProfile)
+        #expect(!ImageTransform(thumbnail: .init(width: 4000, height: 4000)).keepsAsServed(header))
+        let jxl = [UInt8](try Data(contentsOf: FormatDecoderTests.folder.appendingPathComponent("still.jxl")))
+        #expect(try ImageHeader.probe(jxl).hasColourProfile == false)
+    }
+
+    /// CMYK with its profile is turned into sRGB through the profile (as a CMYK JPEG's is), not by
+    /// the ink formula: SWOP's red ink is not (255, 0, 0). The profile is Ghostscript's (libgs-common).
+    @Test func aCMYKTIFFsProfileGivesItsColours() throws {
+        let profile = try #require(FileManager.default.contents(atPath: "/usr/share/color/icc/ghostscript/default_cmyk.icc"))
+        let ink: [UInt8] = [0, 255, 255, 0, 255, 0, 0, 0, 40, 40, 40, 200]
+        var reference = [UInt8](repeating: 0, count: 12)
+        var error = [CChar](repeating: 0, count: 256)
+        let converted = [UInt8](profile).withUnsafeBufferPointer { icc in
+            ic_color_cmyk_to_srgb(ink, &reference, 3, 0, icc.baseAddress, icc.count, &error, error.count)
+        }
+        #expect(converted == 0)
+        for (name, samples, extra, data, alpha): (String, Int, Int?, [UInt8], UInt8) in [
+            ("cmyk", 4, nil, ink, 255),
+            ("cmyk+alpha", 5, 2, [0, 255, 255, 0, 90, 255, 0, 0, 0, 90, 40, 40, 40, 200, 90], 90),
+        ] {
+            let file = Self.tiff(width: 3, height: 1, bits: 8, photometric: 5, samples: samples, extra: extra, data: data, icc: [UInt8](profile))
+            let image = try ImageDecoder.decode(file)
+            let pixels = Array(image.pixels)
+            for pixel in 0..<3 {
+                #expect(Array(pixels[pixel * 4..<pixel * 4 + 3]) == Array(reference[pixel * 4..<pixel * 4 + 3]), "\(name) \(pixel): \(pixels)")
+                #expect(pixels[pixel * 4 + 3] == alpha, "\(name)")
+            }
+            #expect(pixels[0...2] != [255, 0, 0], "\(name): the ink formula's red")
         }
     }
 }

@@ -181,6 +181,9 @@ typedef struct {
     /// Frames counted (0 when the input ends first).
     uint32_t frame_count;
     uint32_t orientation;
+    /// 1 when its colours are not sRGB's (an ICC profile, or other primaries or transfer), or not
+    /// known from the bytes at hand; 0 when they are sRGB.
+    int has_colour_profile;
 } ic_jxl_header;
 /// `complete`: 0 the header from what has arrived, 1 the whole file with its frames
 /// counted from their headers (no pixel decoded; a frame's data is skipped by its

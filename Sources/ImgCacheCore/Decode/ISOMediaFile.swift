@@ -109,6 +109,9 @@ struct ISOMediaFile {
         var codedHeight: Int
         var bitDepth: Int
         var hasAlpha: Bool
+        /// Its colours are not sRGB's: an ICC profile (`colr` of type `prof` or `rICC`), or `nclx`
+        /// primaries other than BT.709's, which decoding turns into sRGB.
+        var hasColourProfile = false
         /// Frames of an image sequence (`moov`); nil for a still image.
         var frameCount: Int?
     }
@@ -176,8 +179,26 @@ struct ISOMediaFile {
         if itemTypes(parts)[primary] == "grid", let canvas = gridCanvas(primary, meta: parts), area(canvas) > largest {
             coded = canvas
         }
-        return Picture(width: width, height: height, codedWidth: coded.0, codedHeight: coded.1, bitDepth: depth, hasAlpha: alpha,
-                       frameCount: nil)
+        // Every colour box of the primary item (or its first tile): a profile, or primaries to convert.
+        let colours = ([primary] + tiles.prefix(1)).flatMap { item in
+            associations[item, default: []].filter { $0 >= 1 && $0 <= properties.count }.map { properties[$0 - 1] }
+                .filter { $0.type == "colr" }
+        }
+        let profiled = colours.contains { colr in
+            guard colr.contentStart + 4 <= colr.end else { return false }
+            let kind = String(decoding: bytes[colr.contentStart..<colr.contentStart + 4], as: UTF8.self)
+            if kind == "prof" || kind == "rICC" { return true }
+            // nclx: primaries, then transfer (ITU-T H.273). BT.709's primaries (1), or none said, are sRGB's;
+            // PQ and HLG (16, 18) are left as they are, as decoding leaves them.
+            guard kind == "nclx", let primaries = uint16(at: colr.contentStart + 4), let transfer = uint16(at: colr.contentStart + 6) else {
+                return false
+            }
+            return ![0, 1, 2].contains(primaries) && ![16, 18].contains(transfer)
+        }
+        var picture = Picture(width: width, height: height, codedWidth: coded.0, codedHeight: coded.1, bitDepth: depth, hasAlpha: alpha,
+                              frameCount: nil)
+        picture.hasColourProfile = profiled
+        return picture
     }
 
     /// Each item's type (`av01`, `hvc1`, `grid`), from `iinf`.
@@ -376,6 +397,7 @@ extension ISOMediaFile {
                                  hasAlpha: picture.hasAlpha, bitDepth: picture.bitDepth)
         header.codedWidth = picture.codedWidth
         header.codedHeight = picture.codedHeight
+        header.hasColourProfile = picture.hasColourProfile
         return header
     }
 }

@@ -30,9 +30,11 @@ struct JXLCodec: ImageCodec {
             let counted = try? read(bytes, complete: true)
             frames = counted.map { $0.status == 0 ? max(1, Int($0.header.frame_count)) : 0 } ?? 0
         }
-        return ImageHeader(format: format, width: Int(still.header.width), height: Int(still.header.height),
-                           frameCount: frames > 0 ? frames : nil, hasAlpha: still.header.has_alpha != 0,
-                           bitDepth: Int(still.header.bit_depth))
+        var header = ImageHeader(format: format, width: Int(still.header.width), height: Int(still.header.height),
+                                 frameCount: frames > 0 ? frames : nil, hasAlpha: still.header.has_alpha != 0,
+                                 bitDepth: Int(still.header.bit_depth))
+        header.hasColourProfile = still.header.has_colour_profile != 0
+        return header
     }
 
     private func read(_ bytes: [UInt8], complete: Bool) throws(ImageHeader.ProbeError) -> (header: ic_jxl_header, status: Int32) {
