@@ -100,6 +100,16 @@ import Testing
         #expect(raw.components(separatedBy: "\"tag\"").count == 2, "one tag key: \(raw)")
         #expect(String(decoding: try tar(["-xOf", out + "/00000.tar", "000000000.txt"]), as: UTF8.self) == url)
 
+        // A JSONL null caption is no caption; a number is its JSON text.
+        let captions = try table("{\"url\":\"\(url)\",\"caption\":null}\n{\"url\":\"\(server.url("photo.jpg"))\",\"caption\":42}\n",
+                                 name: "captions.jsonl")
+        #expect(try fetch(["prefetch", captions]).status == 0)
+        let captioned = work.appending("captions")
+        #expect(try fetch(["export", "--webdataset", captioned, "--caption-column", "caption", captions]).status == 0)
+        let names = try members(captioned + "/00000.tar")
+        #expect(!names.contains("000000000.txt") && names.contains("000000001.txt"), "\(names)")
+        #expect(String(decoding: try tar(["-xOf", captioned + "/00000.tar", "000000001.txt"]), as: UTF8.self) == "42")
+
         let wrongPin = String(repeating: "ab", count: 32)
         let pinned = try table("url,sha256\n\(url),\(wrongPin)\n", name: "pinned.csv")
         let refused = try fetch(["export", "--webdataset", work.appending("pinned"), pinned])

@@ -241,6 +241,24 @@ import Testing
         let both = try answers(try fetch(["--json", "fetch", "-i", try table(twice, name: "twice.csv")]))
         #expect(both.count == 2 && both[0]["error"] != nil && both[1]["path"] != nil, "\(both)")
 
+        // A pin of zeros after the same URL unpinned: its own request, refused; with --thumbnail too,
+        // and so in export. A JSONL number in the sha256 column is a pin that does not read.
+        let zeros = String(repeating: "0", count: 64)
+        let unpinnedFirst = try table("url,sha256\n\(server.url("photo.jpg")),\n\(server.url("photo.jpg")),\(zeros)\n", name: "zeros.csv")
+        for options in [[String](), ["--thumbnail", "16x16"]] {
+            let rows = try answers(try fetch(["--json", "prefetch"] + options + [unpinnedFirst]))
+            #expect(rows.count == 2 && rows[0]["path"] != nil && rows[1]["repeat"] == nil
+                    && (rows[1]["error"] as? String)?.contains("sha256 mismatch") == true, "\(options): \(rows)")
+            let out = work.appending("zeros-export-\(options.count)")
+            let exported = try fetch(["export", "--webdataset", out] + options + [unpinnedFirst])
+            #expect(exported.status == 1, "\(options): \(exported.standardError)")
+            let manifest = try String(contentsOfFile: out + "/manifest.jsonl", encoding: .utf8)
+            #expect(manifest.components(separatedBy: "\"status\":\"exported\"").count == 2, "\(options): \(manifest)")
+        }
+        let numbered = try table("{\"url\":\"\(server.url("logo.png"))\",\"sha256\":12345}\n", name: "numbered.jsonl")
+        let number = try fetch(["fetch", "-i", numbered])
+        #expect(number.status == 1 && number.standardError.contains("sha256"), "\(number.standardError)")
+
         // A table's sha256 column pins its row.
         let csv = "url,sha256\n\(server.url("logo.png")),\(try digest("logo.png"))\n\(server.url("gray.jpg")),\(photo)\n"
         let table = try fetch(["--json", "prefetch", try table(csv, name: "pinned.csv")])

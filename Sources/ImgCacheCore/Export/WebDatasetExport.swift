@@ -250,8 +250,10 @@ public final class WebDatasetExport {
     }
 
     /// A caption's text: a string as it is, anything else as its JSON.
-    private static func text(of value: JSONValue) -> String {
+    /// JSON `null` is no caption (no KEY.txt).
+    private static func text(of value: JSONValue) -> String? {
         if case .string(let text) = value { return text }
+        if case .null = value { return nil }
         return value.serialized
     }
 }

@@ -176,10 +176,16 @@ struct ListParser {
 
     /// `url` with the row's `sha256` column as its pin (`#sha256=HEX`), unless it has one.
     static func pinned(_ url: String, row: JSONObject) -> String {
-        guard !url.contains("#sha256="),
-              let value = row.fields.first(where: { $0.0 == "sha256" })?.1, case .string(let hex) = value,
-              !hex.trimmingSpaces.isEmpty else { return url }
-        return URLText.withoutFragment(url) + "#sha256=" + hex.trimmingSpaces
+        guard !url.contains("#sha256="), let value = row.fields.first(where: { $0.0 == "sha256" })?.1 else { return url }
+        let hex: String
+        switch value {
+        case .string(let text): hex = text.trimmingSpaces
+        // An empty cell pins nothing; any other JSON value is a pin that does not read (said, not ignored).
+        case .null: return url
+        default: hex = value.serialized
+        }
+        guard !hex.isEmpty else { return url }
+        return URLText.withoutFragment(url) + "#sha256=" + hex
     }
 }
 

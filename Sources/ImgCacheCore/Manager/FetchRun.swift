@@ -260,8 +260,11 @@ struct KeyFingerprint: Hashable {
     init(_ key: CacheKey, pin: BytePin?) {
         self.init(key)
         if let pin {
-            high ^= UInt64(pin.sha256.prefix(16), radix: 16) ?? 0
-            low ^= UInt64(pin.sha256.suffix(16), radix: 16) ?? 0
+            // Digested with the key, not mixed into it: a pin of zeros (or the key's own digits) must
+            // still make another request than the unpinned one.
+            let digest = MD5.hex(key.digest + "#sha256=" + pin.sha256.lowercased())
+            high = UInt64(digest.prefix(16), radix: 16) ?? 0
+            low = UInt64(digest.suffix(16), radix: 16) ?? 0
         }
     }
 }
