@@ -149,8 +149,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
     echo "Target: imgcache at most 0.5x vipsthumbnail and 0.2x img2dataset, and within 5% of the build that"
     echo "decodes in its own process (every thumbnail is made in a confined decode worker now; Peak RSS is the"
     echo "largest process's, a worker's). imgcache does more than either"
-    echo "(it downloads and keeps every original too), making thumbnails on as many threads as -j and the"
-    echo "cores allow while the manager downloads."
+    echo "(it downloads and keeps every original too), making thumbnails on one thread more than the cores (at most -j),"
+    echo "each driving its decode worker, while the manager downloads."
     echo
     echo "## Peak memory of one thumbnail of a big image"
     echo

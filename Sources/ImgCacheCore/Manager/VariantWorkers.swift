@@ -61,8 +61,10 @@ final class VariantWorkers: Sendable {
 
     /// How many threads a run uses: as many as downloads may run at once, no more than the cores.
     static func count(concurrency: Int) -> Int {
+        // One more than the cores: each image goes to a decode worker and back, and while one
+        // thread waits for its worker to wake (or to be woken), another's can use the core.
         let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        return max(1, min(concurrency, cores > 0 ? cores : 1))
+        return max(1, min(concurrency, (cores > 0 ? cores : 1) + 1))
     }
 }
 
