@@ -437,15 +437,22 @@ import Testing
         #expect(count(grown, "remote_errors") == 0 && remoteMessages(grown).isEmpty, "\(grown.standardError)")
     }
 
-    @Test func aStoreSlowerThanTheOriginIsSaidOnceAndSkippedForTheRun() throws {
-        // Each lookup takes 300 ms; the origin (nginx on loopback) answers in about a millisecond.
-        let many = (0..<40).map { server.url(RemoteStoreTests.images[$0 % RemoteStoreTests.images.count]) + "?n=\($0)" }
-        let remote = faults.baseURL + "/slow-store/300"
+    /// 40 new URLs fetched with `remote` (-j 2): all downloaded, the store said slow (`what` take …)
+    /// once and counted as one remote error.
+    func prefetchBesideASlowStore(_ remote: String, _ what: String) throws -> (result: RunResult, urls: [String]) {
+        let many = (0..<40).map { server.url(RemoteStoreTests.images[$0 % RemoteStoreTests.images.count]) + "?\(what)=\($0)" }
         let result = try on("a", ["--json", "prefetch", "-j", "2", "--remote", remote, try work.write(lines: many)])
         #expect(result.status == 0 && count(result, "downloaded") == 40, "\(result.standardError)")
-        #expect(saidOnce(result, "is slow: lookups take", "on average, downloads from the origin", "not used for the rest of this run"),
+        #expect(saidOnce(result, "is slow: \(what) take", "on average, downloads from the origin", "not used for the rest of this run"),
                 "\(result.standardError)")
         #expect(count(result, "remote_errors") == 1)
+        return (result, many)
+    }
+
+    @Test func aStoreSlowerThanTheOriginIsSaidOnceAndSkippedForTheRun() throws {
+        // Each lookup takes 300 ms; the origin (nginx on loopback) answers in about a millisecond.
+        let remote = faults.baseURL + "/slow-store/300"
+        let many = try prefetchBesideASlowStore(remote, "lookups").urls
         let asked = faults.requests.filter { $0.method == "GET" && $0.path.hasPrefix("/slow-store/") }.count
         #expect(asked <= 12, "\(asked) lookups reached the slow store")
         // Not marked down: the next run measures it again.
@@ -472,13 +479,7 @@ import Testing
 
     @Test func aStoreSlowToWriteIsSaidOnceAndNoLongerWaitedFor() throws {
         // Lookups answer at once (nothing there); each write takes 300 ms; the origin about a millisecond.
-        let many = (0..<40).map { server.url(RemoteStoreTests.images[$0 % RemoteStoreTests.images.count]) + "?w=\($0)" }
-        let remote = faults.baseURL + "/slow-write-store/300"
-        let result = try on("a", ["--json", "prefetch", "-j", "2", "--remote", remote, try work.write(lines: many)])
-        #expect(result.status == 0 && count(result, "downloaded") == 40, "\(result.standardError)")
-        #expect(saidOnce(result, "is slow: writes take", "on average, downloads from the origin", "not used for the rest of this run"),
-                "\(result.standardError)")
-        #expect(count(result, "remote_errors") == 1)
+        _ = try prefetchBesideASlowStore(faults.baseURL + "/slow-write-store/300", "writes")
         let puts = faults.requests.filter { $0.method == "PUT" && $0.path.hasPrefix("/slow-write-store/") }.count
         #expect(puts < 30, "\(puts) writes were sent to the slow store")
     }

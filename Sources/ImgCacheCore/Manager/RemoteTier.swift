@@ -133,27 +133,25 @@ final class RemoteTier {
     /// more than it saves: said once, and skipped for the rest of the run (not marked down: the
     /// next run measures again). One given `keep-if-slow` is never judged.
     func timeLookup(by index: Int, seconds: Double) {
-        guard stores[index].inUse, !stores[index].backend.spec.keepIfSlow else { return }
-        lookupTimes[index, default: RecentAverage()].add(seconds)
-        let lookups = lookupTimes[index]!
-        guard lookups.count >= RemoteTier.lookupsToJudge, originTimes.count >= RemoteTier.downloadsToJudge,
-              lookups.average > RemoteTier.slowLookup, lookups.average > originTimes.average else { return }
-        let reason = "lookups take \(RecentAverage.format(lookups.average)) on average, "
-            + "downloads from the origin \(RecentAverage.format(originTimes.average))"
-        giveUp(index, RemoteFailure(reason), now: 0, slow: true)
+        judge(index, "lookups", seconds, in: &lookupTimes)
     }
 
-    /// Store `index` wrote an object in `seconds`. Judged as lookups are: once it has written a
-    /// few, a store whose writes take longer on average than the origin's downloads (and over
-    /// `slowLookup`) would hold the run's end back by far more than it saves the other machines:
-    /// said once, and not used for the rest of the run. One given `keep-if-slow` is never judged.
+    /// Store `index` wrote an object in `seconds`, judged as lookups are: a store whose writes are
+    /// slower than the origin would hold the run's end back (a run waits for its writes) by far
+    /// more than it spares the other machines.
     func timeWrite(by index: Int, seconds: Double) {
+        judge(index, "writes", seconds, in: &writeTimes)
+    }
+
+    /// Adds `seconds` to store `index`'s `times` of `what`, and gives it up for the run once they
+    /// are, on average, slower than the origin's downloads and `slowLookup`.
+    private func judge(_ index: Int, _ what: String, _ seconds: Double, in times: inout [Int: RecentAverage]) {
         guard stores[index].inUse, !stores[index].backend.spec.keepIfSlow else { return }
-        writeTimes[index, default: RecentAverage()].add(seconds)
-        let writes = writeTimes[index]!
-        guard writes.count >= RemoteTier.lookupsToJudge, originTimes.count >= RemoteTier.downloadsToJudge,
-              writes.average > RemoteTier.slowLookup, writes.average > originTimes.average else { return }
-        let reason = "writes take \(RecentAverage.format(writes.average)) on average, "
+        times[index, default: RecentAverage()].add(seconds)
+        let average = times[index]!
+        guard average.count >= RemoteTier.lookupsToJudge, originTimes.count >= RemoteTier.downloadsToJudge,
+              average.average > RemoteTier.slowLookup, average.average > originTimes.average else { return }
+        let reason = "\(what) take \(RecentAverage.format(average.average)) on average, "
             + "downloads from the origin \(RecentAverage.format(originTimes.average))"
         giveUp(index, RemoteFailure(reason), now: 0, slow: true)
     }
