@@ -475,6 +475,9 @@ import Testing
         #expect(count(thumbs, "remote_writes") == 12, "\(thumbs.standardError)")
         let other = try on("b", ["--json", "prefetch", "--remote", redis.url, try list()])
         #expect(count(other, "remote") == 12 && count(other, "downloaded") == 0, "\(other.standardError)")
+        // Sharing hits is sharing cached originals: refused with --no-original, which keeps none.
+        let reshare = try on("a", ["prefetch", "--thumbnail", "16x16", "--no-original", "--remote-reshare", "--remote", redis.url, try list()])
+        #expect(reshare.status == 64 && reshare.standardError.contains("--no-original"), "\(reshare.standardError)")
     }
 
     @Test func aStoreSlowToWriteIsSaidOnceAndNoLongerWaitedFor() throws {
@@ -625,6 +628,7 @@ import Testing
         #expect(result.status == 130)
         #expect(result.standardError.contains("interrupted again: 2 remote writes dropped"), "\(result.standardError)")
         #expect(!result.standardError.contains("not finished within"))
+        #expect(count(result, "remote_errors") == 2, "\(result.output)")
     }
 
     /// A Redis store that takes connections and never answers: a socket listening on 127.0.0.1

@@ -98,9 +98,24 @@ import Testing
             #expect(result.status == (bad.isEmpty ? 0 : 1), "part \(part): \(result.standardError)")
             let counts = try summary(result)
             #expect((counts["urls"] as? Int ?? 0) + (counts["other_shards"] as? Int ?? 0) == 4, "part \(part): \(counts)")
+            // Rows left to other parts are theirs to answer: no line here, and no "repeat".
+            #expect(try answers(result).allSatisfy { $0["repeat"] == nil }, "part \(part): \(result.output)")
         }
         // The row without a URL and the one that is not a URL: each reported once, by one part.
         #expect(badLines == 2 && reported >= 1)
+    }
+
+    /// A header naming the URL's column twice: the last one is the URL, as for any duplicate name;
+    /// a sha256 column and a URL's #sha256= that disagree make a bad row, named by its line.
+    @Test func duplicateURLColumnsAndTwoPinsAreReadOneWay() throws {
+        let csv = "url,caption,url\n\(server.url("logo.png")),c,\(server.url("photo.jpg"))\n"
+        let rows = try answers(try fetch(["--json", "prefetch", try table(csv, name: "dup.csv")]))
+        #expect(rows.count == 1 && (rows[0]["url"] as? String) == server.url("photo.jpg"), "\(rows)")
+        #expect((rows[0]["row"] as? [String: String]) == ["caption": "c"], "\(rows)")
+        let zeros = String(repeating: "0", count: 64)
+        let pinned = "url,sha256\n\(server.url("logo.png"))#sha256=\(try digest("logo.png")),\(zeros)\n"
+        let both = try fetch(["--json", "prefetch", try table(pinned, name: "pins.csv")])
+        #expect(both.status == 1 && both.standardError.contains("line 2 of the list: its URL pins sha256"), "\(both.standardError)")
     }
 
     /// A table in a binary container (Parquet, zip, zstd…) is refused whole, named, before a line of
@@ -260,7 +275,9 @@ import Testing
         }
         let numbered = try table("{\"url\":\"\(server.url("logo.png"))\",\"sha256\":12345}\n", name: "numbered.jsonl")
         let number = try fetch(["fetch", "-i", numbered])
-        #expect(number.status == 1 && number.standardError.contains("sha256"), "\(number.standardError)")
+        #expect(number.status == 1 && number.standardError.contains("line 1 of the list: its sha256 (12345) is not 64 hexadecimal digits"),
+                "\(number.standardError)")
+        #expect(!number.standardError.contains("#sha256=12345"))
 
         // A table's sha256 column pins its row.
         let csv = "url,sha256\n\(server.url("logo.png")),\(try digest("logo.png"))\n\(server.url("gray.jpg")),\(photo)\n"

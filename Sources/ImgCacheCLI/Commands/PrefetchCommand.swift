@@ -83,8 +83,9 @@ extension PrefetchCommand {
                 bar?.advance(failed: failed)
                 guard globals.json else { return }
                 guard let result = outcome.result else {
-                    // A table's row that repeats an earlier row's URL is answered too, by that row's answer.
-                    if let row {
+                    // A table's row that repeats an earlier row's URL is answered too, by that row's answer
+                    // (a row left to another shard is that shard's to answer).
+                    if let row, !outcome.otherShard {
                         var repeated = JSONObject()
                         repeated.add("url", RemoteURL.redacted(outcome.url))
                         repeated.add("repeat", true)

@@ -58,6 +58,11 @@ extension ParsedOptions {
             manager.remotes = try Self.remotes(texts, option: "--remote")
         }
         manager.settings.remoteReshare = has(.remoteReshare)
+        if has(.remoteReshare), has(.noOriginal) {
+            // What is shared is the image as served, and --no-original keeps none to share from the cache.
+            throw .conflictingOptions("--remote-reshare", "--no-original",
+                                      reason: "a hit is shared from its cached original, which --no-original does not keep")
+        }
         manager.remember = has(.remember)
         if manager.remember {
             guard let remotes = manager.remotes else { throw .requires("--remember", "--remote") }

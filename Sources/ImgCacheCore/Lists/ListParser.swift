@@ -124,8 +124,9 @@ struct ListParser {
             var names = texts
             if let first = names.first, first.hasPrefix("\u{FEFF}") { names[0] = String(first.dropFirst()) }
             names = names.map { $0.trimmingSpaces }
-            guard let index = names.firstIndex(of: format.urlColumn)
-                    ?? names.firstIndex(where: { $0.lowercased() == format.urlColumn.lowercased() }) else {
+            // Named twice: the last one, as for a row's other duplicate names.
+            guard let index = names.lastIndex(of: format.urlColumn)
+                    ?? names.lastIndex(where: { $0.lowercased() == format.urlColumn.lowercased() }) else {
                 let listed = names.prefix(12).map { "\"\($0)\"" }.joined(separator: ", ") + (names.count > 12 ? ", …" : "")
                 throw Failure(reason: "no column \"\(format.urlColumn)\" in the header (line \(record.line): \(listed)); "
                               + "name the URL's column with --url-column")
@@ -139,12 +140,15 @@ struct ListParser {
         }
         var row = JSONObject()
         // A name the header gives twice: the last column's text, as for a JSON object's duplicate keys.
-        for (index, text) in texts.enumerated() where index != urlIndex { row.set(header[index], .string(text)) }
+        // An earlier column of the URL's name is one the URL's column replaces: not kept.
+        for (index, text) in texts.enumerated() where index != urlIndex && header[index] != header[urlIndex] {
+            row.set(header[index], .string(text))
+        }
         let url = urlIndex < texts.count ? texts[urlIndex].trimmingSpaces : ""
         guard !url.isEmpty else {
             return (.badRow(line: record.line, reason: "no URL in column \"\(header[urlIndex])\""), row)
         }
-        return (.url(ListParser.pinned(url, row: row), line: record.line), row)
+        return (ListParser.item(url, row: row, line: record.line), row)
     }
 
     private func jsonRow(_ line: LineSplitter.Line) -> Parsed? {
@@ -171,21 +175,28 @@ struct ListParser {
             let reason = url == nil ? "no member \"\(format.urlColumn)\"" : "member \"\(format.urlColumn)\" is not a URL string"
             return (.badRow(line: line.number, reason: reason), row)
         }
-        return (.url(ListParser.pinned(text.trimmingSpaces, row: row), line: line.number), row)
+        return (ListParser.item(text.trimmingSpaces, row: row, line: line.number), row)
     }
 
-    /// `url` with the row's `sha256` column as its pin (`#sha256=HEX`), unless it has one.
-    static func pinned(_ url: String, row: JSONObject) -> String {
-        guard !url.contains("#sha256="), let value = row.fields.first(where: { $0.0 == "sha256" })?.1 else { return url }
+    /// The row's item: `url` pinned by the row's `sha256` column (unless empty or null); a row
+    /// whose pin is not text, or whose column and URL fragment pin different bytes, is a bad row.
+    static func item(_ url: String, row: JSONObject, line: Int) -> URLList.Item {
+        guard let value = row.fields.last(where: { $0.0 == "sha256" })?.1 else { return .url(url, line: line) }
         let hex: String
         switch value {
         case .string(let text): hex = text.trimmingSpaces
-        // An empty cell pins nothing; any other JSON value is a pin that does not read (said, not ignored).
-        case .null: return url
-        default: hex = value.serialized
+        case .null: return .url(url, line: line)
+        default: return .badRow(line: line, reason: "its sha256 (\(value.serialized)) is not 64 hexadecimal digits")
         }
-        guard !hex.isEmpty else { return url }
-        return URLText.withoutFragment(url) + "#sha256=" + hex
+        guard !hex.isEmpty else { return .url(url, line: line) }
+        if let fragment = url.firstRange(of: "#sha256=") {
+            let given = url[fragment.upperBound...]
+            guard given.lowercased() == hex.lowercased() else {
+                return .badRow(line: line, reason: "its URL pins sha256 \(given) and its sha256 column \(hex)")
+            }
+            return .url(url, line: line)
+        }
+        return .url(URLText.withoutFragment(url) + "#sha256=" + hex, line: line)
     }
 }
 

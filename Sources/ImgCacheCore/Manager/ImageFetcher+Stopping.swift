@@ -113,8 +113,11 @@ extension ImageFetcher {
         }
         try abandonVariants(&run, emit: emit)
         if run.pendingWrites > 0 { warn?("interrupted again: \(Plural.count(run.pendingWrites, "remote write")) dropped", nil) }
+        // Each counts as a remote error, once (a late answer is not counted again).
+        if !run.writesDropped { remoteTier?.statistics.errors += run.pendingWrites }
         remoteTier?.interrupt(droppingWrites: true)
         run.pendingWrites = 0
+        run.writesDropped = true
         run.inputOpen = false
     }
 }
