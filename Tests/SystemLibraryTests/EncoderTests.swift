@@ -103,6 +103,30 @@ import Testing
                 ("animation", animation), ("gray16.png", try ImageDecoder.decode(try DecoderTests.bytes("gray16.png")))]
     }
 
+    /// An animation with an EXIF orientation (a WebP or PNG may carry one) is turned upright in every
+    /// frame it keeps, as a still is: the stored top-left pixel of orientation 6 lands top-right.
+    @Test(arguments: CodecRegistry.animatedFormats)
+    func anAnimationIsTurnedUprightInEveryFrame(format: ImageFormat) throws {
+        // Red, with a blue quarter at the stored top-left; the second frame a darker red (not merged).
+        let (width, height) = (32, 16)
+        func frame(red: UInt8) -> [UInt8] {
+            (0..<width * height).flatMap { pixel -> [UInt8] in
+                pixel % width < width / 2 && pixel / width < height / 2 ? [0, 0, 255, 255] : [red, 0, 0, 255]
+            }
+        }
+        let source = DecodedImage(format: .webp, width: width, height: height, frameCount: 2, pixels: frame(red: 255) + frame(red: 160),
+                                  delays: [100, 200], loopCount: 0, orientation: 6)
+        let output = try ImageTransform(format: format).apply(to: source)
+        let again = try ImageDecoder.decode(output.bytes)
+        #expect((output.width, output.height) == (height, width) && (again.width, again.height) == (height, width), "\(format)")
+        #expect(again.frameCount == 2 && again.orientation <= 1, "\(format)")
+        for index in 0..<again.frameCount {
+            let pixels = Array(again.frame(index))
+            let topRight = (again.width * 1 + again.width - 2) * 4
+            #expect(pixels[topRight + 2] > 200 && pixels[topRight] < 60, "\(format) frame \(index): \(pixels[topRight..<topRight + 4])")
+        }
+    }
+
     /// An encoder may merge identical frames (libwebp makes one longer frame): the output says the
     /// frames it holds, not the source's.
     @Test(arguments: CodecRegistry.animatedFormats)

@@ -307,12 +307,15 @@ public struct ImageTransform: Equatable, Sendable {
             let bytes = try ImageEncoder.encode(pixels[...], width: layout.canvas.width, height: layout.canvas.height, settings: settings)
             return Output(bytes: bytes, width: layout.canvas.width, height: layout.canvas.height, format: format, frameCount: 1)
         }
-        let layout = layout(width: image.width, height: image.height)
+        // Every frame upright too (an EXIF orientation in a WebP or PNG animation), then laid out.
+        let turns = image.orientation >= 5
+        let layout = layout(width: turns ? image.height : image.width, height: turns ? image.width : image.height)
         let size = layout.canvas
         var frames: [UInt8] = []
         frames.reserveCapacity(size.width * size.height * 4 * image.frameCount)
         for index in 0..<image.frameCount {
-            frames += shaped(image.frame(index), width: image.width, height: image.height, layout: layout)
+            let upright = ImageOrientation.apply(image.frame(index), width: image.width, height: image.height, orientation: image.orientation)
+            frames += shaped(upright.pixels[...], width: upright.width, height: upright.height, layout: layout)
         }
         encoding(format)
         let bytes = try ImageEncoder.encodeAnimation(frames, width: size.width, height: size.height, frameCount: image.frameCount,
