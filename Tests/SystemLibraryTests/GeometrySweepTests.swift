@@ -130,4 +130,15 @@ import Testing
         }
         #expect(checked > 1500 && shortcuts > 50, "\(checked) cases checked, \(shortcuts) shortcuts")
     }
+
+    /// `--thumbnail` lays out first, then `--scale-down` shrinks the result within its pixels
+    /// (USAGE.md: `--thumbnail 2000x --scale-down=1M` gives at most a megapixel).
+    @Test func scaleDownBoundsAThumbnailAfterItsLayout() {
+        var transform = ImageTransform(thumbnail: .init(width: 2000, height: nil), scaleDownLimit: PixelLimit(pixels: 1_000_000))
+        let layout = transform.layout(width: 4000, height: 3000)
+        #expect(layout.canvas.width * layout.canvas.height <= 1_000_000 && layout.canvas.width > 1100, "\(layout.canvas)")
+        #expect(abs(Double(layout.canvas.width) / Double(layout.canvas.height) - 4.0 / 3.0) < 0.01)
+        transform.scaleDownLimit = nil
+        #expect(transform.layout(width: 4000, height: 3000).canvas == (2000, 1500))
+    }
 }
