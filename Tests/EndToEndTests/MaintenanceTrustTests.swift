@@ -339,6 +339,13 @@ extension MaintenanceTrustTests {
         #expect(try run(["--cache-dir", link, "list"]).status == 0)
         #expect(try run(["--cache-dir", link, "clear", "--all-namespaces"]).status == 0)
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == real)
+        // A link to a disk not mounted (nothing there): said as such, and its target is not made.
+        let dangling = work.appending("unmounted")
+        #expect(symlink(work.appending("disk3/imgcache"), dangling) == 0)
+        let missing = try run(["--cache-dir", dangling, "fetch", server.url("logo.png")])
+        #expect(missing.status == 73 && missing.standardError.contains(
+            "\(dangling): it is a symbolic link to \(work.appending("disk3/imgcache")), which does not exist"), "\(missing.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: work.appending("disk3")))
     }
 
     @Test func aNamespaceThatIsALinkIsNeitherReadNorWrittenThrough() throws {

@@ -57,6 +57,14 @@ public enum FileSystem {
         case .failure(.fileExists):
             if followingLinks, case .success(let info) = SystemCall.stat(following: path), info.st_mode & S_IFMT == S_IFDIR { return }
             guard let existing = try status(path) else { return }
+            // A link to nothing: said as such (its target is not made; the link may be a slip).
+            if existing.isSymbolicLink, case .failure(.noSuchFile) = SystemCall.stat(following: path) {
+                var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+                let length = readlink(path, &target, target.count - 1)
+                let named = length > 0 ? String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+                throw SystemError("create directory", path: path, errno: .noSuchFile,
+                                  detail: "it is a symbolic link to \(named), which does not exist")
+            }
             if !existing.isDirectory { throw SystemError("create directory", path: path, errno: .notDirectory) }
         case .failure(.noSuchFile):
             let parent = parentDirectory(of: path)
