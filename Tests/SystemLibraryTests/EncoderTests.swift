@@ -103,6 +103,23 @@ import Testing
                 ("animation", animation), ("gray16.png", try ImageDecoder.decode(try DecoderTests.bytes("gray16.png")))]
     }
 
+    /// An AVIF sequence carries no time of writing: the same frames make the same bytes whenever they
+    /// are encoded (a rebuilt site's copies stay untouched, a data set's hashes stay).
+    @Test func anAVIFSequenceIsTheSameBytesWhenItWasWritten() throws {
+        let frames = [UInt8](repeating: 200, count: 16 * 16 * 4) + [UInt8](repeating: 90, count: 16 * 16 * 4)
+        let source = DecodedImage(format: .gif, width: 16, height: 16, frameCount: 2, pixels: frames, delays: [100, 100],
+                                  loopCount: 0, orientation: 1)
+        let bytes = try ImageTransform(format: .avif).apply(to: source).bytes
+        let file = ISOMediaFile(bytes: bytes)
+        let moov = try #require(file.boxes(in: 0..<bytes.count).boxes.first { $0.type == "moov" })
+        let mvhd = try #require(file.children(of: moov).first { $0.type == "mvhd" })
+        #expect(bytes[mvhd.contentStart + 4..<mvhd.contentStart + 12].allSatisfy { $0 == 0 })
+        let trak = try #require(file.children(of: moov).first { $0.type == "trak" })
+        let tkhd = try #require(file.children(of: trak).first { $0.type == "tkhd" })
+        #expect(bytes[tkhd.contentStart + 4..<tkhd.contentStart + 12].allSatisfy { $0 == 0 })
+        #expect(try ImageDecoder.decode(bytes).frameCount == 2)
+    }
+
     /// An animation with an EXIF orientation (a WebP or PNG may carry one) is turned upright in every
     /// frame it keeps, as a still is: the stored top-left pixel of orientation 6 lands top-right.
     @Test(arguments: CodecRegistry.animatedFormats)

@@ -48,7 +48,7 @@ struct AVIFCodec: ImageCodec {
                          settings: ImageEncoder.Settings) throws(ImageEncoder.EncodeError) -> [UInt8] {
         let opaque = ImageEncoder.isOpaque(frames[...])
         let times = delays.map { UInt32(clamping: $0) }
-        return try CodecShim.encoded(format) { encoded, message, size in
+        let sequence = try CodecShim.encoded(format) { encoded, message, size in
             frames.withUnsafeBufferPointer { buffer in
                 times.withUnsafeBufferPointer { delays in
                     ic_avif_encode_animation(buffer.baseAddress, UInt32(width), UInt32(height), UInt32(frameCount), delays.baseAddress,
@@ -56,5 +56,8 @@ struct AVIFCodec: ImageCodec {
                 }
             }
         }
+        // libavif stamps the sequence with the time it was written: the same frames would make other
+        // bytes every second (a site's copies rewritten, a data set's hashes changed). Zeroed.
+        return ISOMediaFile.withoutCreationTimes(sequence)
     }
 }

@@ -387,6 +387,32 @@ struct ISOMediaFile {
 
 }
 
+/// Creation and modification times of a sequence (`mvhd`, `tkhd`, `mdhd` in `moov`) set to 0, as
+/// ISO/IEC 14496-12 allows when they are not known, so that the same frames make the same bytes.
+extension ISOMediaFile {
+    static func withoutCreationTimes(_ bytes: [UInt8]) -> [UInt8] {
+        let file = ISOMediaFile(bytes: bytes)
+        var result = bytes
+        func clear(_ box: Box) {
+            switch box.type {
+            case "mvhd", "tkhd", "mdhd":
+                // Version 0: two 32-bit times after the version and flags; version 1: two 64-bit ones.
+                guard let version = file.uint8(at: box.contentStart) else { return }
+                let width = version == 1 ? 8 : 4
+                let start = box.contentStart + 4, end = start + 2 * width
+                guard end <= box.end else { return }
+                for index in start..<end { result[index] = 0 }
+            case "moov", "trak", "mdia":
+                for child in file.children(of: box) { clear(child) }
+            default:
+                break
+            }
+        }
+        for box in file.boxes(in: 0..<bytes.count).boxes where box.type == "moov" { clear(box) }
+        return result
+    }
+}
+
 /// What AVIF, HEIC and HEIF codecs share: the header from the boxes, and the end by box sizes.
 extension ISOMediaFile {
     static func header(_ bytes: [UInt8], format: ImageFormat) throws(ImageHeader.ProbeError) -> ImageHeader {
