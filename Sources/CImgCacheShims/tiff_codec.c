@@ -209,7 +209,10 @@ static int read_samples(TIFF *tiff, ic_decoded_image *out) {
                 for (int channel = 0; channel < 4; channel++) {
                     unsigned v = value[channel];
                     // Associated alpha: the ink was multiplied by it.
-                    if (associated && a != 0 && a != 255) v = (v * 255 + a / 2) / a > 255 ? 255 : (v * 255 + a / 2) / a;
+                    if (associated && a != 0 && a != 255) {
+                        v = (v * 255 + a / 2) / a;
+                        if (v > 255) v = 255;
+                    }
                     ink[at * 4 + channel] = (uint8_t)v;
                 }
                 if (alphas != NULL) alphas[at] = (uint8_t)a;

@@ -212,23 +212,6 @@ extension FetchCommand {
         return object.with(row: row)
     }
 
-    /// `text` with its `%XX` escapes decoded; nil when they do not decode to UTF-8.
-    static func percentDecoded(_ text: String) -> String? {
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
-        var bytes: [UInt8] = []
-        var rest = text.utf8[...]
-        while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), rest.count >= 2, let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16),
-               rest.prefix(2).allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }) {
-                bytes.append(value)
-                rest = rest.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
     /// The longest URL file name `--output-dir` keeps: room is left for `-WxH`, a digest and an extension.
     static let longestRemoteName = 200
 
@@ -251,7 +234,7 @@ extension FetchCommand {
         // Percent-escapes decoded, as a browser shows the name (`my%20photo.jpg` is `my photo.jpg`),
         // unless that would make a name no file can have.
         let escaped = String(segments.last ?? "")
-        let decoded = FetchCommand.percentDecoded(escaped) ?? escaped
+        let decoded = String(validating: URLText.percentDecoded(Array(escaped.utf8)[...]), as: UTF8.self) ?? escaped
         let name = decoded.contains("/") || decoded.contains("\0") || decoded.unicodeScalars.contains { $0.value < 0x20 } ? escaped : decoded
         // A name no file system takes (over 255 bytes once a size and a digest are added): the cached file's.
         guard !name.isEmpty, name != ".", name != "..", !name.contains("\0"), name.utf8.count <= FetchCommand.longestRemoteName else {

@@ -187,26 +187,6 @@ enum SVGEmbeddedImages {
 
     /// The first bytes a percent-encoded payload holds.
     static func percentDecodedPrefix(_ payload: ArraySlice<UInt8>, limit: Int = headerCharacters) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var rest = payload.prefix(limit)
-        while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), rest.count >= 2, let high = hexValue(rest[rest.startIndex]),
-               let low = hexValue(rest[rest.startIndex + 1]) {
-                bytes.append(high << 4 | low)
-                rest = rest.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return bytes
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - 48
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - 97 + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - 65 + 10
-        default: return nil
-        }
+        URLText.percentDecoded(payload, limit: limit)
     }
 }

@@ -156,6 +156,23 @@ extension URLText {
             || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
     }
 
+    /// The first `limit` bytes of `bytes` with every `%XX` escape decoded (a `%` not followed by
+    /// two hex digits stays as it is).
+    public static func percentDecoded(_ bytes: ArraySlice<UInt8>, limit: Int = .max) -> [UInt8] {
+        var decoded: [UInt8] = []
+        var rest = bytes.prefix(limit)
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), rest.count >= 2, let high = hexValue(rest[rest.startIndex]),
+               let low = hexValue(rest[rest.startIndex + 1]) {
+                decoded.append(high << 4 | low)
+                rest = rest.dropFirst(2)
+            } else {
+                decoded.append(byte)
+            }
+        }
+        return decoded
+    }
+
     private static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case 0x30...0x39: return byte - 0x30

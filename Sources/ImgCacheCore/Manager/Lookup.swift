@@ -84,14 +84,20 @@ struct Lookup: Sendable {
     private func variantsFound(_ url: String, key: CacheKey, now: Double) -> LookupOutcome? {
         guard !settings.variants.isEmpty, !settings.options.contains(.refreshCached) else { return nil }
         let variants = VariantLookup(cache: cache, settings: settings)
+        // The cached original, looked up once, when it is needed.
+        var looked: CacheEntry??
+        func cachedOriginal() -> CacheEntry? {
+            if looked == nil { looked = .some(cache.lookup(key, now: now).entry) }
+            return looked!
+        }
         var found = variants.all(of: url, madeFrom: nil, now: now)
-        if found == nil, settings.keepsOriginal, case .hit(let entry) = cache.lookup(key, now: now) {
+        if found == nil, settings.keepsOriginal, let entry = cachedOriginal() {
             // Some stored under the key of a transform that makes the same bytes (--format naming the original's own).
             found = variants.all(of: url, madeFrom: EntryMetadata.Source(of: entry.metadata), source: entry.metadata, now: now)
         }
         guard let found else { return nil }
         var original = FetchResult(url: url, path: found[0].path, cacheType: .disk, metadata: found[0].metadata, isStored: false)
-        if case .hit(let entry) = cache.lookup(key, now: now) {
+        if let entry = cachedOriginal() {
             // Made from another body than the one cached (a refresh brought new bytes): made again.
             let source = EntryMetadata.Source(of: entry.metadata)
             guard found.allSatisfy({ $0.metadata.source == source }) else { return nil }

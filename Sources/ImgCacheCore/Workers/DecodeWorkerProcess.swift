@@ -45,12 +45,11 @@ final class DecodeWorkerProcess {
 
     init(limits: DecodeLimits) {
         self.limits = limits
-        ownHardLimit = ic_own_limit(ic_limit_names(0), 1)
     }
 
-    /// imgcache's own hard address-space limit (ulimit -v), which its workers inherit; read once,
-    /// as it can only be lowered.
-    private let ownHardLimit: UInt64
+    /// imgcache's own hard address-space limit (ulimit -v), which its workers inherit; read on the
+    /// first job (a run that decodes nothing never asks), once, as it can only be lowered.
+    private lazy var ownHardLimit: UInt64 = ic_own_limit(ic_limit_names(0), 1)
 
     /// Address-space limits are set in steps of this much, so that one job after another mostly
     /// needs no new one (what a job may take is its budget and the slack, not to the byte).
