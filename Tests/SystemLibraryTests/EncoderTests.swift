@@ -144,6 +144,31 @@ import Testing
         }
     }
 
+    /// Every EXIF orientation (1-8) turns an animation's frames as it turns a still (the model:
+    /// `ImageOrientation.apply` of the stored frame): the blue quarter lands in the same corner.
+    @Test(arguments: 1...8)
+    func everyOrientationTurnsAnAnimationAsAStill(orientation: Int) throws {
+        let (width, height) = (32, 16)
+        func frame(red: UInt8) -> [UInt8] {
+            (0..<width * height).flatMap { pixel -> [UInt8] in
+                pixel % width < width / 2 && pixel / width < height / 2 ? [0, 0, 255, 255] : [red, 0, 0, 255]
+            }
+        }
+        let expected = ImageOrientation.apply(frame(red: 255)[...], width: width, height: height, orientation: orientation)
+        let source = DecodedImage(format: .webp, width: width, height: height, frameCount: 2, pixels: frame(red: 255) + frame(red: 160),
+                                  delays: [100, 200], loopCount: 0, orientation: orientation)
+        let again = try ImageDecoder.decode(try ImageTransform(format: .gif).apply(to: source).bytes)
+        #expect((again.width, again.height) == (expected.width, expected.height) && again.frameCount == 2, "\(orientation)")
+        // The centre of each quarter: blue where the model has it, red elsewhere, in every frame.
+        for index in 0..<again.frameCount {
+            let pixels = Array(again.frame(index))
+            for (x, y) in [(1, 1), (3, 1), (1, 3), (3, 3)].map({ ($0.0 * expected.width / 4, $0.1 * expected.height / 4) }) {
+                let at = (y * expected.width + x) * 4
+                #expect((pixels[at + 2] > 128) == (expected.pixels[at + 2] > 128), "orientation \(orientation) frame \(index) at \(x),\(y)")
+            }
+        }
+    }
+
     /// An encoder may merge identical frames (libwebp makes one longer frame): the output says the
     /// frames it holds, not the source's.
     @Test(arguments: CodecRegistry.animatedFormats)
