@@ -16,6 +16,10 @@ public struct FetchArguments: Equatable, Sendable {
     public var outputDirectory: String?
     /// Print each URL's variants as an HTML `srcset` (`path 320w, path 640w`).
     public var srcset = false
+    /// Print each URL's image as one HTML `<picture>` element.
+    public var html = false
+    /// What the markup and the copies are told (`--alt`, `--sizes`, `--site-root`, `--url-prefix`, `--placeholder`, `--name`).
+    public var page = PageSettings()
     /// How the list (`-i`) is written, where the command line says.
     public var listFormat = ListFormat.Choice()
     public var manager = ManagerArguments()
@@ -91,8 +95,8 @@ extension FetchCommand {
         var statistics = UsageStatistics()
         /// A cache that cannot be written fails every URL for one reason: said once.
         private var saidUnwritable = false
-        /// Which URL each `--output-dir` name was given to in this run.
-        private var copyOwners: [String: String] = [:]
+        /// Which URL (as shown) and bytes (their SHA-256) each `--output-dir` copy was written for in this run.
+        private var copyOwners: [String: (url: String, hash: String)] = [:]
         /// Asked while an output FIFO waits for its reader: a signal stops the wait.
         let interruption: FetchInterruption
 
@@ -107,9 +111,9 @@ extension FetchCommand {
             switch answer {
             case .success(let result):
                 if let warning = result.staleWarning { console.warning(warning) }
-                var copies: [String] = []
+                var files = FetchCommand.shownFiles(of: result)
                 if let directory = arguments.outputDirectory {
-                    copies = copy(result, url: url, into: directory)
+                    files = copy(result, url: url, into: directory)
                 }
                 if let output = arguments.output {
                     do throws(SystemError) {
@@ -125,11 +129,13 @@ extension FetchCommand {
                         console.error("cannot write \(output == "-" ? "standard output" : output): \(error.reason)")
                         status = ExitStatus.worse(status, .outputFailed)
                     }
-                    if globals.json { try console.output(FetchCommand.json(result, copies: copies, row: row).serialized) }
+                    if globals.json { try console.output(command.json(result, files: files, row: row).serialized) }
                 } else if globals.json {
-                    try console.output(FetchCommand.json(result, copies: copies, row: row).serialized)
+                    try console.output(command.json(result, files: files, row: row).serialized)
+                } else if arguments.html {
+                    try printLine(url: url, path: command.picture(result, files: files, row: row))
                 } else if arguments.srcset {
-                    try printLine(url: url, path: FetchCommand.srcsets(of: result.variants))
+                    try printLine(url: url, path: command.srcsets(result, files: files))
                 } else {
                     // One line per URL: its variants' paths TAB-separated, in the order asked.
                     try printLine(url: url, path: result.variants.isEmpty ? result.path : result.variants.map(\.path).joined(separator: "\t"))
@@ -148,55 +154,47 @@ extension FetchCommand {
             }
         }
 
-        /// Copies `result`'s image (or its variants) into `directory` under the URL's file name, as
-        /// curl -O does; the paths written (or already holding the same bytes). A thumbnail is named
-        /// for its size too (`photo-320x213.webp`); a name another URL's copy took in this run gets
-        /// that URL's digest (`logo-1a2b3c4d.png`), said as a warning, so no copy replaces another.
-        private mutating func copy(_ result: FetchResult, url: String, into directory: String) -> [String] {
+        /// Copies the files `result` shows (its variants, else the image) into `directory`, each named from
+        /// `--name`; returns them with their copies. A copy already holding the same bytes is left as it
+        /// is (its time too). Two different images given one name in a run are an error naming both URLs
+        /// (the second is not written): a template with the content's hash never gives one.
+        private mutating func copy(_ result: FetchResult, url: String, into directory: String) -> [FetchCommand.ShownFile] {
             let console = command.console
-            let transforms = command.arguments.manager.settings.variants
-            let sources: [(path: String, metadata: EntryMetadata, sized: Bool)] = result.variants.isEmpty
-                ? [(result.path, result.metadata, false)]
-                : result.variants.enumerated().map { index, variant in
-                    (variant.path, variant.metadata, index < transforms.count && transforms[index].thumbnail != nil)
-                }
-            var written: [String] = []
-            for source in sources {
-                var name = FetchCommand.remoteName(url: url, cachedPath: source.path, format: source.metadata.format)
-                if source.sized, let width = source.metadata.uprightSize.width, let height = source.metadata.uprightSize.height {
-                    name = FetchCommand.suffixed(name, "-\(width)x\(height)")
-                }
-                let key = RemoteURL.redacted(URLText.withoutFragment(url))
-                if let owner = copyOwners[name], owner != key {
-                    let told = FetchCommand.suffixed(name, "-" + String(MD5.hex(key).prefix(8)))
-                    console.warning("\(RemoteURL.displayed(url)): \(name) in \(directory) is \(RemoteURL.displayed(owner))'s copy; "
-                                    + "this one is \(told)")
-                    name = told
-                }
-                copyOwners[name] = key
-                let target = directory + "/" + name
-                // Two variants of one image under one name (640x and 1280x of a 400-pixel image are both
-                // 400 wide): the first copy stands for both, rather than one rewriting the other each run.
-                if written.contains(target) {
-                    written.append(target)
-                    continue
-                }
+            var files = FetchCommand.shownFiles(of: result)
+            for index in files.indices {
                 do throws(SystemError) {
+                    let (name, hash) = try FetchCommand.copyName(of: files[index], url: url, template: command.arguments.page.names)
+                    let target = directory + "/" + name
+                    let shown = RemoteURL.displayed(url)
+                    if let owner = copyOwners[target] {
+                        // The same bytes under the same name (two sizes of a small image, one image at two URLs): one copy.
+                        if owner.hash == hash {
+                            files[index].copy = target
+                            continue
+                        }
+                        let whose = owner.url == shown ? "another variant of \(shown)" : owner.url
+                        console.error("\(shown): not copied: \(ControlCharacters.escaped(target)) is \(whose)'s copy, another image; "
+                                      + "put {hash8} in --name to keep them apart")
+                        status = ExitStatus.worse(status, .outputFailed)
+                        continue
+                    }
+                    copyOwners[target] = (shown, hash)
                     // Refused before the folder is made: nothing is left inside a namespace.
                     try FetchCommand.refuseInsideACache(target)
-                    try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
+                    let folder = String(target[..<target.lastIndex(of: "/")!])
+                    try FileSystem.makeDirectories(folder, mode: 0o777, followingLinks: true)
                     // A copy already holding these bytes is left as it is (its time too): a site rebuilt
                     // from a warm cache rewrites nothing.
-                    if !OutputFile.holdsSameBytes(target, as: source.path) {
-                        try FetchCommand.copy(source.path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
+                    if !OutputFile.holdsSameBytes(target, as: files[index].path) {
+                        try FetchCommand.copy(files[index].path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
                     }
-                    written.append(target)
+                    files[index].copy = target
                 } catch {
-                    console.error("cannot write \(ControlCharacters.escaped(target)): \(error.reason)")
+                    console.error("cannot copy \(RemoteURL.displayed(url)) into \(ControlCharacters.escaped(directory)): \(error.reason)")
                     status = ExitStatus.worse(status, .outputFailed)
                 }
             }
-            return written
+            return files
         }
 
         private func printLine(url: String, path: String) throws(SystemError) {
@@ -205,9 +203,25 @@ extension FetchCommand {
         }
     }
 
-    /// `result`'s JSON line, with the `--output-dir` copies when there are any.
-    static func json(_ result: FetchResult, copies: [String], row: JSONObject?) -> JSONObject {
+    /// `result`'s JSON line, with the `--output-dir` copies when there are any (`copies`, and each
+    /// variant's `copy`), and each file's address in a page (`url`) with `--site-root` or `--url-prefix`.
+    func json(_ result: FetchResult, files: [ShownFile], row: JSONObject?) -> JSONObject {
         var object = result.json
+        let copies = files.compactMap(\.copy)
+        let page = arguments.page
+        let addressed = page.rewritesPaths || arguments.outputDirectory != nil
+        if !result.variants.isEmpty, addressed, case .array(let items)? = object.fields.first(where: { $0.0 == "variants" })?.1 {
+            let variants: [JSONValue] = zip(items, files).map { item, file in
+                guard case .object(var entry) = item else { return item }
+                entry.add("copy", file.copy)
+                entry.add("url", page.address.address(of: file.copy ?? file.path))
+                return .object(entry)
+            }
+            object.set("variants", .array(variants))
+        } else if result.variants.isEmpty, addressed, let file = files.first {
+            object.add("copy", file.copy)
+            object.add("page_url", page.address.address(of: file.copy ?? file.path))
+        }
         if !copies.isEmpty { object.add("copies", .array(copies.map { .string($0) })) }
         return object.with(row: row)
     }
@@ -305,8 +319,20 @@ extension FetchArguments: Subcommand {
                    help: "Read URLs from FILE, one per line ('-': standard input; blank lines and '#' comments skipped), or a CSV, TSV or JSONL table (--input-format)"),
             .flag(.withUrl, help: "Print URL<TAB>PATH lines (an empty PATH for a URL that failed)"),
             .flag(.srcset, help: "Print each URL's variants as an HTML srcset: 'PATH 320w, PATH 640w', one per format TAB-separated, each width once (with --thumbnail)"),
+            .flag(.html, help: "Print each URL's image as one HTML <picture>: a <source> per --format (best first), the last format as the <img> with src, srcset, sizes, width, height, alt, loading=lazy and decoding=async; for an animation, formats that keep no frames are left out"),
             .value(.outputDir, metavar: "DIR", kind: .directory,
-                   help: "Also copy each image into DIR under the URL's file name with the extension of its format (DIR made if missing), as curl -O --output-dir"),
+                   help: "Also copy each image (or its variants) into DIR, named from --name (DIR made if missing); a copy already holding the same bytes is left untouched; --html, --srcset and --json then address the copies"),
+            .value(.name, metavar: "TEMPLATE", kind: .text,
+                   help: "How --output-dir names a copy: {stem} (the URL's file name without extension), {ext}, {width}, {height}, {format}, {hash8} or {hash} (SHA-256 of its bytes), {urlhash8}; '/' makes folders (default {stem}-{width}.{hash8}.{ext})"),
+            .value(.siteRoot, metavar: "DIR", kind: .directory,
+                   help: "Write paths in --html, --srcset and --json relative to this folder (where the page is)"),
+            .value(.urlPrefix, metavar: "URL", kind: .text,
+                   help: "Write paths in --html, --srcset and --json under this prefix ('/img/', 'https://cdn.example/'), followed by the path from --site-root, else from --output-dir"),
+            .value(.alt, metavar: "TEXT", kind: .text, help: "The alt text of every --html image (default: empty, a decorative image)"),
+            .value(.altColumn, metavar: "NAME", kind: .text, help: "Take each --html image's alt text from this column of a table list (--input)"),
+            .value(.sizes, metavar: "SIZES", kind: .text, help: "The sizes attribute of --html images: how wide they are shown (default 100vw)"),
+            .value(.placeholder, metavar: "KIND", kind: .choice(PageSettings.Placeholder.allCases.map(\.rawValue)),
+                   help: "What an --html image shows while it loads: color (its dominant colour) or lqip (its tiny preview, inline); makes --placeholders"),
             .flag(.memoryOnly, help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
             .flag(.progressive, help: "Show the download's progress on a terminal, or in -v lines (ProgressiveDownload)"),
         ] + CommandTable.listOptions + CommandTable.managerOptions + CommandTable.downloadOptions,
@@ -379,6 +405,7 @@ extension ParsedOptions {
             }
             try fitTransform(&arguments.manager.settings.variants[0], toOutput: output)
         }
+        try pageArguments(&arguments, globals: globals)
         if has(.srcset) {
             arguments.srcset = true
             guard variants.contains(where: { $0.thumbnail != nil }) else { throw .requires("--srcset", "--thumbnail") }
@@ -386,6 +413,9 @@ extension ParsedOptions {
             if let output { throw .conflictingOptions("--srcset", "--output \(output)", reason: "--output prints no paths") }
         }
         let options = arguments.manager.settings.options
+        if options.contains(.cacheMemoryOnly), arguments.outputDirectory != nil || arguments.html {
+            throw .conflictingOptions("--memory-only", arguments.html ? "--html" : "--output-dir", reason: "a page addresses stored files")
+        }
         if options.contains(.cacheMemoryOnly), output == nil {
             throw .requires("--memory-only", "--output (the image is not stored, so it has no path to print)")
         }
@@ -393,26 +423,49 @@ extension ParsedOptions {
     }
 }
 
-extension FetchCommand {
-    /// The variants as HTML `srcset` values: one per format, in the order asked,
-    /// TAB-separated (for a `<picture>`'s sources); each width once, the first
-    /// variant of it kept (an image smaller than several sizes gives one).
-    static func srcsets(of variants: [FetchResult.Variant]) -> String {
-        var formats: [ImageFormat?] = []
-        var candidates: [[String]] = []
-        var widths: [Set<Int>] = []
-        for variant in variants {
-            let format = variant.metadata.format
-            if !formats.contains(format) {
-                formats.append(format)
-                candidates.append([])
-                widths.append([])
-            }
-            let group = formats.firstIndex(of: format)!
-            let width = variant.metadata.uprightSize.width ?? 0
-            guard widths[group].insert(width).inserted else { continue }
-            candidates[group].append("\(variant.path) \(width)w")
+/// The options of pages: `--html` and what it is told, `--name`, `--site-root`, `--url-prefix`.
+extension ParsedOptions {
+    func pageArguments(_ arguments: inout FetchArguments, globals: GlobalOptions) throws(UsageError) {
+        var page = PageSettings()
+        if has(.html) {
+            arguments.html = true
+            if globals.json { throw .conflictingOptions("--html", "--json", reason: "JSON lines carry each file's url already") }
+            if has(.srcset) { throw .conflictingOptions("--html", "--srcset", reason: "the <picture> holds the srcsets") }
+            if let output = arguments.output { throw .conflictingOptions("--html", "--output \(output)", reason: "--output prints no markup") }
         }
-        return candidates.map { $0.joined(separator: ", ") }.joined(separator: "\t")
+        for option in [OptionName.alt, .altColumn, .sizes, .placeholder] where has(option) && !arguments.html {
+            throw .requires("--" + option.rawValue, "--html")
+        }
+        page.alt = last(.alt)
+        if let column = last(.altColumn) {
+            guard arguments.input != nil else { throw .requires("--alt-column", "--input (a CSV, TSV or JSONL table)") }
+            page.altColumn = column
+        }
+        if let sizes = last(.sizes) {
+            guard !sizes.isEmpty else { throw .invalidValue(option: "--sizes", value: sizes, reason: "it is empty") }
+            page.sizes = sizes
+        }
+        page.placeholder = last(.placeholder).flatMap(PageSettings.Placeholder.init(rawValue:))
+        if let text = last(.name) {
+            guard arguments.outputDirectory != nil else { throw .requires("--name", "--output-dir") }
+            do { page.names = try CopyNameTemplate(parsing: text) } catch {
+                throw .invalidValue(option: "--name", value: text, reason: error.reason)
+            }
+        }
+        for option in [OptionName.siteRoot, .urlPrefix] where has(option) && !(arguments.html || has(.srcset) || globals.json) {
+            throw .requires("--" + option.rawValue, "--html, --srcset or --json")
+        }
+        if let root = last(.siteRoot) {
+            guard !root.isEmpty else { throw .invalidValue(option: "--site-root", value: root, reason: "the path is empty") }
+            page.address.siteRoot = root
+        }
+        if let prefix = last(.urlPrefix) {
+            guard page.address.siteRoot != nil || arguments.outputDirectory != nil else {
+                throw .requires("--url-prefix", "--output-dir or --site-root (what the path after the prefix is taken from)")
+            }
+            page.address.urlPrefix = prefix
+        }
+        page.address.base = arguments.outputDirectory
+        arguments.page = page
     }
 }

@@ -30,6 +30,16 @@ extension ParsedOptions {
         try checkCombination(options)
         manager.settings.variants = try variants(&options)
         manager.settings.keepsOriginal = !has(.noOriginal)
+        manager.settings.keepsSVG = has(.keepSvg)
+        if has(.placeholders) || has(.placeholder) {
+            if has(.noOriginal), manager.settings.variants.isEmpty {
+                throw .requires("--no-original", "--thumbnail, --scale-down or --format (a placeholder is not the image)")
+            }
+            if options.contains(.cacheMemoryOnly) {
+                throw .conflictingOptions("--placeholders", "--memory-only", reason: "placeholders are kept in the cache, beside the image")
+            }
+            manager.settings.variants.append(.placeholder)
+        }
         manager.settings.options = options
         manager.downloads.allowInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
         manager.downloads.handleCookies = options.contains(.handleCookies)

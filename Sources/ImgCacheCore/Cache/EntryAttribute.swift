@@ -32,6 +32,8 @@ import Glibc
 ///         0x04 the source's frames, for a transform that changed them (LEB128)
 ///         0x08 a variant's original: its inode and size (LEB128 each)
 ///         0x10 opted out of AI training (X-Robots-Tag noai, noimageai); no field
+///         0x20 an image's placeholder: its dominant colour (3 bytes, RGB), its
+///              ThumbHash (LEB128 length, bytes)
 enum EntryAttribute {
     static let version: UInt8 = 0xC2
 
@@ -94,6 +96,12 @@ enum EntryAttribute {
             appendVarint(&moreTail, UInt64(max(0, source.byteCount)))
         }
         if metadata.optedOut { more |= 0x10 }
+        if let placeholder = metadata.placeholder {
+            more |= 0x20
+            moreTail += [placeholder.dominantColor.red, placeholder.dominantColor.green, placeholder.dominantColor.blue]
+            appendVarint(&moreTail, UInt64(placeholder.thumbHash.count))
+            moreTail += placeholder.thumbHash
+        }
         if more != 0 { flags |= 0x80 }
         out.append(flags)
         return out + tail + (more != 0 ? [more] + moreTail : [])
@@ -127,6 +135,7 @@ enum EntryAttribute {
         if flags & 0x20 != 0 { guard let text = reader.text() else { return nil }; contentType = text }
         else if flags & 0x40 == 0 { contentType = format.map(defaultContentType) }
         var freshUntil: Double?, orientation: Int?, sourceFrames: Int?, source: EntryMetadata.Source?, optedOut = false
+        var placeholder: ImagePlaceholder?
         if flags & 0x80 != 0 {
             guard let more = reader.byte() else { return nil }
             optedOut = more & 0x10 != 0
@@ -137,6 +146,10 @@ enum EntryAttribute {
                 guard let inode = reader.varint(), let size = reader.varint(), size < 1 << 62 else { return nil }
                 source = EntryMetadata.Source(inode: inode, byteCount: Int64(size))
             }
+            if more & 0x20 != 0 {
+                guard let color = reader.take(3), let length = reader.varint(), length <= 64, let hash = reader.take(Int(length)) else { return nil }
+                placeholder = ImagePlaceholder(dominantColor: RGBColor(red: color[0], green: color[1], blue: color[2]), thumbHash: hash)
+            }
         }
         guard reader.atEnd else { return nil }
         var metadata = EntryMetadata(fileName: fileName, inode: 0, byteCount: Int64(size), key: key ?? "", url: key ?? "",
@@ -146,6 +159,7 @@ enum EntryAttribute {
                                      freshUntil: freshUntil, orientation: orientation, sourceFrameCount: sourceFrames,
                                      source: source)
         metadata.optedOut = optedOut
+        metadata.placeholder = placeholder
         return (metadata, key.map { UInt32(check) == keyCheck($0) } ?? true)
     }
 

@@ -45,6 +45,8 @@ public struct EntryMetadata: Equatable, Sendable {
     /// The server asked that the image not be used to train AI (X-Robots-Tag
     /// `noai` or `noimageai`): exports leave it out unless asked.
     public var optedOut = false
+    /// An image's placeholder entry: its dominant colour and ThumbHash (the file is its preview).
+    public var placeholder: ImagePlaceholder?
 
     /// Which file an entry was made from: its inode and size. Every body a
     /// download stores is a new file, written beside the one it replaces, so
@@ -138,6 +140,8 @@ public struct EntryMetadata: Equatable, Sendable {
         add("source-frames", sourceFrameCount.map(String.init))
         add("source", source.map { "\($0.inode) \($0.byteCount)" })
         add("opted-out", optedOut ? "noai" : nil)
+        add("dominant-color", placeholder.map(\.dominantColor.description))
+        add("thumbhash", placeholder?.thumbHashBase64)
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -177,6 +181,10 @@ public struct EntryMetadata: Equatable, Sendable {
                   sourceFrameCount: fields["source-frames"].flatMap { Int($0) },
                   source: fields["source"].flatMap(EntryMetadata.parseSource))
         optedOut = fields["opted-out"] != nil
+        if let color = fields["dominant-color"].flatMap({ try? RGBColor(parsing: $0) }),
+           let hash = fields["thumbhash"].flatMap(Base64.decoded), !hash.isEmpty {
+            placeholder = ImagePlaceholder(dominantColor: color, thumbHash: hash)
+        }
     }
 
     private static func parseSource(_ text: String) -> Source? {

@@ -20,6 +20,8 @@ public struct FetchResult: Equatable, Sendable {
     public internal(set) var originalByteCount: Int64?
     /// A refresh the server answered 304: no body came.
     public internal(set) var notModified = false
+    /// With `--placeholders`: the image's placeholder entry (its file the preview, its metadata the colour and ThumbHash).
+    public internal(set) var placeholder: Variant?
 
     /// The size of what was downloaded (or revalidated) for this answer: the
     /// image as served, not its variants; nil when nothing was.
@@ -53,15 +55,23 @@ public struct FetchResult: Equatable, Sendable {
         again.originalPath = originalPath
         again.originalByteCount = originalByteCount
         again.notModified = notModified
+        again.placeholder = placeholder
         return again
     }
 
-    /// The answer for `original` with its `variants` made: the first variant stands for the image.
+    /// The answer for `original` with its `variants` made: the first variant stands for the image (the
+    /// original itself when only its placeholder was asked for); a placeholder is kept apart.
     init(variants: [Variant], of original: FetchResult) {
-        let first = variants[0]
-        self.init(url: original.url, path: first.path, cacheType: original.cacheType, metadata: first.metadata,
-                  isStored: first.isStored, refreshFailure: original.refreshFailure)
-        self.variants = variants
+        let shown = variants.filter { $0.metadata.placeholder == nil }
+        if let first = shown.first {
+            self.init(url: original.url, path: first.path, cacheType: original.cacheType, metadata: first.metadata,
+                      isStored: first.isStored, refreshFailure: original.refreshFailure)
+        } else {
+            self.init(url: original.url, path: original.path, cacheType: original.cacheType, metadata: original.metadata,
+                      isStored: original.isStored, refreshFailure: original.refreshFailure)
+        }
+        self.variants = shown
+        placeholder = variants.first { $0.metadata.placeholder != nil }
         originalPath = original.isStored ? original.path : nil
         originalByteCount = original.metadata.byteCount
         notModified = original.notModified
@@ -69,7 +79,7 @@ public struct FetchResult: Equatable, Sendable {
 
     /// Every temporary file the answer hands over (CacheMemoryOnly, `--no-original`): removed once it is delivered.
     var handedOverPaths: [String] {
-        (isStored ? [] : [path]) + variants.filter { !$0.isStored && $0.path != path }.map(\.path)
+        (isStored ? [] : [path]) + (variants + (placeholder.map { [$0] } ?? [])).filter { !$0.isStored && $0.path != path }.map(\.path)
     }
 
     /// For a `stale` answer, what to tell the user: the refresh failed and the cached copy was served.
@@ -112,7 +122,18 @@ public struct FetchResult: Equatable, Sendable {
             item.add("bytes", variant.metadata.byteCount)
             return .object(item)
         }))
+        if let placeholder, let found = placeholder.metadata.placeholder {
+            object.add("dominant_color", found.dominantColor.description)
+            object.add("thumbhash", found.thumbHashBase64)
+            object.add("lqip", lqip)
+        }
         return object
+    }
+
+    /// The placeholder's preview as a `data:` URI (a WebP of at most 32 pixels a side).
+    public var lqip: String? {
+        guard let placeholder, let bytes = try? FileSystem.readFile(placeholder.path, limit: 1 << 20) else { return nil }
+        return "data:image/webp;base64," + Base64.encoded(bytes)
     }
 }
 

@@ -30,6 +30,13 @@ public struct FetchSettings: Equatable, Sendable {
     public var variants: [ImageTransform] = []
     /// False with `--no-original`: the image as served is not kept once its variants are made.
     public var keepsOriginal = true
+    /// `--keep-svg`: an SVG is answered as served, with no raster variants (and kept, even with `--no-original`).
+    public var keepsSVG = false
+
+    /// Whether the variants asked for are made of an image of `format`: not of an SVG passed through.
+    func makesVariants(of format: ImageFormat?) -> Bool {
+        !variants.isEmpty && !(keepsSVG && format == .svg)
+    }
 
     /// Whether requests carry nothing of the user's beyond the URL: no
     /// credentials, headers or cookies. An authorisation refusal of a plain

@@ -29,7 +29,8 @@ extension ImageFetcher {
                                   repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
         // The image is stored (or failed): another process waiting for it may look it up now.
         if run.heldDownloadLocks.remove(fingerprint) != nil, case .some(.some(let locks)) = downloadLocksMade { locks.unlock(fingerprint) }
-        if !settings.variants.isEmpty, case .success(let original) = answer, original.variants.isEmpty {
+        if case .success(let original) = answer, settings.makesVariants(of: original.metadata.format), original.variants.isEmpty,
+           original.placeholder == nil {
             // Interrupted: no new work starts, so the variants asked for are not made.
             guard !run.interrupted else {
                 if !original.isStored { try? FileSystem.remove(original.path) }

@@ -96,6 +96,8 @@ struct Lookup: Sendable {
             found = variants.all(of: url, madeFrom: EntryMetadata.Source(of: entry.metadata), source: entry.metadata, now: now)
         }
         guard let found else { return nil }
+        // Only a placeholder asked for: the answer is the original, which must be there.
+        if !found.contains(where: { $0.metadata.placeholder == nil }), cachedOriginal() == nil { return nil }
         var original = FetchResult(url: url, path: found[0].path, cacheType: .disk, metadata: found[0].metadata, isStored: false)
         if let entry = cachedOriginal() {
             // Made from another body than the one cached (a refresh brought new bytes): made again.

@@ -13,7 +13,9 @@ struct VariantLookup {
     func variant(_ transform: ImageTransform, of url: String, madeFrom original: EntryMetadata.Source?,
                  source: EntryMetadata? = nil, now: Double) -> FetchResult.Variant? {
         if case .hit(let entry) = cache.lookup(settings.variantKey(for: url, transform), now: now),
-           original == nil || entry.metadata.source == original {
+           original == nil || entry.metadata.source == original,
+           // A placeholder whose colour and hash are not in its metadata (a copy that lost them) is made again.
+           !transform.makesPlaceholder || entry.metadata.placeholder != nil {
             return FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true)
         }
         guard let source, let format = source.format,

@@ -168,7 +168,7 @@ struct VariantMaker {
         for ((index, transform), output) in zip(making, outputs) {
             log?("\(RemoteURL.displayed(url)): \(transform.key) -> \(output.width)x\(output.height) \(output.format.displayName), \(output.bytes.count) bytes")
             made[index] = try store(.bytes(output.bytes), format: output.format, width: output.width, height: output.height,
-                                    frames: output.frameCount, sourceFrames: frames, orientation: nil,
+                                    frames: output.frameCount, sourceFrames: frames, orientation: nil, placeholder: output.placeholder,
                                     key: settings.variantKey(for: url, transform), original: original, now: now)
         }
     }
@@ -233,18 +233,21 @@ struct VariantMaker {
     /// A variant (its bytes, or a copy of the original's file) stored under `key` (with CacheMemoryOnly, handed over in a temporary file);
     /// `orientation` is what its file asks (nil: made upright).
     private func store(_ body: EntryCommitter.Body, format: ImageFormat, width: Int, height: Int, frames: Int, sourceFrames: Int,
-                       orientation: Int?, key: CacheKey, original: FetchResult, now: Double) throws(FetchError) -> FetchResult.Variant {
+                       orientation: Int?, placeholder: ImagePlaceholder? = nil, key: CacheKey, original: FetchResult,
+                       now: Double) throws(FetchError) -> FetchResult.Variant {
         let source = original.metadata
         // A variant stands for the very file it was made from; one made from bytes not kept, for no file
         // (inode 0), but it still says how large they were.
         let madeFrom = original.isStored ? EntryMetadata.Source(of: source) : EntryMetadata.Source(inode: 0, byteCount: source.byteCount)
         func describe(inode: UInt64, size: Int64) -> EntryMetadata {
-            EntryMetadata(fileName: key.fileName, inode: inode, byteCount: size, key: key.storedForm, url: RemoteURL.redacted(original.url),
+            var metadata = EntryMetadata(fileName: key.fileName, inode: inode, byteCount: size, key: key.storedForm, url: RemoteURL.redacted(original.url),
                           etag: source.etag, lastModified: source.lastModified, contentType: source.contentType,
                           format: format, width: width, height: height, frameCount: frames,
                           storedAt: now, freshUntil: source.freshUntil, orientation: orientation,
                           sourceFrameCount: sourceFrames != frames ? sourceFrames : nil, source: madeFrom)
                 .optingOut(source.optedOut)
+            metadata.placeholder = placeholder
+            return metadata
         }
         do throws(SystemError) {
             if settings.options.contains(.cacheMemoryOnly) {

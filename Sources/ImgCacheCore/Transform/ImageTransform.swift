@@ -18,6 +18,18 @@ public struct ImageTransform: Equatable, Sendable {
     /// animation imgcache decodes frame by frame (GIF, WebP) already keeps its
     /// frames in its own format, so today this changes no output.
     public var transformsAnimations = false
+    /// Makes an image's placeholder (`--placeholders`): its dominant colour and
+    /// ThumbHash, from the image fitted in 100x100, and a WebP of it at most 32
+    /// pixels a side; the first frame of an animation.
+    public var makesPlaceholder = false
+
+    /// The transform making an image's placeholder.
+    public static var placeholder: ImageTransform {
+        var transform = ImageTransform(thumbnail: BoxSize(width: ThumbHash.largestSide, height: ThumbHash.largestSide), format: .webp)
+        transform.quality = ImagePlaceholder.previewQuality
+        transform.makesPlaceholder = true
+        return transform
+    }
 
     /// SDWebImage's default for ScaleDownLargeImages: 60 MB of RGBA8 at 4 bytes a pixel.
     public static let defaultScaleDownLimit = PixelLimit(pixels: 15_728_640)
@@ -93,6 +105,7 @@ public struct ImageTransform: Equatable, Sendable {
     /// The transformer key: part of the cache key, so each transform of a URL
     /// is an entry of its own and the original is not needed again.
     public var key: String {
+        if makesPlaceholder { return "placeholder(1)" }
         var parts: [String] = []
         if let thumbnail { parts.append("thumbnail(\(thumbnail))") }
         if thumbnail != nil, fit != .inside { parts.append("fit(\(fit.rawValue))") }
@@ -204,6 +217,7 @@ public struct ImageTransform: Equatable, Sendable {
     /// 320x` of a JPEG is `--thumbnail 320x --format jpeg`), and the other way round; nil when
     /// there is none. The two share one entry rather than storing the same bytes twice.
     public func equivalent(for input: ImageFormat, frameCount: Int) -> ImageTransform? {
+        if makesPlaceholder { return nil }
         let animated = frameCount > 1
         var other = self
         if format == nil {
@@ -220,7 +234,7 @@ public struct ImageTransform: Equatable, Sendable {
     /// Whether an image of `format` with `frameCount` frames keeps every
     /// frame: an animation written in a format that animates (GIF, WebP).
     public func keepsFrames(of format: ImageFormat, frameCount: Int) -> Bool {
-        frameCount > 1 && ImageEncoder.animatedFormats.contains(outputFormat(for: format, animated: true))
+        !makesPlaceholder && frameCount > 1 && ImageEncoder.animatedFormats.contains(outputFormat(for: format, animated: true))
     }
 
     /// Whether an image is stored as served: its size as shown (upright) needs no change, the
@@ -231,7 +245,7 @@ public struct ImageTransform: Equatable, Sendable {
     public func keepsAsServed(_ header: ImageHeader) -> Bool {
         let shown = header.uprightSize
         let layout = layout(width: shown.width, height: shown.height)
-        return layout.scaled == shown && layout.canvas == shown && header.orientation <= 1
+        return !makesPlaceholder && layout.scaled == shown && layout.canvas == shown && header.orientation <= 1
             && outputFormat(for: header.format, animated: header.isAnimated) == header.format && !header.hasColourProfile
     }
 
@@ -242,6 +256,8 @@ public struct ImageTransform: Equatable, Sendable {
         public let height: Int
         public let format: ImageFormat
         public let frameCount: Int
+        /// What `ImageTransform.placeholder` found (its bytes are the preview).
+        public var placeholder: ImagePlaceholder? = nil
     }
 
     /// Decodes `bytes` (of `header`) once for every transform of `transforms`:
@@ -303,6 +319,10 @@ public struct ImageTransform: Equatable, Sendable {
                                                  orientation: image.orientation)
             let layout = layout(width: shown?.width ?? upright.width, height: shown?.height ?? upright.height)
             let pixels = shaped(upright.pixels[...], width: upright.width, height: upright.height, layout: layout)
+            if makesPlaceholder {
+                return try placeholder(of: pixels, width: layout.canvas.width, height: layout.canvas.height, settings: settings,
+                                       encoding: encoding)
+            }
             encoding(format)
             let bytes = try ImageEncoder.encode(pixels[...], width: layout.canvas.width, height: layout.canvas.height, settings: settings)
             return Output(bytes: bytes, width: layout.canvas.width, height: layout.canvas.height, format: format, frameCount: 1)
@@ -324,6 +344,19 @@ public struct ImageTransform: Equatable, Sendable {
         // The frames as written: an encoder merges identical frames into one longer one (libwebp does).
         let written = (try? ImageHeader.probe(bytes))?.frameCount ?? image.frameCount
         return Output(bytes: bytes, width: size.width, height: size.height, format: format, frameCount: written)
+    }
+
+    /// The placeholder of `pixels` (fitted in 100x100): its colour and ThumbHash, and its preview as bytes.
+    private func placeholder(of pixels: [UInt8], width: Int, height: Int, settings: ImageEncoder.Settings,
+                             encoding: (ImageFormat) -> Void) throws(ImageEncoder.EncodeError) -> Output {
+        let found = ImagePlaceholder(of: pixels[...], width: width, height: height)
+        let box = BoxSize(width: ImagePlaceholder.previewSide, height: ImagePlaceholder.previewSide)
+        let scale = min(1, box.scale(width: width, height: height, covering: false))
+        let preview = (width: max(1, Int((Double(width) * scale).rounded())), height: max(1, Int((Double(height) * scale).rounded())))
+        let small = ImageResizer.resize(pixels[...], width: width, height: height, toWidth: preview.width, toHeight: preview.height)
+        encoding(settings.format)
+        let bytes = try ImageEncoder.encode(small[...], width: preview.width, height: preview.height, settings: settings)
+        return Output(bytes: bytes, width: preview.width, height: preview.height, format: settings.format, frameCount: 1, placeholder: found)
     }
 
     /// One frame resized as `layout` says and placed on its canvas: cropped (cover) or padded (contain).

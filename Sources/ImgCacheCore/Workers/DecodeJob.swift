@@ -102,6 +102,7 @@ extension ImageTransform {
         if let scaleDownLimit { parts.append("scale-down=\(scaleDownLimit.pixels)") }
         if let format { parts.append("format=\(format.rawValue)") }
         if let padding { parts.append("padding=\(padding)") }
+        if makesPlaceholder { parts.append("placeholder=1") }
         return parts.joined(separator: ";")
     }
 
@@ -126,6 +127,7 @@ extension ImageTransform {
                 guard let color = try? RGBColor(parsing: value) else { return nil }
                 padding = color
             case "animations": transformsAnimations = value == "1"
+            case "placeholder": makesPlaceholder = value == "1"
             case "thumbnail":
                 guard let box = BoxSize(parsing: value) else { return nil }
                 thumbnail = box

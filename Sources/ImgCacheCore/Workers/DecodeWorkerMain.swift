@@ -87,7 +87,9 @@ public enum DecodeWorkerMain {
                     answer.add("failure", "unwritable")
                     break
                 }
-                answer.add("output", "\(output.format.rawValue) \(output.width) \(output.height) \(output.frameCount) \(output.bytes.count)")
+                var line = "\(output.format.rawValue) \(output.width) \(output.height) \(output.frameCount) \(output.bytes.count)"
+                if let placeholder = output.placeholder { line += " \(placeholder.dominantColor) \(placeholder.thumbHashBase64)" }
+                answer.add("output", line)
             }
             if let header = made.header { answer.add(header: header) }
         case .failure(let failure):

@@ -183,7 +183,7 @@ final class DecodeWorkerProcess {
         var offset = 0
         for line in answer.values("output") {
             let parts = line.split(separator: " ")
-            guard parts.count == 5, let format = ImageFormat(rawValue: String(parts[0])), let width = Int(parts[1]), let height = Int(parts[2]),
+            guard parts.count == 5 || parts.count == 7, let format = ImageFormat(rawValue: String(parts[0])), let width = Int(parts[1]), let height = Int(parts[2]),
                   let frames = Int(parts[3]), let length = Int(parts[4]), length >= 0, result >= 0 else {
                 return .failure(.contained(WorkerFailure(cause: .brokenProtocol("its answer does not read"), phase: phase)))
             }
@@ -192,7 +192,15 @@ final class DecodeWorkerProcess {
                 return .failure(.contained(WorkerFailure(cause: .brokenProtocol("its results are shorter than it said"), phase: phase)))
             }
             offset += length
-            outputs.append(ImageTransform.Output(bytes: bytes, width: width, height: height, format: format, frameCount: frames))
+            var placeholder: ImagePlaceholder?
+            if parts.count == 7 {
+                guard let color = try? RGBColor(parsing: String(parts[5])), let hash = Base64.decoded(String(parts[6])) else {
+                    return .failure(.contained(WorkerFailure(cause: .brokenProtocol("its answer does not read"), phase: phase)))
+                }
+                placeholder = ImagePlaceholder(dominantColor: color, thumbHash: hash)
+            }
+            outputs.append(ImageTransform.Output(bytes: bytes, width: width, height: height, format: format, frameCount: frames,
+                                                 placeholder: placeholder))
         }
         return .success(DecodeResult(outputs: outputs, header: answer.header))
     }

@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ImgCacheCore
+
+/// What `fetch` writes for pages: copies named from `--name` (`--output-dir`),
+/// `srcset` values and `<picture>` markup addressing them.
+extension FetchCommand {
+    /// One file an answer shows: the image, or one of its variants, with the copy made of it.
+    struct ShownFile {
+        let path: String
+        let metadata: EntryMetadata
+        /// Its `--output-dir` copy, when one was written (or already held the same bytes).
+        var copy: String?
+    }
+
+    /// The files `result` shows, in order: its variants, else the image itself.
+    static func shownFiles(of result: FetchResult) -> [ShownFile] {
+        result.variants.isEmpty ? [ShownFile(path: result.path, metadata: result.metadata)]
+            : result.variants.map { ShownFile(path: $0.path, metadata: $0.metadata) }
+    }
+
+    /// The name `--name` gives a copy of `file` (an image of `url`), and the SHA-256 of its bytes.
+    static func copyName(of file: ShownFile, url: String, template: CopyNameTemplate) throws(SystemError) -> (name: String, hash: String) {
+        let hash: String
+        do { hash = try SHA256.hex(file: file.path) } catch {
+            throw SystemError("read", path: file.path, errno: Errno(EIO), detail: error.reason)
+        }
+        let format = file.metadata.format ?? ImageFormat(namedBy: file.path) ?? CodecRegistry.fallbackFormat
+        let named = remoteName(url: url, cachedPath: file.path, format: format)
+        let stem = named.hasSuffix("." + format.fileExtension) ? String(named.dropLast(format.fileExtension.count + 1)) : named
+        let key = RemoteURL.redacted(URLText.withoutFragment(url))
+        let shown = file.metadata.uprightSize
+        let name = template.name(.init(stem: stem, format: format, width: shown.width ?? 0, height: shown.height ?? 0,
+                                       hash: hash, urlHash: String(MD5.hex(key).prefix(8))))
+        return (name, hash)
+    }
+
+    /// The markup `--html` prints for `result`: one `<picture>`.
+    func picture(_ result: FetchResult, files: [ShownFile], row: JSONObject?) -> String {
+        let page = arguments.page
+        var alt = page.alt ?? ""
+        if let column = page.altColumn, let value = row?.fields.first(where: { $0.0 == column })?.1 {
+            switch value {
+            case .string(let text): alt = text
+            case .integer(let number): alt = String(number)
+            case .number(let number): alt = String(number)
+            default: break
+            }
+        }
+        let markup = PictureMarkup(alt: alt, sizes: page.sizes, style: page.style(for: result))
+        let candidates = files.map { file in
+            let shown = file.metadata.uprightSize
+            return PictureMarkup.Candidate(address: page.address.address(of: file.copy ?? file.path), width: shown.width ?? 0,
+                                           height: shown.height ?? 0, format: file.metadata.format ?? .png,
+                                           frameCount: file.metadata.frameCount ?? 1)
+        }
+        return markup.picture(candidates, animated: FetchCommand.isAnimated(result))
+    }
+
+    /// Whether the image as served is an animation (its variants say how many frames it had).
+    static func isAnimated(_ result: FetchResult) -> Bool {
+        if result.variants.isEmpty { return (result.metadata.frameCount ?? 1) > 1 }
+        return result.variants.contains { ($0.metadata.sourceFrameCount ?? $0.metadata.frameCount ?? 1) > 1 }
+    }
+
+    /// `--srcset`: a `srcset` per format, TAB-separated, addressing the copies when there are.
+    func srcsets(_ result: FetchResult, files: [ShownFile]) -> String {
+        let candidates = files.map { file in
+            PictureMarkup.Candidate(address: arguments.page.address.address(of: file.copy ?? file.path),
+                                    width: file.metadata.uprightSize.width ?? 0, height: file.metadata.uprightSize.height ?? 0,
+                                    format: file.metadata.format ?? .png, frameCount: file.metadata.frameCount ?? 1)
+        }
+        // Every format asked for, in order; each width once.
+        var groups: [[PictureMarkup.Candidate]] = []
+        for candidate in candidates {
+            if let index = groups.firstIndex(where: { $0[0].format == candidate.format }) {
+                if !groups[index].contains(where: { $0.width == candidate.width }) { groups[index].append(candidate) }
+            } else {
+                groups.append([candidate])
+            }
+        }
+        return groups.map { PictureMarkup.srcset($0) }.joined(separator: "\t")
+    }
+}
