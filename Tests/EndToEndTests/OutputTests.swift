@@ -150,7 +150,7 @@ import Testing
         let real = work.appending("real"), link = work.appending("link")
         try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
         #expect(symlink(real, link) == 0)
-        let result = try fetch(["fetch", "--output-dir", link, server.url("logo.png")])
+        let result = try fetch(["fetch", "--output-dir", link, "--name", "{stem}.{ext}", server.url("logo.png")])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(FileManager.default.contents(atPath: real + "/logo.png") == logo)
         #expect(fileType(link) == S_IFLNK)
@@ -185,7 +185,7 @@ import Testing
         try logo.write(to: URL(fileURLWithPath: served.appending("right.png")))
         let nginx = try NginxServer(serving: served.url)
         let folder = work.appending("out")
-        let result = try fetch(["fetch", "--output-dir", folder, nginx.url("avatar?size=2"), nginx.url("wrong.jpg"),
+        let result = try fetch(["fetch", "--output-dir", folder, "--name", "{stem}.{ext}", nginx.url("avatar?size=2"), nginx.url("wrong.jpg"),
                                 nginx.url("right.png")])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["avatar.png", "right.png", "wrong.png"])
@@ -205,41 +205,52 @@ import Testing
         let urls = [nginx.url("a/logo.png"), nginx.url("b/logo.png"), nginx.url("my%20photo.png")]
         let first = try fetch(["--json", "fetch", "--output-dir", folder] + urls)
         #expect(first.status == 0, "\(first.standardError)")
-        // Two URLs ending in one name: the second copy carries its URL's digest, and says so.
-        let digest = String(MD5.hex(nginx.url("b/logo.png")).prefix(8))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
-                == ["logo-\(digest).png", "logo.png", "my photo.png"])
-        #expect(FileManager.default.contents(atPath: folder + "/logo.png") == logo)
-        #expect(FileManager.default.contents(atPath: folder + "/logo-\(digest).png") == palette)
-        #expect(first.standardError.contains("logo.png in \(folder) is \(nginx.url("a/logo.png"))'s copy; this one is logo-\(digest).png"),
-                "\(first.standardError)")
+        // The default names hold the bytes' hash: two images ending in one file name stay apart, and
+        // one image at two URLs is one copy.
+        func hash8(_ data: Data) throws -> String { String(try SHA256.hex([UInt8](data)).prefix(8)) }
+        let logoName = "logo-64.\(try hash8(logo)).png", paletteName = "logo-30.\(try hash8(palette)).png"
+        let photoName = "my photo-64.\(try hash8(logo)).png"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [logoName, paletteName, photoName].sorted())
+        #expect(FileManager.default.contents(atPath: folder + "/" + logoName) == logo)
+        #expect(FileManager.default.contents(atPath: folder + "/" + paletteName) == palette)
         // Each JSON line names the copies it made.
         let copies = try first.lines.map { line in
             try #require((try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["copies"] as? [String])
         }
-        #expect(copies == [[folder + "/logo.png"], [folder + "/logo-\(digest).png"], [folder + "/my photo.png"]])
+        #expect(copies == [[folder + "/" + logoName], [folder + "/" + paletteName], [folder + "/" + photoName]])
         // A rebuild from the warm cache rewrites nothing: same inode, same time.
         var before = stat(), after = stat()
-        #expect(utimensat(AT_FDCWD, folder + "/logo.png", [timespec(tv_sec: 1_000_000_000, tv_nsec: 0),
-                                                          timespec(tv_sec: 1_000_000_000, tv_nsec: 0)], 0) == 0)
-        lstat(folder + "/logo.png", &before)
+        #expect(utimensat(AT_FDCWD, folder + "/" + logoName, [timespec(tv_sec: 1_000_000_000, tv_nsec: 0),
+                                                              timespec(tv_sec: 1_000_000_000, tv_nsec: 0)], 0) == 0)
+        lstat(folder + "/" + logoName, &before)
         #expect(try fetch(["fetch", "--output-dir", folder] + urls).status == 0)
-        lstat(folder + "/logo.png", &after)
+        lstat(folder + "/" + logoName, &after)
         #expect(after.st_ino == before.st_ino && after.st_mtim.tv_sec == 1_000_000_000)
         // A copy whose bytes differ is replaced.
-        try Data("old".utf8).write(to: URL(fileURLWithPath: folder + "/my photo.png"))
+        try Data("old".utf8).write(to: URL(fileURLWithPath: folder + "/" + photoName))
         #expect(try fetch(["fetch", "--output-dir", folder, urls[2]]).status == 0)
-        #expect(FileManager.default.contents(atPath: folder + "/my photo.png") == logo)
+        #expect(FileManager.default.contents(atPath: folder + "/" + photoName) == logo)
+        // Names without the hash: two images under one name are an error naming both URLs (exit 74);
+        // the first copy stays, the second is not written.
+        let plain = work.appending("plain")
+        let clash = try fetch(["fetch", "--output-dir", plain, "--name", "{stem}.{ext}"] + urls)
+        #expect(clash.status == 74, "\(clash.standardError)")
+        #expect(clash.standardError.contains(nginx.url("b/logo.png")) && clash.standardError.contains(nginx.url("a/logo.png")
+            + "'s copy, another image; put {hash8} in --name"), "\(clash.standardError)")
+        #expect(clash.lines.count == 3, "every URL keeps its line: \(clash.output)")
+        #expect(FileManager.default.contents(atPath: plain + "/logo.png") == logo)
+        #expect(FileManager.default.contents(atPath: plain + "/my photo.png") == logo)
     }
 
     @Test func outputDirectoryNamesAThumbnailForItsSizeAndAConversionForItsFormat() throws {
         let folder = work.appending("sized")
-        let result = try fetch(["fetch", "--output-dir", folder, "--thumbnail", "32x,16x", "--format", "webp,png", server.url("logo.png")])
+        let sized = ["--name", "{stem}-{width}x{height}.{ext}"]
+        let result = try fetch(["fetch", "--output-dir", folder, "--thumbnail", "32x,16x", "--format", "webp,png", server.url("logo.png")] + sized)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
                 == ["logo-16x12.png", "logo-16x12.webp", "logo-32x24.png", "logo-32x24.webp"])
         let one = work.appending("one")
-        #expect(try fetch(["fetch", "--output-dir", one, "--thumbnail", "32x", server.url("logo.png")]).status == 0)
+        #expect(try fetch(["fetch", "--output-dir", one, "--thumbnail", "32x", server.url("logo.png")] + sized).status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: one) == ["logo-32x24.png"])
         // A name no file system takes: the cached file's name instead.
         let long = work.appending("long")
@@ -247,17 +258,17 @@ import Testing
         let name = String(repeating: "a", count: 240) + ".png"
         try logo.write(to: URL(fileURLWithPath: served.appending(name)))
         let nginx = try NginxServer(serving: served.url)
-        let longResult = try fetch(["fetch", "--output-dir", long, "--thumbnail", "32x,16x", nginx.url(name)])
+        let longResult = try fetch(["fetch", "--output-dir", long, "--thumbnail", "32x,16x", nginx.url(name)] + sized)
         #expect(longResult.status == 0, "\(longResult.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: long).allSatisfy { $0.utf8.count < 100 && $0.hasSuffix(".png") })
         // Two sizes that come out the same (the image is smaller than both): one copy, written once.
         let same = work.appending("same")
-        let twice = try fetch(["--json", "fetch", "--output-dir", same, "--thumbnail", "640x,1280x", server.url("logo.png")])
+        let twice = try fetch(["--json", "fetch", "--output-dir", same, "--thumbnail", "640x,1280x", server.url("logo.png")] + sized)
         #expect(try FileManager.default.contentsOfDirectory(atPath: same) == ["logo-64x48.png"])
         let copies = try #require((try twice.jsonLines().first)?["copies"] as? [String])
         #expect(copies == [same + "/logo-64x48.png", same + "/logo-64x48.png"])
         let converted = work.appending("converted")
-        #expect(try fetch(["fetch", "--output-dir", converted, "--format", "webp", server.url("logo.png")]).status == 0)
+        #expect(try fetch(["fetch", "--output-dir", converted, "--format", "webp", "--name", "{stem}.{ext}", server.url("logo.png")]).status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: converted) == ["logo.webp"])
     }
 }

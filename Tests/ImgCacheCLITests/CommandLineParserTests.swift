@@ -213,17 +213,21 @@ import Testing
                        "remote": "redis://127.0.0.1|timeout=2s", "connect-timeout": "2s", "max-time": "30",
                        "proxy": "http://127.0.0.1:3128", "netrc-file": "netrc", "output-dir": "out",
                        "background": "white", "fit": "cover", "input-format": "csv", "url-column": "image", "shard": "0/2", "per-host": "2", "rate": "5/s",
-                       "deadline": "1h"]
+                       "deadline": "1h", "name": "{stem}.{ext}", "placeholder": "color", "sizes": "50vw", "site-root": "site",
+                       "url-prefix": "/img/"]
         // Some options need another: --memory-only an output, --format and --quality a transform.
         let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"],
                           "background": ["--format", "jpeg"], "fit": ["--thumbnail", "8x8"], "upscale": ["--thumbnail", "8x8"],
                           "no-original": ["--format", "png"], "srcset": ["--thumbnail", "8x,16x"],
                           "remember": ["--remote", "http://127.0.0.1/store"],
-                          "input-format": ["-i", "list.csv"], "url-column": ["-i", "list.csv"]]
+                          "input-format": ["-i", "list.csv"], "url-column": ["-i", "list.csv"],
+                          "name": ["--output-dir", "out"], "alt": ["--html"], "sizes": ["--html"], "placeholder": ["--html"],
+                          "site-root": ["--html"], "url-prefix": ["--html", "--output-dir", "out"],
+                          "alt-column": ["--html", "-i", "list.csv"]]
         for spec in CommandTable.command(named: "fetch")!.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
             // --input brings the URLs itself (and the list options need it).
-            let operands = ["input", "input-format", "url-column"].contains(spec.long) ? [] : ["u"]
+            let operands = ["input", "input-format", "url-column", "alt-column"].contains(spec.long) ? [] : ["u"]
             _ = try CommandLineParser.parse(["fetch", "--" + spec.long] + value + operands)
             if let short = spec.short { _ = try CommandLineParser.parse(["fetch", "-\(short)"] + value + operands) }
         }

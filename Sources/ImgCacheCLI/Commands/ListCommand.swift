@@ -10,6 +10,8 @@ public struct ListArguments: Equatable, Sendable {
     public var pattern: String?
     public var order: Order?
     public var failed = false
+    /// `--html`: a contact sheet instead of lines.
+    public var html = false
     public init() {}
 }
 
@@ -22,14 +24,16 @@ extension ListCommand {
         let now = WallClock.now()
         var count = 0, bytes: Int64 = 0
         var kept: [ListedEntry] = []
+        // A sheet shows the images as served (their variants are how it shows them).
+        let keeps = { (entry: ListedEntry) in !arguments.html || (entry.transform == nil && entry.url != nil) }
         var unreadable: [SystemError] = []
         do {
             unreadable = try CacheListing.forEach(in: cache.directory) { (entry) throws(SystemError) in
-                guard ListCommand.matches(arguments.pattern, entry.url) else { return }
+                guard ListCommand.matches(arguments.pattern, entry.url), keeps(entry) else { return }
                 count += 1
                 bytes += entry.bytes
                 // Unsorted, each line as it is found: the first come at once, and memory stays flat.
-                if arguments.order == nil { try show(entry, now: now) } else { kept.append(entry) }
+                if arguments.order == nil && !arguments.html { try show(entry, now: now) } else { kept.append(entry) }
             }
         } catch where error.errno == .brokenPipe {
             throw error
@@ -44,12 +48,35 @@ extension ListCommand {
         case .url?: kept.sort { ($0.url ?? "") < ($1.url ?? "") }
         case nil: break
         }
+        if arguments.html { return try sheet(of: kept, bytes: bytes, unreadable: unreadable) }
         for entry in kept { try show(entry, now: now) }
         if !globals.json {
             console.note("\(Plural.count(count, "entry", "entries")), \(ByteSize.humanised(bytes))"
                 + (arguments.pattern.map { " matching '\(UsageError.visible($0))'" } ?? "") + " in namespace '\(cache.location.namespace)'")
         }
         return MaintenanceMessages.reportUnreadable(unreadable, of: cache, console: console, consequence: "its entries are not listed")
+    }
+
+    /// `--html`: the contact sheet of `entries`, then the namespace's failed URLs (matching the pattern).
+    private func sheet(of entries: [ListedEntry], bytes: Int64, unreadable: [SystemError]) throws(SystemError) -> ExitStatus {
+        var failures: [(url: String, reason: String, at: Double?)] = []
+        if let records = try? FailedURLStore(namespaceDirectory: cache.directory).records() {
+            failures = records.filter { ListCommand.matches(arguments.pattern, $0.url) }.sorted { $0.failedAt > $1.failedAt }
+                .map { ($0.url, $0.reason, $0.failedAt) }
+        }
+        let items = entries.map { entry in
+            ContactSheetPage.Item(url: entry.url ?? entry.path, format: entry.format, width: entry.width, height: entry.height,
+                                  frames: entry.frames, bytes: entry.bytes, lastUse: entry.lastUse)
+        }
+        let title = "imgcache: namespace '\(cache.location.namespace)'" + (arguments.pattern.map { ", URLs matching '\($0)'" } ?? "")
+        let summary = "\(Plural.count(entries.count, "image")), \(ByteSize.humanised(bytes)); \(Plural.count(failures.count, "failed URL"))"
+        let status = try ContactSheet(cache: cache, console: console, environment: environment)
+            .write(title: title, items: items, failures: failures, summary: summary) { (chunk) throws(SystemError) in
+                try console.output(String(chunk.dropLast()))
+            }
+        console.note(summary + " in the sheet")
+        return ExitStatus.worse(status, MaintenanceMessages.reportUnreadable(unreadable, of: cache, console: console,
+                                                                            consequence: "its entries are not in the sheet"))
     }
 
     /// Whether `url` is kept by `pattern` (every URL without one), as `remove --match` decides.
@@ -141,6 +168,7 @@ extension ListArguments: Subcommand {
             .value(.sort, metavar: "ORDER", kind: .choice(["recent", "size", "url"]),
                    help: "recent (most recently used first), size (largest first) or url (alphabetical); default: cache order"),
             .flag(.failed, help: "List the failed URLs instead, with their causes and ages"),
+            .flag(.html, help: "Write a contact sheet instead: one static page of thumbnails (made through the variant cache, inline), each with its URL, format, size, bytes and last use, then the failed URLs and why"),
         ],
         operands: [OperandSpec(name: "PATTERN", kind: .text, help: "keep URLs matching this glob, or containing this text",
                                minimum: 0, maximum: 1)],
@@ -149,11 +177,12 @@ extension ListArguments: Subcommand {
             ("imgcache list 'https://cdn.example/*.png' --sort size", "the PNGs from one host, largest first"),
             ("imgcache --json list | jq -r 'select(.bytes > 1000000) | .url'", "the URLs of the entries over 1 MB"),
             ("imgcache list --failed", "what failed, and why"),
+            ("imgcache list --html 'https://cdn.example/*' > sheet.html", "a page of thumbnails to look at"),
         ]
     )
 
     static func invocation(_ options: ParsedOptions, globals: GlobalOptions) throws(UsageError) -> Invocation {
-        .run(globals, Command(options.listArguments()))
+        .run(globals, Command(try options.listArguments(globals: globals)))
     }
 
     static func run(_ command: ListCommand) throws(SystemError) -> ExitStatus { try command.run() }
@@ -161,8 +190,11 @@ extension ListArguments: Subcommand {
 
 /// `list` arguments from the parsed words.
 extension ParsedOptions {
-    func listArguments() -> ListArguments {
+    func listArguments(globals: GlobalOptions) throws(UsageError) -> ListArguments {
         var arguments = ListArguments()
+        arguments.html = has(.html)
+        if arguments.html, has(.failed) { throw .conflictingOptions("--html", "--failed", reason: "the sheet lists the failed URLs after the images") }
+        if arguments.html, globals.json { throw .conflictingOptions("--html", "--json", reason: "both write to standard output") }
         arguments.pattern = operands.first
         arguments.order = last(.sort).flatMap(ListArguments.Order.init(rawValue:))
         arguments.failed = has(.failed)

@@ -14,6 +14,8 @@ public struct PrefetchArguments: Equatable, Sendable {
     public var shard: ListShard?
     /// `--stats FILE`: where the run's numbers go, as JSON.
     public var statsFile: String?
+    /// `--html-report FILE`: a contact sheet of the run's images and failures.
+    public var htmlReport: String?
     public var manager = ManagerArguments()
 
     public init(input: String? = nil) {
@@ -32,6 +34,13 @@ extension PrefetchCommand {
             console.error("cannot write --stats \(path): \(problem)")
             return .outputFailed
         }
+        if let path = arguments.htmlReport, let problem = RequestFiles.unwritable(path) {
+            console.error("cannot write --html-report \(path): \(problem)")
+            return .outputFailed
+        }
+        // What the report shows: each image as the run answered it, each failure and why.
+        var reported: [ContactSheetPage.Item] = []
+        var reportedFailures: [(url: String, reason: String, at: Double?)] = []
         // The list's descriptor stays open until the process ends: the reader
         // thread may still be in read() when the run is interrupted.
         guard let list = ManagerSetup.openList(arguments.input ?? "-", format: arguments.listFormat, console: console, quiet: globals.quiet) else {
@@ -64,6 +73,7 @@ extension PrefetchCommand {
                 summary.count(outcome)
                 if arguments.statsFile != nil { runStatistics.count(outcome) }
                 if let result = outcome.result { statistics.count(result) }
+                if arguments.htmlReport != nil { PrefetchCommand.record(outcome, items: &reported, failures: &reportedFailures) }
                 var failed = false
                 if case .success(let fetched)? = outcome.result, let warning = fetched.staleWarning { console.warning(warning) }
                 if case .failure(let error)? = outcome.result {
@@ -118,12 +128,43 @@ extension PrefetchCommand {
                 summary.failedOutput = true
             }
         }
+        if let path = arguments.htmlReport {
+            var page = ""
+            let summaryLine = "\(Plural.count(reported.count, "image")); \(Plural.count(reportedFailures.count, "failed URL"))"
+            let made = try ContactSheet(cache: cache, console: console, environment: environment)
+                .write(title: "imgcache prefetch " + (arguments.input ?? "-"), items: reported, failures: reportedFailures,
+                       summary: summaryLine) { (chunk) throws(SystemError) in page += chunk }
+            do { try OutputFile.write(bytes: Array(page.utf8), to: path) } catch {
+                console.error("cannot write --html-report \(path): \(error.reason)")
+                summary.failedOutput = true
+            }
+            if made != .success { summary.failedOutput = true }
+        }
         try report(summary, remotes: fetcher.settings.remotes.isEmpty ? nil : fetcher.remoteStatistics,
                    seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil,
                    complete: inputError == nil)
         if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
         let status = summary.failedOutput ? ExitStatus.worse(summary.status, .outputFailed) : summary.status
         return inputError == nil ? status : .worse(status, .noInput)
+    }
+
+    /// Keeps what `--html-report` shows of `outcome`: the image as answered, or the failure and why.
+    static func record(_ outcome: FetchOutcome, items: inout [ContactSheetPage.Item],
+                       failures: inout [(url: String, reason: String, at: Double?)]) {
+        switch outcome.result {
+        case .success(let fetched)?:
+            let shown = fetched.metadata.uprightSize
+            items.append(ContactSheetPage.Item(url: RemoteURL.redacted(outcome.url), format: fetched.metadata.format, width: shown.width,
+                                               height: shown.height, frames: fetched.metadata.frameCount,
+                                               bytes: fetched.originalByteCount ?? fetched.metadata.byteCount, lastUse: nil))
+        case .failure(let error)?:
+            if case .interrupted = error { return }
+            let url = RemoteURL.redacted(outcome.url), message = error.commandLineMessage
+            let prefix = RemoteURL.displayed(outcome.url) + ": "
+            failures.append((url, message.hasPrefix(prefix) ? String(message.dropFirst(prefix.count)) : message, WallClock.now()))
+        case nil:
+            break
+        }
     }
 
     /// The summary line (or JSON object); `remotes` is nil when the run had no remote store.
@@ -193,6 +234,8 @@ extension PrefetchArguments: Subcommand {
             .flag(.noProgress, help: "No progress bar, even on a terminal"),
             .value(.stats, metavar: "FILE", kind: .path,
                    help: "Write the run's numbers to FILE as JSON when it ends: outcomes, failures by kind, bytes, each host's downloads and failures, time"),
+            .value(.htmlReport, metavar: "FILE", kind: .path,
+                   help: "Write a contact sheet of the run to FILE when it ends: one static page with each image's thumbnail (made through the variant cache), URL, format, size and bytes, then the failed URLs and why"),
             .value(.shard, metavar: "I/N", kind: .text,
                    help: "Fetch only part I (from 0) of N of the list, split by cache key the same way on every machine: N machines with I = 0 to N-1 share one list"),
         ] + CommandTable.listOptions + CommandTable.managerOptions + CommandTable.downloadOptions,
@@ -225,6 +268,10 @@ extension ParsedOptions {
         if let path = last(.stats) {
             guard !path.isEmpty else { throw .invalidValue(option: "--stats", value: path, reason: "the path is empty") }
             arguments.statsFile = path
+        }
+        if let path = last(.htmlReport) {
+            guard !path.isEmpty else { throw .invalidValue(option: "--html-report", value: path, reason: "the path is empty") }
+            arguments.htmlReport = path
         }
         if let text = last(.shard) {
             do throws(ValueError) {
