@@ -24,6 +24,13 @@ _imgcache() {
         --output|-o) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --input|-i) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --output-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --name) return ;;
+        --site-root) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --url-prefix) return ;;
+        --alt) return ;;
+        --alt-column) return ;;
+        --sizes) return ;;
+        --placeholder) COMPREPLY=($(compgen -W "color lqip" -- "$cur")); _imgcache_nospace; return ;;
         --input-format) COMPREPLY=($(compgen -W "lines csv tsv jsonl" -- "$cur")); _imgcache_nospace; return ;;
         --url-column) return ;;
         --failed-ttl) return ;;
@@ -61,6 +68,7 @@ _imgcache() {
         --max-size) return ;;
         --deadline) return ;;
         --stats) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --html-report) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --shard) return ;;
         --input-format) COMPREPLY=($(compgen -W "lines csv tsv jsonl" -- "$cur")); _imgcache_nospace; return ;;
         --url-column) return ;;
@@ -135,16 +143,16 @@ _imgcache() {
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --srcset --output-dir --memory-only --progressive --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --srcset --html --output-dir --name --site-root --url-prefix --alt --alt-column --sizes --placeholder --memory-only --progressive --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --stats --shard --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --stats --html-report --shard --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         export)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --shard-size --caption-column --include-opted-out --input-format --url-column --cache-only --failed-ttl --options --thumbnail --fit --upscale --no-original --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --shard-size --caption-column --include-opted-out --input-format --url-column --cache-only --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         list)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --html --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         cache-info)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--all-namespaces --zero --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
