@@ -35,6 +35,20 @@ import Testing
         let items = try #require(object["variants"] as? [[String: Any]])
         #expect(items.count == 4)
         for item in items { JSONContract.expect(item, matches: "fetch and prefetch: an image (a variant)") }
+        // Pages: placeholders, copies and their addresses keep the documented shapes too.
+        let site = home.appending("site")
+        for extra in [["--thumbnail", "16x,32x", "--format", "webp,png"], []] {
+            let paged = try fetch(["--json", "fetch", "--placeholders", "--output-dir", site + "/img", "--site-root", site]
+                                  + extra + [server.url("photo.jpg")])
+            let line = try #require(try paged.jsonLines().first)
+            JSONContract.expect(line, matches: "fetch and prefetch: an image")
+            #expect((line["dominant_color"] as? String)?.count == 7 && (line["lqip"] as? String)?.hasPrefix("data:image/webp;base64,") == true)
+            for item in line["variants"] as? [[String: Any]] ?? [] {
+                JSONContract.expect(item, matches: "fetch and prefetch: an image (a variant)")
+                #expect((item["url"] as? String)?.hasPrefix("img/photo-") == true, "\(item)")
+            }
+            if extra.isEmpty { #expect((line["page_url"] as? String)?.hasPrefix("img/photo-96.") == true, "\(line)") }
+        }
 
         let list = home.appending("urls.txt")
         try [server.url("photo.jpg"), server.url("anim.gif"), server.url("status/410")].joined(separator: "\n")

@@ -21,7 +21,7 @@ import Testing
     }
 
     /// The documents whose recipes run; `everyDocumentWithRecipesIsCovered` keeps the list whole.
-    static let documents = ["README.md", "Docs/USAGE.md", "Docs/OPTIONS.md", "Docs/FLEET.md", "Docs/DATASETS.md"]
+    static let documents = ["README.md", "Docs/USAGE.md", "Docs/OPTIONS.md", "Docs/FLEET.md", "Docs/DATASETS.md", "Docs/SITES.md"]
 
     /// The runnable blocks of `document`: fenced `sh` or `cron`, not `no-test`.
     static func recipes(in document: String) throws -> [Recipe] {
@@ -141,8 +141,21 @@ import Testing
         case "README.md":
             #expect(format(work.appending("logo.png")) == .png)
             #expect(format(work.appending("avatar.webp")) == .webp)
-            #expect(format(work.appending("a.png")) == .png)
+            // The page of "For a site": a picture per row of the table, each file it names in the site.
+            let page = (try? String(contentsOfFile: work.appending("public/index.html"), encoding: .utf8)) ?? ""
+            #expect(page.components(separatedBy: "<figure><picture>").count == 4, "\(page)")
+            // The animation's picture offers no JPEG (a still); the photo's does.
+            let moving = page.split(separator: "\n").first { $0.contains("alt=\"It moves\"") } ?? ""
+            #expect(!moving.isEmpty && !moving.contains(".jpg") && page.contains("alt=\"A photo\""), "\(moving)")
+            for name in page.split(separator: "\"").filter({ $0.hasPrefix("img/") }).flatMap({ $0.split(separator: " ") }) where name.hasPrefix("img/") {
+                #expect(FileManager.default.fileExists(atPath: work.appending("public/" + name)), "\(name)")
+            }
+            #expect(FileManager.default.fileExists(atPath: work.appending("public/cache.html")))
+        case "Docs/SITES.md":
+            #expect(format(work.appending("sheet.html")) == nil && FileManager.default.fileExists(atPath: work.appending("report.html")))
+            #expect(Set((try? FileManager.default.contentsOfDirectory(atPath: work.appending("dist"))) ?? []).isSuperset(of: ["96", "64", "img"]))
         case "Docs/USAGE.md":
+            #expect(format(work.appending("a.png")) == .png)
             #expect(format(work.appending("site/static/logo.png")) == .png)
             #expect(format(work.appending("site/static/avatar.webp")) == .webp)
             let pairs = (try? String(contentsOfFile: work.appending("paths.tsv"), encoding: .utf8)) ?? ""
