@@ -20,20 +20,34 @@ extension FetchCommand {
             : result.variants.map { ShownFile(path: $0.path, metadata: $0.metadata) }
     }
 
-    /// The name `--name` gives a copy of `file` (an image of `url`), and the SHA-256 of its bytes.
-    static func copyName(of file: ShownFile, url: String, template: CopyNameTemplate) throws(SystemError) -> (name: String, hash: String) {
+    /// A file up to this size is read once, for its hash and its comparison with the copy; a larger one is streamed twice.
+    static let readWhole: Int64 = 32 << 20
+
+    /// The name `--name` gives a copy of `file` (an image of `url`), and the SHA-256 of its bytes
+    /// (`bytes`, when they were read, else the file's).
+    static func copyName(of file: ShownFile, bytes: [UInt8]?, url: String, urlStem: String?,
+                         template: CopyNameTemplate) throws(SystemError) -> (name: String, hash: String) {
         let hash: String
-        do { hash = try SHA256.hex(file: file.path) } catch {
+        do throws(SHA256.Unavailable) {
+            if let bytes { hash = try SHA256.hex(bytes) } else { hash = try SHA256.hex(file: file.path) }
+        } catch {
             throw SystemError("read", path: file.path, errno: Errno(EIO), detail: error.reason)
         }
         let format = file.metadata.format ?? ImageFormat(namedBy: file.path) ?? CodecRegistry.fallbackFormat
-        let named = remoteName(url: url, cachedPath: file.path, format: format)
-        let stem = named.hasSuffix("." + format.fileExtension) ? String(named.dropLast(format.fileExtension.count + 1)) : named
+        let stem = urlStem ?? remoteStem(url: url, cachedPath: file.path)
         let key = RemoteURL.redacted(URLText.withoutFragment(url))
         let shown = file.metadata.uprightSize
         let name = template.name(.init(stem: stem, format: format, width: shown.width ?? 0, height: shown.height ?? 0,
                                        hash: hash, urlHash: String(MD5.hex(key).prefix(8))))
         return (name, hash)
+    }
+
+    /// `{stem}`: the name `remoteName` gives, without the extension of a format (`photo` for `photo.jpg`, `avatar`,
+    /// `notes.txt`); the cached file's name without its extension when the URL gives none that can be used.
+    static func remoteStem(url: String, cachedPath: String) -> String {
+        let named = remoteName(url: url, cachedPath: cachedPath, format: nil)
+        guard ImageFormat(namedBy: named) != nil, let dot = named.lastIndex(of: "."), dot != named.startIndex else { return named }
+        return String(named[..<dot])
     }
 
     /// The markup `--html` prints for `result`: one `<picture>`.

@@ -97,6 +97,8 @@ extension FetchCommand {
         private var saidUnwritable = false
         /// Which URL (as shown) and bytes (their SHA-256) each `--output-dir` copy was written for in this run.
         private var copyOwners: [String: (url: String, hash: String)] = [:]
+        /// The `--output-dir` folders made and checked in this run.
+        private var readyFolders: Set<String> = []
         /// Asked while an output FIFO waits for its reader: a signal stops the wait.
         let interruption: FetchInterruption
 
@@ -161,9 +163,19 @@ extension FetchCommand {
         private mutating func copy(_ result: FetchResult, url: String, into directory: String) -> [FetchCommand.ShownFile] {
             let console = command.console
             var files = FetchCommand.shownFiles(of: result)
+            // One URL, one stem (its first file's cached name stands in where the URL gives none).
+            let urlStem = FetchCommand.remoteStem(url: url, cachedPath: files.first?.path ?? "")
             for index in files.indices {
                 do throws(SystemError) {
-                    let (name, hash) = try FetchCommand.copyName(of: files[index], url: url, template: command.arguments.page.names)
+                    let path = files[index].path
+                    let template = command.arguments.page.names
+                    // A name holding the content's hash says what the copy holds: the bytes are hashed (streamed),
+                    // and a copy of that name and size is taken as theirs. Otherwise a small file is read once, for
+                    // its hash and for the comparison with the copy.
+                    let bytes = !template.namesContent && files[index].metadata.byteCount <= FetchCommand.readWhole
+                        ? try FileSystem.readFile(path, limit: Int(FetchCommand.readWhole)) : nil
+                    let (name, hash) = try FetchCommand.copyName(of: files[index], bytes: bytes, url: url, urlStem: urlStem,
+                                                                 template: template)
                     let target = directory + "/" + name
                     let shown = RemoteURL.displayed(url)
                     if let owner = copyOwners[target] {
@@ -179,13 +191,19 @@ extension FetchCommand {
                         continue
                     }
                     copyOwners[target] = (shown, hash)
-                    // Refused before the folder is made: nothing is left inside a namespace.
-                    try FetchCommand.refuseInsideACache(target)
+                    // Each folder once a run: refused before it is made (nothing is left inside a namespace),
+                    // then made. A copy that is written is checked again, itself, as it is written.
                     let folder = String(target[..<target.lastIndex(of: "/")!])
-                    try FileSystem.makeDirectories(folder, mode: 0o777, followingLinks: true)
+                    if !readyFolders.contains(folder) {
+                        try FetchCommand.refuseInsideACache(target)
+                        try FileSystem.makeDirectories(folder, mode: 0o777, followingLinks: true)
+                        readyFolders.insert(folder)
+                    }
                     // A copy already holding these bytes is left as it is (its time too): a site rebuilt
                     // from a warm cache rewrites nothing.
-                    if !OutputFile.holdsSameBytes(target, as: files[index].path) {
+                    let same = template.namesContent ? OutputFile.isFile(target, ofSize: files[index].metadata.byteCount)
+                        : bytes.map { OutputFile.holds(target, bytes: $0) } ?? OutputFile.holdsSameBytes(target, as: path)
+                    if !same {
                         try FetchCommand.copy(files[index].path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
                     }
                     files[index].copy = target

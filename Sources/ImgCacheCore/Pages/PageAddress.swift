@@ -7,22 +7,28 @@ import Glibc
 /// neither, the path as it is; always written as a URL path.
 public struct PageAddress: Equatable, Sendable {
     /// The folder the page's paths are relative to.
-    public var siteRoot: String?
+    public var siteRoot: String? { didSet { resolve() } }
     /// What every path starts with (`/img/`, `https://cdn.example/`); the rest is relative to `siteRoot`, else to `base`.
-    public var urlPrefix: String?
+    public var urlPrefix: String? { didSet { resolve() } }
     /// The folder copies are written to (`--output-dir`): what a prefix is followed by the path from, without a site root.
-    public var base: String?
+    public var base: String? { didSet { resolve() } }
+    /// The folder paths are relative to, as absolute components: found once, not for every file.
+    private var from: [String]?
 
     public init(siteRoot: String? = nil, urlPrefix: String? = nil, base: String? = nil) {
         self.siteRoot = siteRoot
         self.urlPrefix = urlPrefix
         self.base = base
+        resolve()
+    }
+
+    private mutating func resolve() {
+        from = (siteRoot ?? (urlPrefix != nil ? base : nil)).map { PageAddress.components(PageAddress.absolute($0)) }
     }
 
     /// The address of the file at `path`.
     public func address(of path: String) -> String {
-        let from = siteRoot ?? (urlPrefix != nil ? base : nil)
-        let relative = from.map { PageAddress.relativePath(of: path, from: $0) } ?? path
+        let relative = from.map { PageAddress.relativePath(of: PageAddress.components(PageAddress.absolute(path)), from: $0) } ?? path
         guard let urlPrefix else { return HTMLText.urlPath(relative) }
         let joined = urlPrefix.hasSuffix("/") || urlPrefix.isEmpty ? urlPrefix : urlPrefix + "/"
         // A path climbing out of the folder the prefix stands for is written as it is, after the prefix.
@@ -32,7 +38,10 @@ public struct PageAddress: Equatable, Sendable {
     /// `path` relative to the folder `folder`, both taken from the working folder when relative,
     /// `.` and `..` resolved by their names (`../img/a.png` from a folder beside it).
     public static func relativePath(of path: String, from folder: String) -> String {
-        let target = components(absolute(path)), start = components(absolute(folder))
+        relativePath(of: components(absolute(path)), from: components(absolute(folder)))
+    }
+
+    private static func relativePath(of target: [String], from start: [String]) -> String {
         var common = 0
         while common < min(target.count, start.count), target[common] == start[common] { common += 1 }
         let parts = Array(repeating: "..", count: start.count - common) + target[common...]

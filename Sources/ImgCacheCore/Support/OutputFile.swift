@@ -90,10 +90,27 @@ public enum OutputFile {
             let count = min(1 << 20, size - offset)
             guard let left = try? FileSystem.read(a, count: count, at: offset, path: destination),
                   let right = try? FileSystem.read(b, count: count, at: offset, path: source),
-                  left.count == count, left == right else { return false }
+                  left.count == count, right.count == count,
+                  // memcmp: Array's == compares element by element.
+                  left.withUnsafeBytes({ l in right.withUnsafeBytes { r in memcmp(l.baseAddress!, r.baseAddress!, count) == 0 } })
+            else { return false }
             offset += count
         }
         return true
+    }
+
+    /// Whether `destination` is a regular file (not a link) of `size` bytes.
+    public static func isFile(_ destination: String, ofSize size: Int64) -> Bool {
+        guard case .success(let target) = SystemCall.lstat(destination) else { return false }
+        return target.st_mode & S_IFMT == S_IFREG && Int64(target.st_size) == size
+    }
+
+    /// Whether `destination` is a regular file holding exactly `bytes` (a small source already read).
+    public static func holds(_ destination: String, bytes: [UInt8]) -> Bool {
+        guard case .success(let target) = SystemCall.lstat(destination), target.st_mode & S_IFMT == S_IFREG,
+              Int(target.st_size) == bytes.count,
+              let found = try? FileSystem.readFile(destination, limit: bytes.count + 1), found.count == bytes.count else { return false }
+        return bytes.isEmpty || found.withUnsafeBytes { l in bytes.withUnsafeBytes { r in memcmp(l.baseAddress!, r.baseAddress!, bytes.count) == 0 } }
     }
 
     /// Whether `a` and `b` name one file (following links).
