@@ -1,4 +1,5 @@
 import Foundation
+import ImgCacheCore
 import Testing
 
 /// Every `--json` output, held to Docs/JSON.md: the documented fields, no
@@ -43,6 +44,10 @@ import Testing
             let line = try #require(try paged.jsonLines().first)
             JSONContract.expect(line, matches: "fetch and prefetch: an image")
             #expect((line["dominant_color"] as? String)?.count == 7 && (line["lqip"] as? String)?.hasPrefix("data:image/webp;base64,") == true)
+            // The preview: a WebP at most 32 pixels a side, under a kilobyte for a photo.
+            let preview = try #require(Base64.decoded(String((line["lqip"] as? String ?? "").dropFirst("data:image/webp;base64,".count))))
+            let header = try ImageHeader.probe(preview)
+            #expect(preview.count < 1024 && header.format == .webp && max(header.width, header.height) <= 32, "\(preview.count) bytes")
             for item in line["variants"] as? [[String: Any]] ?? [] {
                 JSONContract.expect(item, matches: "fetch and prefetch: an image (a variant)")
                 #expect((item["url"] as? String)?.hasPrefix("img/photo-") == true, "\(item)")
