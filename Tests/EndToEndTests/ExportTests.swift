@@ -132,6 +132,13 @@ import Testing
         #expect(server.requests.count == requests, "nothing is downloaded")
         #expect(try result.jsonLines().first?["exported"] as? Int == 2)
         #expect(try fetch(["export", "--webdataset", out, "--thumbnail", "16x,32x", list]).status == 64)
+        // With --placeholders, each sample says what it looks like at a glance.
+        let glance = work.appending("glance")
+        #expect(try fetch(["export", "--webdataset", glance, "--thumbnail", "32x32", "--placeholders", list]).status == 0)
+        let described = try #require(try JSONSerialization.jsonObject(with: try tar(["-xOf", glance + "/00000.tar", "000000000.json"])) as? [String: Any])
+        #expect((described["dominant_color"] as? String)?.hasPrefix("#") == true && (described["thumbhash"] as? String)?.isEmpty == false,
+                "\(described)")
+        #expect(try members(glance + "/00000.tar") == ["000000000.jpg", "000000000.json", "000000001.png", "000000001.json"])
     }
 
     @Test func imagesOptedOutOfAITrainingAreLeftOutUnlessAsked() throws {

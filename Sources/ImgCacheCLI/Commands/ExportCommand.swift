@@ -172,7 +172,7 @@ extension ParsedOptions {
         arguments.includesOptedOut = has(.includeOptedOut)
         arguments.listFormat = try listFormat()
         arguments.manager = try managerArguments(defaultPriority: .normal)
-        if arguments.manager.settings.variants.count > 1 {
+        if arguments.manager.settings.variants.filter({ !$0.makesPlaceholder }).count > 1 {
             throw .conflictingOptions("export", "several sizes or formats", reason: "a sample holds one image: give one size and one format")
         }
         let downloading: [(ImageOptions, String)] = [(.cacheMemoryOnly, "CacheMemoryOnly"), (.refreshCached, "--refresh"),

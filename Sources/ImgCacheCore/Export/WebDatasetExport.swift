@@ -52,7 +52,7 @@ public final class WebDatasetExport {
     public private(set) var sawCaptionColumn = false
 
     /// The fields of KEY.json imgcache writes; a row's column of one of these names goes under `row`.
-    public static let sampleFields: Set<String> = ["key", "url", "sha256", "width", "height", "format", "row"]
+    public static let sampleFields: Set<String> = ["key", "url", "sha256", "width", "height", "format", "dominant_color", "thumbhash", "row"]
 
     /// The file that marks a folder as an export's.
     public static let markerName = ".imgcache-export"
@@ -155,6 +155,11 @@ public final class WebDatasetExport {
             sample.add("width", metadata.uprightSize.width)
             sample.add("height", metadata.uprightSize.height)
             sample.add("format", metadata.format?.rawValue)
+            // With --placeholders: what the image looks like at a glance, for filtering and previews.
+            if let found = fetched.placeholder?.metadata.placeholder {
+                sample.add("dominant_color", found.dominantColor.description)
+                sample.add("thumbhash", found.thumbHashBase64)
+            }
             // A column named like one of the fields above is kept under `row`, not dropped or written twice.
             var clashing = JSONObject()
             var caption: String?
