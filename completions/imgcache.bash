@@ -36,7 +36,7 @@ _imgcache() {
         --failed-ttl) return ;;
         --options) _imgcache_list "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only"; _imgcache_nospace; return ;;
         --thumbnail) return ;;
-        --fit) COMPREPLY=($(compgen -W "inside cover contain fill" -- "$cur")); _imgcache_nospace; return ;;
+        --fit) COMPREPLY=($(compgen -W "inside cover contain fill outside" -- "$cur")); _imgcache_nospace; return ;;
         --format) _imgcache_list "jpeg png webp gif avif jxl"; _imgcache_nospace; return ;;
         --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
         --quality) return ;;
@@ -75,7 +75,7 @@ _imgcache() {
         --failed-ttl) return ;;
         --options) _imgcache_list "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only"; _imgcache_nospace; return ;;
         --thumbnail) return ;;
-        --fit) COMPREPLY=($(compgen -W "inside cover contain fill" -- "$cur")); _imgcache_nospace; return ;;
+        --fit) COMPREPLY=($(compgen -W "inside cover contain fill outside" -- "$cur")); _imgcache_nospace; return ;;
         --format) _imgcache_list "jpeg png webp gif avif jxl"; _imgcache_nospace; return ;;
         --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
         --quality) return ;;
@@ -109,12 +109,14 @@ _imgcache() {
         --webdataset) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --shard-size) return ;;
         --caption-column) return ;;
+        --min-size) return ;;
+        --max-aspect) return ;;
         --input-format) COMPREPLY=($(compgen -W "lines csv tsv jsonl" -- "$cur")); _imgcache_nospace; return ;;
         --url-column) return ;;
         --failed-ttl) return ;;
         --options) _imgcache_list "retry-failed low-priority cache-memory-only progressive-download refresh-cached continue-in-background handle-cookies allow-invalid-ssl-certificates high-priority delay-placeholder transform-animated-image avoid-auto-set-image scale-down-large-images query-data-when-in-memory query-disk-sync from-cache-only from-loader-only"; _imgcache_nospace; return ;;
         --thumbnail) return ;;
-        --fit) COMPREPLY=($(compgen -W "inside cover contain fill" -- "$cur")); _imgcache_nospace; return ;;
+        --fit) COMPREPLY=($(compgen -W "inside cover contain fill outside" -- "$cur")); _imgcache_nospace; return ;;
         --format) _imgcache_list "jpeg png webp gif avif jxl"; _imgcache_nospace; return ;;
         --background) COMPREPLY=($(compgen -W "white black gray red green blue" -- "$cur")); _imgcache_nospace; return ;;
         --quality) return ;;
@@ -149,7 +151,7 @@ _imgcache() {
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --stats --html-report --shard --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         export)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --shard-size --caption-column --include-opted-out --input-format --url-column --cache-only --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --shard-size --caption-column --include-opted-out --min-size --max-aspect --report --input-format --url-column --cache-only --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         list)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --html --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

@@ -89,7 +89,7 @@ public enum CommandTable {
         .value(.thumbnail, metavar: "WxH,...", kind: .text,
                help: "Make a thumbnail that fits inside WxH (or W wide: Wx; H high: xH) from the cached original (aspect kept, never upscaled, area-averaged; an animation keeps its frames as \(animated), else its first); several sizes comma-separated"),
         .value(.fit, metavar: "MODE", kind: .choice(ImageTransform.Fit.allCases.map(\.rawValue)),
-               help: "How a thumbnail meets WxH: inside (default), cover (fill and crop the centre to exactly WxH), contain (fit and pad to exactly WxH with --background, else transparent) or fill (stretch)"),
+               help: "How a thumbnail meets WxH: inside (default), cover (fill and crop the centre to exactly WxH), contain (fit and pad to exactly WxH with --background, else transparent), fill (stretch) or outside (the short side meets the box, nothing cropped)"),
         .flag(.upscale, help: "Enlarge an image smaller than the thumbnail's box to it"),
         .flag(.noOriginal, help: "Keep only the variants: the image as served is not stored once they are made"),
         .flag(.placeholders, help: "Also make each image's placeholders in the decode that makes its variants: its dominant colour, its ThumbHash and a WebP preview at most 32 pixels a side (--json: dominant_color, thumbhash, lqip)"),

@@ -141,6 +141,49 @@ import Testing
         #expect(try members(glance + "/00000.tar") == ["000000000.jpg", "000000000.json", "000000001.png", "000000001.json"])
     }
 
+    /// Every row of the manifest says what became of it and why, with its columns, so no join with
+    /// prefetch's output is needed; `--report` counts them by status and reason; filters leave rows out
+    /// as `filtered`, never failed.
+    @Test func everyRowIsAccountedForWithItsReasonAndColumns() throws {
+        let list = try table("""
+            url,caption
+            \(server.url("photo.jpg")),a photo
+            \(server.url("logo.png")),a logo
+            \(server.url("status/404")),gone
+            \(server.url("rotated.jpg")),turned
+            \(server.url("clear.gif")),tiny
+            \(server.url("never-fetched.png")),later
+
+            """)
+        // The last row is never fetched: prefetch runs on the others.
+        let fetched = try table(String(try String(contentsOfFile: list, encoding: .utf8).split(separator: "\n").dropLast().joined(separator: "\n")) + "\n",
+                                name: "fetched.csv")
+        #expect(try fetch(["prefetch", fetched]).status == 1)
+        let out = work.appending("accounted")
+        let result = try fetch(["export", "--webdataset", out, "--min-size", "20x20", "--max-aspect", "1.4", "--report", list])
+        #expect(result.status == 1, "\(result.standardError)")
+        let rows = try manifest(out)
+        #expect(rows.map { $0["status"] as? String ?? "" } == ["filtered", "exported", "failed", "filtered", "filtered", "missing"], "\(rows)")
+        #expect(rows.map { $0["reason"] as? String } == ["max_aspect", nil, "failed_url", "max_aspect", "min_size", "never_fetched"])
+        #expect((rows[0]["error"] as? String)?.contains("96x64 has an aspect ratio of 1.5, over 1.4") == true)
+        // As shown: rotated.jpg is stored 48x32 and shown 32x48.
+        #expect((rows[3]["error"] as? String)?.contains("32x48") == true, "\(rows[3])")
+        #expect((rows[2]["error"] as? String)?.contains("HTTP 404") == true)
+        #expect((rows[4]["error"] as? String)?.contains("16x16 is smaller than 20x20") == true)
+        #expect(rows.map { ($0["row"] as? [String: Any])?["caption"] as? String } == ["a photo", "a logo", "gone", "turned", "tiny", "later"])
+        #expect(result.output.contains("filtered   3\n  max_aspect               2\n  min_size                 1")
+                && result.output.contains("  never_fetched            1") && result.output.contains("exported   1"), "\(result.output)")
+        // KEY.json says the size of the image as served beside the sample's (rotated.jpg is stored 48x32, shown 32x48).
+        let thumbs = work.appending("thumbs")
+        #expect(try fetch(["export", "--webdataset", thumbs, "--thumbnail", "16x16", list]).status == 1)
+        let sample = try #require(try JSONSerialization.jsonObject(with: try tar(["-xOf", thumbs + "/00000.tar", "000000003.json"])) as? [String: Any])
+        #expect(sample["original_width"] as? Int == 32 && sample["original_height"] as? Int == 48 && (sample["height"] as? Int ?? 0) <= 16, "\(sample)")
+        // With --json, the report is one object.
+        let json = try fetch(["--json", "export", "--webdataset", work.appending("again"), "--report", list]).jsonLines()
+        let report = try #require(json.last)
+        #expect(report["report"] as? Bool == true && (report["missing"] as? [String: Any])?["never_fetched"] as? Int == 1, "\(report)")
+    }
+
     @Test func imagesOptedOutOfAITrainingAreLeftOutUnlessAsked() throws {
         let urls = [faults.baseURL + "/robots/noai/photo.jpg", faults.baseURL + "/robots/googlebot%3A%20noimageai/logo.png",
                     faults.baseURL + "/robots/noindex/gray.jpg"]

@@ -9,6 +9,10 @@ public struct ExportArguments: Equatable, Sendable {
     public var shardSize = ExportArguments.defaultShardSize
     public var captionColumn: String?
     public var includesOptedOut = false
+    /// `--min-size`, `--max-aspect`, `--max-pixels`: rows whose image is left out, as `filtered`.
+    public var filters = WebDatasetExport.Filters()
+    /// `--report`: the rows counted by status and reason at the end.
+    public var report = false
     public var listFormat = ListFormat.Choice()
     public var manager = ManagerArguments()
 
@@ -37,6 +41,7 @@ extension ExportCommand {
                                           captionColumn: arguments.captionColumn,
                                           urlColumn: arguments.listFormat.urlColumn ?? ListFormat.defaultURLColumn,
                                           includesOptedOut: arguments.includesOptedOut)
+            export.filters = arguments.filters
         } catch {
             console.error(error.reason)
             return .outputFailed
@@ -64,8 +69,10 @@ extension ExportCommand {
                 }
             }
             do throws(WebDatasetExport.Failure) {
+                var remembered: FailedURLStore.Record?
+                if case .failure(.notCached)? = outcome.result { remembered = fetcher.lastFailure(of: outcome.url) }
                 try export.add(index: outcome.index, url: outcome.url, result: outcome.result ?? .failure(.interrupted(url: outcome.url)),
-                               row: row)
+                               row: row, lastFailure: remembered)
             } catch {
                 // The rest is only looked up (nothing is downloaded) and left out.
                 failure = error
@@ -98,6 +105,7 @@ extension ExportCommand {
             console.warning("no row has a column '\(column)' (--caption-column): no KEY.txt was written")
         }
         try report(counts)
+        if arguments.report { try reportReasons(counts) }
         let status: ExitStatus = counts.missing + counts.failed > 0 ? .someFailed : .success
         return inputError == nil ? status : .worse(status, .noInput)
     }
@@ -110,6 +118,7 @@ extension ExportCommand {
             object.add("missing", counts.missing)
             object.add("failed", counts.failed)
             object.add("opted_out", counts.optedOut)
+            object.add("filtered", counts.filtered)
             object.add("shards", counts.shards)
             object.add("directory", arguments.directory)
             try console.output(object.serialized)
@@ -117,7 +126,37 @@ extension ExportCommand {
         }
         guard !globals.quiet else { return }
         try console.output("\(Plural.count(counts.rows, "row")): \(counts.exported) exported in \(Plural.count(counts.shards, "shard")), "
-                           + "\(counts.missing) missing, \(counts.failed) failed, \(counts.optedOut) opted out (\(arguments.directory))")
+                           + "\(counts.missing) missing, \(counts.failed) failed, \(counts.optedOut) opted out, \(counts.filtered) filtered "
+                           + "(\(arguments.directory))")
+    }
+
+    /// `--report`: every status, and within it every reason, with its count (most first); with `--json`, one object.
+    private func reportReasons(_ counts: WebDatasetExport.Counts) throws(SystemError) {
+        let statuses = ["exported", "filtered", "opted_out", "missing", "failed"]
+        if globals.json {
+            var object = JSONObject()
+            object.add("report", true)
+            for status in statuses {
+                var reasons = JSONObject()
+                for (reason, count) in (counts.reasons[status] ?? [:]).sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) {
+                    reasons.add(reason.isEmpty ? "total" : reason, count)
+                }
+                object.add(status, .object(reasons))
+            }
+            try console.output(object.serialized)
+            return
+        }
+        for status in statuses {
+            let reasons = counts.reasons[status] ?? [:]
+            try console.output("\(ExportCommand.padded(status, 10)) \(reasons.values.reduce(0, +))")
+            for (reason, count) in reasons.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) where !reason.isEmpty {
+                try console.output("  \(ExportCommand.padded(reason, 24)) \(count)")
+            }
+        }
+    }
+
+    static func padded(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 }
 
@@ -129,10 +168,10 @@ extension ExportArguments: Subcommand {
             image each row has in the cache, in the list's order, into tar shards of --shard-size \
             samples in the --webdataset folder (00000.tar, 00001.tar, ...): per sample KEY.EXT (the \
             image, or its variant with --thumbnail, --fit, --format, made from the cached original), \
-            KEY.json (url, sha256, width, height, format and the row's other columns) and KEY.txt \
+            KEY.json (url, sha256, width, height, format, original_width, original_height and the row's other columns) and KEY.txt \
             (the --caption-column's text). KEY is the row's position in the list, nine digits. \
             Nothing is downloaded: run prefetch first; a row not cached is 'missing'. manifest.jsonl \
-            in the folder says what became of every row (exported, missing, failed, opted_out). \
+            in the folder says what became of every row (exported, filtered, opted_out, missing, failed), why, and its columns. \
             Images whose server sent X-Robots-Tag noai or noimageai are left out unless \
             --include-opted-out. The same list and cache give the same bytes. Exit 1 when a row \
             is missing or failed.
@@ -143,6 +182,11 @@ extension ExportArguments: Subcommand {
             .value(.shardSize, metavar: "N", kind: .text, help: "Samples per shard (default \(ExportArguments.defaultShardSize))"),
             .value(.captionColumn, metavar: "NAME", kind: .text, help: "The table's column whose text goes in KEY.txt"),
             .flag(.includeOptedOut, help: "Export images whose server opted them out of AI training (X-Robots-Tag noai, noimageai) too"),
+            .value(.minSize, metavar: "WxH", kind: .text,
+                   help: "Leave out images (as served, upright) narrower than W or lower than H: 'filtered' in the manifest, with the reason (img2dataset's min_image_size)"),
+            .value(.maxAspect, metavar: "R", kind: .text,
+                   help: "Leave out images whose long side is more than R times the short one: 'filtered' (img2dataset's max_aspect_ratio)"),
+            .flag(.report, help: "At the end, count the rows by status (exported, filtered, opted_out, missing, failed) and reason"),
         ] + CommandTable.listOptions + CommandTable.managerOptions.filter { !ExportArguments.refused.contains($0.name) },
         refusedOptions: CommandTable.managerOptions.filter { ExportArguments.refused.contains($0.name) },
         operands: [OperandSpec(name: "LIST", kind: .path, help: "list of URLs or table ('-': standard input)", minimum: 1, maximum: 1)],
@@ -170,8 +214,22 @@ extension ParsedOptions {
         if let text = last(.shardSize) { arguments.shardSize = try integer(text, option: "--shard-size", in: 1...10_000_000) }
         arguments.captionColumn = last(.captionColumn)
         arguments.includesOptedOut = has(.includeOptedOut)
+        arguments.report = has(.report)
+        if let text = last(.minSize) {
+            guard let box = ImageTransform.BoxSize(parsing: text) else {
+                throw .invalidValue(option: "--min-size", value: text, reason: "expected WIDTHxHEIGHT, WIDTHx or xHEIGHT (each from 1 to 65535)")
+            }
+            arguments.filters.minimumSize = box
+        }
+        if let text = last(.maxAspect) {
+            guard let ratio = Double(text), ratio.isFinite, ratio >= 1 else {
+                throw .invalidValue(option: "--max-aspect", value: text, reason: "expected a ratio of 1 or more (2, 3.5)")
+            }
+            arguments.filters.maximumAspect = ratio
+        }
         arguments.listFormat = try listFormat()
         arguments.manager = try managerArguments(defaultPriority: .normal)
+        if has(.maxPixels) { arguments.filters.maximumPixels = arguments.manager.settings.maximumPixels }
         if arguments.manager.settings.variants.filter({ !$0.makesPlaceholder }).count > 1 {
             throw .conflictingOptions("export", "several sizes or formats", reason: "a sample holds one image: give one size and one format")
         }

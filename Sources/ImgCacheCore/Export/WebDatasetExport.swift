@@ -24,8 +24,45 @@ public final class WebDatasetExport {
         public var missing = 0
         public var failed = 0
         public var optedOut = 0
+        public var filtered = 0
         public var shards = 0
+        /// Rows by status and reason (`missing`: `never_fetched`; `failed`: the failure's kind; `filtered`: the filter).
+        public var reasons: [String: [String: Int]] = [:]
     }
+
+    /// Which cached images a data set takes (img2dataset's `min_image_size`, `max_aspect_ratio`):
+    /// the others are `filtered`, with the reason, not failed.
+    public struct Filters: Equatable, Sendable {
+        /// `--min-size WxH`: the image as served (upright) at least this wide and high.
+        public var minimumSize: ImageTransform.BoxSize?
+        /// `--max-aspect R`: the long side at most R times the short one.
+        public var maximumAspect: Double?
+        /// `--max-pixels`, when given to export: cached images over it are left out.
+        public var maximumPixels: PixelLimit?
+
+        public init() {}
+
+        /// Why an image of `width` x `height` is left out; nil when it is taken.
+        public func refusal(width: Int?, height: Int?) -> (kind: String, reason: String)? {
+            guard let width, let height, width > 0, height > 0 else { return nil }
+            if let box = minimumSize, width < box.width ?? 0 || height < box.height ?? 0 {
+                return ("min_size", "\(width)x\(height) is smaller than \(box) (--min-size)")
+            }
+            if let limit = maximumPixels, !limit.allows(width: width, height: height) {
+                return ("max_pixels", "\(width)x\(height) is over the limit of \(limit) (--max-pixels)")
+            }
+            if let limit = maximumAspect {
+                let aspect = Double(max(width, height)) / Double(min(width, height))
+                if aspect > limit {
+                    return ("max_aspect", "\(width)x\(height) has an aspect ratio of \(Double(Int(aspect * 100)) / 100), over \(limit) (--max-aspect)")
+                }
+            }
+            return nil
+        }
+    }
+
+    /// What rows are left out by their image's size.
+    public var filters = Filters()
 
     /// Why an export cannot go on.
     public struct Failure: Error, CustomStringConvertible {
@@ -52,7 +89,8 @@ public final class WebDatasetExport {
     public private(set) var sawCaptionColumn = false
 
     /// The fields of KEY.json imgcache writes; a row's column of one of these names goes under `row`.
-    public static let sampleFields: Set<String> = ["key", "url", "sha256", "width", "height", "format", "dominant_color", "thumbhash", "row"]
+    public static let sampleFields: Set<String> = ["key", "url", "sha256", "width", "height", "format", "original_width", "original_height",
+                                                         "dominant_color", "thumbhash", "row"]
 
     /// The file that marks a folder as an export's.
     public static let markerName = ".imgcache-export"
@@ -119,7 +157,9 @@ public final class WebDatasetExport {
     }
 
     /// The answer for the row at `index` (its URL, and its other columns).
-    public func add(index: Int, url: String, result: Result<FetchResult, FetchError>, row: JSONObject?) throws(Failure) {
+    /// `lastFailure`: the failure remembered for a row not in the cache, which then failed rather than was never fetched.
+    public func add(index: Int, url: String, result: Result<FetchResult, FetchError>, row: JSONObject?,
+                    lastFailure: FailedURLStore.Record? = nil) throws(Failure) {
         counts.rows += 1
         let key = WebDatasetExport.padded(index, 9)
         var line = JSONObject()
@@ -128,11 +168,18 @@ public final class WebDatasetExport {
         case .success(let fetched):
             let path = fetched.variants.first?.path ?? fetched.path
             let metadata = fetched.variants.first?.metadata ?? fetched.metadata
+            let originalWidth = fetched.variants.isEmpty ? metadata.uprightSize.width : fetched.originalWidth
+            let originalHeight = fetched.variants.isEmpty ? metadata.uprightSize.height : fetched.originalHeight
             if metadata.optedOut, !includesOptedOut {
                 counts.optedOut += 1
                 line.add("url", RemoteURL.redacted(url))
-                line.add("status", "opted_out")
-                return try write(line)
+                return try write(line, status: "opted_out", kind: "noai",
+                                 error: "the server opted it out of AI training (X-Robots-Tag noai); --include-opted-out takes it", row: row)
+            }
+            if let (kind, reason) = filters.refusal(width: originalWidth, height: originalHeight) {
+                counts.filtered += 1
+                line.add("url", RemoteURL.redacted(url))
+                return try write(line, status: "filtered", kind: kind, error: reason, row: row)
             }
             let bytes: [UInt8]
             do throws(SystemError) {
@@ -155,6 +202,9 @@ public final class WebDatasetExport {
             sample.add("width", metadata.uprightSize.width)
             sample.add("height", metadata.uprightSize.height)
             sample.add("format", metadata.format?.rawValue)
+            // The image as served, upright: what img2dataset's original_width and original_height say.
+            sample.add("original_width", originalWidth)
+            sample.add("original_height", originalHeight)
             // With --placeholders: what the image looks like at a glance, for filtering and previews.
             if let found = fetched.placeholder?.metadata.placeholder {
                 sample.add("dominant_color", found.dominantColor.description)
@@ -188,24 +238,46 @@ public final class WebDatasetExport {
             line.add("url", RemoteURL.redacted(url))
             line.add("status", "exported")
             line.add("shard", shardName)
-            try write(line)
+            counts.reasons["exported", default: [:]]["", default: 0] += 1
+            try write(line.with(row: row))
             if inShard == shardSize { try closeShard() }
         case .failure(let error):
-            if case .notCached = error { counts.missing += 1 } else { counts.failed += 1 }
             if case .badRow(let number, _) = error {
                 line.add("url", JSONValue.null)
                 line.add("line", number)
             } else {
                 line.add("url", RemoteURL.redacted(url))
             }
-            if case .notCached = error {
-                line.add("status", "missing")
-            } else {
-                line.add("status", "failed")
-                line.add("error", error.message)
+            switch error {
+            case .notCached where lastFailure != nil:
+                counts.failed += 1
+                try write(line, status: "failed", kind: "failed_url", error: "failed when fetched (\(Timestamp.iso8601(lastFailure!.failedAt))): "
+                          + lastFailure!.reason, row: row)
+            case .notCached:
+                counts.missing += 1
+                try write(line, status: "missing", kind: "never_fetched", error: "never fetched (not in the cache: run prefetch first)", row: row)
+            case .tooManyPixels:
+                counts.filtered += 1
+                try write(line, status: "filtered", kind: "max_pixels", error: error.message, row: row)
+            // Refused by the pixel limit when it was fetched: left out by that filter, as img2dataset would.
+            case .blacklisted(_, let reason, _, _, _) where reason.contains(" is over the limit of "):
+                counts.filtered += 1
+                try write(line, status: "filtered", kind: "max_pixels", error: reason, row: row)
+            default:
+                counts.failed += 1
+                try write(line, status: "failed", kind: error.kind, error: error.message, row: row)
             }
-            try write(line)
         }
+    }
+
+    /// A manifest line for a row not exported: its status, why, and its columns; counted for `--report`.
+    private func write(_ line: JSONObject, status: String, kind: String, error: String, row: JSONObject?) throws(Failure) {
+        var line = line
+        line.add("status", status)
+        line.add("reason", kind)
+        line.add("error", error)
+        counts.reasons[status, default: [:]][kind, default: 0] += 1
+        try write(line.with(row: row))
     }
 
     /// Ends the last shard, marks the folder, puts the shards and the manifest in

@@ -69,3 +69,10 @@ extension ImageFetcher {
         try self.run(&run, emit: { (outcome: FetchOutcome) throws(E) in try deliver(.answered(outcome)) }, update: deliver)
     }
 }
+
+extension ImageFetcher {
+    /// The latest failure remembered for `url` (expired or not), for saying why a row has no image.
+    public func lastFailure(of url: String) -> FailedURLStore.Record? {
+        failedURLs.lookup(settings.cacheKey(for: url), ttl: .never, now: WallClock.now())?.max { $0.failedAt < $1.failedAt }
+    }
+}

@@ -50,6 +50,8 @@ public struct ImageTransform: Equatable, Sendable {
         case contain
         /// Stretched to exactly WxH.
         case fill
+        /// Over the box, its proportions kept, nothing cropped: the short side meets the box (img2dataset's `keep_ratio`).
+        case outside
     }
 
     /// `--fit`; `.inside` is the default.
@@ -156,12 +158,12 @@ public struct ImageTransform: Equatable, Sendable {
             switch fit {
             case .fill where thumbnail.isComplete:
                 scaled = (thumbnail.width!, thumbnail.height!)
-            case .inside, .contain, .cover, .fill:
-                var scale = thumbnail.scale(width: width, height: height, covering: fit == .cover)
+            case .inside, .contain, .cover, .fill, .outside:
+                var scale = thumbnail.scale(width: width, height: height, covering: fit == .cover || fit == .outside)
                 if !upscale { scale = min(1, scale) }
                 scaled = (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
                 // Rounding never takes a side past the box.
-                if fit != .cover {
+                if fit != .cover && fit != .outside {
                     scaled = (min(scaled.width, thumbnail.width ?? .max), min(scaled.height, thumbnail.height ?? .max))
                 }
                 if thumbnail.isComplete, fit == .cover {

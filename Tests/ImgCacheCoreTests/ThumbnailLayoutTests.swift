@@ -1,0 +1,24 @@
+import ImgCacheCore
+import Testing
+
+/// `--fit outside` against a model of img2dataset's `keep_ratio`: the short side meets the box, the
+/// proportions are kept, nothing is cropped or padded, nothing is enlarged unless asked.
+@Suite struct ThumbnailLayoutTests {
+    @Test func outsideFitsTheShortSideToTheBoxOverManySizes() {
+        let box = ImageTransform.BoxSize(width: 256, height: 256)
+        for width in stride(from: 1, through: 3000, by: 97) {
+            for height in stride(from: 1, through: 3000, by: 89) {
+                var transform = ImageTransform(thumbnail: box)
+                transform.fit = .outside
+                let layout = transform.layout(width: width, height: height)
+                let scale = min(1, max(256 / Double(width), 256 / Double(height)))
+                let expected = (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+                #expect(layout.scaled == expected && layout.canvas == expected && layout.offset == (0, 0), "\(width)x\(height)")
+                if width >= 256 && height >= 256 { #expect(min(layout.scaled.width, layout.scaled.height) == 256, "\(width)x\(height)") }
+                transform.upscale = true
+                let enlarged = transform.layout(width: width, height: height)
+                #expect(min(enlarged.scaled.width, enlarged.scaled.height) == 256, "\(width)x\(height) upscaled")
+            }
+        }
+    }
+}
