@@ -116,7 +116,10 @@ import Testing
 
     func run(_ recipe: Recipe) throws -> RunResult {
         let binary = URL(fileURLWithPath: Paths.binary).deletingLastPathComponent().path
-        return try ImgCacheProcess.runShell(runnable(recipe), environment: ["PATH": "\(binary):/usr/bin:/bin", "IMGCACHE_DIR": cacheRoot],
+        // The python3 the harness installed its packages for (pyarrow), where it is not /usr/bin's.
+        let python = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+            .first { FileManager.default.isExecutableFile(atPath: "\($0)/python3") }.map { "\($0):" } ?? ""
+        return try ImgCacheProcess.runShell(runnable(recipe), environment: ["PATH": "\(binary):\(python)/usr/bin:/bin", "IMGCACHE_DIR": cacheRoot],
                                             home: home.path, workingDirectory: work.path)
     }
 

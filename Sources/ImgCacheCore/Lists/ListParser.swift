@@ -90,7 +90,8 @@ struct ListParser {
         }
         if let container = ListParser.containers.first(where: { held.starts(with: $0.magic) }) {
             throw Failure(reason: "it is \(container.name): imgcache reads lines of URLs, CSV, TSV or JSONL (maybe gzipped); "
-                          + "convert it first (for Parquet: duckdb -c \"COPY (FROM 'FILE.parquet') TO 'FILE.csv'\")")
+                          + "convert it first, as \"Parquet and Arrow tables\" in DATASETS.md shows (for Parquet: python3 -c \"import "
+                          + "pyarrow.parquet as p, pyarrow.csv as c; c.write_csv(p.read_table('FILE.parquet'), 'FILE.csv')\")")
         }
     }
 
