@@ -82,6 +82,8 @@ public final class WebDatasetExport {
     private var inShard = 0
     private let manifest: Int32
     private let manifestPath: String
+    /// Manifest lines not written yet: written 64 KiB at a time, not a system call a row.
+    private var pending: [UInt8] = []
     /// Shards written whole, under their partial names until `finish()`.
     private var finished: [TarWriter] = []
     private var committed = false
@@ -284,6 +286,7 @@ public final class WebDatasetExport {
     /// place, and removes shards a previous export left beyond this one's.
     public func finish() throws(Failure) -> Counts {
         try closeShard()
+        try flushManifest()
         do {
             let marker = directory + "/" + WebDatasetExport.markerName
             if case .success(let descriptor) = SystemCall.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666) {
@@ -321,9 +324,16 @@ public final class WebDatasetExport {
     }
 
     private func write(_ line: JSONObject) throws(Failure) {
-        do { try FileSystem.writeAll(manifest, Array((line.serialized + "\n").utf8), path: manifestPath) } catch {
+        pending += (line.serialized + "\n").utf8
+        if pending.count >= 1 << 16 { try flushManifest() }
+    }
+
+    private func flushManifest() throws(Failure) {
+        guard !pending.isEmpty else { return }
+        do { try FileSystem.writeAll(manifest, pending, path: manifestPath) } catch {
             throw Failure(reason: error.description)
         }
+        pending.removeAll(keepingCapacity: true)
     }
 
     /// A caption's text: a string as it is, anything else as its JSON.
