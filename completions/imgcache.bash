@@ -31,6 +31,8 @@ _imgcache() {
         --alt-column) return ;;
         --sizes) return ;;
         --placeholder) COMPREPLY=($(compgen -W "color lqip" -- "$cur")); _imgcache_nospace; return ;;
+        --loading) COMPREPLY=($(compgen -W "lazy eager" -- "$cur")); _imgcache_nospace; return ;;
+        --fetchpriority) COMPREPLY=($(compgen -W "high low auto" -- "$cur")); _imgcache_nospace; return ;;
         --input-format) COMPREPLY=($(compgen -W "lines csv tsv jsonl" -- "$cur")); _imgcache_nospace; return ;;
         --url-column) return ;;
         --failed-ttl) return ;;
@@ -145,7 +147,7 @@ _imgcache() {
     esac
     case $command in
         fetch)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --srcset --html --output-dir --name --site-root --url-prefix --alt --alt-column --sizes --placeholder --memory-only --progressive --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output -o --input -i --with-url --srcset --html --output-dir --name --site-root --url-prefix --alt --alt-column --sizes --placeholder --loading --fetchpriority --memory-only --progressive --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         prefetch)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --stats --html-report --shard --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

@@ -85,6 +85,8 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case minSize = "min-size"
     case maxAspect = "max-aspect"
     case report = "report"
+    case loading = "loading"
+    case fetchpriority = "fetchpriority"
     case memoryOnly = "memory-only"
     case progressive = "progressive"
     case noProgress = "no-progress"

@@ -16,6 +16,10 @@ public struct PageSettings: Equatable, Sendable {
     public var placeholder: Placeholder?
     /// `--name`: the copies' names.
     public var names = CopyNameTemplate.standard
+    /// `--loading`: `lazy` (the default) or `eager` (the image a page shows first).
+    public var loading = "lazy"
+    /// `--fetchpriority`: `high` for the page's main image; nil writes none.
+    public var fetchPriority: String?
 
     /// What an `<img>` shows until its image has loaded.
     public enum Placeholder: String, CaseIterable, Sendable {
@@ -31,8 +35,10 @@ public struct PageSettings: Equatable, Sendable {
     var rewritesPaths: Bool { address.siteRoot != nil || address.urlPrefix != nil }
 
     /// The `style` attribute `--placeholder` gives an image with `placeholder` found, if any.
+    /// An image with transparent pixels gets none: nothing takes the placeholder away once the image is
+    /// shown, and it would show through.
     func style(for result: FetchResult) -> String? {
-        guard let placeholder, let found = result.placeholder?.metadata.placeholder else { return nil }
+        guard let placeholder, let found = result.placeholder?.metadata.placeholder, !found.hasAlpha else { return nil }
         switch placeholder {
         case .color: return "background-color:\(found.dominantColor)"
         case .lqip:
@@ -40,4 +46,14 @@ public struct PageSettings: Equatable, Sendable {
             return "background-size:cover;background-image:url(\(uri))"
         }
     }
+}
+
+/// What `--html` says once a run, rather than for every image.
+struct PageWarnings {
+    /// Some row had the `--alt-column` (else, at the end: the column is named wrong).
+    var sawAltColumn = false
+    /// An address led out of `--site-root` (said once).
+    var saidOutOfSite = false
+    /// Markup was printed for some image.
+    var printedMarkup = false
 }

@@ -8,7 +8,7 @@ import Testing
     @Test func theDocumentHasEveryShape() {
         for section in ["fetch and prefetch: an image", "fetch and prefetch: a failure", "prefetch: the summary", "cache-info",
                         "clean", "clean --dry-run: a file", "clean: skipped", "clear", "clear --failed",
-                        "list", "list --failed", "remove", "config", "remote check", "export"] {
+                        "list", "list --failed", "remove", "config", "remote check", "export", "export: the report"] {
             #expect(JSONContract.sections[section]?.isEmpty == false, "\(section)")
         }
     }
@@ -80,6 +80,9 @@ import Testing
         let exported = try fetch(["--json", "export", "--webdataset", home.appending("shards"), table]).jsonLines()
         #expect(exported.count == 1)
         JSONContract.expect(exported.first, matches: "export")
+        let reported = try fetch(["--json", "export", "--webdataset", home.appending("shards"), "--report", table]).jsonLines()
+        #expect(reported.count == 2)
+        JSONContract.expect(reported.last, matches: "export: the report")
     }
 
     @Test func maintenanceObjects() throws {

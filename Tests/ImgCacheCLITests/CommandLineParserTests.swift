@@ -214,7 +214,7 @@ import Testing
                        "proxy": "http://127.0.0.1:3128", "netrc-file": "netrc", "output-dir": "out",
                        "background": "white", "fit": "cover", "input-format": "csv", "url-column": "image", "shard": "0/2", "per-host": "2", "rate": "5/s",
                        "deadline": "1h", "name": "{stem}.{ext}", "placeholder": "color", "sizes": "50vw", "site-root": "site",
-                       "url-prefix": "/img/"]
+                       "url-prefix": "/img/", "loading": "eager", "fetchpriority": "high"]
         // Some options need another: --memory-only an output, --format and --quality a transform.
         let companions = ["memory-only": ["-o", "out.png"], "format": ["--thumbnail", "8x8"], "quality": ["--scale-down"],
                           "background": ["--format", "jpeg"], "fit": ["--thumbnail", "8x8"], "upscale": ["--thumbnail", "8x8"],
@@ -223,7 +223,7 @@ import Testing
                           "input-format": ["-i", "list.csv"], "url-column": ["-i", "list.csv"],
                           "name": ["--output-dir", "out"], "alt": ["--html"], "sizes": ["--html"], "placeholder": ["--html"],
                           "site-root": ["--html"], "url-prefix": ["--html", "--output-dir", "out"],
-                          "alt-column": ["--html", "-i", "list.csv"]]
+                          "alt-column": ["--html", "-i", "list.csv"], "loading": ["--html"], "fetchpriority": ["--html"]]
         for spec in CommandTable.command(named: "fetch")!.options {
             let value = (spec.takesValue ? [samples[spec.long] ?? "v1"] : []) + (companions[spec.long] ?? [])
             // --input brings the URLs itself (and the list options need it).

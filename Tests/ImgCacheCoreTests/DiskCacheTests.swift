@@ -159,7 +159,7 @@ import Testing
         let entry = try Self.store(key: key, in: cache)
         // Another process's image of the same size lands by rename before its sidecar does.
         let other = root + "/other.png"
-        try #require(FileManager.default.createFile(atPath: other, contents: Data(Self.png)))
+        try #require(FileManager.default.createFile(atPath: other, contents: Data(Self.png.dropLast() + [8])))
         try FileSystem.rename(other, to: entry.path)
         #expect(cache.lookup(key, now: 0) == .damaged(path: entry.path, reason: "its metadata was written for another file", removed: true))
         #expect(!FileManager.default.fileExists(atPath: entry.path))

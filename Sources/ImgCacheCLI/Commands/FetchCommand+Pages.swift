@@ -44,17 +44,36 @@ extension FetchCommand {
 
     /// `{stem}`: the name `remoteName` gives, without the extension of a format (`photo` for `photo.jpg`, `avatar`,
     /// `notes.txt`); the cached file's name without its extension when the URL gives none that can be used.
+    /// A stem that would be a dot name (`...jpg` is `..`) is the cached file's, so that no name climbs out of its folder.
     static func remoteStem(url: String, cachedPath: String) -> String {
         let named = remoteName(url: url, cachedPath: cachedPath, format: nil)
-        guard ImageFormat(namedBy: named) != nil, let dot = named.lastIndex(of: "."), dot != named.startIndex else { return named }
-        return String(named[..<dot])
+        var stem = named
+        if ImageFormat(namedBy: named) != nil, let dot = named.lastIndex(of: "."), dot != named.startIndex { stem = String(named[..<dot]) }
+        if stem.isEmpty || stem.allSatisfy({ $0 == "." }) || stem.contains("/") {
+            let cached = String(cachedPath.split(separator: "/").last ?? "image")
+            return String(cached.prefix { $0 != "." })
+        }
+        return stem
+    }
+
+    /// Why `name` (a copy's, from `--name`) cannot be written in its folder: a part that is empty or a
+    /// dot name, or an image extension that is not `format`'s; nil when it can.
+    static func unusableCopyName(_ name: String, format: ImageFormat) -> String? {
+        if name.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+            return "its name \(ControlCharacters.escaped(name)) would leave the folder"
+        }
+        if let named = ImageFormat(namedBy: name), named != format {
+            return "its name \(ControlCharacters.escaped(name)) says \(named.displayName), but it is \(format.displayName): use {ext} in --name"
+        }
+        return nil
     }
 
     /// The markup `--html` prints for `result`: one `<picture>`.
-    func picture(_ result: FetchResult, files: [ShownFile], row: JSONObject?) -> String {
+    func picture(_ result: FetchResult, files: [ShownFile], row: JSONObject?, warn: inout PageWarnings) -> String {
         let page = arguments.page
         var alt = page.alt ?? ""
-        if let column = page.altColumn, let value = row?.fields.first(where: { $0.0 == column })?.1 {
+        if let column = page.altColumn, let value = row?.fields.last(where: { $0.0 == column })?.1 {
+            warn.sawAltColumn = true
             switch value {
             case .string(let text): alt = text
             case .integer(let number): alt = String(number)
@@ -62,12 +81,20 @@ extension FetchCommand {
             default: break
             }
         }
-        let markup = PictureMarkup(alt: alt, sizes: page.sizes, style: page.style(for: result))
+        warn.printedMarkup = true
+        let markup = PictureMarkup(alt: alt, sizes: page.sizes, style: page.style(for: result), loading: page.loading,
+                                   fetchPriority: page.fetchPriority)
         let candidates = files.map { file in
             let shown = file.metadata.uprightSize
             return PictureMarkup.Candidate(address: page.address.address(of: file.copy ?? file.path), width: shown.width ?? 0,
                                            height: shown.height ?? 0, format: file.metadata.format ?? .png,
                                            frameCount: file.metadata.frameCount ?? 1)
+        }
+        if page.address.siteRoot != nil, page.address.urlPrefix == nil, !warn.saidOutOfSite,
+           let outside = candidates.first(where: { $0.address.hasPrefix("../") || $0.address.hasPrefix("/") }) {
+            warn.saidOutOfSite = true
+            console.warning("\(outside.address) is outside --site-root \(page.address.siteRoot!): a site served from there cannot "
+                            + "reach it (copy the images into the site with --output-dir)")
         }
         return markup.picture(candidates, animated: FetchCommand.isAnimated(result))
     }

@@ -84,6 +84,9 @@ extension FetchCommand {
         if answers.interrupted || fetcher.interruption.signal != nil {
             return ManagerSetup.interruptedStatus(fetcher, console: console)
         }
+        if let column = arguments.page.altColumn, answers.warnings.printedMarkup, !answers.warnings.sawAltColumn {
+            console.warning("no row has a column '\(column)' (--alt-column): every alt text is empty")
+        }
         return answers.status
     }
 
@@ -99,6 +102,10 @@ extension FetchCommand {
         private var copyOwners: [String: (url: String, hash: String)] = [:]
         /// The `--output-dir` folders made and checked in this run.
         private var readyFolders: Set<String> = []
+        /// A copy of the answer being printed could not be made.
+        private var copyFailed = false
+        /// What the markup has said once (an address out of the site, an `--alt-column` found).
+        var warnings = PageWarnings()
         /// Asked while an output FIFO waits for its reader: a signal stops the wait.
         let interruption: FetchInterruption
 
@@ -114,6 +121,7 @@ extension FetchCommand {
             case .success(let result):
                 if let warning = result.staleWarning { console.warning(warning) }
                 var files = FetchCommand.shownFiles(of: result)
+                copyFailed = false
                 if let directory = arguments.outputDirectory {
                     files = copy(result, url: url, into: directory)
                 }
@@ -131,13 +139,14 @@ extension FetchCommand {
                         console.error("cannot write \(output == "-" ? "standard output" : output): \(error.reason)")
                         status = ExitStatus.worse(status, .outputFailed)
                     }
-                    if globals.json { try console.output(command.json(result, files: files, row: row).serialized) }
+                    if globals.json { try console.output(command.json(result, files: files, row: row, copyFailed: copyFailed).serialized) }
                 } else if globals.json {
-                    try console.output(command.json(result, files: files, row: row).serialized)
+                    try console.output(command.json(result, files: files, row: row, copyFailed: copyFailed).serialized)
                 } else if arguments.html {
-                    try printLine(url: url, path: command.picture(result, files: files, row: row))
+                    // A page never gets markup pointing at the cache for a copy that was not made: the line stays empty.
+                    try printLine(url: url, path: copyFailed ? "" : command.picture(result, files: files, row: row, warn: &warnings))
                 } else if arguments.srcset {
-                    try printLine(url: url, path: command.srcsets(result, files: files))
+                    try printLine(url: url, path: copyFailed ? "" : command.srcsets(result, files: files))
                 } else {
                     // One line per URL: its variants' paths TAB-separated, in the order asked.
                     try printLine(url: url, path: result.variants.isEmpty ? result.path : result.variants.map(\.path).joined(separator: "\t"))
@@ -178,6 +187,13 @@ extension FetchCommand {
                                                                  template: template)
                     let target = directory + "/" + name
                     let shown = RemoteURL.displayed(url)
+                    let format = files[index].metadata.format ?? ImageFormat(namedBy: path) ?? CodecRegistry.fallbackFormat
+                    if let problem = FetchCommand.unusableCopyName(name, format: format) {
+                        console.error("\(shown): not copied: \(problem)")
+                        status = ExitStatus.worse(status, .outputFailed)
+                        copyFailed = true
+                        continue
+                    }
                     if let owner = copyOwners[target] {
                         // The same bytes under the same name (two sizes of a small image, one image at two URLs): one copy.
                         if owner.hash == hash {
@@ -188,6 +204,7 @@ extension FetchCommand {
                         console.error("\(shown): not copied: \(ControlCharacters.escaped(target)) is \(whose)'s copy, another image; "
                                       + "put {hash8} in --name to keep them apart")
                         status = ExitStatus.worse(status, .outputFailed)
+                        copyFailed = true
                         continue
                     }
                     copyOwners[target] = (shown, hash)
@@ -204,12 +221,15 @@ extension FetchCommand {
                     let same = template.namesContent ? OutputFile.isFile(target, ofSize: files[index].metadata.byteCount)
                         : bytes.map { OutputFile.holds(target, bytes: $0) } ?? OutputFile.holdsSameBytes(target, as: path)
                     if !same {
+                        // A link where a copy goes is replaced, not written through: a site's folder holds its own files.
+                        try OutputFile.removeLink(target)
                         try FetchCommand.copy(files[index].path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
                     }
                     files[index].copy = target
                 } catch {
                     console.error("cannot copy \(RemoteURL.displayed(url)) into \(ControlCharacters.escaped(directory)): \(error.reason)")
                     status = ExitStatus.worse(status, .outputFailed)
+                    copyFailed = true
                 }
             }
             return files
@@ -223,7 +243,7 @@ extension FetchCommand {
 
     /// `result`'s JSON line, with the `--output-dir` copies when there are any (`copies`, and each
     /// variant's `copy`), and each file's address in a page (`url`) with `--site-root` or `--url-prefix`.
-    func json(_ result: FetchResult, files: [ShownFile], row: JSONObject?) -> JSONObject {
+    func json(_ result: FetchResult, files: [ShownFile], row: JSONObject?, copyFailed: Bool = false) -> JSONObject {
         var object = result.json
         let copies = files.compactMap(\.copy)
         let page = arguments.page
@@ -240,6 +260,8 @@ extension FetchCommand {
             object.add("copy", file.copy)
             object.add("page_url", page.address.address(of: file.copy ?? file.path))
         }
+        // A copy that was not made (a name clash, a write error): said, so that no page addresses the cache instead.
+        if copyFailed { object.add("copy_error", "not every copy was made (see the error on standard error)") }
         if !copies.isEmpty { object.add("copies", .array(copies.map { .string($0) })) }
         return object.with(row: row)
     }
@@ -350,7 +372,11 @@ extension FetchArguments: Subcommand {
             .value(.altColumn, metavar: "NAME", kind: .text, help: "Take each --html image's alt text from this column of a table list (--input)"),
             .value(.sizes, metavar: "SIZES", kind: .text, help: "The sizes attribute of --html images: how wide they are shown (default 100vw)"),
             .value(.placeholder, metavar: "KIND", kind: .choice(PageSettings.Placeholder.allCases.map(\.rawValue)),
-                   help: "What an --html image shows while it loads: color (its dominant colour) or lqip (its tiny preview, inline); makes --placeholders"),
+                   help: "What an --html image shows while it loads: color (its dominant colour) or lqip (its tiny preview, inline), behind an opaque image only; makes --placeholders"),
+            .value(.loading, metavar: "MODE", kind: .choice(["lazy", "eager"]),
+                   help: "The loading attribute of --html images: lazy (default) or eager (for the image a page shows first)"),
+            .value(.fetchpriority, metavar: "LEVEL", kind: .choice(["high", "low", "auto"]),
+                   help: "The fetchpriority attribute of --html images (high: a page's main image); default none"),
             .flag(.memoryOnly, help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
             .flag(.progressive, help: "Show the download's progress on a terminal, or in -v lines (ProgressiveDownload)"),
         ] + CommandTable.listOptions + CommandTable.managerOptions + CommandTable.downloadOptions,
@@ -451,7 +477,7 @@ extension ParsedOptions {
             if has(.srcset) { throw .conflictingOptions("--html", "--srcset", reason: "the <picture> holds the srcsets") }
             if let output = arguments.output { throw .conflictingOptions("--html", "--output \(output)", reason: "--output prints no markup") }
         }
-        for option in [OptionName.alt, .altColumn, .sizes, .placeholder] where has(option) && !arguments.html {
+        for option in [OptionName.alt, .altColumn, .sizes, .placeholder, .loading, .fetchpriority] where has(option) && !arguments.html {
             throw .requires("--" + option.rawValue, "--html")
         }
         page.alt = last(.alt)
@@ -464,6 +490,8 @@ extension ParsedOptions {
             page.sizes = sizes
         }
         page.placeholder = last(.placeholder).flatMap(PageSettings.Placeholder.init(rawValue:))
+        if let loading = last(.loading) { page.loading = loading }
+        page.fetchPriority = last(.fetchpriority)
         if let text = last(.name) {
             guard arguments.outputDirectory != nil else { throw .requires("--name", "--output-dir") }
             do { page.names = try CopyNameTemplate(parsing: text) } catch {

@@ -297,6 +297,10 @@ public struct DiskCache: Sendable {
             return CacheEntry(path: path, metadata: metadata, lastAccess: status.modified, placement: .attribute, inode: status.inode)
         }
 
+        // The image's first bytes, so that a copy of it with another inode is still known as its own.
+        if let prefix = try? FileSystem.readPrefix(pending.temporaryPath, count: EntryMetadata.headLength) {
+            metadata.head = EntryMetadata.head(of: prefix[...])
+        }
         let sidecarTemporary = try writeSidecar(metadata, for: key)
         defer { try? FileSystem.remove(sidecarTemporary) }
         try lock.withShard(key.shardIndex, .shared, using: lockHandle) { () throws(SystemError) in

@@ -47,6 +47,19 @@ public struct EntryMetadata: Equatable, Sendable {
     public var optedOut = false
     /// An image's placeholder entry: its dominant colour and ThumbHash (the file is its preview).
     public var placeholder: ImagePlaceholder?
+    /// A sidecar's check of its image's first bytes (FNV-1a of up to 4 KiB): the image copied with a new
+    /// inode (a cache restored by tar) is still known as its own.
+    public var head: UInt64?
+
+    /// The `head` of a file's first bytes.
+    public static func head(of prefix: ArraySlice<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in prefix.prefix(headLength) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        return hash
+    }
+
+    /// How many first bytes `head` covers.
+    public static let headLength = 4096
 
     /// Which file an entry was made from: its inode and size. Every body a
     /// download stores is a new file, written beside the one it replaces, so
@@ -142,6 +155,7 @@ public struct EntryMetadata: Equatable, Sendable {
         add("opted-out", optedOut ? "noai" : nil)
         add("dominant-color", placeholder.map(\.dominantColor.description))
         add("thumbhash", placeholder?.thumbHashBase64)
+        add("head", head.map { String($0, radix: 16) })
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -181,6 +195,7 @@ public struct EntryMetadata: Equatable, Sendable {
                   sourceFrameCount: fields["source-frames"].flatMap { Int($0) },
                   source: fields["source"].flatMap(EntryMetadata.parseSource))
         optedOut = fields["opted-out"] != nil
+        head = fields["head"].flatMap { UInt64($0, radix: 16) }
         if let color = fields["dominant-color"].flatMap({ try? RGBColor(parsing: $0) }),
            let hash = fields["thumbhash"].flatMap(Base64.decoded), !hash.isEmpty {
             placeholder = ImagePlaceholder(dominantColor: color, thumbHash: hash)

@@ -1,18 +1,24 @@
 /// Text made safe for an HTML page: attribute values and text escaped, file
 /// paths written as URL paths (a space or comma would end a `srcset` candidate).
 public enum HTMLText {
-    /// `text` for a double-quoted attribute value or element text: `& < > " '` escaped.
+    /// `text` for a double-quoted attribute value or element text: `& < > " '` escaped, and line breaks and
+    /// other control characters as numeric references, so that markup stays on one line.
     public static func escaped(_ text: String) -> String {
-        guard text.contains(where: { "&<>\"'".contains($0) }) else { return text }
+        guard text.unicodeScalars.contains(where: { "&<>\"'".unicodeScalars.contains($0) || $0.value < 0x20 || $0.value == 0x7F
+                                                     || (0x80...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 }) else { return text }
         var out = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
-            default: out.append(character)
+            // Tab, line feed and carriage return are allowed as references; other controls are not characters HTML keeps.
+            case "\t", "\n", "\r": out += "&#\(scalar.value);"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value): out += "\u{FFFD}"
+            case "\u{2028}", "\u{2029}": out += "&#\(scalar.value);"
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out

@@ -30,7 +30,9 @@ public struct PageAddress: Equatable, Sendable {
     public func address(of path: String) -> String {
         let relative = from.map { PageAddress.relativePath(of: PageAddress.components(PageAddress.absolute(path)), from: $0) } ?? path
         guard let urlPrefix else { return HTMLText.urlPath(relative) }
-        let joined = urlPrefix.hasSuffix("/") || urlPrefix.isEmpty ? urlPrefix : urlPrefix + "/"
+        // A space or comma would end a srcset candidate: percent-encoded in the prefix too.
+        let prefix = urlPrefix.replacing(" ", with: "%20").replacing(",", with: "%2C")
+        let joined = prefix.hasSuffix("/") || prefix.isEmpty ? prefix : prefix + "/"
         // A path climbing out of the folder the prefix stands for is written as it is, after the prefix.
         return joined + HTMLText.urlPath(relative.hasPrefix("./") ? String(relative.dropFirst(2)) : relative)
     }

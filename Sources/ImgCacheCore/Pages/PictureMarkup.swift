@@ -27,11 +27,17 @@ public struct PictureMarkup: Sendable {
     public var sizes = "100vw"
     /// `--placeholder`: a CSS `style` shown until the image loads.
     public var style: String?
+    /// `loading`: `lazy`, or `eager` for the image a page shows first.
+    public var loading = "lazy"
+    /// `fetchpriority`: `high` for a page's main image; nil writes none.
+    public var fetchPriority: String?
 
-    public init(alt: String = "", sizes: String = "100vw", style: String? = nil) {
+    public init(alt: String = "", sizes: String = "100vw", style: String? = nil, loading: String = "lazy", fetchPriority: String? = nil) {
         self.alt = alt
         self.sizes = sizes
         self.style = style
+        self.loading = loading
+        self.fetchPriority = fetchPriority
     }
 
     /// The candidates grouped by format, in the order first seen, each width
@@ -72,7 +78,8 @@ public struct PictureMarkup: Sendable {
         if fallback.count > 1 {
             html += " srcset=\"\(HTMLText.escaped(PictureMarkup.srcset(fallback)))\" sizes=\"\(HTMLText.escaped(sizes))\""
         }
-        html += " width=\"\(largest.width)\" height=\"\(largest.height)\" alt=\"\(HTMLText.escaped(alt))\" loading=\"lazy\" decoding=\"async\""
+        html += " width=\"\(largest.width)\" height=\"\(largest.height)\" alt=\"\(HTMLText.escaped(alt))\" loading=\"\(loading)\" decoding=\"async\""
+        if let fetchPriority { html += " fetchpriority=\"\(fetchPriority)\"" }
         if let style { html += " style=\"\(HTMLText.escaped(style))\"" }
         return html + "></picture>"
     }

@@ -99,6 +99,12 @@ public enum OutputFile {
         return true
     }
 
+    /// Removes `path` when it is a symbolic link (a copy goes in its place, not through it).
+    public static func removeLink(_ path: String) throws(SystemError) {
+        guard case .success(let found) = SystemCall.lstat(path), found.st_mode & S_IFMT == S_IFLNK else { return }
+        try FileSystem.remove(path)
+    }
+
     /// Whether `destination` is a regular file (not a link) of `size` bytes.
     public static func isFile(_ destination: String, ofSize size: Int64) -> Bool {
         guard case .success(let target) = SystemCall.lstat(destination) else { return false }

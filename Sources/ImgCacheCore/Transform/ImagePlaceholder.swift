@@ -50,6 +50,9 @@ public struct ImagePlaceholder: Equatable, Sendable {
                         blue: UInt8((sums[best * 3 + 2] + weight / 2) / weight))
     }
 
+    /// Whether some pixel is not opaque (the ThumbHash says so: bit 23 of its header).
+    public var hasAlpha: Bool { thumbHash.count > 2 && thumbHash[2] & 0x80 != 0 }
+
     /// `#rrggbb` and the ThumbHash in base64, as metadata and JSON hold them.
     public var thumbHashBase64: String { Base64.encoded(thumbHash) }
 }

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+
+/// What a site build gets right where its inputs are hostile or its options meet: copies never leave
+/// their folder or replace a link's target, a copy that was not made leaves no markup pointing at the
+/// cache, markup stays one line per URL, `--keep-svg` holds whatever the cache saw before,
+/// placeholders never show through transparent images, and a cache copied without its inodes is
+/// still a cache.
+@Suite final class PageSafetyTests {
+    let served: TemporaryDirectory
+    let work: TemporaryDirectory
+    let nginx: NginxServer
+
+    init() throws {
+        served = try TemporaryDirectory("imgcache-pages-served")
+        work = try TemporaryDirectory("imgcache-pages")
+        for (fixture, name) in [("photo.jpg", "photo.jpg"), ("logo.png", "logo.png"), ("photo.jpg", "...jpg"), ("formats/editor.svg", "icon.svg"),
+                                ("photo.jpg", "a/same.jpg"), ("rotated.jpg", "b/same.jpg")] {
+            try FileManager.default.createDirectory(atPath: (served.appending(name) as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            try Paths.fixture(fixture).write(to: URL(fileURLWithPath: served.appending(name)))
+        }
+        nginx = try NginxServer(serving: served.url)
+    }
+
+    func imgcache(_ arguments: [String], cache: String = "cache", environment: [String: String] = [:]) throws -> RunResult {
+        try ImgCacheProcess.run(["--cache-dir", work.appending(cache)] + arguments, environment: environment, home: work.path,
+                                workingDirectory: work.path)
+    }
+
+    /// Every file under `folder`, relative to it.
+    func files(under folder: String) -> [String] {
+        (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? [])
+            .filter { !((try? FileManager.default.attributesOfItem(atPath: folder + "/" + $0)[.type] as? FileAttributeType) == .typeDirectory) }
+            .sorted()
+    }
+
+    @Test func aURLsFileNameNeverTakesACopyOutOfItsFolder() throws {
+        let out = work.appending("deep/out")
+        for url in [nginx.url("...jpg"), nginx.url("%2E%2E%2Ejpg")] {
+            for template in ["{stem}/{hash8}.{ext}", "{stem}/{stem}/{hash8}.{ext}", "{stem}.{ext}"] {
+                let result = try imgcache(["fetch", "--output-dir", out, "--name", template, url])
+                #expect(result.status == 0, "\(url) \(template): \(result.standardError)")
+            }
+        }
+        // Everything under the output folder, nothing beside or above it.
+        #expect(files(under: work.appending("deep")).allSatisfy { $0.hasPrefix("out/") }, "\(files(under: work.appending("deep")))")
+        #expect(!files(under: out).isEmpty)
+    }
+
+    @Test func aCopyThatCannotBeMadeLeavesNoMarkupPointingAtTheCache() throws {
+        let out = work.appending("site/img"), site = work.appending("site")
+        // Two images, one name.
+        let clash = try imgcache(["fetch", "--html", "--output-dir", out, "--site-root", site, "--name", "{stem}.{ext}",
+                                  nginx.url("a/same.jpg"), nginx.url("b/same.jpg")])
+        #expect(clash.status == 74)
+        let lines = clash.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.count == 2 && lines[0].hasPrefix("<picture>") && lines[1].isEmpty, "\(clash.output)")
+        #expect(!clash.output.contains("cache/"))
+        let json = try imgcache(["--json", "fetch", "--output-dir", work.appending("other"), "--name", "{stem}.{ext}",
+                                 nginx.url("a/same.jpg"), nginx.url("b/same.jpg")]).jsonLines()
+        #expect(json[0]["copy_error"] == nil && json[1]["copy_error"] as? String != nil, "\(json)")
+        // A name that says another format than the bytes': refused, as -o refuses it.
+        let wrong = try imgcache(["fetch", "--html", "--output-dir", work.appending("wrong"), "--name", "{stem}.png", nginx.url("photo.jpg")])
+        #expect(wrong.status == 74 && wrong.standardError.contains("says PNG, but it is JPEG"), "\(wrong.standardError)")
+        #expect(wrong.output == "\n" && files(under: work.appending("wrong")).isEmpty)
+    }
+
+    @Test func markupStaysOneLinePerURLWhateverItsText() throws {
+        let table = work.appending("alt.csv")
+        try "url,caption\n\(nginx.url("photo.jpg")),\"two\nlines \u{1} and \u{2028}\"\n\(nginx.url("logo.png")),plain\n"
+            .write(toFile: table, atomically: true, encoding: .utf8)
+        let result = try imgcache(["fetch", "-i", table, "--html", "--alt-column", "caption", "--thumbnail", "32x"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.output.split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].contains("alt=\"two&#10;lines \u{FFFD} and &#8232;\""), "\(result.output)")
+        // A column no row has is said, once.
+        let misspelt = try imgcache(["fetch", "-i", table, "--html", "--alt-column", "captoin", "--thumbnail", "32x"])
+        #expect(misspelt.standardError.contains("no row has a column 'captoin' (--alt-column)"), "\(misspelt.standardError)")
+        // The main image of a page: eager, high priority.
+        let hero = try imgcache(["fetch", "--html", "--loading", "eager", "--fetchpriority", "high", nginx.url("photo.jpg")])
+        #expect(hero.output.contains("loading=\"eager\" decoding=\"async\" fetchpriority=\"high\""), "\(hero.output)")
+    }
+
+    @Test func keepSVGHoldsWhateverTheCacheSawBefore() throws {
+        let raster = try imgcache(["fetch", "--html", "--thumbnail", "64x", "--format", "webp,png", nginx.url("icon.svg")])
+        #expect(raster.output.contains("image/webp"))
+        let kept = try imgcache(["fetch", "--html", "--keep-svg", "--thumbnail", "64x", "--format", "webp,png", nginx.url("icon.svg")])
+        #expect(kept.status == 0 && !kept.output.contains("<source") && kept.output.contains(".svg\""), "\(kept.output)")
+        let json = try imgcache(["--json", "fetch", "--keep-svg", "--thumbnail", "64x", nginx.url("icon.svg")]).jsonLines()
+        #expect(json.first?["format"] as? String == "svg", "\(json)")
+    }
+
+    @Test func aPlaceholderNeverShowsThroughATransparentImage() throws {
+        let result = try imgcache(["fetch", "--html", "--placeholder", "color", "--thumbnail", "32x", nginx.url("photo.jpg"), nginx.url("logo.png")])
+        let lines = result.output.split(separator: "\n")
+        #expect(lines[0].contains("style=\"background-color:#") && !lines[1].contains("style="), "\(result.output)")
+    }
+
+    @Test func aLinkInTheOutputFolderIsReplacedNotWrittenThrough() throws {
+        let out = work.appending("linked"), victim = work.appending("victim.txt")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        try "mine".write(toFile: victim, atomically: true, encoding: .utf8)
+        #expect(symlink("../victim.txt", out + "/photo.jpg") == 0)
+        #expect(try imgcache(["fetch", "--output-dir", out, "--name", "{stem}.{ext}", nginx.url("photo.jpg")]).status == 0)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "mine")
+        #expect(FileManager.default.contents(atPath: out + "/photo.jpg") == (try Paths.fixture("photo.jpg")))
+    }
+
+    @Test func addressesAreSaidWhenTheyLeaveTheSite() throws {
+        let result = try imgcache(["fetch", "--html", "--site-root", work.appending("public"), nginx.url("photo.jpg")])
+        #expect(result.standardError.contains("is outside --site-root"), "\(result.standardError)")
+        let prefixed = try imgcache(["fetch", "--html", "--thumbnail", "16x,32x", "--output-dir", work.appending("p"),
+                                     "--url-prefix", "https://cdn.example/a b/", nginx.url("photo.jpg")])
+        #expect(prefixed.output.contains("https://cdn.example/a%20b/photo-16."), "\(prefixed.output)")
+    }
+
+    /// A cache kept in files (`IMGCACHE_METADATA=files`) and copied by a tool that keeps no inodes (a CI
+    /// cache restored by tar) is still every entry and variant: nothing downloaded, nothing removed.
+    @Test func aCacheCopiedWithNewInodesIsStillACache() throws {
+        let files = ["IMGCACHE_METADATA": "files"]
+        let build = ["fetch", "--html", "--thumbnail", "32x,64x", "--format", "webp,jpeg", nginx.url("photo.jpg"), nginx.url("logo.png")]
+        let first = try imgcache(build, cache: "ci/cache", environment: files)
+        #expect(first.status == 0, "\(first.standardError)")
+        // cp without -a: every file anew, new inodes.
+        let copy = Process()
+        copy.executableURL = URL(fileURLWithPath: "/bin/cp")
+        copy.arguments = ["-r", work.appending("ci/cache"), work.appending("restored")]
+        try copy.run()
+        copy.waitUntilExit()
+        let requests = nginx.requests.count
+        let again = try imgcache(build + ["--cache-only"], cache: "restored", environment: files)
+        #expect(again.status == 0 && again.output == first.output.replacing(work.appending("ci/cache"), with: work.appending("restored")),
+                "\(again.standardError)")
+        #expect(nginx.requests.count == requests)
+    }
+}
