@@ -159,8 +159,10 @@ import Testing
     /// (every `compadd`, recorded) and what the terminal showed. Waits are
     /// bounded by count.
     func zsh(_ words: String, sourced: Bool = false) throws -> (offered: [String], screen: String) {
-        let hits = folder.appending("zsh-hits")
-        let functions = folder.appending("zsh-functions")
+        // Each call its own files: the cases of a parameterized test run at once.
+        let unique = UUID().uuidString
+        let hits = folder.appending("zsh-hits-\(unique)")
+        let functions = folder.appending("zsh-functions-\(unique)")
         try FileManager.default.createDirectory(atPath: functions, withIntermediateDirectories: true)
         try? FileManager.default.removeItem(atPath: functions + "/_imgcache")
         try FileManager.default.copyItem(atPath: script("_imgcache"), toPath: functions + "/_imgcache")
