@@ -56,7 +56,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l alt-column -x -d 
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l sizes -x -d 'The sizes attribute of --html images: how wide they are shown (default 100vw)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l placeholder -x -a 'color lqip' -d 'What an --html image shows while it loads: color (its dominant colour) or lqip (its tiny preview, inline), behind an opaque image only; makes --placeholders'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l loading -x -a 'lazy eager' -d 'The loading attribute of --html images: lazy (default) or eager (for the image a page shows first)'
-complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l fetchpriority -x -a 'high low auto' -d 'The fetchpriority attribute of --html images (high: a page\'s main image); default none'
+complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l fetchpriority -x -a 'high low auto' -d 'The fetchpriority attribute of --html images: high (a page\'s main image), low or auto; default none'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l memory-only -d 'Do not store the image: write it to --output only (CacheMemoryOnly)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l progressive -d 'Show the download\'s progress on a terminal, or in -v lines (ProgressiveDownload)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l input-format -x -a 'lines csv tsv jsonl' -d 'How the list is written: lines (one URL per line), csv, tsv or jsonl (a table, one row per URL). Default: from the file\'s name (.csv, .tsv, .jsonl, each maybe .gz), else lines; gzip is read as it comes'
@@ -165,6 +165,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l max-size -x -d
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l deadline -x -d 'End the whole run after this long (also 90s, 10m, 2h): what is not done then fails, so nothing hangs at the end'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -F
 complete -c imgcache -n '__fish_seen_subcommand_from export' -l webdataset -x -a '(__fish_complete_directories)' -d 'The folder the shards and manifest.jsonl go to (made if missing; one holding anything else is refused)'
+complete -c imgcache -n '__fish_seen_subcommand_from export' -l files -x -a '(__fish_complete_directories)' -d 'Instead of --webdataset: each shard a folder of files (00000/000000000.jpg, .json, .txt), img2dataset\'s "files" output, with the same manifest'
 complete -c imgcache -n '__fish_seen_subcommand_from export' -l shard-size -x -d 'Samples per shard (default 10000)'
 complete -c imgcache -n '__fish_seen_subcommand_from export' -l caption-column -x -d 'The table\'s column whose text goes in KEY.txt'
 complete -c imgcache -n '__fish_seen_subcommand_from export' -l include-opted-out -d 'Export images whose server opted them out of AI training (X-Robots-Tag noai, noimageai) too'

@@ -85,6 +85,7 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case minSize = "min-size"
     case maxAspect = "max-aspect"
     case report = "report"
+    case files = "files"
     case loading = "loading"
     case fetchpriority = "fetchpriority"
     case memoryOnly = "memory-only"

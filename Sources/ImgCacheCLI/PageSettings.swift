@@ -38,7 +38,10 @@ public struct PageSettings: Equatable, Sendable {
     /// An image with transparent pixels gets none: nothing takes the placeholder away once the image is
     /// shown, and it would show through.
     func style(for result: FetchResult) -> String? {
-        guard let placeholder, let found = result.placeholder?.metadata.placeholder, !found.hasAlpha else { return nil }
+        // An animation's later frames may be transparent where its first is not: none behind animations either.
+        guard let placeholder, let found = result.placeholder?.metadata.placeholder, !found.hasAlpha, !FetchCommand.isAnimated(result) else {
+            return nil
+        }
         switch placeholder {
         case .color: return "background-color:\(found.dominantColor)"
         case .lqip:

@@ -37,14 +37,16 @@ import Testing
 
     @Test func aURLsFileNameNeverTakesACopyOutOfItsFolder() throws {
         let out = work.appending("deep/out")
-        for url in [nginx.url("...jpg"), nginx.url("%2E%2E%2Ejpg")] {
+        try Paths.fixture("photo.jpg").write(to: URL(fileURLWithPath: served.appending(".jpg")))
+        for url in [nginx.url("...jpg"), nginx.url("%2E%2E%2Ejpg"), nginx.url(".jpg")] {
             for template in ["{stem}/{hash8}.{ext}", "{stem}/{stem}/{hash8}.{ext}", "{stem}.{ext}"] {
                 let result = try imgcache(["fetch", "--output-dir", out, "--name", template, url])
                 #expect(result.status == 0, "\(url) \(template): \(result.standardError)")
             }
         }
-        // Everything under the output folder, nothing beside or above it.
-        #expect(files(under: work.appending("deep")).allSatisfy { $0.hasPrefix("out/") }, "\(files(under: work.appending("deep")))")
+        // Everything under the output folder, nothing beside or above it, and no hidden file.
+        #expect(files(under: work.appending("deep")).allSatisfy { $0.hasPrefix("out/") && !$0.contains("/.") },
+                "\(files(under: work.appending("deep")))")
         #expect(!files(under: out).isEmpty)
     }
 
@@ -60,10 +62,19 @@ import Testing
         let json = try imgcache(["--json", "fetch", "--output-dir", work.appending("other"), "--name", "{stem}.{ext}",
                                  nginx.url("a/same.jpg"), nginx.url("b/same.jpg")]).jsonLines()
         #expect(json[0]["copy_error"] == nil && json[1]["copy_error"] as? String != nil, "\(json)")
-        // A name that says another format than the bytes': refused, as -o refuses it.
+        // No address for a copy not made: JSON never points a page at the cache either, and says why.
+        #expect((json[1]["copy_error"] as? String)?.contains("put {hash8} in --name") == true && json[1]["page_url"] == nil, "\(json[1])")
+        // Across runs too: a later run does not give b's image the name a's copy has (the copy says whose it is).
+        let later = try imgcache(["fetch", "--html", "--output-dir", out, "--site-root", site, "--name", "{stem}.{ext}", nginx.url("b/same.jpg")])
+        #expect(later.status == 74 && later.output == "\n" && later.standardError.contains("from an earlier run"), "\(later.standardError)")
+        #expect(FileManager.default.contents(atPath: out + "/same.jpg") == (try Paths.fixture("photo.jpg")))
+        // The same URL's new bytes do replace its copy.
+        try Paths.fixture("rotated.jpg").write(to: URL(fileURLWithPath: served.appending("a/same.jpg")))
+        #expect(try imgcache(["fetch", "--refresh", "--output-dir", out, "--name", "{stem}.{ext}", nginx.url("a/same.jpg")]).status == 0)
+        #expect(FileManager.default.contents(atPath: out + "/same.jpg") == (try Paths.fixture("rotated.jpg")))
+        // A name whose extension is not the copy's own is refused before anything is fetched.
         let wrong = try imgcache(["fetch", "--html", "--output-dir", work.appending("wrong"), "--name", "{stem}.png", nginx.url("photo.jpg")])
-        #expect(wrong.status == 74 && wrong.standardError.contains("says PNG, but it is JPEG"), "\(wrong.standardError)")
-        #expect(wrong.output == "\n" && files(under: work.appending("wrong")).isEmpty)
+        #expect(wrong.status == 64 && wrong.standardError.contains("must end with {ext}"), "\(wrong.standardError)")
     }
 
     @Test func markupStaysOneLinePerURLWhateverItsText() throws {
@@ -92,9 +103,12 @@ import Testing
     }
 
     @Test func aPlaceholderNeverShowsThroughATransparentImage() throws {
-        let result = try imgcache(["fetch", "--html", "--placeholder", "color", "--thumbnail", "32x", nginx.url("photo.jpg"), nginx.url("logo.png")])
+        try Paths.fixture("anim.gif").write(to: URL(fileURLWithPath: served.appending("anim.gif")))
+        let result = try imgcache(["fetch", "--html", "--placeholder", "color", "--thumbnail", "32x", nginx.url("photo.jpg"), nginx.url("logo.png"),
+                                   nginx.url("anim.gif")])
         let lines = result.output.split(separator: "\n")
-        #expect(lines[0].contains("style=\"background-color:#") && !lines[1].contains("style="), "\(result.output)")
+        // Nor behind an animation, whose later frames may be transparent where its first is not.
+        #expect(lines[0].contains("style=\"background-color:#") && !lines[1].contains("style=") && !lines[2].contains("style="), "\(result.output)")
     }
 
     @Test func aLinkInTheOutputFolderIsReplacedNotWrittenThrough() throws {
@@ -113,6 +127,9 @@ import Testing
         let prefixed = try imgcache(["fetch", "--html", "--thumbnail", "16x,32x", "--output-dir", work.appending("p"),
                                      "--url-prefix", "https://cdn.example/a b/", nginx.url("photo.jpg")])
         #expect(prefixed.output.contains("https://cdn.example/a%20b/photo-16."), "\(prefixed.output)")
+        let controls = try imgcache(["fetch", "--srcset", "--thumbnail", "16x,32x", "--output-dir", work.appending("p"),
+                                     "--url-prefix", "/a\tb\nc/", nginx.url("photo.jpg")])
+        #expect(controls.output.split(separator: "\n").count == 1 && controls.output.contains("/a%09b%0Ac/photo-16."), "\(controls.output)")
     }
 
     /// A cache kept in files (`IMGCACHE_METADATA=files`) and copied by a tool that keeps no inodes (a CI

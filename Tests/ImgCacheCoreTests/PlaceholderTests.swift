@@ -51,9 +51,10 @@ import Testing
                                              hash: "0123456789abcdef" + String(repeating: "0", count: 48), urlHash: "feedbeef")
         #expect(CopyNameTemplate.standard.name(values) == "my photo-320.01234567.webp")
         #expect(try CopyNameTemplate(parsing: "{width}/{stem}.{urlhash8}.{ext}").name(values) == "320/my photo.feedbeef.webp")
-        #expect(try CopyNameTemplate(parsing: "{stem}-{width}x{height}.{format}").name(values) == "my photo-320x213.webp")
+        #expect(try CopyNameTemplate(parsing: "{format}/{stem}-{width}x{height}.{ext}").name(values) == "webp/my photo-320x213.webp")
         #expect(try !CopyNameTemplate(parsing: "{stem}.{ext}").namesContent)
-        for bad in ["{stem", "{size}.{ext}", "/abs/{stem}.{ext}", "../{stem}.{ext}", "a//{stem}", "", "x}.{ext}"] {
+        // And the extension is always the copy's own: a name ends with {ext}.
+        for bad in ["{stem", "{size}.{ext}", "/abs/{stem}.{ext}", "../{stem}.{ext}", "a//{stem}", "", "x}.{ext}", "{stem}.png", "{stem}.{ext}.htm"] {
             #expect(throws: ValueError.self, "\(bad)") { try CopyNameTemplate(parsing: bad) }
         }
     }

@@ -4,8 +4,10 @@ import ImgCacheCore
 public struct ExportArguments: Equatable, Sendable {
     /// The list's path ("-": standard input).
     public var input: String
-    /// `--webdataset DIR`: where the shards go.
+    /// `--webdataset DIR` or `--files DIR`: where the shards go.
     public var directory: String
+    /// `--files`: each shard a folder of files (img2dataset's "files" output) rather than a tar.
+    public var layout = WebDatasetExport.Layout.webdataset
     public var shardSize = ExportArguments.defaultShardSize
     public var captionColumn: String?
     public var includesOptedOut = false
@@ -40,7 +42,7 @@ extension ExportCommand {
             export = try WebDatasetExport(directory: arguments.directory, shardSize: arguments.shardSize,
                                           captionColumn: arguments.captionColumn,
                                           urlColumn: arguments.listFormat.urlColumn ?? ListFormat.defaultURLColumn,
-                                          includesOptedOut: arguments.includesOptedOut)
+                                          includesOptedOut: arguments.includesOptedOut, layout: arguments.layout)
             export.filters = arguments.filters
         } catch {
             console.error(error.reason)
@@ -179,6 +181,8 @@ extension ExportArguments: Subcommand {
         options: [
             .value(.webdataset, metavar: "DIR", kind: .directory,
                    help: "The folder the shards and manifest.jsonl go to (made if missing; one holding anything else is refused)"),
+            .value(.files, metavar: "DIR", kind: .directory,
+                   help: "Instead of --webdataset: each shard a folder of files (00000/000000000.jpg, .json, .txt), img2dataset's \"files\" output, with the same manifest"),
             .value(.shardSize, metavar: "N", kind: .text, help: "Samples per shard (default \(ExportArguments.defaultShardSize))"),
             .value(.captionColumn, metavar: "NAME", kind: .text, help: "The table's column whose text goes in KEY.txt"),
             .flag(.includeOptedOut, help: "Export images whose server opted them out of AI training (X-Robots-Tag noai, noimageai) too"),
@@ -192,6 +196,7 @@ extension ExportArguments: Subcommand {
         operands: [OperandSpec(name: "LIST", kind: .path, help: "list of URLs or table ('-': standard input)", minimum: 1, maximum: 1)],
         examples: [
             ("imgcache export --webdataset shards/ images.csv", "the cached images of a table, 10000 per shard"),
+            ("imgcache export --files dataset/ --thumbnail 256x256 --fit outside images.csv", "img2dataset's files layout, short side 256"),
             ("imgcache export --webdataset shards/ --thumbnail 256x256 --fit cover --format webp --caption-column caption images.csv",
              "256-pixel WebP thumbnails with captions"),
         ]
@@ -208,9 +213,13 @@ extension ExportArguments: Subcommand {
 extension ParsedOptions {
     func exportArguments() throws(UsageError) -> ExportArguments {
         guard let input = operands.first else { throw .missingOperand(command: "export", operand: "a list (LIST, or '-')") }
-        guard let directory = last(.webdataset) else { throw .missingOperand(command: "export", operand: "--webdataset DIR") }
-        guard !directory.isEmpty else { throw .invalidValue(option: "--webdataset", value: directory, reason: "the path is empty") }
+        if has(.webdataset), has(.files) { throw .conflictingOptions("--webdataset", "--files", reason: "a data set has one layout") }
+        guard let directory = last(.webdataset) ?? last(.files) else {
+            throw .missingOperand(command: "export", operand: "--webdataset DIR (or --files DIR)")
+        }
+        guard !directory.isEmpty else { throw .invalidValue(option: has(.files) ? "--files" : "--webdataset", value: directory, reason: "the path is empty") }
         var arguments = ExportArguments(input: input, directory: directory)
+        if has(.files) { arguments.layout = .files }
         if let text = last(.shardSize) { arguments.shardSize = try integer(text, option: "--shard-size", in: 1...10_000_000) }
         arguments.captionColumn = last(.captionColumn)
         arguments.includesOptedOut = has(.includeOptedOut)

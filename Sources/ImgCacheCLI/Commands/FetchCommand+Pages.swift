@@ -49,7 +49,9 @@ extension FetchCommand {
         let named = remoteName(url: url, cachedPath: cachedPath, format: nil)
         var stem = named
         if ImageFormat(namedBy: named) != nil, let dot = named.lastIndex(of: "."), dot != named.startIndex { stem = String(named[..<dot]) }
-        if stem.isEmpty || stem.allSatisfy({ $0 == "." }) || stem.contains("/") {
+        // No hidden file either (`.jpg` would be `.jpg.jpg`): leading dots go.
+        stem = String(stem.drop { $0 == "." })
+        if stem.isEmpty || stem.contains("/") {
             let cached = String(cachedPath.split(separator: "/").last ?? "image")
             return String(cached.prefix { $0 != "." })
         }

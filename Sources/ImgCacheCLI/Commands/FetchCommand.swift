@@ -102,8 +102,9 @@ extension FetchCommand {
         private var copyOwners: [String: (url: String, hash: String)] = [:]
         /// The `--output-dir` folders made and checked in this run.
         private var readyFolders: Set<String> = []
-        /// A copy of the answer being printed could not be made.
+        /// A copy of the answer being printed could not be made, and why.
         private var copyFailed = false
+        private var copyErrors: [String] = []
         /// What the markup has said once (an address out of the site, an `--alt-column` found).
         var warnings = PageWarnings()
         /// Asked while an output FIFO waits for its reader: a signal stops the wait.
@@ -122,6 +123,7 @@ extension FetchCommand {
                 if let warning = result.staleWarning { console.warning(warning) }
                 var files = FetchCommand.shownFiles(of: result)
                 copyFailed = false
+                copyErrors = []
                 if let directory = arguments.outputDirectory {
                     files = copy(result, url: url, into: directory)
                 }
@@ -139,9 +141,9 @@ extension FetchCommand {
                         console.error("cannot write \(output == "-" ? "standard output" : output): \(error.reason)")
                         status = ExitStatus.worse(status, .outputFailed)
                     }
-                    if globals.json { try console.output(command.json(result, files: files, row: row, copyFailed: copyFailed).serialized) }
+                    if globals.json { try console.output(command.json(result, files: files, row: row, copyErrors: copyErrors).serialized) }
                 } else if globals.json {
-                    try console.output(command.json(result, files: files, row: row, copyFailed: copyFailed).serialized)
+                    try console.output(command.json(result, files: files, row: row, copyErrors: copyErrors).serialized)
                 } else if arguments.html {
                     // A page never gets markup pointing at the cache for a copy that was not made: the line stays empty.
                     try printLine(url: url, path: copyFailed ? "" : command.picture(result, files: files, row: row, warn: &warnings))
@@ -174,6 +176,7 @@ extension FetchCommand {
             var files = FetchCommand.shownFiles(of: result)
             // One URL, one stem (its first file's cached name stands in where the URL gives none).
             let urlStem = FetchCommand.remoteStem(url: url, cachedPath: files.first?.path ?? "")
+            let copyKey = RemoteURL.redacted(URLText.withoutFragment(url))
             for index in files.indices {
                 do throws(SystemError) {
                     let path = files[index].path
@@ -190,6 +193,7 @@ extension FetchCommand {
                     let format = files[index].metadata.format ?? ImageFormat(namedBy: path) ?? CodecRegistry.fallbackFormat
                     if let problem = FetchCommand.unusableCopyName(name, format: format) {
                         console.error("\(shown): not copied: \(problem)")
+                        copyErrors.append("\(shown): not copied: \(problem)")
                         status = ExitStatus.worse(status, .outputFailed)
                         copyFailed = true
                         continue
@@ -201,8 +205,10 @@ extension FetchCommand {
                             continue
                         }
                         let whose = owner.url == shown ? "another variant of \(shown)" : owner.url
-                        console.error("\(shown): not copied: \(ControlCharacters.escaped(target)) is \(whose)'s copy, another image; "
-                                      + "put {hash8} in --name to keep them apart")
+                        let message = "\(shown): not copied: \(ControlCharacters.escaped(target)) is \(whose)'s copy, another image; "
+                            + "put {hash8} in --name to keep them apart"
+                        console.error(message)
+                        copyErrors.append(message)
                         status = ExitStatus.worse(status, .outputFailed)
                         copyFailed = true
                         continue
@@ -223,11 +229,28 @@ extension FetchCommand {
                     if !same {
                         // A link where a copy goes is replaced, not written through: a site's folder holds its own files.
                         try OutputFile.removeLink(target)
+                        // Another URL's copy, from an earlier run (its attribute says whose): a name without the hash
+                        // never gives one image's copy to another.
+                        let owner = (try? FileSystem.attribute(FetchCommand.copyOwnerAttribute, of: target, limit: 8192)).flatMap { $0 }
+                            .map { String(decoding: $0, as: UTF8.self) }
+                        if let owner, owner != copyKey {
+                            let message = "\(shown): not copied: \(ControlCharacters.escaped(target)) is \(RemoteURL.displayed(owner))'s copy "
+                                + "(from an earlier run), another image; put {hash8} in --name to keep them apart"
+                            console.error(message)
+                            copyErrors.append(message)
+                            status = ExitStatus.worse(status, .outputFailed)
+                            copyFailed = true
+                            continue
+                        }
                         try FetchCommand.copy(files[index].path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
+                        try? FileSystem.setAttribute(FetchCommand.copyOwnerAttribute, of: target, to: Array(copyKey.utf8))
                     }
                     files[index].copy = target
                 } catch {
-                    console.error("cannot copy \(RemoteURL.displayed(url)) into \(ControlCharacters.escaped(directory)): \(error.reason)")
+                    let message = "cannot copy \(RemoteURL.displayed(url)) into \(ControlCharacters.escaped(directory)): "
+                        + (error.path.map { ControlCharacters.escaped($0) + ": " } ?? "") + error.reason
+                    console.error(message)
+                    copyErrors.append(message)
                     status = ExitStatus.worse(status, .outputFailed)
                     copyFailed = true
                 }
@@ -243,7 +266,8 @@ extension FetchCommand {
 
     /// `result`'s JSON line, with the `--output-dir` copies when there are any (`copies`, and each
     /// variant's `copy`), and each file's address in a page (`url`) with `--site-root` or `--url-prefix`.
-    func json(_ result: FetchResult, files: [ShownFile], row: JSONObject?, copyFailed: Bool = false) -> JSONObject {
+    func json(_ result: FetchResult, files: [ShownFile], row: JSONObject?, copyErrors: [String] = []) -> JSONObject {
+        let copyFailed = !copyErrors.isEmpty
         var object = result.json
         let copies = files.compactMap(\.copy)
         let page = arguments.page
@@ -252,19 +276,23 @@ extension FetchCommand {
             let variants: [JSONValue] = zip(items, files).map { item, file in
                 guard case .object(var entry) = item else { return item }
                 entry.add("copy", file.copy)
-                entry.add("url", page.address.address(of: file.copy ?? file.path))
+                // No address for a copy not made: a page never points at the cache for it.
+                if file.copy != nil || arguments.outputDirectory == nil { entry.add("url", page.address.address(of: file.copy ?? file.path)) }
                 return .object(entry)
             }
             object.set("variants", .array(variants))
         } else if result.variants.isEmpty, addressed, let file = files.first {
             object.add("copy", file.copy)
-            object.add("page_url", page.address.address(of: file.copy ?? file.path))
+            if file.copy != nil || arguments.outputDirectory == nil { object.add("page_url", page.address.address(of: file.copy ?? file.path)) }
         }
         // A copy that was not made (a name clash, a write error): said, so that no page addresses the cache instead.
-        if copyFailed { object.add("copy_error", "not every copy was made (see the error on standard error)") }
+        if copyFailed { object.add("copy_error", copyErrors.joined(separator: "; ")) }
         if !copies.isEmpty { object.add("copies", .array(copies.map { .string($0) })) }
         return object.with(row: row)
     }
+
+    /// The extended attribute naming the URL a copy was written for: a later run knows its copies from another URL's.
+    static let copyOwnerAttribute = "user.imgcache.copy-of"
 
     /// The longest URL file name `--output-dir` keeps: room is left for `-WxH`, a digest and an extension.
     static let longestRemoteName = 200
@@ -376,7 +404,7 @@ extension FetchArguments: Subcommand {
             .value(.loading, metavar: "MODE", kind: .choice(["lazy", "eager"]),
                    help: "The loading attribute of --html images: lazy (default) or eager (for the image a page shows first)"),
             .value(.fetchpriority, metavar: "LEVEL", kind: .choice(["high", "low", "auto"]),
-                   help: "The fetchpriority attribute of --html images (high: a page's main image); default none"),
+                   help: "The fetchpriority attribute of --html images: high (a page's main image), low or auto; default none"),
             .flag(.memoryOnly, help: "Do not store the image: write it to --output only (CacheMemoryOnly)"),
             .flag(.progressive, help: "Show the download's progress on a terminal, or in -v lines (ProgressiveDownload)"),
         ] + CommandTable.listOptions + CommandTable.managerOptions + CommandTable.downloadOptions,

@@ -78,14 +78,17 @@ public final class WebDatasetExport {
     public let includesOptedOut: Bool
     public private(set) var counts = Counts()
 
-    private var shard: TarWriter?
+    /// How the samples are laid out: WebDataset tars, or img2dataset's "files" folders.
+    public enum Layout: Sendable { case webdataset, files }
+    public let layout: Layout
+    private var shard: ShardWriter?
     private var inShard = 0
     private let manifest: Int32
     private let manifestPath: String
     /// Manifest lines not written yet: written 64 KiB at a time, not a system call a row.
     private var pending: [UInt8] = []
     /// Shards written whole, under their partial names until `finish()`.
-    private var finished: [TarWriter] = []
+    private var finished: [ShardWriter] = []
     private var committed = false
     /// The caption column was found in a row.
     public private(set) var sawCaptionColumn = false
@@ -100,6 +103,11 @@ public final class WebDatasetExport {
     /// The name of shard `number`.
     public static func shardName(_ number: Int) -> String { padded(number, 5) + ".tar" }
 
+    /// The name of shard `number` in this export's layout (`00000.tar`, or the folder `00000`).
+    private func shardName(_ number: Int) -> String {
+        layout == .files ? WebDatasetExport.padded(number, 5) : WebDatasetExport.shardName(number)
+    }
+
     private static func padded(_ number: Int, _ digits: Int) -> String {
         let text = String(number)
         return String(repeating: "0", count: max(0, digits - text.count)) + text
@@ -108,7 +116,8 @@ public final class WebDatasetExport {
     /// Makes `directory` if needed. One that holds other files than an export's is refused,
     /// so that an export never mixes with (or replaces) what is not its own.
     public init(directory given: String, shardSize: Int, captionColumn: String?, urlColumn: String = ListFormat.defaultURLColumn,
-                includesOptedOut: Bool) throws(Failure) {
+                includesOptedOut: Bool, layout: Layout = .webdataset) throws(Failure) {
+        self.layout = layout
         // A link to a folder is written through, as -o writes through a link: the folder it leads to.
         var directory = given
         if (try? FileSystem.status(given))??.isSymbolicLink == true, let resolved = realpath(given, nil) {
@@ -154,7 +163,10 @@ public final class WebDatasetExport {
     /// A name an export writes: its shards, its manifest, and their partial files.
     private static func isOwn(_ name: String) -> Bool {
         if name == markerName || name == "manifest.jsonl" || name == ".manifest.jsonl.partial" { return true }
-        let bare = name.hasPrefix(".") && name.hasSuffix(".partial") ? String(name.dropFirst().dropLast(8)) : name
+        var bare = name.hasPrefix(".") && name.hasSuffix(".partial") ? String(name.dropFirst().dropLast(8)) : name
+        if name.hasPrefix("."), name.hasSuffix(".old") { bare = String(name.dropFirst().dropLast(4)) }
+        // A tar (`00000.tar`), or a folder of files (`00000`).
+        if bare.count == 5, bare.allSatisfy(\.isNumber) { return true }
         return bare.count == 9 && bare.hasSuffix(".tar") && bare.dropLast(4).allSatisfy(\.isNumber)
     }
 
@@ -292,12 +304,15 @@ public final class WebDatasetExport {
             if case .success(let descriptor) = SystemCall.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666) {
                 SystemCall.close(descriptor)
             }
-            for written in finished { try FileSystem.rename(written.partialPath, to: written.path) }
+            for written in finished { try written.commit() }
             try FileSystem.rename(directory + "/.manifest.jsonl.partial", to: manifestPath)
             committed = true
-            for item in try DirectoryHandle(directory).list() where WebDatasetExport.isOwn(item.name) && item.name.hasSuffix(".tar")
-                && !item.name.hasPrefix(".") {
-                if let number = Int(item.name.dropLast(4)), number >= counts.shards { try FileSystem.remove(directory + "/" + item.name) }
+            for item in try DirectoryHandle(directory).list() where WebDatasetExport.isOwn(item.name) && !item.name.hasPrefix(".") {
+                if item.name.hasSuffix(".tar"), let number = Int(item.name.dropLast(4)), number >= counts.shards {
+                    try FileSystem.remove(directory + "/" + item.name)
+                } else if item.name.count == 5, let number = Int(item.name), number >= counts.shards {
+                    FolderShardWriter.removeFlat(directory + "/" + item.name)
+                }
             }
         } catch {
             throw Failure(reason: "cannot finish \(directory): \(error)")
@@ -308,11 +323,15 @@ public final class WebDatasetExport {
     /// The shard the next sample goes to, started when needed.
     private func sampleShard() throws(Failure) -> String {
         if shard == nil {
-            let name = WebDatasetExport.shardName(counts.shards)
-            do { shard = try TarWriter(path: directory + "/" + name) } catch { throw Failure(reason: "cannot write \(name): \(error.reason)") }
+            let name = shardName(counts.shards)
+            do {
+                shard = layout == .files ? try FolderShardWriter(path: directory + "/" + name) : try TarWriter(path: directory + "/" + name)
+            } catch {
+                throw Failure(reason: "cannot write \(name): \(error.reason)")
+            }
             inShard = 0
         }
-        return WebDatasetExport.shardName(counts.shards)
+        return shardName(counts.shards)
     }
 
     private func closeShard() throws(Failure) {

@@ -49,6 +49,8 @@ public struct CopyNameTemplate: Equatable, Sendable, CustomStringConvertible {
         }
         for case .literal(let literal) in parts where literal.contains("}") { throw ValueError("a '}' is not opened") }
         guard !parts.isEmpty else { throw ValueError("the template is empty") }
+        // The extension says what the bytes are (servers send the type it names): always the copy's own.
+        guard parts.last == .field(.ext) else { throw ValueError("it must end with {ext}, the extension of the copy's format") }
         guard !text.hasPrefix("/"), !text.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == ".." || $0.isEmpty }),
               !text.contains("\0") else {
             throw ValueError("a name inside the folder is needed: no leading '/', empty part or '..'")

@@ -31,7 +31,15 @@ public struct PageAddress: Equatable, Sendable {
         let relative = from.map { PageAddress.relativePath(of: PageAddress.components(PageAddress.absolute(path)), from: $0) } ?? path
         guard let urlPrefix else { return HTMLText.urlPath(relative) }
         // A space or comma would end a srcset candidate: percent-encoded in the prefix too.
-        let prefix = urlPrefix.replacing(" ", with: "%20").replacing(",", with: "%2C")
+        var prefix = ""
+        for scalar in urlPrefix.unicodeScalars {
+            if scalar.value <= 0x20 || scalar.value == 0x7F || scalar == "," {
+                let hex = Array("0123456789ABCDEF")
+                prefix += "%" + String(hex[Int(scalar.value >> 4)]) + String(hex[Int(scalar.value & 15)])
+            } else {
+                prefix.unicodeScalars.append(scalar)
+            }
+        }
         let joined = prefix.hasSuffix("/") || prefix.isEmpty ? prefix : prefix + "/"
         // A path climbing out of the folder the prefix stands for is written as it is, after the prefix.
         return joined + HTMLText.urlPath(relative.hasPrefix("./") ? String(relative.dropFirst(2)) : relative)
