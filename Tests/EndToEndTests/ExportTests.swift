@@ -184,6 +184,26 @@ import Testing
         #expect(report["report"] as? Bool == true && (report["missing"] as? [String: Any])?["never_fetched"] as? Int == 1, "\(report)")
     }
 
+    /// `--files`: img2dataset's "files" layout, a folder of files per shard, the same manifest; a later
+    /// export replaces the folders and removes those it no longer has.
+    @Test func filesLayoutIsAFolderOfFilesPerShard() throws {
+        let list = try table("url,caption\n\(server.url("photo.jpg")),a photo\n\(server.url("logo.png")),a logo\n\(server.url("rotated.jpg")),turned\n")
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let out = work.appending("files")
+        let result = try fetch(["export", "--files", out, "--shard-size", "2", "--caption-column", "caption", list])
+        #expect(result.status == 0, "\(result.standardError)")
+        let listed = (FileManager.default.enumerator(atPath: out)?.allObjects as? [String] ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        #expect(listed == ["00000", "00000/000000000.jpg", "00000/000000000.json", "00000/000000000.txt", "00000/000000001.json",
+                           "00000/000000001.png", "00000/000000001.txt", "00001", "00001/000000002.jpg", "00001/000000002.json",
+                           "00001/000000002.txt", "manifest.jsonl"], "\(listed)")
+        #expect(try manifest(out).map { $0["shard"] as? String } == ["00000", "00000", "00001"])
+        #expect(FileManager.default.contents(atPath: out + "/00000/000000000.jpg") == (try Paths.fixture("photo.jpg")))
+        // Again, in one shard: the old folders go.
+        #expect(try fetch(["export", "--files", out, "--shard-size", "10", list]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: out + "/00001") && FileManager.default.fileExists(atPath: out + "/00000/000000002.jpg"))
+        #expect(try fetch(["export", "--files", out, "--webdataset", work.appending("x"), list]).status == 64)
+    }
+
     @Test func imagesOptedOutOfAITrainingAreLeftOutUnlessAsked() throws {
         let urls = [faults.baseURL + "/robots/noai/photo.jpg", faults.baseURL + "/robots/googlebot%3A%20noimageai/logo.png",
                     faults.baseURL + "/robots/noindex/gray.jpg"]

@@ -119,6 +119,12 @@ import Testing
         #expect(try imgcache(["fetch", "--output-dir", out, "--name", "{stem}.{ext}", nginx.url("photo.jpg")]).status == 0)
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "mine")
         #expect(FileManager.default.contents(atPath: out + "/photo.jpg") == (try Paths.fixture("photo.jpg")))
+        // Nor is a link in a folder's place (`sub/` from --name) followed out of the output folder.
+        try FileManager.default.createDirectory(atPath: work.appending("elsewhere"), withIntermediateDirectories: true)
+        #expect(symlink("../elsewhere", out + "/sub") == 0)
+        let folder = try imgcache(["fetch", "--output-dir", out, "--name", "sub/{stem}.{ext}", nginx.url("photo.jpg")])
+        #expect(folder.status == 74 && folder.standardError.contains("never followed out of --output-dir"), "\(folder.standardError)")
+        #expect(files(under: work.appending("elsewhere")).isEmpty)
     }
 
     @Test func addressesAreSaidWhenTheyLeaveTheSite() throws {

@@ -218,6 +218,15 @@ extension FetchCommand {
                     // then made. A copy that is written is checked again, itself, as it is written.
                     let folder = String(target[..<target.lastIndex(of: "/")!])
                     if !readyFolders.contains(folder) {
+                        // A folder a name makes (`{width}/…`) that is a link already is not followed out of the output folder.
+                        var inside = directory
+                        for part in name.split(separator: "/").dropLast() {
+                            inside += "/" + part
+                            if OutputFile.isLink(inside) {
+                                throw SystemError("write", path: inside, errno: Errno(ELOOP),
+                                                  detail: "it is a link, and a copy's folder is never followed out of --output-dir")
+                            }
+                        }
                         try FetchCommand.refuseInsideACache(target)
                         try FileSystem.makeDirectories(folder, mode: 0o777, followingLinks: true)
                         readyFolders.insert(folder)

@@ -99,6 +99,12 @@ public enum OutputFile {
         return true
     }
 
+    /// Whether `path` is a symbolic link (not followed).
+    public static func isLink(_ path: String) -> Bool {
+        guard case .success(let found) = SystemCall.lstat(path) else { return false }
+        return found.st_mode & S_IFMT == S_IFLNK
+    }
+
     /// Removes `path` when it is a symbolic link (a copy goes in its place, not through it).
     public static func removeLink(_ path: String) throws(SystemError) {
         guard case .success(let found) = SystemCall.lstat(path), found.st_mode & S_IFMT == S_IFLNK else { return }
