@@ -102,8 +102,7 @@ extension FetchCommand {
         private var copyOwners: [String: (url: String, hash: String)] = [:]
         /// The `--output-dir` folders made and checked in this run.
         private var readyFolders: Set<String> = []
-        /// A copy of the answer being printed could not be made, and why.
-        private var copyFailed = false
+        /// Why copies of the answer being printed could not be made (none: every copy was).
         private var copyErrors: [String] = []
         /// What the markup has said once (an address out of the site, an `--alt-column` found).
         var warnings = PageWarnings()
@@ -122,7 +121,6 @@ extension FetchCommand {
             case .success(let result):
                 if let warning = result.staleWarning { console.warning(warning) }
                 var files = FetchCommand.shownFiles(of: result)
-                copyFailed = false
                 copyErrors = []
                 if let directory = arguments.outputDirectory {
                     files = copy(result, url: url, into: directory)
@@ -146,9 +144,9 @@ extension FetchCommand {
                     try console.output(command.json(result, files: files, row: row, copyErrors: copyErrors).serialized)
                 } else if arguments.html {
                     // A page never gets markup pointing at the cache for a copy that was not made: the line stays empty.
-                    try printLine(url: url, path: copyFailed ? "" : command.picture(result, files: files, row: row, warn: &warnings))
+                    try printLine(url: url, path: !copyErrors.isEmpty ? "" : command.picture(result, files: files, row: row, warn: &warnings))
                 } else if arguments.srcset {
-                    try printLine(url: url, path: copyFailed ? "" : command.srcsets(result, files: files))
+                    try printLine(url: url, path: !copyErrors.isEmpty ? "" : command.srcsets(result, files: files))
                 } else {
                     // One line per URL: its variants' paths TAB-separated, in the order asked.
                     try printLine(url: url, path: result.variants.isEmpty ? result.path : result.variants.map(\.path).joined(separator: "\t"))
@@ -192,10 +190,7 @@ extension FetchCommand {
                     let shown = RemoteURL.displayed(url)
                     let format = files[index].metadata.format ?? ImageFormat(namedBy: path) ?? CodecRegistry.fallbackFormat
                     if let problem = FetchCommand.unusableCopyName(name, format: format) {
-                        console.error("\(shown): not copied: \(problem)")
-                        copyErrors.append("\(shown): not copied: \(problem)")
-                        status = ExitStatus.worse(status, .outputFailed)
-                        copyFailed = true
+                        refuseCopy("\(shown): not copied: \(problem)")
                         continue
                     }
                     if let owner = copyOwners[target] {
@@ -205,12 +200,8 @@ extension FetchCommand {
                             continue
                         }
                         let whose = owner.url == shown ? "another variant of \(shown)" : owner.url
-                        let message = "\(shown): not copied: \(ControlCharacters.escaped(target)) is \(whose)'s copy, another image; "
-                            + "put {hash8} in --name to keep them apart"
-                        console.error(message)
-                        copyErrors.append(message)
-                        status = ExitStatus.worse(status, .outputFailed)
-                        copyFailed = true
+                        refuseCopy("\(shown): not copied: \(ControlCharacters.escaped(target)) is \(whose)'s copy, another image; "
+                                   + "put {hash8} in --name to keep them apart")
                         continue
                     }
                     copyOwners[target] = (shown, hash)
@@ -243,12 +234,8 @@ extension FetchCommand {
                         let owner = (try? FileSystem.attribute(FetchCommand.copyOwnerAttribute, of: target, limit: 8192)).flatMap { $0 }
                             .map { String(decoding: $0, as: UTF8.self) }
                         if let owner, owner != copyKey {
-                            let message = "\(shown): not copied: \(ControlCharacters.escaped(target)) is \(RemoteURL.displayed(owner))'s copy "
-                                + "(from an earlier run), another image; put {hash8} in --name to keep them apart"
-                            console.error(message)
-                            copyErrors.append(message)
-                            status = ExitStatus.worse(status, .outputFailed)
-                            copyFailed = true
+                            refuseCopy("\(shown): not copied: \(ControlCharacters.escaped(target)) is \(RemoteURL.displayed(owner))'s copy "
+                                       + "(from an earlier run), another image; put {hash8} in --name to keep them apart")
                             continue
                         }
                         try FetchCommand.copy(files[index].path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
@@ -256,15 +243,18 @@ extension FetchCommand {
                     }
                     files[index].copy = target
                 } catch {
-                    let message = "cannot copy \(RemoteURL.displayed(url)) into \(ControlCharacters.escaped(directory)): "
-                        + (error.path.map { ControlCharacters.escaped($0) + ": " } ?? "") + error.reason
-                    console.error(message)
-                    copyErrors.append(message)
-                    status = ExitStatus.worse(status, .outputFailed)
-                    copyFailed = true
+                    refuseCopy("cannot copy \(RemoteURL.displayed(url)) into \(ControlCharacters.escaped(directory)): "
+                               + (error.path.map { ControlCharacters.escaped($0) + ": " } ?? "") + error.reason)
                 }
             }
             return files
+        }
+
+        /// A copy that was not made: said, kept for the JSON line's `copy_error`, and exit 74.
+        private mutating func refuseCopy(_ message: String) {
+            command.console.error(message)
+            copyErrors.append(message)
+            status = ExitStatus.worse(status, .outputFailed)
         }
 
         private func printLine(url: String, path: String) throws(SystemError) {
@@ -276,7 +266,6 @@ extension FetchCommand {
     /// `result`'s JSON line, with the `--output-dir` copies when there are any (`copies`, and each
     /// variant's `copy`), and each file's address in a page (`url`) with `--site-root` or `--url-prefix`.
     func json(_ result: FetchResult, files: [ShownFile], row: JSONObject?, copyErrors: [String] = []) -> JSONObject {
-        let copyFailed = !copyErrors.isEmpty
         var object = result.json
         let copies = files.compactMap(\.copy)
         let page = arguments.page
@@ -295,7 +284,7 @@ extension FetchCommand {
             if file.copy != nil || arguments.outputDirectory == nil { object.add("page_url", page.address.address(of: file.copy ?? file.path)) }
         }
         // A copy that was not made (a name clash, a write error): said, so that no page addresses the cache instead.
-        if copyFailed { object.add("copy_error", copyErrors.joined(separator: "; ")) }
+        if !copyErrors.isEmpty { object.add("copy_error", copyErrors.joined(separator: "; ")) }
         if !copies.isEmpty { object.add("copies", .array(copies.map { .string($0) })) }
         return object.with(row: row)
     }
