@@ -18,8 +18,8 @@ if [ "${1:-}" = --img2dataset ]; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check 'img2dataset==1.47.0'
     exit 0
 fi
-packages=('moto[server]>=5,<6' 'wsgidav>=4,<5' cheroot pyarrow)
-check='import moto.server, boto3, flask, wsgidav, cheroot, pyarrow'
+packages=('moto[server]>=5,<6' 'wsgidav>=4,<5' cheroot pyarrow webdataset pillow)
+check='import moto.server, boto3, flask, wsgidav, cheroot, pyarrow, webdataset, PIL'
 if [ "${1:-}" = --bench ]; then
     packages=('pillow>=11.3' pillow-heif pillow-jxl-plugin)
     check='import PIL, pillow_heif, pillow_jxl; from PIL import features; assert features.check("avif")'

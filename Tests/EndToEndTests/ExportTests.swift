@@ -204,6 +204,46 @@ import Testing
         #expect(try fetch(["export", "--files", out, "--webdataset", work.appending("x"), list]).status == 64)
     }
 
+    /// The shards as training code reads them: the `webdataset` package (PyPI) iterates every sample,
+    /// PIL decodes each image at the size KEY.json says, and the captions and columns are the table's.
+    @Test func theWebdatasetPackageReadsEverySampleBack() throws {
+        let list = try table("""
+            url,caption,license
+            \(server.url("photo.jpg")),"a photo, with a comma",cc-by
+            \(server.url("logo.png")),a logo,cc0
+            \(server.url("rotated.jpg")),turned,cc-by-sa
+
+            """)
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let out = work.appending("wds")
+        #expect(try fetch(["export", "--webdataset", out, "--shard-size", "2", "--thumbnail", "32x32", "--format", "webp",
+                           "--caption-column", "caption", list]).status == 0)
+        let script = """
+            import json, sys, io, glob
+            import webdataset as wds
+            from PIL import Image
+            out = []
+            for sample in wds.WebDataset(sorted(glob.glob(sys.argv[1] + "/*.tar")), shardshuffle=False):
+                meta = json.loads(sample["json"])
+                image = Image.open(io.BytesIO(sample["webp"]))
+                image.load()
+                out.append({"key": sample["__key__"], "size": list(image.size), "declared": [meta["width"], meta["height"]],
+                            "caption": sample["txt"].decode(), "license": meta["license"], "url": meta["url"]})
+            print(json.dumps(out))
+            """
+        // The python3 the harness installed webdataset for.
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let result = try ImgCacheProcess.runShell("python3 -c '\(script.replacing("'", with: "'\\''"))' '\(out)'", environment: ["PATH": path],
+                                                  home: work.path, workingDirectory: work.path)
+        #expect(result.status == 0, "\(result.standardError)")
+        let samples = try #require(try JSONSerialization.jsonObject(with: result.standardOutput) as? [[String: Any]], "\(result.output)")
+        #expect(samples.map { $0["key"] as? String } == ["000000000", "000000001", "000000002"])
+        for sample in samples { #expect(sample["size"] as? [Int] == sample["declared"] as? [Int], "\(sample)") }
+        #expect(samples.map { $0["caption"] as? String } == ["a photo, with a comma", "a logo", "turned"])
+        #expect(samples.map { $0["license"] as? String } == ["cc-by", "cc0", "cc-by-sa"])
+        #expect(samples.map { $0["url"] as? String } == [server.url("photo.jpg"), server.url("logo.png"), server.url("rotated.jpg")])
+    }
+
     @Test func imagesOptedOutOfAITrainingAreLeftOutUnlessAsked() throws {
         let urls = [faults.baseURL + "/robots/noai/photo.jpg", faults.baseURL + "/robots/googlebot%3A%20noimageai/logo.png",
                     faults.baseURL + "/robots/noindex/gray.jpg"]
