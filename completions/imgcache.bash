@@ -130,6 +130,7 @@ _imgcache() {
         --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
         --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --sort) COMPREPLY=($(compgen -W "recent size url" -- "$cur")); _imgcache_nospace; return ;;
+        --match) return ;;
         --max-size) return ;;
         --max-age) return ;;
         --failed-ttl) return ;;
@@ -157,7 +158,7 @@ _imgcache() {
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --files --shard-size --caption-column --include-opted-out --min-size --max-aspect --report --input-format --url-column --cache-only --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         list)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --html --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --match --html --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         cache-info)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--all-namespaces --zero --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

@@ -197,6 +197,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from export' -l read-only-path -
 complete -c imgcache -n '__fish_seen_subcommand_from export' -F
 complete -c imgcache -n '__fish_seen_subcommand_from list' -l sort -x -a 'recent size url' -d 'recent (most recently used first), size (largest first) or url (alphabetical); default: cache order'
 complete -c imgcache -n '__fish_seen_subcommand_from list' -l failed -d 'List the failed URLs instead, with their causes and ages'
+complete -c imgcache -n '__fish_seen_subcommand_from list' -l match -x -d 'Keep the URLs matching PATTERN, as the PATTERN operand does (as remove --match)'
 complete -c imgcache -n '__fish_seen_subcommand_from list' -l html -d 'Write a contact sheet instead: one static page of thumbnails (made through the variant cache, inline), each with its URL, format, size, bytes and last use, then the failed URLs and why'
 complete -c imgcache -n '__fish_seen_subcommand_from cache-info' -l all-namespaces -d 'Every namespace under the cache root, one after another'
 complete -c imgcache -n '__fish_seen_subcommand_from cache-info' -l zero -d 'Zero the statistics (hits, misses, downloads, failures) first, as ccache -z does'

@@ -186,6 +186,9 @@ import Testing
         // The thumbnails come from the variant cache: the same bytes the second time.
         func thumbnails(_ html: String) -> [Substring] { html.split(separator: "\"").filter { $0.hasPrefix("data:image/webp") } }
         #expect(thumbnails(again.output) == thumbnails(sheet.output) && thumbnails(sheet.output).count == SiteTests.originals.count)
+        // A pattern keeps the images it matches, and the failures it matches.
+        let logos = try imgcache(["list", "--html", "--match", "*logo*"])
+        #expect(thumbnails(logos.output).count == 1 && !logos.output.contains("missing.png"), "\(logos.standardError)")
         let count = """
             await Promise.all([...document.images].map(i => i.complete ? 0 : new Promise(r => { i.onload = i.onerror = r; })));
             return {images: document.images.length, decoded: [...document.images].filter(i => i.naturalWidth > 0).length,

@@ -168,6 +168,7 @@ extension ListArguments: Subcommand {
             .value(.sort, metavar: "ORDER", kind: .choice(["recent", "size", "url"]),
                    help: "recent (most recently used first), size (largest first) or url (alphabetical); default: cache order"),
             .flag(.failed, help: "List the failed URLs instead, with their causes and ages"),
+            .value(.match, metavar: "PATTERN", kind: .text, help: "Keep the URLs matching PATTERN, as the PATTERN operand does (as remove --match)"),
             .flag(.html, help: "Write a contact sheet instead: one static page of thumbnails (made through the variant cache, inline), each with its URL, format, size, bytes and last use, then the failed URLs and why"),
         ],
         operands: [OperandSpec(name: "PATTERN", kind: .text, help: "keep URLs matching this glob, or containing this text",
