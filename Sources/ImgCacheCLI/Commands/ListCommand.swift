@@ -196,7 +196,10 @@ extension ParsedOptions {
         arguments.html = has(.html)
         if arguments.html, has(.failed) { throw .conflictingOptions("--html", "--failed", reason: "the sheet lists the failed URLs after the images") }
         if arguments.html, globals.json { throw .conflictingOptions("--html", "--json", reason: "both write to standard output") }
-        arguments.pattern = operands.first
+        if let match = last(.match), let operand = operands.first, match != operand {
+            throw .conflictingOptions("--match \(match)", "the PATTERN \(operand)", reason: "give one pattern")
+        }
+        arguments.pattern = last(.match) ?? operands.first
         arguments.order = last(.sort).flatMap(ListArguments.Order.init(rawValue:))
         arguments.failed = has(.failed)
         return arguments
