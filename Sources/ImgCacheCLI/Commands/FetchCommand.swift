@@ -98,10 +98,8 @@ extension FetchCommand {
         var statistics = UsageStatistics()
         /// A cache that cannot be written fails every URL for one reason: said once.
         private var saidUnwritable = false
-        /// Which URL (as shown) and bytes (their SHA-256) each `--output-dir` copy was written for in this run.
-        private var copyOwners: [String: (url: String, hash: String)] = [:]
-        /// The `--output-dir` folders made and checked in this run.
-        private var readyFolders: Set<String> = []
+        /// `--output-dir`: the copies of this run.
+        private var copier: SiteCopier?
         /// Why copies of the answer being printed could not be made (none: every copy was).
         private var copyErrors: [String] = []
         /// What the markup has said once (an address out of the site, an `--alt-column` found).
@@ -112,6 +110,7 @@ extension FetchCommand {
         init(command: FetchCommand, interruption: FetchInterruption) {
             self.command = command
             self.interruption = interruption
+            copier = command.arguments.outputDirectory.map { SiteCopier(directory: $0, template: command.arguments.page.names) }
         }
 
         mutating func print(url: String, _ answer: Result<FetchResult, FetchError>, row: JSONObject? = nil) throws(SystemError) {
@@ -122,8 +121,11 @@ extension FetchCommand {
                 if let warning = result.staleWarning { console.warning(warning) }
                 var files = FetchCommand.shownFiles(of: result)
                 copyErrors = []
-                if let directory = arguments.outputDirectory {
-                    files = copy(result, url: url, into: directory)
+                if var copier {
+                    let copied = copier.copy(result, url: url, isCancelled: { [interruption] in interruption.signal != nil })
+                    self.copier = copier
+                    files = copied.files
+                    for message in copied.refused { refuseCopy(message) }
                 }
                 if let output = arguments.output {
                     do throws(SystemError) {
@@ -163,91 +165,6 @@ extension FetchCommand {
                 else if arguments.output == nil { try printLine(url: url, path: "") }
                 status = ExitStatus.worse(status, error.exitStatus)
             }
-        }
-
-        /// Copies the files `result` shows (its variants, else the image) into `directory`, each named from
-        /// `--name`; returns them with their copies. A copy already holding the same bytes is left as it
-        /// is (its time too). Two different images given one name in a run are an error naming both URLs
-        /// (the second is not written): a template with the content's hash never gives one.
-        private mutating func copy(_ result: FetchResult, url: String, into directory: String) -> [FetchCommand.ShownFile] {
-            let console = command.console
-            var files = FetchCommand.shownFiles(of: result)
-            // One URL, one stem (its first file's cached name stands in where the URL gives none).
-            let urlStem = FetchCommand.remoteStem(url: url, cachedPath: files.first?.path ?? "")
-            let copyKey = RemoteURL.redacted(URLText.withoutFragment(url))
-            for index in files.indices {
-                do throws(SystemError) {
-                    let path = files[index].path
-                    let template = command.arguments.page.names
-                    // A name holding the content's hash says what the copy holds: the bytes are hashed (streamed),
-                    // and a copy of that name and size is taken as theirs. Otherwise a small file is read once, for
-                    // its hash and for the comparison with the copy.
-                    let bytes = !template.namesContent && files[index].metadata.byteCount <= FetchCommand.readWhole
-                        ? try FileSystem.readFile(path, limit: Int(FetchCommand.readWhole)) : nil
-                    let (name, hash) = try FetchCommand.copyName(of: files[index], bytes: bytes, url: url, urlStem: urlStem,
-                                                                 template: template)
-                    let target = directory + "/" + name
-                    let shown = RemoteURL.displayed(url)
-                    let format = files[index].metadata.format ?? ImageFormat(namedBy: path) ?? CodecRegistry.fallbackFormat
-                    if let problem = FetchCommand.unusableCopyName(name, format: format) {
-                        refuseCopy("\(shown): not copied: \(problem)")
-                        continue
-                    }
-                    if let owner = copyOwners[target] {
-                        // The same bytes under the same name (two sizes of a small image, one image at two URLs): one copy.
-                        if owner.hash == hash {
-                            files[index].copy = target
-                            continue
-                        }
-                        let whose = owner.url == shown ? "another variant of \(shown)" : owner.url
-                        refuseCopy("\(shown): not copied: \(ControlCharacters.escaped(target)) is \(whose)'s copy, another image; "
-                                   + "put {hash8} in --name to keep them apart")
-                        continue
-                    }
-                    copyOwners[target] = (shown, hash)
-                    // Each folder once a run: refused before it is made (nothing is left inside a namespace),
-                    // then made. A copy that is written is checked again, itself, as it is written.
-                    let folder = String(target[..<target.lastIndex(of: "/")!])
-                    if !readyFolders.contains(folder) {
-                        // A folder a name makes (`{width}/…`) that is a link already is not followed out of the output folder.
-                        var inside = directory
-                        for part in name.split(separator: "/").dropLast() {
-                            inside += "/" + part
-                            if OutputFile.isLink(inside) {
-                                throw SystemError("write", path: inside, errno: Errno(ELOOP),
-                                                  detail: "it is a link, and a copy's folder is never followed out of --output-dir")
-                            }
-                        }
-                        try FetchCommand.refuseInsideACache(target)
-                        try FileSystem.makeDirectories(folder, mode: 0o777, followingLinks: true)
-                        readyFolders.insert(folder)
-                    }
-                    // A copy already holding these bytes is left as it is (its time too): a site rebuilt
-                    // from a warm cache rewrites nothing.
-                    let same = template.namesContent ? OutputFile.isFile(target, ofSize: files[index].metadata.byteCount)
-                        : bytes.map { OutputFile.holds(target, bytes: $0) } ?? OutputFile.holdsSameBytes(target, as: path)
-                    if !same {
-                        // A link where a copy goes is replaced, not written through: a site's folder holds its own files.
-                        try OutputFile.removeLink(target)
-                        // Another URL's copy, from an earlier run (its attribute says whose): a name without the hash
-                        // never gives one image's copy to another.
-                        let owner = (try? FileSystem.attribute(FetchCommand.copyOwnerAttribute, of: target, limit: 8192)).flatMap { $0 }
-                            .map { String(decoding: $0, as: UTF8.self) }
-                        if let owner, owner != copyKey {
-                            refuseCopy("\(shown): not copied: \(ControlCharacters.escaped(target)) is \(RemoteURL.displayed(owner))'s copy "
-                                       + "(from an earlier run), another image; put {hash8} in --name to keep them apart")
-                            continue
-                        }
-                        try FetchCommand.copy(files[index].path, to: target, isCancelled: { [interruption] in interruption.signal != nil })
-                        try? FileSystem.setAttribute(FetchCommand.copyOwnerAttribute, of: target, to: Array(copyKey.utf8))
-                    }
-                    files[index].copy = target
-                } catch {
-                    refuseCopy("cannot copy \(RemoteURL.displayed(url)) into \(ControlCharacters.escaped(directory)): "
-                               + (error.path.map { ControlCharacters.escaped($0) + ": " } ?? "") + error.reason)
-                }
-            }
-            return files
         }
 
         /// A copy that was not made: said, kept for the JSON line's `copy_error`, and exit 74.
