@@ -35,19 +35,33 @@ import Testing
             .sorted()
     }
 
+    /// A sweep of hostile file names (dot names, leading dots, spaces, dashes, a right-to-left override),
+    /// each asked as it is and with every byte percent-encoded, through templates that put `{stem}` in
+    /// folders: every copy lands inside the output folder, in no hidden file or folder.
     @Test func aURLsFileNameNeverTakesACopyOutOfItsFolder() throws {
-        let out = work.appending("deep/out")
-        try Paths.fixture("photo.jpg").write(to: URL(fileURLWithPath: served.appending(".jpg")))
-        for url in [nginx.url("...jpg"), nginx.url("%2E%2E%2Ejpg"), nginx.url(".jpg")] {
-            for template in ["{stem}/{hash8}.{ext}", "{stem}/{stem}/{hash8}.{ext}", "{stem}.{ext}"] {
-                let result = try imgcache(["fetch", "--output-dir", out, "--name", template, url])
-                #expect(result.status == 0, "\(url) \(template): \(result.standardError)")
-            }
+        let names = ["...jpg", "..jpg", ".jpg", "....jpg", " .jpg", "-rf.jpg", ".hidden.png", "a..b.jpg", "x\u{202E}gpj.jpg", "%2e.jpg"]
+        for name in names { try Paths.fixture("photo.jpg").write(to: URL(fileURLWithPath: served.appending(name))) }
+        func encoded(_ name: String, all: Bool) -> String {
+            name.utf8.map { byte in
+                let plain = (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2E || byte == 0x2D
+                return plain && !(all && byte == 0x2E) ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true)
+            }.joined()
         }
-        // Everything under the output folder, nothing beside or above it, and no hidden file.
-        #expect(files(under: work.appending("deep")).allSatisfy { $0.hasPrefix("out/") && !$0.contains("/.") },
-                "\(files(under: work.appending("deep")))")
-        #expect(!files(under: out).isEmpty)
+        let urls = names.flatMap { [nginx.url(encoded($0, all: false)), nginx.url(encoded($0, all: true))] }
+        let out = work.appending("deep/out")
+        for template in ["{stem}/{hash8}.{ext}", "{stem}/{stem}/{stem}.{ext}", "{stem}.{urlhash8}.{ext}"] {
+            let result = try imgcache(["fetch", "--output-dir", out, "--name", template] + urls)
+            #expect(result.status == 0, "\(template): \(result.standardError)")
+            #expect(result.lines.count == urls.count)
+        }
+        // Everything under the output folder, nothing beside or above it, nothing hidden, blank at an end or
+        // shown other than it is.
+        let written = files(under: work.appending("deep"))
+        #expect(!written.isEmpty && written.allSatisfy { $0.hasPrefix("out/") }, "\(written)")
+        for part in written.flatMap({ $0.split(separator: "/") }) {
+            #expect(!part.hasPrefix(".") && part.first?.isWhitespace != true && part.last?.isWhitespace != true
+                    && !part.unicodeScalars.contains { (0x202A...0x202E).contains($0.value) }, "\(part) in \(written)")
+        }
     }
 
     @Test func aCopyThatCannotBeMadeLeavesNoMarkupPointingAtTheCache() throws {

@@ -49,14 +49,19 @@ extension FetchCommand {
         let named = remoteName(url: url, cachedPath: cachedPath, format: nil)
         var stem = named
         if ImageFormat(namedBy: named) != nil, let dot = named.lastIndex(of: "."), dot != named.startIndex { stem = String(named[..<dot]) }
-        // No hidden file either (`.jpg` would be `.jpg.jpg`): leading dots go.
-        stem = String(stem.drop { $0 == "." })
+        // No hidden file either (`.jpg` would be `.jpg.jpg`): leading dots go; nor a name that shows other than it
+        // is (bidirectional controls, a right-to-left override turning `gpj.exe` around) or is blank at its ends.
+        stem = String(String.UnicodeScalarView(stem.unicodeScalars.filter { !FetchCommand.bidiControls.contains($0.value) }))
+        stem = String(stem.drop { $0 == "." || $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
         if stem.isEmpty || stem.contains("/") {
             let cached = String(cachedPath.split(separator: "/").last ?? "image")
             return String(cached.prefix { $0 != "." })
         }
         return stem
     }
+
+    /// Bidirectional formatting characters (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI, LRM, RLM, ALM).
+    static let bidiControls: Set<UInt32> = [0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F, 0x061C]
 
     /// Why `name` (a copy's, from `--name`) cannot be written in its folder: a part that is empty or a
     /// dot name, or an image extension that is not `format`'s; nil when it can.
@@ -86,12 +91,7 @@ extension FetchCommand {
         warn.printedMarkup = true
         let markup = PictureMarkup(alt: alt, sizes: page.sizes, style: page.style(for: result), loading: page.loading,
                                    fetchPriority: page.fetchPriority)
-        let candidates = files.map { file in
-            let shown = file.metadata.uprightSize
-            return PictureMarkup.Candidate(address: page.address.address(of: file.copy ?? file.path), width: shown.width ?? 0,
-                                           height: shown.height ?? 0, format: file.metadata.format ?? .png,
-                                           frameCount: file.metadata.frameCount ?? 1)
-        }
+        let candidates = candidates(files)
         if page.address.siteRoot != nil, page.address.urlPrefix == nil, !warn.saidOutOfSite,
            let outside = candidates.first(where: { $0.address.hasPrefix("../") || $0.address.hasPrefix("/") }) {
             warn.saidOutOfSite = true
@@ -109,20 +109,16 @@ extension FetchCommand {
 
     /// `--srcset`: a `srcset` per format, TAB-separated, addressing the copies when there are.
     func srcsets(_ result: FetchResult, files: [ShownFile]) -> String {
-        let candidates = files.map { file in
-            PictureMarkup.Candidate(address: arguments.page.address.address(of: file.copy ?? file.path),
-                                    width: file.metadata.uprightSize.width ?? 0, height: file.metadata.uprightSize.height ?? 0,
-                                    format: file.metadata.format ?? .png, frameCount: file.metadata.frameCount ?? 1)
+        PictureMarkup.byFormat(candidates(files)).map { PictureMarkup.srcset($0) }.joined(separator: "\t")
+    }
+
+    /// The files as a page addresses them, with their size as shown, format and frames.
+    private func candidates(_ files: [ShownFile]) -> [PictureMarkup.Candidate] {
+        files.map { file in
+            let shown = file.metadata.uprightSize
+            return PictureMarkup.Candidate(address: arguments.page.address.address(of: file.copy ?? file.path), width: shown.width ?? 0,
+                                           height: shown.height ?? 0, format: file.metadata.format ?? .png,
+                                           frameCount: file.metadata.frameCount ?? 1)
         }
-        // Every format asked for, in order; each width once.
-        var groups: [[PictureMarkup.Candidate]] = []
-        for candidate in candidates {
-            if let index = groups.firstIndex(where: { $0[0].format == candidate.format }) {
-                if !groups[index].contains(where: { $0.width == candidate.width }) { groups[index].append(candidate) }
-            } else {
-                groups.append([candidate])
-            }
-        }
-        return groups.map { PictureMarkup.srcset($0) }.joined(separator: "\t")
     }
 }

@@ -62,9 +62,6 @@ public struct CopyNameTemplate: Equatable, Sendable, CustomStringConvertible {
     /// Whether names hold the copy's hash: then two different images never get one name.
     public var namesContent: Bool { parts.contains { $0 == .field(.hash) || $0 == .field(.hash8) } }
 
-    /// Whether the hash of the bytes is needed to make a name.
-    var needsHash: Bool { namesContent }
-
     /// What the fields of one copy are.
     public struct Values: Sendable {
         public var stem: String

@@ -40,19 +40,24 @@ public struct PictureMarkup: Sendable {
         self.fetchPriority = fetchPriority
     }
 
-    /// The candidates grouped by format, in the order first seen, each width
-    /// once, narrowest first; an animation's stills left out when a format animates.
-    public static func groups(_ candidates: [Candidate], animated: Bool) -> [[Candidate]] {
-        var formats: [ImageFormat] = []
+    /// The candidates grouped by format, in the order first seen, each width once (the first of it
+    /// kept), in the order given: what `--srcset` prints.
+    public static func byFormat(_ candidates: [Candidate]) -> [[Candidate]] {
         var groups: [[Candidate]] = []
         for candidate in candidates {
-            guard let group = formats.firstIndex(of: candidate.format) else {
-                formats.append(candidate.format)
+            guard let group = groups.firstIndex(where: { $0[0].format == candidate.format }) else {
                 groups.append([candidate])
                 continue
             }
             if !groups[group].contains(where: { $0.width == candidate.width }) { groups[group].append(candidate) }
         }
+        return groups
+    }
+
+    /// `byFormat`'s groups as a `<picture>` offers them: narrowest first, and for an animation its
+    /// stills left out when a format animates.
+    public static func groups(_ candidates: [Candidate], animated: Bool) -> [[Candidate]] {
+        var groups = byFormat(candidates)
         if animated {
             let moving = groups.filter { $0.contains { $0.frameCount > 1 } }
             if !moving.isEmpty { groups = moving }
