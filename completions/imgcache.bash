@@ -110,6 +110,7 @@ _imgcache() {
         --deadline) return ;;
         --webdataset) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --files) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --to) return ;;
         --shard-size) return ;;
         --caption-column) return ;;
         --min-size) return ;;
@@ -155,7 +156,7 @@ _imgcache() {
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --stats --html-report --shard --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         export)
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --files --shard-size --caption-column --include-opted-out --min-size --max-aspect --report --input-format --url-column --cache-only --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --files --to --shard-size --caption-column --include-opted-out --min-size --max-aspect --report --input-format --url-column --cache-only --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
         list)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--sort --failed --match --html --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))

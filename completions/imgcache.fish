@@ -166,6 +166,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l deadline -x -d
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -F
 complete -c imgcache -n '__fish_seen_subcommand_from export' -l webdataset -x -a '(__fish_complete_directories)' -d 'The folder the shards and manifest.jsonl go to (made if missing; one holding anything else is refused)'
 complete -c imgcache -n '__fish_seen_subcommand_from export' -l files -x -a '(__fish_complete_directories)' -d 'Instead of --webdataset: each shard a folder of files (00000/000000000.jpg, .json, .txt), img2dataset\'s "files" output, with the same manifest'
+complete -c imgcache -n '__fish_seen_subcommand_from export' -l to -x -d 'Instead of a folder: the shards and manifest.jsonl go to an S3 bucket (s3://bucket/prefix?endpoint=URL&region=R) or an HTTP/WebDAV store (https://host/path), each shard sent whole and checked, the manifest last; after a |, a store\'s attributes (|user-env=NAME, |bearer-env=NAME, |timeout=2m)'
 complete -c imgcache -n '__fish_seen_subcommand_from export' -l shard-size -x -d 'Samples per shard (default 10000)'
 complete -c imgcache -n '__fish_seen_subcommand_from export' -l caption-column -x -d 'The table\'s column whose text goes in KEY.txt'
 complete -c imgcache -n '__fish_seen_subcommand_from export' -l include-opted-out -d 'Export images whose server opted them out of AI training (X-Robots-Tag noai, noimageai) too'

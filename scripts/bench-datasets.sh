@@ -6,6 +6,7 @@
 #   imgcache --json prefetch LIST into a new cache root      img2dataset --resize_mode no,
 #                                                             2 processes x 32 threads (when given)
 #   imgcache export --webdataset of the warm cache            tar -cf of the same cached files
+#   imgcache export --to s3:// (moto, when installed)        imgcache export --webdataset to tmpfs
 # then the peak memory of a prefetch of a 300,000-row CSV (the images'
 # URLs 150 times over, with a caption column) on the warm cache. Every run's
 # output is checked. Appends a Markdown section with the medians.
@@ -61,6 +62,56 @@ for round in 1 2 3 4 5; do
     run_tar >> "$work/tar.runs"
 done
 
+# The same export into an S3 bucket (moto on loopback, signed requests) against into a folder on tmpfs,
+# alternated: what sending each shard whole, checked, with the manifest last, costs.
+s3_port=18961
+if python3 -c 'import moto.server, boto3' 2>/dev/null; then
+    INITIAL_NO_AUTH_ACTION_COUNT=3 python3 -m moto.server -H 127.0.0.1 -p "$s3_port" > "$work/moto.log" 2>&1 &
+    moto_pid=$!
+    trap 'rm -rf "$shm"; stop_sample_server; kill "$moto_pid" 2>/dev/null || true' EXIT
+    for attempt in $(seq 1 100); do
+        curl -s -o /dev/null "http://127.0.0.1:$s3_port/" && break
+        [ "$attempt" -eq 100 ] && { echo "moto did not start" >&2; exit 1; }
+        sleep 0.1
+    done
+    read -r AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY < <(python3 - "http://127.0.0.1:$s3_port" <<'PY'
+import boto3, json, sys
+plain = dict(endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id="setup", aws_secret_access_key="setup")
+iam = boto3.client("iam", **plain)
+iam.create_user(UserName="bench")
+key = iam.create_access_key(UserName="bench")["AccessKey"]
+policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+iam.put_user_policy(UserName="bench", PolicyName="s3", PolicyDocument=json.dumps(policy))
+boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id=key["AccessKeyId"],
+             aws_secret_access_key=key["SecretAccessKey"]).create_bucket(Bucket="bench")
+print(key["AccessKeyId"], key["SecretAccessKey"])
+PY
+)
+    export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
+    # Checks the run's objects (every shard and the manifest), then removes them: moto keeps them in memory.
+    check_bucket() {
+        python3 - "http://127.0.0.1:$s3_port" "$1" "$2" <<'PY'
+import boto3, os, sys
+s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1",
+                  aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"], aws_secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"])
+keys = [item["Key"] for item in s3.list_objects_v2(Bucket="bench", Prefix=sys.argv[2] + "/").get("Contents", [])]
+if len(keys) != int(sys.argv[3]) + 1 or sys.argv[2] + "/manifest.jsonl" not in keys:
+    sys.exit("export --to: the bucket holds %s" % keys)
+for key in keys:
+    s3.delete_object(Bucket="bench", Key=key)
+PY
+    }
+    run_export_s3() {
+        run=$((run + 1))
+        timed "$bin" --cache-dir "$shm/warm" -q export --to "s3://bench/run-$run?endpoint=http://127.0.0.1:$s3_port" --shard-size 1000 "$work/urls.txt"
+        check_bucket "run-$run" $(( (count + 999) / 1000 ))
+    }
+    for round in 1 2 3 4 5; do
+        run_export_s3 >> "$work/export-s3.runs"
+        run_export >> "$work/export-folder.runs"
+    done
+fi
+
 # 300,000 rows on the warm cache: the table streamed, the rows' columns carried.
 /usr/bin/python3 - "$work/urls.txt" "$work/rows.csv" <<'PY'
 import sys
@@ -106,6 +157,11 @@ tar_time=$(median "$work/tar.runs" 1)
         echo "| download every image (\`prefetch --json\` vs img2dataset 1.47, \`--resize_mode no\`, 2 processes x 32 threads) | $prefetch s, $(( $(median "$work/prefetch.runs" 3) / 1024 )) MB | $i2d s, $(( $(median "$work/i2d.runs" 3) / 1024 )) MB | $(ratio "$prefetch" "$i2d")x |"
     fi
     echo "| write the cached images as tar shards (\`export --webdataset\` vs \`tar -cf\` of the same files) | $export_time s | $tar_time s | $(ratio "$export_time" "$tar_time")x |"
+    if [ -s "$work/export-s3.runs" ]; then
+        s3_time=$(median "$work/export-s3.runs" 1)
+        folder_time=$(median "$work/export-folder.runs" 1)
+        echo "| the same shards into an S3 bucket (\`export --to s3://\`, moto on loopback, vs \`export --webdataset\` to tmpfs) | $s3_time s, $(( $(median "$work/export-s3.runs" 3) / 1024 )) MB | $folder_time s, $(( $(median "$work/export-folder.runs" 3) / 1024 )) MB | $(ratio "$s3_time" "$folder_time")x |"
+    fi
     echo
     echo "A 300,000-row CSV (the images' URLs 150 times over, with a caption column) on the"
     echo "warm cache: $(echo "$rows_run" | cut -d' ' -f1) s, peak RSS $(( $(echo "$rows_run" | cut -d' ' -f3) / 1024 )) MB (target: at most 40 MB)."

@@ -88,6 +88,12 @@ $(for code in 400 401 403 404 408 410 429 500 502 503 504; do echo "        loca
             create_full_put_path on;
             client_max_body_size 64m;
         }
+        location /datasets/ {
+            root $workdir/dav;
+            dav_methods PUT DELETE MKCOL MOVE;
+            create_full_put_path on;
+            client_max_body_size 1g;
+        }
         location /private-store/ {
             if (\$http_authorization != "Bearer fleet-token") { return 401; }
             alias $workdir/dav/store/;

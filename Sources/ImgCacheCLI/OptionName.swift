@@ -86,6 +86,7 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case maxAspect = "max-aspect"
     case report = "report"
     case files = "files"
+    case to = "to"
     case loading = "loading"
     case fetchpriority = "fetchpriority"
     case memoryOnly = "memory-only"

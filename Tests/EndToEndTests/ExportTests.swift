@@ -329,4 +329,66 @@ import Testing
         #expect(misspelt.status == 0 && misspelt.standardError.contains("no row has a column 'captoin'"), "\(misspelt.standardError)")
     }
 
+
+    /// Two machines' caches (prefetch --shard), exported from one with the other read-only: the filters judge
+    /// each image by its original's size, the same on every run as from one cache, even where only a variant
+    /// is in the writable cache.
+    @Test func filtersJudgeOriginalsInAReadOnlyCacheTheSameOnEveryRun() throws {
+        let names = ["photo.jpg", "logo.png", "gray.jpg", "alpha.webp", "palette.png", "progressive.jpg", "rotated.jpg", "lossless.webp",
+                     "sticker.webp", "cmyk.jpg", "broken.png"]
+        let list = try table(names.map { server.url($0) }.joined(separator: "\n") + "\n", name: "list.txt")
+        func on(_ cache: String, _ arguments: [String]) throws -> RunResult {
+            try ImgCacheProcess.run(["--cache-dir", work.appending(cache)] + arguments, home: home.path)
+        }
+        let filters = ["--thumbnail", "16x16", "--format", "webp", "--min-size", "32x25", "--max-aspect", "1.45"]
+        #expect(try on("single", ["prefetch", list]).status == 1)
+        #expect(try on("single", ["export", "--webdataset", work.appending("one")] + filters + [list]).status == 1)
+        let expected = try manifest(work.appending("one")).map { "\($0["status"] ?? "")/\($0["reason"] ?? "")" }
+        #expect(expected.filter { $0.hasPrefix("filtered") }.count == 8 && expected.last == "failed/failed_url", "\(expected)")
+        // The broken image fails on one of the machines: its failed-URL list says why, read-only or not.
+        _ = try on("a", ["prefetch", "--shard", "0/2", list])
+        _ = try on("b", ["prefetch", "--shard", "1/2", list])
+        for round in 0..<3 {
+            let out = work.appending("split\(round)")
+            let result = try on("a", ["export", "--webdataset", out, "--read-only-path", work.appending("b/default")] + filters + [list])
+            #expect(result.status == 1, "\(result.standardError)")
+            let got = try manifest(out).map { "\($0["status"] ?? "")/\($0["reason"] ?? "")" }
+            #expect(got == expected, "round \(round): \(got)")
+            #expect(FileManager.default.contents(atPath: out + "/00000.tar") == FileManager.default.contents(atPath: work.appending("one/00000.tar")))
+        }
+    }
+
+    /// An export killed (SIGKILL) before it finished into a new folder: the next export takes the folder
+    /// as its own, tidies what was left and writes the data set.
+    @Test func anExportKilledInANewFolderLeavesOneTheNextExportTakes() throws {
+        let urls = ["photo.jpg", "logo.png", "gray.jpg", "sticker.webp"].map { server.url($0) }
+        let list = try table(urls.joined(separator: "\n") + "\n", name: "list.txt")
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let out = work.appending("new")
+        // The list comes through a pipe held open: the export waits for more rows with a shard written.
+        let input = Pipe()
+        let outputs = try TemporaryDirectory("imgcache-killed-export")
+        let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "export", "--webdataset", out, "--shard-size", "1", "-"],
+                                                         home: home.path, outputs: outputs, input: input)
+        input.fileHandleForWriting.write(Data((urls[0] + "\n" + urls[1] + "\n").utf8))
+        let deadline = Date().addingTimeInterval(30)
+        for _ in 0..<30_000 where Date() < deadline {
+            if FileManager.default.fileExists(atPath: out + "/.00000.tar.partial") { break }
+            usleep(1000)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let left = try FileManager.default.contentsOfDirectory(atPath: out)
+        #expect(left.contains(".00000.tar.partial") && !left.contains("00000.tar") && !left.contains("manifest.jsonl"), "\(left)")
+        let again = try fetch(["export", "--webdataset", out, "--shard-size", "1", list])
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+                == [".imgcache-export", "00000.tar", "00001.tar", "00002.tar", "00003.tar", "manifest.jsonl"])
+        // A failed export into a new folder leaves it as it found it: empty.
+        let failed = work.appending("failed")
+        let broken = try fetch(["export", "--webdataset", failed, "--files", failed, list])
+        #expect(broken.status == 64)
+        let unreadable = try fetch(["export", "--webdataset", failed, work.appending("no-such-list")])
+        #expect(unreadable.status == 66 && (try? FileManager.default.contentsOfDirectory(atPath: failed))?.isEmpty ?? true)
+    }
 }

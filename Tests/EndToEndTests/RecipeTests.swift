@@ -95,6 +95,7 @@ import Testing
         let base = String(origin.url("").dropLast())
         var text = recipe.text
             .replacing("http://cache.lan/imgcache", with: origin.url("store"))
+            .replacing("http://cache.lan/datasets", with: origin.url("datasets"))
         if let redis { text = text.replacing("redis://cache.lan:6379", with: redis.url) }
         if let s3 {
             text = text.replacing("https://s3.eu-west-1.amazonaws.com", with: s3.endpoint)
@@ -135,6 +136,7 @@ import Testing
             redis = try RedisServer(password: "change-me")
             s3 = try S3Server(bucket: "imgcache-fleet")
         }
+        if document == "Docs/DATASETS.md" { s3 = try S3Server(bucket: "datasets") }
         for recipe in recipes {
             let result = try run(recipe)
             #expect(result.status == 0, "\(recipe) exited \(result.status):\n\(recipe.text)\n\(result.standardError)")
@@ -166,6 +168,14 @@ import Testing
             #expect(rows.count == 4 && rows.allSatisfy { $0.count == 2 && FileManager.default.fileExists(atPath: $0[1]) }, "\(pairs)")
             let log = (try? String(contentsOfFile: home.appending("imgcache-clean.jsonl"), encoding: .utf8)) ?? ""
             #expect(log.contains("\"namespace\":\"blog\""), "\(log)")
+        case "Docs/DATASETS.md":
+            // The data set went into the bucket and the WebDAV store whole: shards, and the manifest last.
+            let objects = (try? s3?.objects()) ?? [:]
+            #expect(objects.keys.sorted() == ["laion/part-1/00000.tar", "laion/part-1/manifest.jsonl"], "\(objects.keys)")
+            let stored = origin.storeDirectory.replacing("/store", with: "/datasets/laion/part-1")
+            #expect(FileManager.default.contents(atPath: stored + "/00000.tar") != nil
+                    && FileManager.default.fileExists(atPath: stored + "/manifest.jsonl"), "\(stored)")
+            #expect(FileManager.default.fileExists(atPath: work.appending("merged/manifest.jsonl")))
         case "Docs/FLEET.md":
             #expect(format(work.appending("logo-from-store.png")) == .png)
             let keys = (try? redis?.keys()) ?? []

@@ -121,8 +121,10 @@ import Testing
     /// A table in a binary container (Parquet, zip, zstd…) is refused whole, named, before a line of
     /// it is taken for a URL; nothing of it is printed.
     @Test func aParquetOrZippedTableIsRefusedNamingWhatItIs() throws {
-        for (magic, name) in [("PAR1", "a Parquet file"), ("PK\u{03}\u{04}", "a zip archive")] {
-            let path = try table(magic + "\u{00}\u{01}binary\u{00}rows\nhttp://x/\u{00}\n", name: "rows.parquet")
+        for (magic, name) in [(Array("PAR1".utf8), "a Parquet file"), (Array("PK\u{03}\u{04}".utf8), "a zip archive"),
+                              (Array("FEA1".utf8), "a Feather file"), ([0xFF, 0xFF, 0xFF, 0xFF], "an Arrow stream")] as [([UInt8], String)] {
+            let path = try table("", name: "rows.parquet")
+            try Data(magic + Array("\u{00}\u{01}binary\u{00}rows\nhttp://x/\u{00}\n".utf8)).write(to: URL(fileURLWithPath: path))
             let result = try fetch(["prefetch", path])
             #expect(result.status == 66 && result.standardError.contains("it is \(name)"), "\(result.standardError)")
             #expect(!result.standardError.contains("binary"), "\(result.standardError)")

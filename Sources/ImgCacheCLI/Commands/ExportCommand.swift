@@ -8,6 +8,8 @@ public struct ExportArguments: Equatable, Sendable {
     public var directory: String
     /// `--files`: each shard a folder of files (img2dataset's "files" output) rather than a tar.
     public var layout = WebDatasetExport.Layout.webdataset
+    /// `--to URL`: the store the shards and manifest go to (then `directory` is empty).
+    public var store: RemoteSpec?
     public var shardSize = ExportArguments.defaultShardSize
     public var captionColumn: String?
     public var includesOptedOut = false
@@ -37,12 +39,32 @@ extension ExportCommand {
         guard let list = ManagerSetup.openList(arguments.input, format: arguments.listFormat, console: console, quiet: globals.quiet) else {
             return .noInput
         }
+        var destination = arguments.directory
+        var upload: DataSetUpload?
+        var downloader: Downloader?
+        defer { downloader?.close() }
+        if let store = arguments.store {
+            do {
+                let made = try Downloader(configuration: RequestFiles.resolved(arguments.manager.downloads, environment: environment))
+                downloader = made
+                let target = try DataSetUpload(spec: store, downloads: made, environment: environment)
+                try target.prepare()
+                upload = target
+                destination = target.stagingFolder
+            } catch let failure as RemoteFailure {
+                console.error("cannot export to \(store.identity): \(failure.reason)" + (failure.cause?.commandLineHint ?? ""))
+                return .outputFailed
+            } catch {
+                console.error("cannot export to \(store.identity): \(error)")
+                return .outputFailed
+            }
+        }
         let export: WebDatasetExport
         do throws(WebDatasetExport.Failure) {
-            export = try WebDatasetExport(directory: arguments.directory, shardSize: arguments.shardSize,
+            export = try WebDatasetExport(directory: destination, shardSize: arguments.shardSize,
                                           captionColumn: arguments.captionColumn,
                                           urlColumn: arguments.listFormat.urlColumn ?? ListFormat.defaultURLColumn,
-                                          includesOptedOut: arguments.includesOptedOut, layout: arguments.layout)
+                                          includesOptedOut: arguments.includesOptedOut, layout: arguments.layout, upload: upload)
             export.filters = arguments.filters
         } catch {
             console.error(error.reason)
@@ -85,6 +107,7 @@ extension ExportCommand {
                 console.error("cannot read the list of URLs: \(error)")
             }
         })
+        let place = arguments.store?.identity ?? arguments.directory
         // All or nothing: a folder an export failed or was stopped in is left as it was.
         if let failure {
             console.error(failure.reason + "; nothing of this export was kept")
@@ -95,7 +118,7 @@ extension ExportCommand {
             return ManagerSetup.interruptedStatus(fetcher, console: console)
         }
         if inputError != nil {
-            console.error("nothing of this export was kept (\(arguments.directory) is as it was)")
+            console.error("nothing of this export was kept (\(place) is as it was)")
             return .noInput
         }
         let counts: WebDatasetExport.Counts
@@ -122,14 +145,14 @@ extension ExportCommand {
             object.add("opted_out", counts.optedOut)
             object.add("filtered", counts.filtered)
             object.add("shards", counts.shards)
-            object.add("directory", arguments.directory)
+            if let store = arguments.store { object.add("to", store.identity) } else { object.add("directory", arguments.directory) }
             try console.output(object.serialized)
             return
         }
         guard !globals.quiet else { return }
         try console.output("\(Plural.count(counts.rows, "row")): \(counts.exported) exported in \(Plural.count(counts.shards, "shard")), "
                            + "\(counts.missing) missing, \(counts.failed) failed, \(counts.optedOut) opted out, \(counts.filtered) filtered "
-                           + "(\(arguments.directory))")
+                           + "(\(arguments.store?.identity ?? arguments.directory))")
     }
 
     /// `--report`: every status, and within it every reason, with its count (most first); with `--json`, one object.
@@ -175,14 +198,21 @@ extension ExportArguments: Subcommand {
             Nothing is downloaded: run prefetch first; a row not cached is 'missing'. manifest.jsonl \
             in the folder says what became of every row (exported, filtered, opted_out, missing, failed), why, and its columns. \
             Images whose server sent X-Robots-Tag noai or noimageai are left out unless \
-            --include-opted-out. The same list and cache give the same bytes. Exit 1 when a row \
-            is missing or failed.
+            --include-opted-out. The same list and cache give the same bytes. With --to URL the \
+            shards go to an S3 bucket or a WebDAV store instead, each sent whole and checked as it is \
+            finished (written meanwhile in $TMPDIR), and manifest.jsonl last: a manifest there means \
+            the whole data set is. Exit 1 when a row is missing or failed, 74 when the folder or store \
+            cannot be written.
             """,
         options: [
             .value(.webdataset, metavar: "DIR", kind: .directory,
                    help: "The folder the shards and manifest.jsonl go to (made if missing; one holding anything else is refused)"),
             .value(.files, metavar: "DIR", kind: .directory,
                    help: "Instead of --webdataset: each shard a folder of files (00000/000000000.jpg, .json, .txt), img2dataset's \"files\" output, with the same manifest"),
+            .value(.to, metavar: "URL", kind: .url,
+                   help: "Instead of a folder: the shards and manifest.jsonl go to an S3 bucket (s3://bucket/prefix?endpoint=URL&region=R) "
+                       + "or an HTTP/WebDAV store (https://host/path), each shard sent whole and checked, the manifest last; "
+                       + "after a |, a store's attributes (|user-env=NAME, |bearer-env=NAME, |timeout=2m)"),
             .value(.shardSize, metavar: "N", kind: .text, help: "Samples per shard (default \(ExportArguments.defaultShardSize))"),
             .value(.captionColumn, metavar: "NAME", kind: .text, help: "The table's column whose text goes in KEY.txt"),
             .flag(.includeOptedOut, help: "Export images whose server opted them out of AI training (X-Robots-Tag noai, noimageai) too"),
@@ -197,6 +227,8 @@ extension ExportArguments: Subcommand {
         examples: [
             ("imgcache export --webdataset shards/ images.csv", "the cached images of a table, 10000 per shard"),
             ("imgcache export --files dataset/ --thumbnail 256x256 --fit outside images.csv", "img2dataset's files layout, short side 256"),
+            ("imgcache export --to 's3://data/laion/part1?endpoint=https://minio.lan:9000' images.csv",
+             "the shards straight into a bucket (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"),
             ("imgcache export --webdataset shards/ --thumbnail 256x256 --fit cover --format webp --caption-column caption images.csv",
              "256-pixel WebP thumbnails with captions"),
         ]
@@ -214,11 +246,28 @@ extension ParsedOptions {
     func exportArguments() throws(UsageError) -> ExportArguments {
         guard let input = operands.first else { throw .missingOperand(command: "export", operand: "a list (LIST, or '-')") }
         if has(.webdataset), has(.files) { throw .conflictingOptions("--webdataset", "--files", reason: "a data set has one layout") }
-        guard let directory = last(.webdataset) ?? last(.files) else {
-            throw .missingOperand(command: "export", operand: "--webdataset DIR (or --files DIR)")
+        var store: RemoteSpec?
+        if let text = last(.to) {
+            if has(.webdataset) { throw .conflictingOptions("--to", "--webdataset", reason: "a data set goes to a folder or to a store, not both") }
+            // A folder of files cannot be put in a store whole, as a shard's tar is.
+            if has(.files) {
+                throw .conflictingOptions("--to", "--files", reason: "a store takes a data set as tar shards, each sent whole; write --files to a folder")
+            }
+            do { store = try RemoteSpec(parsing: text) } catch { throw .invalidValue(option: "--to", value: RemoteSpec.redacted(text), reason: error.reason) }
+            switch store!.kind {
+            case .http, .s3: break
+            case .redis, .redisSocket:
+                throw .invalidValue(option: "--to", value: store!.identity, reason: "a data set goes to an S3 bucket or an HTTP (WebDAV) store, not to Redis")
+            }
         }
-        guard !directory.isEmpty else { throw .invalidValue(option: has(.files) ? "--files" : "--webdataset", value: directory, reason: "the path is empty") }
+        guard let directory = last(.webdataset) ?? last(.files) ?? (store == nil ? nil : "") else {
+            throw .missingOperand(command: "export", operand: "--webdataset DIR (or --files DIR, or --to URL)")
+        }
+        guard store != nil || !directory.isEmpty else {
+            throw .invalidValue(option: has(.files) ? "--files" : "--webdataset", value: directory, reason: "the path is empty")
+        }
         var arguments = ExportArguments(input: input, directory: directory)
+        arguments.store = store
         if has(.files) { arguments.layout = .files }
         if let text = last(.shardSize) { arguments.shardSize = try integer(text, option: "--shard-size", in: 1...10_000_000) }
         arguments.captionColumn = last(.captionColumn)

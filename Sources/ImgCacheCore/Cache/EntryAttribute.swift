@@ -34,6 +34,7 @@ import Glibc
 ///         0x10 opted out of AI training (X-Robots-Tag noai, noimageai); no field
 ///         0x20 an image's placeholder: its dominant colour (3 bytes, RGB), its
 ///              ThumbHash (LEB128 length, bytes)
+///         0x40 a variant's original's width and height, upright (LEB128 each)
 enum EntryAttribute {
     static let version: UInt8 = 0xC2
 
@@ -102,6 +103,11 @@ enum EntryAttribute {
             appendVarint(&moreTail, UInt64(placeholder.thumbHash.count))
             moreTail += placeholder.thumbHash
         }
+        if let width = metadata.sourceWidth, let height = metadata.sourceHeight, width > 0, height > 0 {
+            more |= 0x40
+            appendVarint(&moreTail, UInt64(width))
+            appendVarint(&moreTail, UInt64(height))
+        }
         if more != 0 { flags |= 0x80 }
         out.append(flags)
         return out + tail + (more != 0 ? [more] + moreTail : [])
@@ -136,6 +142,7 @@ enum EntryAttribute {
         else if flags & 0x40 == 0 { contentType = format.map(defaultContentType) }
         var freshUntil: Double?, orientation: Int?, sourceFrames: Int?, source: EntryMetadata.Source?, optedOut = false
         var placeholder: ImagePlaceholder?
+        var sourceSize: (width: Int, height: Int)?
         if flags & 0x80 != 0 {
             guard let more = reader.byte() else { return nil }
             optedOut = more & 0x10 != 0
@@ -150,6 +157,10 @@ enum EntryAttribute {
                 guard let color = reader.take(3), let length = reader.varint(), length <= 64, let hash = reader.take(Int(length)) else { return nil }
                 placeholder = ImagePlaceholder(dominantColor: RGBColor(red: color[0], green: color[1], blue: color[2]), thumbHash: hash)
             }
+            if more & 0x40 != 0 {
+                guard let width = reader.varint(), let height = reader.varint(), width < 1 << 31, height < 1 << 31 else { return nil }
+                sourceSize = (Int(width), Int(height))
+            }
         }
         guard reader.atEnd else { return nil }
         var metadata = EntryMetadata(fileName: fileName, inode: 0, byteCount: Int64(size), key: key ?? "", url: key ?? "",
@@ -160,6 +171,7 @@ enum EntryAttribute {
                                      source: source)
         metadata.optedOut = optedOut
         metadata.placeholder = placeholder
+        if let sourceSize { (metadata.sourceWidth, metadata.sourceHeight) = (sourceSize.width, sourceSize.height) }
         return (metadata, key.map { UInt32(check) == keyCheck($0) } ?? true)
     }
 

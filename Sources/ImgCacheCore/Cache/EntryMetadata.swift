@@ -42,6 +42,10 @@ public struct EntryMetadata: Equatable, Sendable {
     /// stands for that original only (a refresh that brings new bytes makes a
     /// new file, with another inode).
     public var source: Source?
+    /// A variant's original's width and height, upright: what the image as served measured,
+    /// known from the variant alone (the original not kept, or in another cache).
+    public var sourceWidth: Int?
+    public var sourceHeight: Int?
     /// The server asked that the image not be used to train AI (X-Robots-Tag
     /// `noai` or `noimageai`): exports leave it out unless asked.
     public var optedOut = false
@@ -152,6 +156,7 @@ public struct EntryMetadata: Equatable, Sendable {
         add("orientation", orientation.map(String.init))
         add("source-frames", sourceFrameCount.map(String.init))
         add("source", source.map { "\($0.inode) \($0.byteCount)" })
+        if let width = sourceWidth, let height = sourceHeight { add("source-size", "\(width)x\(height)") }
         add("opted-out", optedOut ? "noai" : nil)
         add("dominant-color", placeholder.map(\.dominantColor.description))
         add("thumbhash", placeholder?.thumbHashBase64)
@@ -195,6 +200,10 @@ public struct EntryMetadata: Equatable, Sendable {
                   sourceFrameCount: fields["source-frames"].flatMap { Int($0) },
                   source: fields["source"].flatMap(EntryMetadata.parseSource))
         optedOut = fields["opted-out"] != nil
+        if let size = fields["source-size"]?.split(separator: "x"), size.count == 2, let width = Int(size[0]), let height = Int(size[1]),
+           width > 0, height > 0 {
+            (sourceWidth, sourceHeight) = (width, height)
+        }
         head = fields["head"].flatMap { UInt64($0, radix: 16) }
         if let color = fields["dominant-color"].flatMap({ try? RGBColor(parsing: $0) }),
            let hash = fields["thumbhash"].flatMap(Base64.decoded), !hash.isEmpty {

@@ -24,17 +24,22 @@ public struct DownloadRequest: Equatable, Sendable {
     public var retries: Int = 0
     /// What the body's first bytes must show (an image, within a pixel limit); nil: anything.
     public var bodyCheck: BodyCheck?
-    /// GET for images; a remote store is also written (PUT) and probed (DELETE).
+    /// GET for images; a remote store is also written (PUT) and probed (DELETE); an
+    /// export's upload is checked (HEAD) and put in place (MOVE).
     public var method: Method = .get
     /// The body a PUT sends.
     public var uploadBody: [UInt8]?
+    /// The file a PUT sends instead, read as it goes (an export's shard: too large to hold in memory).
+    public var uploadFile: String?
     /// Sign the request with AWS Signature Version 4 (`aws:amz:REGION:s3`),
     /// `credentials` being the access key and secret.
     public var awsSigV4: String?
 
     /// An HTTP method imgcache sends.
     public enum Method: String, Equatable, Sendable {
-        case get = "GET", put = "PUT", delete = "DELETE"
+        case get = "GET", put = "PUT", delete = "DELETE", head = "HEAD"
+        /// WebDAV's rename, to the URL in a `Destination` header.
+        case move = "MOVE"
         /// WebDAV's "make a collection" (a folder), for stores that do not make them on PUT.
         case mkcol = "MKCOL"
     }
@@ -111,6 +116,8 @@ public struct DownloadResponse: Equatable, Sendable {
     public let lastModified: String?
     public let contentType: String?
     public let byteCount: Int64
+    /// The length the final response announced (Content-Length): a HEAD's answer for the object's size.
+    public internal(set) var announcedLength: Int64?
     /// Attempts made, 1 when the first one succeeded.
     public internal(set) var attempts = 1
     /// Seconds from the first attempt's start to the end of the last.

@@ -104,10 +104,16 @@ final class Transfer {
         case .get: break
         case .put:
             try easy.set(CURLOPT_CUSTOMREQUEST, "PUT")
-            try easy.setBody(request.uploadBody ?? [])
+            if let path = request.uploadFile {
+                try sendFile(path)
+            } else {
+                try easy.setBody(request.uploadBody ?? [])
+            }
             // Not a form; and, unsigned, no "Expect: 100-continue" round trip before the body.
             headerLines += ["Content-Type: application/octet-stream"] + (request.awsSigV4 == nil ? ["Expect:"] : [])
-        case .delete, .mkcol:
+        case .head:
+            try easy.set(CURLOPT_NOBODY, 1)
+        case .delete, .mkcol, .move:
             try easy.set(CURLOPT_CUSTOMREQUEST, request.method.rawValue)
         }
         try easy.setHeaders(headerLines)
@@ -133,6 +139,27 @@ final class Transfer {
         })
     }
 
+    /// Makes the PUT send the file at `path`, read as libcurl asks for it; the sink
+    /// holds the file open until the transfer is let go.
+    private func sendFile(_ path: String) throws(DownloadError) {
+        let descriptor: Int32
+        switch SystemCall.open(path, O_RDONLY | O_CLOEXEC) {
+        case .success(let opened): descriptor = opened
+        case .failure(let errno): throw .localWrite(SystemError("open", path: path, errno: errno))
+        }
+        sink.uploadDescriptor = descriptor
+        let size: Int
+        do throws(SystemError) { size = Int(try FileSystem.status(descriptor: descriptor, path: path).size) } catch {
+            throw .localWrite(error)
+        }
+        try easy.set(CURLOPT_UPLOAD, 1)
+        try easy.set(CURLOPT_INFILESIZE_LARGE, size)
+        try easy.set(CURLOPT_READDATA, pointer: retainedSink.toOpaque())
+        try easy.set(CURLOPT_READFUNCTION, callback: { data, size, count, user in
+            Unmanaged<TransferSink>.fromOpaque(user!).takeUnretainedValue().readUpload(into: data, count: size * count)
+        })
+    }
+
     /// The response, or why there is none, once libcurl reports the transfer done.
     func outcome(_ code: CURLcode, request: DownloadRequest) -> Result<DownloadResponse, DownloadError> {
         if code != CURLE_OK {
@@ -150,6 +177,7 @@ final class Transfer {
             lastModified: sink.headers["last-modified"],
             contentType: sink.headers["content-type"],
             byteCount: sink.receivedBytes)
+        response.announcedLength = sink.expectedBytes
         response.robotsTag = sink.headers["x-robots-tag"]
         response.freshness = HTTPFreshness(cacheControl: sink.headers["cache-control"], expires: sink.headers["expires"],
                                            date: sink.headers["date"], age: sink.headers["age"],

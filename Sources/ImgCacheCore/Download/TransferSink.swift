@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CImgCacheShims
 
 /// Receives one transfer's headers and body from libcurl's callbacks: body
 /// bytes are kept in memory (up to `memoryLimit`, then in a temporary file in
@@ -61,6 +62,23 @@ final class TransferSink {
 
     /// What the first bytes must show; nil once they were found acceptable (or none asked).
     private var bodyCheck: BodyCheck?
+
+    /// The file a PUT sends, open while the transfer lives; -1: none.
+    var uploadDescriptor: Int32 = -1
+
+    deinit {
+        if uploadDescriptor >= 0 { SystemCall.close(uploadDescriptor) }
+    }
+
+    /// libcurl's read callback: the upload's next bytes, 0 at its end, or abort when the file cannot be read.
+    func readUpload(into buffer: UnsafeMutablePointer<CChar>?, count: Int) -> Int {
+        guard let buffer, uploadDescriptor >= 0 else { return Int(CURL_READFUNC_ABORT) }
+        while true {
+            let read = Glibc.read(uploadDescriptor, buffer, count)
+            if read >= 0 { return read }
+            if errno != EINTR { return Int(CURL_READFUNC_ABORT) }
+        }
+    }
 
     /// `memoryLimit` is at least `BodyCheck.probeLimit`, so that the bytes a check
     /// looks at are still in memory.

@@ -13,9 +13,11 @@ import Glibc
 /// All or nothing: shards and manifest are written under partial names and
 /// put in place only by `finish()`, after the whole list; an export that
 /// fails or is interrupted leaves the folder as it found it. A folder is an
-/// export's when it holds the marker `.imgcache-export`; any other that is not
-/// empty is refused, so that nothing of the user's is ever replaced. Used by
-/// one thread.
+/// export's when it holds the marker `.imgcache-export` (written first, so that
+/// an export killed midway leaves a folder the next one tidies); any other that
+/// is not empty is refused, so that nothing of the user's is ever replaced. With
+/// a `DataSetUpload` the folder only holds each shard until it is sent, and the
+/// manifest goes to the store last. Used by one thread.
 public final class WebDatasetExport {
     /// What an export did.
     public struct Counts: Equatable, Sendable {
@@ -42,9 +44,14 @@ public final class WebDatasetExport {
 
         public init() {}
 
-        /// Why an image of `width` x `height` is left out; nil when it is taken.
+        /// Why an image of `width` x `height` is left out; nil when it is taken. An image of unknown
+        /// size cannot be judged: left out when a filter is set, rather than let through unchecked.
         public func refusal(width: Int?, height: Int?) -> (kind: String, reason: String)? {
-            guard let width, let height, width > 0, height > 0 else { return nil }
+            guard let width, let height, width > 0, height > 0 else {
+                guard minimumSize != nil || maximumAspect != nil || maximumPixels != nil else { return nil }
+                return ("unknown_size", "the size of the image as served is not known (only a variant made by an older imgcache is cached: "
+                        + "prefetch it again with --refresh), so the filters cannot judge it")
+            }
             if let box = minimumSize, width < box.width ?? 0 || height < box.height ?? 0 {
                 return ("min_size", "\(width)x\(height) is smaller than \(box) (--min-size)")
             }
@@ -90,6 +97,10 @@ public final class WebDatasetExport {
     /// Shards written whole, under their partial names until `finish()`.
     private var finished: [ShardWriter] = []
     private var committed = false
+    /// This export marked the folder: one that fails takes the mark away with the rest.
+    private var madeMarker = false
+    /// `--to`: where the shards go as they are finished, the folder only holding them until then.
+    private let upload: DataSetUpload?
     /// The caption column was found in a row.
     public private(set) var sawCaptionColumn = false
 
@@ -116,8 +127,9 @@ public final class WebDatasetExport {
     /// Makes `directory` if needed. One that holds other files than an export's is refused,
     /// so that an export never mixes with (or replaces) what is not its own.
     public init(directory given: String, shardSize: Int, captionColumn: String?, urlColumn: String = ListFormat.defaultURLColumn,
-                includesOptedOut: Bool, layout: Layout = .webdataset) throws(Failure) {
+                includesOptedOut: Bool, layout: Layout = .webdataset, upload: DataSetUpload? = nil) throws(Failure) {
         self.layout = layout
+        self.upload = upload
         // A link to a folder is written through, as -o writes through a link: the folder it leads to.
         var directory = given
         if (try? FileSystem.status(given))??.isSymbolicLink == true, let resolved = realpath(given, nil) {
@@ -144,6 +156,15 @@ public final class WebDatasetExport {
         } catch {
             throw Failure(reason: "cannot use \(directory): \(error)")
         }
+        // Marked before anything is written: an export killed before it finished (SIGKILL, a crash)
+        // leaves partial files in a folder the next export knows as its own and tidies.
+        let marker = directory + "/" + WebDatasetExport.markerName
+        if (try? FileSystem.status(marker)) ?? nil == nil, upload == nil {
+            if case .success(let descriptor) = SystemCall.open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666) {
+                SystemCall.close(descriptor)
+                madeMarker = true
+            }
+        }
         manifestPath = directory + "/manifest.jsonl"
         let partial = directory + "/.manifest.jsonl.partial"
         switch SystemCall.open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o666) {
@@ -156,8 +177,10 @@ public final class WebDatasetExport {
         SystemCall.close(manifest)
         // Not finished (a failure, a signal): nothing of this export stays.
         guard !committed else { return }
+        upload?.abandon()
         try? FileSystem.remove(directory + "/.manifest.jsonl.partial")
         for written in finished { try? FileSystem.remove(written.partialPath) }
+        if madeMarker { try? FileSystem.remove(directory + "/" + WebDatasetExport.markerName) }
     }
 
     /// A name an export writes: its shards, its manifest, and their partial files.
@@ -269,7 +292,7 @@ public final class WebDatasetExport {
                           + lastFailure!.reason, row: row)
             case .notCached:
                 counts.missing += 1
-                try write(line, status: "missing", kind: "never_fetched", error: "never fetched (not in the cache: run prefetch first)", row: row)
+                try write(line, status: "missing", kind: "never_fetched", error: "not in the cache: never fetched, or its last fetch failed in a way a new one tries again (run prefetch)", row: row)
             case .tooManyPixels:
                 counts.filtered += 1
                 try write(line, status: "filtered", kind: "max_pixels", error: error.message, row: row)
@@ -299,6 +322,15 @@ public final class WebDatasetExport {
     public func finish() throws(Failure) -> Counts {
         try closeShard()
         try flushManifest()
+        if let upload {
+            // The manifest last, once every shard is in place in the store.
+            do { try upload.finish(manifest: directory + "/.manifest.jsonl.partial", shardCount: counts.shards) } catch {
+                throw Failure(reason: "\(upload.identity): \(error.reason)")
+            }
+            committed = true
+            try? FileSystem.remove(directory + "/.manifest.jsonl.partial")
+            return counts
+        }
         do {
             let marker = directory + "/" + WebDatasetExport.markerName
             if case .success(let descriptor) = SystemCall.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666) {
@@ -338,7 +370,14 @@ public final class WebDatasetExport {
         guard let current = shard else { return }
         shard = nil
         do { try current.finish() } catch { throw Failure(reason: "cannot write \(current.path): \(error.reason)") }
-        finished.append(current)
+        if let upload {
+            // Sent while the next shard is written; the one before it was sent and checked first.
+            do { try upload.publish(current.partialPath, as: shardName(counts.shards)) } catch {
+                throw Failure(reason: "\(upload.identity): \(error.reason)")
+            }
+        } else {
+            finished.append(current)
+        }
         counts.shards += 1
     }
 

@@ -76,6 +76,8 @@ struct ListParser {
     /// Binary containers a data set's table often comes in, which are read as nothing else.
     private static let containers: [(magic: [UInt8], name: String)] = [
         (Array("PAR1".utf8), "a Parquet file"), (Array("ARROW1".utf8.prefix(4)), "an Arrow file"),
+        // Feather version 1, and an Arrow IPC stream (`.arrows`), which starts with the continuation marker.
+        (Array("FEA1".utf8), "a Feather file"), ([0xFF, 0xFF, 0xFF, 0xFF], "an Arrow stream"),
         ([0x50, 0x4B, 0x03, 0x04], "a zip archive"), ([0x28, 0xB5, 0x2F, 0xFD], "zstd-compressed"),
         ([0xFD, 0x37, 0x7A, 0x58], "xz-compressed"), (Array("BZh".utf8), "bzip2-compressed"),
     ]

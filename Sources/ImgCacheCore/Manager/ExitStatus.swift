@@ -38,7 +38,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .unavailable: return "command or required system library not available"
         case .systemError: return "the system refused a resource imgcache needs (a thread, memory, a decode worker)"
         case .cacheUnwritable: return "the cache cannot be written"
-        case .outputFailed: return "the output file (or the cookie jar) cannot be written, or its name asks for another format than the image's"
+        case .outputFailed: return "the output file (or the cookie jar, or an export's folder or store) cannot be written, or its name asks for another format than the image's"
         case .partial: return "part of the cache could not be read (each part is reported on stderr); the rest was done"
         case .configurationError: return "a namespace's settings file cannot be read or holds a value imgcache refuses (clean, config)"
         case .interrupted: return "interrupted by SIGINT: transfers aborted, temporary files removed (by a second signal too)"

@@ -20,7 +20,7 @@ public struct FetchResult: Equatable, Sendable {
     public internal(set) var originalByteCount: Int64?
     /// A refresh the server answered 304: no body came.
     public internal(set) var notModified = false
-    /// The width and height of the image as served, upright, when known (with variants: nil when only they were found).
+    /// The width and height of the image as served, upright, when known (with variants only: as they recorded it).
     public internal(set) var originalWidth: Int?
     public internal(set) var originalHeight: Int?
     /// With `--placeholders`: the image's placeholder entry (its file the preview, its metadata the colour and ThumbHash).
@@ -78,7 +78,11 @@ public struct FetchResult: Equatable, Sendable {
         self.variants = shown
         placeholder = variants.first { $0.metadata.placeholder != nil }
         // An original's metadata has no source; the stand-in for an original not found is a variant's.
-        if original.metadata.source == nil { (originalWidth, originalHeight) = original.metadata.uprightSize }
+        if original.metadata.source == nil {
+            (originalWidth, originalHeight) = original.metadata.uprightSize
+        } else {
+            (originalWidth, originalHeight) = (original.metadata.sourceWidth, original.metadata.sourceHeight)
+        }
         originalPath = original.isStored ? original.path : nil
         originalByteCount = original.metadata.byteCount
         notModified = original.notModified

@@ -73,6 +73,9 @@ extension ImageFetcher {
 extension ImageFetcher {
     /// The latest failure remembered for `url` (expired or not), for saying why a row has no image.
     public func lastFailure(of url: String) -> FailedURLStore.Record? {
-        failedURLs.lookup(settings.cacheKey(for: url), ttl: .never, now: WallClock.now())?.max { $0.failedAt < $1.failedAt }
+        let key = settings.cacheKey(for: url), now = WallClock.now()
+        // Also a read-only cache's list: another machine's prefetch may be the one that saw it fail.
+        let stores = [failedURLs] + readOnlyCaches.map { FailedURLStore(namespaceDirectory: $0.directory) }
+        return stores.compactMap { $0.lookup(key, ttl: .never, now: now)?.max { $0.failedAt < $1.failedAt } }.max { $0.failedAt < $1.failedAt }
     }
 }

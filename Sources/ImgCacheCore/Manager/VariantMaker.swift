@@ -247,6 +247,9 @@ struct VariantMaker {
                           sourceFrameCount: sourceFrames != frames ? sourceFrames : nil, source: madeFrom)
                 .optingOut(source.optedOut)
             metadata.placeholder = placeholder
+            // The original's size, upright, stays known without the original (not kept, or in another cache).
+            let upright = source.source == nil ? source.uprightSize : (source.sourceWidth, source.sourceHeight)
+            (metadata.sourceWidth, metadata.sourceHeight) = (upright.0, upright.1)
             return metadata
         }
         do throws(SystemError) {

@@ -7,10 +7,8 @@ import Synchronization
 final class ObjectStoreRemote: RemoteBackend {
     let spec: RemoteSpec
     private let downloads: any DownloadScheduling
-    /// Headers every request carries (a bearer token, S3's session token).
-    private let headers: [HTTPHeader]
-    private let credentials: Credentials?
-    private let signature: String?
+    /// URLs, credentials and the explanation of failures.
+    private let access: ObjectStoreAccess
     /// The WebDAV collections known to exist (made, or found there).
     private let collections = Mutex<Set<String>>([])
     /// The requests under way, to withdraw when the store is given up, and whether it was.
@@ -21,89 +19,11 @@ final class ObjectStoreRemote: RemoteBackend {
     init(spec: RemoteSpec, downloads: any DownloadScheduling, environment: Environment) throws(RemoteFailure) {
         self.spec = spec
         self.downloads = downloads
-        var headers: [HTTPHeader] = []
-        var credentials: Credentials?
-        var signature: String?
-        switch spec.kind {
-        case .s3(_, _, _, let region):
-            guard let key = environment["AWS_ACCESS_KEY_ID"], !key.isEmpty,
-                  let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else {
-                throw RemoteFailure("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set for \(spec.identity)")
-            }
-            credentials = Credentials(user: key, password: secret)
-            signature = "aws:amz:\(region):s3"
-            if let token = environment["AWS_SESSION_TOKEN"], !token.isEmpty {
-                headers.append(HTTPHeader(name: "x-amz-security-token", value: token))
-            }
-        default:
-            if let token = try RemoteBackends.secret(environment: spec.bearerEnvironment, file: spec.bearerFile, from: environment,
-                                                      timeout: spec.timeout) {
-                headers.append(HTTPHeader(name: "Authorization", value: "Bearer " + token))
-            }
-            if let pair = try RemoteBackends.secret(environment: spec.userEnvironment, file: nil, from: environment, timeout: spec.timeout) {
-                guard let parsed = Credentials(parsing: pair) else { throw RemoteFailure("\(spec.userEnvironment ?? "") is not user:password") }
-                credentials = parsed
-            }
-        }
-        self.headers = headers
-        self.credentials = credentials
-        self.signature = signature
-    }
-
-    /// The object's URL.
-    private func url(_ key: RemoteKey) -> String {
-        switch spec.kind {
-        case .http(let base): return base + "/" + key.path
-        case .s3(let bucket, let prefix, let endpoint, _):
-            return endpoint + "/" + bucket + (prefix.isEmpty ? "" : "/" + prefix) + "/" + key.path
-        default: return ""
-        }
+        access = try ObjectStoreAccess(spec: spec, environment: environment)
     }
 
     private func request(_ method: DownloadRequest.Method, _ key: RemoteKey, body: [UInt8]? = nil) throws(RemoteFailure) -> DownloadRequest {
-        try request(method, at: url(key), body: body)
-    }
-
-    private func request(_ method: DownloadRequest.Method, at url: String, body: [UInt8]? = nil) throws(RemoteFailure) -> DownloadRequest {
-        let remote: RemoteURL
-        do { remote = try RemoteURL(parsing: url) } catch { throw RemoteFailure("bad object URL for \(spec.identity)") }
-        // An object stays in memory unless it is larger than a transfer keeps
-        // there; then it waits in the system's temporary folder until it is read.
-        var request = DownloadRequest(url: remote, bodyDirectory: EntryCommitter.memoryOnlyDirectory)
-        request.maximumBytes = Int64(RemoteObject.maximumLength)
-        request.method = method
-        request.uploadBody = body
-        request.timeout = spec.timeout
-        request.connectTimeout = spec.connectTimeout
-        request.maximumRedirects = 0
-        request.credentials = credentials
-        request.awsSigV4 = signature
-        request.headers = headers
-        if signature != nil {
-            // libcurl 7.88 would sign a PUT as if its body were empty: the hash is given.
-            let payload = method == .put ? ((try? SHA256.hex(body ?? [])) ?? "UNSIGNED-PAYLOAD") : "UNSIGNED-PAYLOAD"
-            request.headers.append(HTTPHeader(name: "x-amz-content-sha256", value: payload))
-        }
-        return request
-    }
-
-    /// The failure, with what usually causes it when the status tells.
-    private static func failure(_ error: DownloadError, writing: Bool, s3: Bool) -> RemoteFailure {
-        let hint: String?
-        switch error {
-        case .httpStatus(403) where s3 && !writing:
-            hint = "check the credentials; a bucket also answers 403 for a missing object unless s3:ListBucket is granted"
-        case .httpStatus(401) where writing, .httpStatus(403) where writing:
-            hint = "a share read-only to this machine, or its credentials do not allow writing"
-        case .httpStatus(401), .httpStatus(403): hint = "check the credentials"
-        case .httpStatus(404) where writing:
-            hint = s3 ? "no such bucket" : "the store does not make folders: nginx needs create_full_put_path on"
-        case .httpStatus(405), .httpStatus(501): hint = "the server does not take PUT there: nginx needs dav_methods PUT DELETE"
-        case .httpStatus(413): hint = "the store refuses objects this large: nginx client_max_body_size"
-        case .httpStatus(507): hint = "the store is full"
-        default: hint = nil
-        }
-        return RemoteFailure(error.reason + (hint.map { " (\($0))" } ?? ""), cause: error)
+        try access.request(method, at: access.url(key.path), body: body)
     }
 
     func get(_ key: RemoteKey, limit: Int, completion: @escaping @Sendable (Result<[UInt8]?, RemoteFailure>, Double) -> Void) {
@@ -111,7 +31,7 @@ final class ObjectStoreRemote: RemoteBackend {
         do { request = try self.request(.get, key) } catch { return completion(.failure(error), 0) }
         // Refused from its Content-Length, or as it streams past the limit.
         request.maximumBytes = Int64(min(limit, RemoteObject.maximumLength))
-        let s3 = isS3
+        let access = access
         // Timed from the transfer's start (on the download thread, which both events run on).
         let started = Mutex(0.0)
         // Behind the origin downloads of lookups already answered: a run finishes what it started
@@ -125,7 +45,7 @@ final class ObjectStoreRemote: RemoteBackend {
                 }
             case .failure(.httpStatus(404)): completion(.success(nil), seconds)
             case .failure(.tooLarge(let limit)): completion(.failure(.tooLarge(limit: Int(limit))), seconds)
-            case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: false, s3: s3)), seconds)
+            case .failure(let error): completion(.failure(access.failure(error, writing: false)), seconds)
             }
         }
         submission.placement = .last
@@ -170,7 +90,7 @@ final class ObjectStoreRemote: RemoteBackend {
         let rest = folders.dropFirst()
         if collections.withLock({ $0.contains(folder) }) { return makeCollections(rest, failed: failed, then: then) }
         let request: DownloadRequest
-        do { request = try self.request(.mkcol, at: folder) } catch { return then(error) }
+        do { request = try access.request(.mkcol, at: folder) } catch { return then(error) }
         send(DownloadSubmission(request: request, placement: .first, outlivesInterruption: true) { [self] result in
             switch result {
             // 405: it exists already.
@@ -178,7 +98,7 @@ final class ObjectStoreRemote: RemoteBackend {
                 collections.withLock { _ = $0.insert(folder) }
                 makeCollections(rest, failed: failed, then: then)
             case .failure(let error):
-                let reason = ObjectStoreRemote.failure(error, writing: true, s3: false).reason
+                let reason = access.failure(error, writing: true).reason
                 let failure = RemoteFailure("cannot make the collection \(RemoteURL.displayed(folder)): \(reason)", cause: error)
                 makeCollections(rest, failed: failed ?? failure, then: then)
             }
@@ -193,7 +113,7 @@ final class ObjectStoreRemote: RemoteBackend {
                        completion: @escaping @Sendable (Result<Void, RemoteFailure>, Double) -> Void) {
         let request: DownloadRequest
         do { request = try self.request(method, key, body: body) } catch { return completion(.failure(error), 0) }
-        let s3 = isS3
+        let access = access
         // Timed from the transfer's start, as a lookup is: a write's wait in the queue is not the store's.
         let started = Mutex(0.0)
         // Ahead of every download queued, so that writes follow the downloads they share closely;
@@ -204,7 +124,7 @@ final class ObjectStoreRemote: RemoteBackend {
             case .success: completion(.success(()), seconds)
             // Deleting what is not there is done.
             case .failure(.httpStatus(404)) where method == .delete: completion(.success(()), seconds)
-            case .failure(let error): completion(.failure(ObjectStoreRemote.failure(error, writing: true, s3: s3)), seconds)
+            case .failure(let error): completion(.failure(access.failure(error, writing: true)), seconds)
             }
         }
         submission.onEvent = { event in
@@ -258,12 +178,6 @@ final class ObjectStoreRemote: RemoteBackend {
 
     /// Its lookups are transfers of the run's downloader, cancelled with the others.
     func interrupt(droppingWrites: Bool) {}
-
-    /// Whether the store is an S3 bucket (for the hints of failures).
-    private var isS3: Bool {
-        if case .s3 = spec.kind { return true }
-        return false
-    }
 
     func close() {}
 }

@@ -110,7 +110,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     public var description: String { RemoteSpec.redacted(text) }
 
     /// `text` with the user information of its URL, if any, shown as `***`.
-    static func redacted(_ text: String) -> String {
+    public static func redacted(_ text: String) -> String {
         guard let scheme = text.firstRange(of: "://") else { return text }
         let rest = text[scheme.upperBound...]
         let authority = rest.prefix { $0 != "/" && $0 != "|" && $0 != "?" }

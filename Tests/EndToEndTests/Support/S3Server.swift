@@ -54,25 +54,43 @@ final class S3Server {
         (accessKey, secretKey) = (parts[0], parts[1])
     }
 
-    /// The names of the objects under the bucket, and their bytes, read with boto3.
+    /// The names of the objects under the bucket, and their bytes, read with boto3 (through files:
+    /// large objects make long lines, slow to split).
     func objects() throws -> [String: Data] {
+        let folder = work.appending("objects-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let script = """
-            import boto3, sys, base64
+            import boto3, os, sys
             s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1",
                               aws_access_key_id=sys.argv[3], aws_secret_access_key=sys.argv[4])
-            for item in s3.list_objects_v2(Bucket=sys.argv[2]).get("Contents", []):
+            for number, item in enumerate(s3.list_objects_v2(Bucket=sys.argv[2]).get("Contents", [])):
                 body = s3.get_object(Bucket=sys.argv[2], Key=item["Key"])["Body"].read()
-                print(item["Key"], base64.b64encode(body).decode())
+                os.makedirs(sys.argv[5], exist_ok=True)
+                with open(os.path.join(sys.argv[5], str(number)), "wb") as out:
+                    out.write(body)
+                print(number, item["Key"])
             """
         var objects: [String: Data] = [:]
-        for line in try python(script, [endpoint, bucket, accessKey, secretKey]).split(separator: "\n") {
-            let parts = line.split(separator: " ").map(String.init)
-            if parts.count == 2, let data = Data(base64Encoded: parts[1]) { objects[parts[0]] = data }
+        for line in try python(script, [endpoint, bucket, accessKey, secretKey, folder]).split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+            if parts.count == 2, let data = FileManager.default.contents(atPath: folder + "/" + parts[0]) { objects[parts[1]] = data }
         }
         return objects
     }
 
-    private func python(_ script: String, _ arguments: [String]) throws -> String {
+    /// The names of the objects under the bucket, without their bytes.
+    func keys() throws -> [String] {
+        let script = """
+            import boto3, sys
+            s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1",
+                              aws_access_key_id=sys.argv[3], aws_secret_access_key=sys.argv[4])
+            for item in s3.list_objects_v2(Bucket=sys.argv[2]).get("Contents", []):
+                print(item["Key"])
+            """
+        return try python(script, [endpoint, bucket, accessKey, secretKey]).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+    }
+
+    func python(_ script: String, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script] + arguments

@@ -1,0 +1,232 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// `export --to URL`: an export's shards and manifest put in an HTTP (WebDAV)
+/// store or an S3 bucket, as `00000.tar`, `00001.tar`, … and `manifest.jsonl`
+/// under the store's base URL or the bucket's prefix.
+///
+/// Each shard is sent whole as it is finished (the next one is written
+/// meanwhile) and checked before the next: S3 verifies the signed SHA-256 of
+/// the body, and a `HEAD` must show the length sent. An S3 object appears only
+/// whole; on a WebDAV store the shard goes to a hidden `.NAME.partial` and is
+/// renamed (`MOVE`) to its name once checked. The manifest goes last, once
+/// every shard is in place, and the manifest of an earlier export is removed
+/// first: a manifest is there only beside the whole data set it describes.
+/// Used by the export's thread; each upload runs on a thread of its own.
+public final class DataSetUpload {
+    private let writer: StoreWriter
+    private var access: ObjectStoreAccess { writer.access }
+    /// The shard being sent, and its outcome once sent.
+    private var running: (thread: WorkerThread, name: String, outcome: BlockingQueue<RemoteFailure?>)?
+
+    /// A new folder of the export's own in $TMPDIR (else /tmp), where shards are written
+    /// before they are sent: one being written, one being sent. Removed with the upload.
+    public let stagingFolder: String
+
+    /// The store as named (`s3://…`, `http(s)://…`), without credentials.
+    public var identity: String { access.spec.identity }
+
+    /// The store of `spec`, reached through `downloads`. Redis is no place for a data set.
+    public init(spec: RemoteSpec, downloads: any DownloadScheduling, environment: Environment) throws(RemoteFailure) {
+        switch spec.kind {
+        case .http, .s3: break
+        case .redis, .redisSocket:
+            throw RemoteFailure("a data set goes to an S3 bucket or an HTTP (WebDAV) store, not to Redis")
+        }
+        if spec.readOnly { throw RemoteFailure("\(spec.identity) is read-only (|read-only): an export writes to it") }
+        writer = StoreWriter(access: try ObjectStoreAccess(spec: spec, environment: environment), downloads: downloads)
+        var base = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        while base.count > 1, base.hasSuffix("/") { base.removeLast() }
+        var template = Array((base + "/imgcache-export.XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw RemoteFailure("cannot make a folder in \(base) (TMPDIR) for the shards before they are sent: "
+                                + SystemError("mkdtemp", path: base, errno: Errno(errno)).reason)
+        }
+        stagingFolder = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit {
+        running?.thread.join()
+        FolderShardWriter.removeFlat(stagingFolder)
+    }
+
+    /// Before anything is exported: the store's folder is made (WebDAV), and an
+    /// earlier manifest removed, which also checks that the store takes writes.
+    public func prepare() throws(RemoteFailure) {
+        if case .http(let base) = access.spec.kind {
+            // Each folder of the base's path, outermost first, as `mkdir -p` would (nginx makes them on PUT).
+            let scheme = base.firstRange(of: "://")?.upperBound ?? base.startIndex
+            let pathStart = base[scheme...].firstIndex(of: "/") ?? base.endIndex
+            let parts = base[pathStart...].split(separator: "/")
+            for depth in parts.indices {
+                let folder = String(base[..<pathStart]) + "/" + parts[...depth].joined(separator: "/") + "/"
+                switch writer.perform(try access.request(.mkcol, at: folder)) {
+                // Made, or there already (405); a store that does not make folders says so when written.
+                case .success, .failure(.httpStatus(405)), .failure(.httpStatus(501)): continue
+                case .failure(let error):
+                    throw RemoteFailure("cannot make the folder \(RemoteURL.displayed(folder)): " + access.failure(error, writing: true).reason,
+                                        cause: error)
+                }
+            }
+        }
+        try writer.remove(DataSetUpload.manifestName)
+    }
+
+    /// Takes the finished shard at `path` (removed once sent, or once it failed) to be put
+    /// at `name`, after the shard before it was sent and checked.
+    func publish(_ path: String, as name: String) throws(RemoteFailure) {
+        try wait()
+        let outcome = BlockingQueue<RemoteFailure?>()
+        let thread = WorkerThread()
+        do throws(SystemError) {
+            try thread.start { [writer] in
+                defer { try? FileSystem.remove(path) }
+                do throws(RemoteFailure) { try writer.send(path, as: name) } catch {
+                    return outcome.push(error)
+                }
+                outcome.push(nil)
+            }
+        } catch {
+            try? FileSystem.remove(path)
+            throw RemoteFailure("cannot start the upload of \(name): \(error.reason)")
+        }
+        running = (thread, name, outcome)
+    }
+
+    /// After the last shard: waits for it, sends the manifest at `manifest`, then removes
+    /// the shards an earlier export left beyond `shardCount`.
+    func finish(manifest: String, shardCount: Int) throws(RemoteFailure) {
+        try wait()
+        try writer.send(manifest, as: DataSetUpload.manifestName)
+        // Shards are numbered from 0 without a gap: the first missing one ends the earlier export's.
+        for number in shardCount..<(shardCount + 100_000) {
+            let name = WebDatasetExport.shardName(number)
+            guard case .success = writer.perform(try access.request(.head, at: access.url(name))) else { break }
+            try writer.remove(name)
+        }
+    }
+
+    /// The export failed or was stopped: the upload under way is withdrawn and its hidden object removed.
+    func abandon() {
+        writer.withdraw()
+        running?.thread.join()
+        running = nil
+        writer.removePartials()
+    }
+
+    static let manifestName = "manifest.jsonl"
+
+    /// Waits for the shard being sent; its failure is the export's.
+    private func wait() throws(RemoteFailure) {
+        guard let (thread, name, outcome) = running else { return }
+        running = nil
+        thread.join()
+        if let failure = outcome.pop() { throw RemoteFailure("cannot upload \(name): \(failure.reason)", cause: failure.cause) }
+    }
+}
+
+/// The requests of an upload, sent from the export's thread and the upload's:
+/// every stored property is Sendable (the store's access is a value, the
+/// scheduler takes submissions from any thread, the rest is behind mutexes).
+private final class StoreWriter: Sendable {
+    let access: ObjectStoreAccess
+    private let downloads: any DownloadScheduling
+    /// The requests under way, withdrawn by `withdraw()`, and whether it was called.
+    private let requests = Mutex<(withdrawn: Bool, tickets: Set<DownloadTicket>)>((false, []))
+    /// Hidden names holding a WebDAV upload not yet renamed, removed when the export is abandoned.
+    private let partials = Mutex<Set<String>>([])
+
+    init(access: ObjectStoreAccess, downloads: any DownloadScheduling) {
+        self.access = access
+        self.downloads = downloads
+    }
+
+    /// Cancels the requests under way, and any sent until `removePartials()`.
+    func withdraw() {
+        let tickets = requests.withLock { state -> Set<DownloadTicket> in
+            state.withdrawn = true
+            defer { state.tickets = [] }
+            return state.tickets
+        }
+        for ticket in tickets { downloads.cancel(ticket) }
+    }
+
+    /// Once nothing is sent any more: the hidden objects of uploads not renamed are removed.
+    func removePartials() {
+        requests.withLock { $0.withdrawn = false }
+        for name in partials.withLock({ $0 }) { try? remove(name) }
+    }
+
+    /// Sends the file at `path` to `name`, checks its length there, and on a WebDAV
+    /// store renames it from its hidden name. S3 checks the body against its signed SHA-256.
+    func send(_ path: String, as name: String) throws(RemoteFailure) {
+        let size: Int64
+        do throws(SystemError) {
+            guard let status = try FileSystem.status(path) else { throw SystemError("stat", path: path, errno: .noSuchFile) }
+            size = status.size
+        } catch {
+            throw RemoteFailure("cannot read \(path): \(error.reason)")
+        }
+        var digest = ""
+        if access.isS3 {
+            do { digest = try SHA256.hex(file: path) } catch { throw RemoteFailure(error.reason) }
+        }
+        let hidden = access.isS3 ? name : "." + name + ".partial"
+        if !access.isS3 { partials.withLock { _ = $0.insert(hidden) } }
+        var put = try access.request(.put, at: access.url(hidden), upload: (path, digest))
+        put.retries = 2
+        if case .failure(let error) = perform(put) { throw access.failure(error, writing: true) }
+        var head = try access.request(.head, at: access.url(hidden))
+        head.retries = 2
+        switch perform(head) {
+        case .success(let found):
+            guard let length = found.response.announcedLength else {
+                throw RemoteFailure("the store does not say the length of \(hidden): it cannot be checked")
+            }
+            guard length == size else { throw RemoteFailure("the store holds \(length) bytes of \(hidden), \(size) were sent") }
+        case .failure(.httpStatus(404)): throw RemoteFailure("\(hidden) is not there after it was written")
+        case .failure(let error): throw access.failure(error, writing: false)
+        }
+        guard !access.isS3 else { return }
+        var move = try access.request(.move, at: access.url(hidden))
+        move.headers += [HTTPHeader(name: "Destination", value: access.url(name)), HTTPHeader(name: "Overwrite", value: "T")]
+        switch perform(move) {
+        case .success: partials.withLock { _ = $0.remove(hidden) }
+        case .failure(let error):
+            let reason = access.failure(error, writing: true).reason
+            if case .httpStatus(405) = error {
+                throw RemoteFailure("cannot rename \(hidden) to \(name): the server does not take MOVE (nginx needs dav_methods PUT DELETE MOVE)")
+            }
+            throw RemoteFailure("cannot rename \(hidden) to \(name): \(reason)", cause: error)
+        }
+    }
+
+    /// Removes the object `name`; one not there is removed already.
+    func remove(_ name: String) throws(RemoteFailure) {
+        switch perform(try access.request(.delete, at: access.url(name))) {
+        case .success, .failure(.httpStatus(404)): return
+        case .failure(let error): throw access.failure(error, writing: true)
+        }
+    }
+
+    /// Sends `request` and waits for its answer (each request is bounded by the store's timeouts).
+    func perform(_ request: DownloadRequest) -> Result<DownloadedBody, DownloadError> {
+        var request = request
+        // A shard is large, and a store may take a while to take it in: an upload's silence
+        // is allowed at least a minute, not a cache lookup's few seconds.
+        request.timeout = max(request.timeout, 60)
+        let answer = BlockingQueue<Result<DownloadedBody, DownloadError>>()
+        guard !requests.withLock({ $0.withdrawn }) else { return .failure(.cancelled) }
+        let ticket = downloads.submit([DownloadSubmission(request: request) { answer.push($0) }])[0]
+        let withdrawn = requests.withLock { state in
+            state.tickets.insert(ticket)
+            return state.withdrawn
+        }
+        if withdrawn { downloads.cancel(ticket) }
+        let result = answer.pop()
+        requests.withLock { _ = $0.tickets.remove(ticket) }
+        return result
+    }
+}
