@@ -391,4 +391,31 @@ import Testing
         let unreadable = try fetch(["export", "--webdataset", failed, work.appending("no-such-list")])
         #expect(unreadable.status == 66 && (try? FileManager.default.contentsOfDirectory(atPath: failed))?.isEmpty ?? true)
     }
+
+    /// Rows are streamed: a table ten times longer exports in the same memory (the whole manifest, every row
+    /// accounted for), well under 60 MB. The peak is the child's own, from `getrusage` in a Python parent.
+    @Test func memoryStaysFlatHoweverLongTheTable() throws {
+        let cached = ["photo.jpg", "logo.png", "gray.jpg"].map { server.url($0) }
+        #expect(try fetch(["prefetch", try table(cached.joined(separator: "\n") + "\n", name: "cached.txt")]).status == 0)
+        func peak(rows: Int) throws -> Int {
+            var text = "url,caption\n"
+            text.reserveCapacity(rows * 60)
+            for row in 0..<rows {
+                text += (row < cached.count ? cached[row] : "http://127.0.0.1:9/never/\(row).jpg") + ",\"caption, \(row)\"\n"
+            }
+            let list = try table(text, name: "rows-\(rows).csv")
+            let out = work.appending("flat-\(rows)")
+            let measured = try ImgCacheProcess.runShell("""
+                python3 -c 'import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); \
+                print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+                imgcache --cache-dir '\(cacheRoot)' -q export --webdataset '\(out)' '\(list)'
+                """, environment: ["PATH": URL(fileURLWithPath: Paths.binary).deletingLastPathComponent().path + ":/usr/bin:/bin"],
+                home: home.path, workingDirectory: work.path)
+            let lines = try String(contentsOfFile: out + "/manifest.jsonl", encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == rows && lines.filter { $0.contains("\"exported\"") }.count == cached.count)
+            return (Int(measured.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .max) * 1024
+        }
+        let small = try peak(rows: 10_000), large = try peak(rows: 100_000)
+        #expect(large < 60 << 20 && large - small < 6 << 20, "10,000 rows: \(small >> 20) MB, 100,000 rows: \(large >> 20) MB")
+    }
 }
