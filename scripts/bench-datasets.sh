@@ -70,7 +70,8 @@ if python3 -c 'import moto.server, boto3' 2>/dev/null; then
     moto_pid=$!
     trap 'rm -rf "$shm"; stop_sample_server; kill "$moto_pid" 2>/dev/null || true' EXIT
     for attempt in $(seq 1 100); do
-        curl -s -o /dev/null "http://127.0.0.1:$s3_port/" && break
+        # A connection, not a request: moto lets only the first three requests through unsigned.
+        (exec 3<> "/dev/tcp/127.0.0.1/$s3_port") 2> /dev/null && break
         [ "$attempt" -eq 100 ] && { echo "moto did not start" >&2; exit 1; }
         sleep 0.1
     done
@@ -94,7 +95,8 @@ PY
 import boto3, os, sys
 s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1",
                   aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"], aws_secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"])
-keys = [item["Key"] for item in s3.list_objects_v2(Bucket="bench", Prefix=sys.argv[2] + "/").get("Contents", [])]
+# (No Prefix parameter: moto's check of the signature of an encoded "/" in a query fails.)
+keys = [item["Key"] for item in s3.list_objects_v2(Bucket="bench").get("Contents", []) if item["Key"].startswith(sys.argv[2] + "/")]
 if len(keys) != int(sys.argv[3]) + 1 or sys.argv[2] + "/manifest.jsonl" not in keys:
     sys.exit("export --to: the bucket holds %s" % keys)
 for key in keys:
