@@ -389,7 +389,11 @@ import Testing
         let broken = try fetch(["export", "--webdataset", failed, "--files", failed, list])
         #expect(broken.status == 64)
         let unreadable = try fetch(["export", "--webdataset", failed, work.appending("no-such-list")])
-        #expect(unreadable.status == 66 && (try? FileManager.default.contentsOfDirectory(atPath: failed))?.isEmpty ?? true)
+        #expect(unreadable.status == 66 && !FileManager.default.fileExists(atPath: failed))
+        // A table refused once read (a Parquet file): the folder made for it goes again.
+        let parquet = try table("PAR1\u{00}\u{01}rows\n", name: "rows.parquet")
+        let refused = try fetch(["export", "--webdataset", failed, parquet])
+        #expect(refused.status == 66 && !FileManager.default.fileExists(atPath: failed), "\(refused.standardError)")
     }
 
     /// Rows are streamed: a table ten times longer exports in the same memory (the whole manifest, every row

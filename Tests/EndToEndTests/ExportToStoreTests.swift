@@ -123,13 +123,19 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: staging).count == 1, "the killed run's staging folder")
         for name in visible { #expect(file(folder + "/" + name) == expected[name], "\(name) is not the whole shard") }
 
-        // Run again: the whole data set, byte for byte, and nothing hidden left.
+        // Again with bigger shards: one shard and the manifest, the killed run's hidden upload and its
+        // staging folder gone with the stale shards.
+        let bigger = try run(["export", "--to", store.url("sets/run"), "--caption-column", "caption", table])
+        #expect(bigger.status == 1, "\(bigger.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["00000.tar", "manifest.jsonl"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty, "the killed run's staging folder stays")
+        // Run again as before: the whole data set, byte for byte, and nothing hidden left.
         let again = try run(exportArguments(table, to: store.url("sets/run")))
         #expect(again.status == 1 && again.output.contains("38 exported in 19 shards"), "\(again.output) \(again.standardError)")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         #expect(names == expected.keys.sorted().filter { $0 != ".imgcache-export" }, "\(names)")
         for name in names { #expect(file(folder + "/" + name) == expected[name], "\(name)") }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: staging).count == 1, "only the killed run's staging folder stays")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty)
     }
 
     @Test func anS3BucketGetsTheFolderShardsTheManifestLastAndAKillLeavesWholeShardsOnly() throws {
@@ -164,8 +170,12 @@ import Testing
                 "\(refused.standardError)")
         #expect(!refused.standardError.contains("not-the-secret"))
         #expect(try s3.objects() == before)
-        // Every finished run took its staging folder away; only the killed one's stays.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: staging).count == 1)
+        // Every finished run took its staging folder away, and the first took the killed one's.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty)
+
+        // A bucket that is not there: said before anything is read or made.
+        let nowhere = try run(exportArguments(table, to: "s3://no-such-bucket/x?endpoint=\(s3.endpoint)"), environment: s3.credentials)
+        #expect(nowhere.status == 74 && nowhere.standardError.contains("no such bucket"), "\(nowhere.standardError)")
     }
 
     @Test func nginxTakesTheDataSetAndOptionsThatCannotMeetAreRefused() throws {
@@ -185,10 +195,28 @@ import Testing
         for (arguments, words) in [(["--to", images.url("x"), "--files", work.appending("f")], "--files"),
                                    (["--to", images.url("x"), "--webdataset", work.appending("w")], "--webdataset"),
                                    (["--to", "redis://127.0.0.1:1"], "Redis"),
-                                   (["--to", "ftp://127.0.0.1/x"], "unsupported")] {
+                                   (["--to", "ftp://127.0.0.1/x"], "unsupported"),
+                                   // A fragment would put every object at one key; ".." would reach another bucket or folder.
+                                   (["--to", "s3://data/set#v2?endpoint=http://127.0.0.1:1"], "'#'"),
+                                   (["--to", "s3://data/../victim/x?endpoint=http://127.0.0.1:1"], "'..'"),
+                                   (["--to", images.url("datasets/../store/x")], "'..'"),
+                                   (["--to", images.url("datasets/%2e%2e/store/x")], "'..'"),
+                                   (["--to", "http://bob:secret-pw@127.0.0.1:1/x"], "user-env")] {
             let refused = try run(["export"] + arguments + [table])
             #expect(refused.status == 64 && refused.standardError.contains(words), "\(arguments): \(refused.standardError)")
+            #expect(!refused.standardError.contains("secret-pw"))
         }
+        // A store that takes the connection and never answers: its timeout= is the one waited.
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) } }
+        _ = listen(silent, 16)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(silent, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let stalled = try run(exportArguments(table, to: "http://127.0.0.1:\(port)/x|timeout=1s"))
+        #expect(stalled.status == 74 && stalled.standardError.contains("after 1 s"), "\(stalled.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty)
     }
 }

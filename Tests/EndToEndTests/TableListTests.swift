@@ -128,6 +128,14 @@ import Testing
             let result = try fetch(["prefetch", path])
             #expect(result.status == 66 && result.standardError.contains("it is \(name)"), "\(result.standardError)")
             #expect(!result.standardError.contains("binary"), "\(result.standardError)")
+            // Gzipped, it is still what it is.
+            let gzip = Process()
+            gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+            gzip.arguments = ["-f", path]
+            try gzip.run()
+            gzip.waitUntilExit()
+            let zipped = try fetch(["prefetch", path + ".gz"])
+            #expect(zipped.status == 66 && zipped.standardError.contains("it is \(name), gzipped"), "\(zipped.standardError)")
         }
     }
 

@@ -110,15 +110,18 @@ extension ExportCommand {
         let place = arguments.store?.identity ?? arguments.directory
         // All or nothing: a folder an export failed or was stopped in is left as it was.
         if let failure {
-            console.error(failure.reason + "; nothing of this export was kept")
+            console.error(failure.reason + (arguments.store == nil ? "; nothing of this export was kept"
+                                            : "; no manifest was written (shards sent stay in the store until an export replaces them)"))
             return .outputFailed
         }
         if fetcher.interruption.signal != nil {
-            console.error("interrupted: nothing of this export was kept")
+            console.error(arguments.store == nil ? "interrupted: nothing of this export was kept"
+                          : "interrupted: no manifest was written; the shards sent stay in the store until an export replaces them")
             return ManagerSetup.interruptedStatus(fetcher, console: console)
         }
         if inputError != nil {
-            console.error("nothing of this export was kept (\(place) is as it was)")
+            console.error(arguments.store == nil ? "nothing of this export was kept (\(place) is as it was)"
+                          : "no manifest was written to \(place) (shards sent stay until an export replaces them)")
             return .noInput
         }
         let counts: WebDatasetExport.Counts
@@ -254,6 +257,11 @@ extension ParsedOptions {
                 throw .conflictingOptions("--to", "--files", reason: "a store takes a data set as tar shards, each sent whole; write --files to a folder")
             }
             do { store = try RemoteSpec(parsing: text) } catch { throw .invalidValue(option: "--to", value: RemoteSpec.redacted(text), reason: error.reason) }
+            // Sent on as a rename's Destination, a password in the URL would reach the server's logs.
+            if store!.hasCredentialsInURL {
+                throw .invalidValue(option: "--to", value: store!.identity,
+                                    reason: "a password in the URL is not sent on: give it with |user-env=NAME (user:password in that variable)")
+            }
             switch store!.kind {
             case .http, .s3: break
             case .redis, .redisSocket:

@@ -39,7 +39,8 @@ public final class DataSetUpload {
         writer = StoreWriter(access: try ObjectStoreAccess(spec: spec, environment: environment), downloads: downloads)
         var base = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         while base.count > 1, base.hasSuffix("/") { base.removeLast() }
-        var template = Array((base + "/imgcache-export.XXXXXX").utf8CString)
+        DataSetUpload.removeAbandonedStaging(in: base)
+        var template = Array((base + "/imgcache-export.\(getpid()).XXXXXX").utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw RemoteFailure("cannot make a folder in \(base) (TMPDIR) for the shards before they are sent: "
                                 + SystemError("mkdtemp", path: base, errno: Errno(errno)).reason)
@@ -50,6 +51,20 @@ public final class DataSetUpload {
     deinit {
         running?.thread.join()
         FolderShardWriter.removeFlat(stagingFolder)
+    }
+
+    /// Staging folders (`imgcache-export.PID.XXXXXX`) of this user's exports that ended without removing
+    /// theirs (SIGKILL, a crash): their process is gone. A folder of a process still running is left.
+    static func removeAbandonedStaging(in base: String) {
+        guard let items = try? DirectoryHandle(base).list() else { return }
+        for item in items where item.name.hasPrefix("imgcache-export.") {
+            let parts = item.name.split(separator: ".")
+            guard parts.count == 3, let pid = Int32(parts[1]), pid > 0, pid != getpid(),
+                  kill(pid, 0) != 0, errno == ESRCH,
+                  case .success(let info) = SystemCall.lstat(base + "/" + item.name),
+                  info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid() else { continue }
+            FolderShardWriter.removeFlat(base + "/" + item.name)
+        }
     }
 
     /// Before anything is exported: the store's folder is made (WebDAV), and an
@@ -69,6 +84,33 @@ public final class DataSetUpload {
                     throw RemoteFailure("cannot make the folder \(RemoteURL.displayed(folder)): " + access.failure(error, writing: true).reason,
                                         cause: error)
                 }
+            }
+        }
+        // A small object written, renamed (WebDAV) and removed: a store that cannot take the export
+        // (no bucket, no write permission, no MOVE) says so now, not after the first shard is made.
+        let probe = ".imgcache-probe-\(getpid())"
+        var put = try access.request(.put, at: access.url(probe), body: Array("imgcache export probe\n".utf8))
+        put.retries = 2
+        if case .failure(let error) = writer.perform(put) {
+            throw RemoteFailure("cannot write to the store: " + access.failure(error, writing: true).reason, cause: error)
+        }
+        var written = probe
+        if !access.isS3 {
+            var move = try access.request(.move, at: access.url(probe))
+            move.headers += [HTTPHeader(name: "Destination", value: access.url(probe + ".moved")), HTTPHeader(name: "Overwrite", value: "T")]
+            switch writer.perform(move) {
+            case .success: written = probe + ".moved"
+            case .failure(let error):
+                try? writer.remove(probe)
+                throw StoreWriter.renameFailure(error, access: access)
+            }
+        }
+        try writer.remove(written)
+        // An earlier export's manifest goes first: a manifest is only ever beside its whole data set.
+        if access.isS3 {
+            // S3 answers 204 for a key not there; 404 is the bucket.
+            if case .failure(.httpStatus(404)) = writer.perform(try access.request(.delete, at: access.url(DataSetUpload.manifestName))) {
+                throw RemoteFailure("no such bucket", cause: .httpStatus(404))
             }
         }
         try writer.remove(DataSetUpload.manifestName)
@@ -103,6 +145,8 @@ public final class DataSetUpload {
         // Shards are numbered from 0 without a gap: the first missing one ends the earlier export's.
         for number in shardCount..<(shardCount + 100_000) {
             let name = WebDatasetExport.shardName(number)
+            // A hidden upload an export killed outright left there goes too.
+            if !access.isS3 { try? writer.remove("." + name + ".partial") }
             guard case .success = writer.perform(try access.request(.head, at: access.url(name))) else { break }
             try writer.remove(name)
         }
@@ -194,13 +238,16 @@ private final class StoreWriter: Sendable {
         move.headers += [HTTPHeader(name: "Destination", value: access.url(name)), HTTPHeader(name: "Overwrite", value: "T")]
         switch perform(move) {
         case .success: partials.withLock { _ = $0.remove(hidden) }
-        case .failure(let error):
-            let reason = access.failure(error, writing: true).reason
-            if case .httpStatus(405) = error {
-                throw RemoteFailure("cannot rename \(hidden) to \(name): the server does not take MOVE (nginx needs dav_methods PUT DELETE MOVE)")
-            }
-            throw RemoteFailure("cannot rename \(hidden) to \(name): \(reason)", cause: error)
+        case .failure(let error): throw StoreWriter.renameFailure(error, access: access)
         }
+    }
+
+    /// Why a MOVE failed, with the setting a store without it needs.
+    static func renameFailure(_ error: DownloadError, access: ObjectStoreAccess) -> RemoteFailure {
+        if case .httpStatus(let status) = error, status == 405 || status == 501 {
+            return RemoteFailure("the server does not rename (WebDAV MOVE): nginx needs dav_methods PUT DELETE MKCOL MOVE", cause: error)
+        }
+        return RemoteFailure("cannot rename an upload into place: " + access.failure(error, writing: true).reason, cause: error)
     }
 
     /// Removes the object `name`; one not there is removed already.
@@ -214,9 +261,9 @@ private final class StoreWriter: Sendable {
     /// Sends `request` and waits for its answer (each request is bounded by the store's timeouts).
     func perform(_ request: DownloadRequest) -> Result<DownloadedBody, DownloadError> {
         var request = request
-        // A shard is large, and a store may take a while to take it in: an upload's silence
-        // is allowed at least a minute, not a cache lookup's few seconds.
-        request.timeout = max(request.timeout, 60)
+        // A shard is large, and a store may take a while to take it in: unless `timeout=` says
+        // otherwise, an upload's silence is allowed a minute, not a cache lookup's few seconds.
+        if !access.spec.timeoutGiven { request.timeout = max(request.timeout, 60) }
         let answer = BlockingQueue<Result<DownloadedBody, DownloadError>>()
         guard !requests.withLock({ $0.withdrawn }) else { return .failure(.cancelled) }
         let ticket = downloads.submit([DownloadSubmission(request: request) { answer.push($0) }])[0]

@@ -99,6 +99,8 @@ public final class WebDatasetExport {
     private var committed = false
     /// This export marked the folder: one that fails takes the mark away with the rest.
     private var madeMarker = false
+    /// This export made the folder: one that fails removes it again (when nothing else was put there).
+    private var madeDirectory = false
     /// `--to`: where the shards go as they are finished, the folder only holding them until then.
     private let upload: DataSetUpload?
     /// The caption column was found in a row.
@@ -142,6 +144,7 @@ public final class WebDatasetExport {
         self.urlColumn = urlColumn
         self.includesOptedOut = includesOptedOut
         do {
+            madeDirectory = (try? FileSystem.status(directory)) ?? nil == nil
             try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
             let names = try DirectoryHandle(directory).list().map(\.name)
             // An earlier export's folder (its marker) may be written again; any other must be empty.
@@ -181,6 +184,9 @@ public final class WebDatasetExport {
         try? FileSystem.remove(directory + "/.manifest.jsonl.partial")
         for written in finished { try? FileSystem.remove(written.partialPath) }
         if madeMarker { try? FileSystem.remove(directory + "/" + WebDatasetExport.markerName) }
+        // The shard being written goes first (its partial file with it), then the folder, if empty.
+        shard = nil
+        if madeDirectory, upload == nil { rmdir(directory) }
     }
 
     /// A name an export writes: its shards, its manifest, and their partial files.

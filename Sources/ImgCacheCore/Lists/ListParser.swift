@@ -25,6 +25,9 @@ struct ListParser {
     /// Whether the first bytes were looked at (for gzip's signature).
     private var sniffed = false
     private var held: [UInt8] = []
+    /// The same for what a gzipped list inflates to: a gzipped Parquet file is still one.
+    private var inflatedSniffed = false
+    private var inflatedHeld: [UInt8] = []
 
     init(format: ListFormat) {
         self.format = format
@@ -46,7 +49,7 @@ struct ListParser {
             // Parsed a buffer at a time as it inflates: a chunk that inflates a thousandfold is never held whole.
             var parsed: [Parsed] = []
             do {
-                try gzip.push(bytes) { (piece: ArraySlice<UInt8>) throws(Failure) in parsed += try parse(piece, ending: false) }
+                try gzip.push(bytes) { (piece: ArraySlice<UInt8>) throws(Failure) in parsed += try parseInflated(piece) }
             } catch {
                 throw Failure(reason: error.reason)
             }
@@ -62,10 +65,12 @@ struct ListParser {
             try sniff()
             rest = held[...]
         }
+        var parsed: [Parsed] = []
         if let gzip {
             do { try gzip.finish() } catch { throw Failure(reason: error.reason) }
+            if !inflatedSniffed { parsed += try releaseInflated() }
         }
-        var parsed = try parse(rest, ending: false)
+        parsed += try parse(rest, ending: false)
         parsed += try parse([], ending: true)
         if format.isTable, header == nil, format.kind != .jsonl {
             throw Failure(reason: "the table is empty: it has no header line naming its columns")
@@ -82,6 +87,21 @@ struct ListParser {
         ([0xFD, 0x37, 0x7A, 0x58], "xz-compressed"), (Array("BZh".utf8), "bzip2-compressed"),
     ]
 
+    /// What a gzipped list inflates to, its first bytes looked at before any is parsed.
+    private mutating func parseInflated(_ piece: ArraySlice<UInt8>) throws(Failure) -> [Parsed] {
+        guard !inflatedSniffed else { return try parse(piece, ending: false) }
+        inflatedHeld += piece
+        guard inflatedHeld.count >= 4 else { return [] }
+        return try releaseInflated()
+    }
+
+    private mutating func releaseInflated() throws(Failure) -> [Parsed] {
+        inflatedSniffed = true
+        try ListParser.refuseContainer(inflatedHeld, gzipped: true)
+        defer { inflatedHeld = [] }
+        return try parse(inflatedHeld[...], ending: false)
+    }
+
     /// Looks at the first bytes: gzip is inflated as it comes; a container imgcache does not read is
     /// refused before a line of it is taken for a URL.
     private mutating func sniff() throws(Failure) {
@@ -90,8 +110,13 @@ struct ListParser {
             do { gzip = try GzipDecoder() } catch { throw Failure(reason: error.reason) }
             return
         }
-        if let container = ListParser.containers.first(where: { held.starts(with: $0.magic) }) {
-            throw Failure(reason: "it is \(container.name): imgcache reads lines of URLs, CSV, TSV or JSONL (maybe gzipped); "
+        try ListParser.refuseContainer(held, gzipped: false)
+    }
+
+    /// Refuses `start` when it is the beginning of a container imgcache does not read.
+    private static func refuseContainer(_ start: [UInt8], gzipped: Bool) throws(Failure) {
+        if let container = ListParser.containers.first(where: { start.starts(with: $0.magic) }) {
+            throw Failure(reason: "it is \(container.name)\(gzipped ? ", gzipped" : ""): imgcache reads lines of URLs, CSV, TSV or JSONL (maybe gzipped); "
                           + "convert it first, as \"Parquet and Arrow tables\" in DATASETS.md shows (for Parquet: python3 -c \"import "
                           + "pyarrow.parquet as p, pyarrow.csv as c; c.write_csv(p.read_table('FILE.parquet'), 'FILE.csv')\")")
         }

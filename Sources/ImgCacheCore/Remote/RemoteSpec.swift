@@ -34,6 +34,8 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     public var keepIfSlow = false
     public var connectTimeout = 1.0
     public var timeout = 5.0
+    /// `timeout=` was given (an export's uploads otherwise allow a minute of silence).
+    public var timeoutGiven = false
     /// How long Redis keeps an object (seconds).
     public var timeToLive = 30.0 * 86_400
     public var bearerEnvironment: String?
@@ -76,7 +78,9 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
                 guard value == nil else { throw .invalid("keep-if-slow takes no value") }
                 keepIfSlow = true
             case "connect-timeout": connectTimeout = try seconds()
-            case "timeout": timeout = try seconds()
+            case "timeout":
+                timeout = try seconds()
+                timeoutGiven = true
             case "ttl": timeToLive = try seconds()
             case "bearer-env": bearerEnvironment = try required()
             case "bearer-file": bearerFile = try required()
@@ -92,6 +96,12 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
                 throw .invalid("unknown attribute '\(name)' (known: \(known.joined(separator: ", ")))")
             }
         }
+    }
+
+    /// A path segment that means "this folder" or "the one above", written plainly or percent-encoded.
+    private static func isDotSegment(_ segment: Substring) -> Bool {
+        let decoded = segment.lowercased().replacing("%2e", with: ".")
+        return decoded == "." || decoded == ".."
     }
 
     /// Remotes separated by spaces (IMGCACHE_REMOTE); "none" or nothing: none.
@@ -149,6 +159,11 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             }
             var base = url
             while base.hasSuffix("/") { base.removeLast() }
+            // "." and ".." would be resolved on the way (by libcurl, or the server): objects would land outside the path named.
+            let path = base.dropFirst(scheme.count + 3).drop { $0 != "/" }
+            if path.split(separator: "/").contains(where: RemoteSpec.isDotSegment) {
+                throw .invalid("'\(shown)' has a '.' or '..' in its path: name the store's folder itself")
+            }
             return .http(base: base)
         case "redis":
             guard rest.hasPrefix("//") else { throw .invalid("expected redis://host[:port][/db]") }
@@ -193,6 +208,8 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
                 + "use redis:// on a trusted network, or an https:// store")
         case "s3":
             guard rest.hasPrefix("//") else { throw .invalid("expected s3://bucket/prefix?endpoint=URL&region=REGION") }
+            // A fragment would put every object at one key (the part before it).
+            guard !url.contains("#") else { throw .invalid("'\(shown)' has a '#': a bucket's prefix is a path, without a fragment") }
             let parts = rest.dropFirst(2).split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
             let path = parts[0]
             let bucket = path.prefix { $0 != "/" }
@@ -202,6 +219,10 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             var prefix = String(path.dropFirst(bucket.count))
             while prefix.hasPrefix("/") { prefix.removeFirst() }
             while prefix.hasSuffix("/") { prefix.removeLast() }
+            // Resolved on the way, ".." would reach another bucket.
+            if prefix.split(separator: "/").contains(where: RemoteSpec.isDotSegment) {
+                throw .invalid("'\(shown)' has a '.' or '..' in its prefix: name the prefix itself")
+            }
             var endpoint = "https://s3.amazonaws.com", region = "us-east-1"
             if parts.count == 2 {
                 for pair in parts[1].split(separator: "&") {
