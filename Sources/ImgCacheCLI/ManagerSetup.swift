@@ -95,7 +95,9 @@ enum ManagerSetup {
         }
         do {
             let selection = try RemoteSelection.resolve(given: nil, environment: environment, remembered: cache.settings,
-                                                        trustsCredentials: NamespaceSettings.writableByUserAlone(in: cache.directory))
+                                                        // Only remembered stores need the file's owner checked.
+                                                        trustsCredentials: cache.settings.remotes?.isEmpty ?? true
+                                                            || NamespaceSettings.writableByUserAlone(in: cache.directory))
             for (text, reason) in selection.unreadable { console.warning("ignoring the remembered remote '\(text)': \(reason)") }
             return .success(selection.remotes)
         } catch {

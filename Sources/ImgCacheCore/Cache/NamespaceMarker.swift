@@ -30,8 +30,9 @@ public enum NamespaceMarker {
     /// Whether imgcache may make `directory` a namespace: it is one already,
     /// it does not exist, or it is empty.
     public static func mayAdopt(_ directory: String) -> Bool {
-        guard let folder = try? DirectoryHandle(directory) else { return true }
+        // The tag first: a namespace in use has one, and then the folder need not be opened.
         if isMarked(directory) { return true }
+        guard let folder = try? DirectoryHandle(directory) else { return true }
         return (try? folder.list())?.isEmpty ?? false
     }
 

@@ -18,11 +18,12 @@ public struct DecodeLimits: Equatable, Sendable {
     /// A quarter of the machine's memory, at most 2 GiB.
     public static var defaultMemory: Int { min(2 << 30, DecodeLimits.physicalMemory / 4) }
 
-    /// The machine's memory (4 GiB when it cannot be told).
-    public static var physicalMemory: Int {
+    /// The machine's memory (4 GiB when it cannot be told), asked of the system once per process:
+    /// every run's settings start from it.
+    public static let physicalMemory: Int = {
         let pages = Int(sysconf(Int32(_SC_PHYS_PAGES))), pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
         return pages > 0 && pageSize > 0 ? pages * pageSize : 4 << 30
-    }
+    }()
 
     public init() {}
 
