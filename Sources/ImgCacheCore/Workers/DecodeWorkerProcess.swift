@@ -282,8 +282,9 @@ final class DecodeWorkerProcess {
         case timedOut
     }
 
-    /// Where messages are read (one buffer for the worker's life, not one per message).
-    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Where messages are read (one buffer for the worker's life, not one per message), made on
+    /// the first wait: a run that decodes nothing (a hit) never zeroes its 64 KiB.
+    private lazy var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// The descriptor the last message carried, when `wait` was asked to keep it; else -1.
     private var receivedDescriptor: Int32 = -1
 
