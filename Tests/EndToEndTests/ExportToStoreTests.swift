@@ -201,7 +201,13 @@ import Testing
                                    (["--to", "s3://data/../victim/x?endpoint=http://127.0.0.1:1"], "'..'"),
                                    (["--to", images.url("datasets/../store/x")], "'..'"),
                                    (["--to", images.url("datasets/%2e%2e/store/x")], "'..'"),
-                                   (["--to", "http://bob:secret-pw@127.0.0.1:1/x"], "user-env")] {
+                                   (["--to", "http://bob:secret-pw@127.0.0.1:1/x"], "user-env"),
+                                   // "." or ".." as the bucket would resolve away on a path-style request.
+                                   (["--to", "s3://../data/x?endpoint=http://127.0.0.1:1"], "bad bucket name"),
+                                   (["--to", "s3://./data/x?endpoint=http://127.0.0.1:1"], "bad bucket name"),
+                                   (["--to", "s3://data/x?endpoint=http://u:secret-pw@127.0.0.1:1"], "AWS_ACCESS_KEY_ID"),
+                                   (["--to", images.url("x") + "|read-only"], "|read-only is not for"),
+                                   (["--to", images.url("x") + "|ttl=3d"], "|ttl is not for")] {
             let refused = try run(["export"] + arguments + [table])
             #expect(refused.status == 64 && refused.standardError.contains(words), "\(arguments): \(refused.standardError)")
             #expect(!refused.standardError.contains("secret-pw"))

@@ -137,6 +137,20 @@ import Testing
         #expect(records.isEmpty)
         // Each was tried both times.
         #expect(faults.requestCount(path: "/status/503") == 2 && faults.requestCount(path: "/stall") == 2)
+        // Not on the list (`list --failed` shows none), but kept to say why: an export's manifest gives each
+        // row its failure, as tried again by the next prefetch.
+        #expect(CacheInspection.retriedRecords(inNamespace: namespace).count == transient.count)
+        #expect(try fetch(["list", "--failed"]).output.isEmpty)
+        let list = home.appending("transient.txt")
+        try Data((transient.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: list))
+        let out = home.appending("set")
+        #expect(try fetch(["export", "--webdataset", out, list]).status == 1)
+        let rows = try String(contentsOfFile: out + "/manifest.jsonl", encoding: .utf8).split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(rows.map { "\($0["status"] ?? "")/\($0["reason"] ?? "")" } == Array(repeating: "failed/failed_retryable", count: transient.count))
+        #expect((rows[0]["error"] as? String)?.contains("503") == true && (rows[0]["error"] as? String)?.contains("tries it again") == true,
+                "\(rows[0])")
     }
 
     @Test func clearFailedForgetsThem() throws {

@@ -8,7 +8,7 @@ import Testing
         let http = try RemoteSpec(parsing: "https://cache.lan/images/|read-only|timeout=2s|connect-timeout=500ms|bearer-env=TOKEN")
         #expect(http.kind == .http(base: "https://cache.lan/images"))
         #expect(http.readOnly && http.timeout == 2 && http.connectTimeout == 0.5 && http.bearerEnvironment == "TOKEN")
-        let kept = try RemoteSpec(parsing: "s3://b/p?endpoint=http://h&region=r|keep-if-slow")
+        let kept = try RemoteSpec(parsing: "s3://bucket/p?endpoint=http://h&region=r|keep-if-slow")
         #expect(!http.keepIfSlow && kept.keepIfSlow)
         let redis = try RemoteSpec(parsing: "redis://fleet:pw@10.0.0.5:6380/3|ttl=7d")
         #expect(redis.kind == .redis(host: "10.0.0.5", port: 6380, database: 3, user: "fleet", password: "pw"))

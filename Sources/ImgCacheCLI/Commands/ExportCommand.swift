@@ -120,7 +120,7 @@ extension ExportCommand {
             return ManagerSetup.interruptedStatus(fetcher, console: console)
         }
         if inputError != nil {
-            console.error(arguments.store == nil ? "nothing of this export was kept (\(place) is as it was)"
+            console.error(arguments.store == nil ? "nothing of this export was kept"
                           : "no manifest was written to \(place) (shards sent stay until an export replaces them)")
             return .noInput
         }
@@ -261,6 +261,12 @@ extension ParsedOptions {
             if store!.hasCredentialsInURL {
                 throw .invalidValue(option: "--to", value: store!.identity,
                                     reason: "a password in the URL is not sent on: give it with |user-env=NAME (user:password in that variable)")
+            }
+            // What a data set's store takes: credentials and timeouts; not a cache store's read-only or ttl.
+            let allowed: Set<String> = ["user-env", "bearer-env", "bearer-file", "timeout", "connect-timeout"]
+            if let other = store!.attributeNames.subtracting(allowed).sorted().first {
+                throw .invalidValue(option: "--to", value: store!.identity,
+                                    reason: "|\(other) is not for a data set's store (it takes \(allowed.sorted().map { "|" + $0 }.joined(separator: ", ")))")
             }
             switch store!.kind {
             case .http, .s3: break

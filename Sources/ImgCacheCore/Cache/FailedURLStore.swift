@@ -45,6 +45,9 @@ public struct FailedURLStore: Sendable {
             self.sizeLimitUpTo = sizeLimitUpTo
         }
 
+        /// The scope of a failure that is tried again: no request's fingerprint (not hex) is ever its.
+        public static let retried = Scope(request: RequestFingerprint(digest: String(repeating: "r", count: 32)))
+
         /// Whether a request with `fingerprint` and `sizeLimit` would fail the same way.
         public func covers(_ fingerprint: RequestFingerprint, sizeLimit: Int64?) -> Bool {
             guard fingerprint == request else { return false }
@@ -60,6 +63,10 @@ public struct FailedURLStore: Sendable {
         /// Seconds since the epoch.
         public let failedAt: Double
         public let scope: Scope
+
+        /// A failure the next fetch tries again (a timeout, a 5xx, a host given up): kept only to say
+        /// why a row has no image (export's manifest), never to refuse a request.
+        public var isRetried: Bool { scope == Scope.retried }
     }
 
     /// Remembers that `key`'s URL failed for `reason` at `now`, for the
@@ -98,11 +105,11 @@ public struct FailedURLStore: Sendable {
     }
 
     /// Every failure remembered (expired ones too: the caller tells them
-    /// apart by `failedAt`), in no particular order.
+    /// apart by `failedAt`), in no particular order; not those only tried again.
     public func records() throws(SystemError) -> [Record] {
         var found: [Record] = []
         try forEachRecord(removingAbandoned: false) { name, status in
-            found += FailedURLStore.read(directory + "/" + name, failedAt: status.modified) ?? []
+            found += (FailedURLStore.read(directory + "/" + name, failedAt: status.modified) ?? []).filter { !$0.isRetried }
             return false
         }
         return found
@@ -181,7 +188,10 @@ public struct FailedURLStore: Sendable {
     public func count(ttl: AgeLimit, now: Double) throws(SystemError) -> (remembered: Int, expired: Int) {
         var remembered = 0, expired = 0
         try forEachRecord(removingAbandoned: false) { name, status in
-            guard FailedURLStore.read(directory + "/" + name, failedAt: status.modified)?.isEmpty == false else { return false }
+            // A URL only tried again is not on the list.
+            guard FailedURLStore.read(directory + "/" + name, failedAt: status.modified)?.contains(where: { !$0.isRetried }) == true else {
+                return false
+            }
             remembered += 1
             if ttl.isExpired(status.modified, now: now) { expired += 1 }
             return false

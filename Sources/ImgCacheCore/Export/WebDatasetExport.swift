@@ -292,13 +292,21 @@ public final class WebDatasetExport {
                 line.add("url", RemoteURL.redacted(url))
             }
             switch error {
+            case .notCached where lastFailure?.reason.contains(" is over the limit of ") == true:
+                // Refused by the pixel limit when it was fetched: left out by that filter, as img2dataset would.
+                counts.filtered += 1
+                try write(line, status: "filtered", kind: "max_pixels", error: lastFailure!.reason, row: row)
+            case .notCached where lastFailure?.isRetried == true:
+                counts.failed += 1
+                try write(line, status: "failed", kind: "failed_retryable", error: "failed when fetched (\(Timestamp.iso8601(lastFailure!.failedAt))): "
+                          + lastFailure!.reason + "; the next prefetch tries it again", row: row)
             case .notCached where lastFailure != nil:
                 counts.failed += 1
                 try write(line, status: "failed", kind: "failed_url", error: "failed when fetched (\(Timestamp.iso8601(lastFailure!.failedAt))): "
                           + lastFailure!.reason, row: row)
             case .notCached:
                 counts.missing += 1
-                try write(line, status: "missing", kind: "never_fetched", error: "not in the cache: never fetched, or its last fetch failed in a way a new one tries again (run prefetch)", row: row)
+                try write(line, status: "missing", kind: "never_fetched", error: "never fetched (not in the cache, and no fetch of it failed): run prefetch", row: row)
             case .tooManyPixels:
                 counts.filtered += 1
                 try write(line, status: "filtered", kind: "max_pixels", error: error.message, row: row)

@@ -245,6 +245,16 @@ public enum FetchError: Error, Equatable, Sendable {
         }
     }
 
+    /// A download that failed in a way the next fetch tries again (a timeout, a 5xx, a refused
+    /// connection, a host given up), or an image over the pixel limit (a higher one takes it).
+    var isRetriedLater: Bool {
+        switch self {
+        case .download: return rememberedScope(request: .plain) == nil
+        case .tooManyPixels: return true
+        default: return false
+        }
+    }
+
     /// Whether the failure goes on the failed-URL list.
     public var isRemembered: Bool { rememberedScope(request: .plain) != nil }
 

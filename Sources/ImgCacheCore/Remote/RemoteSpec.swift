@@ -36,6 +36,8 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     public var timeout = 5.0
     /// `timeout=` was given (an export's uploads otherwise allow a minute of silence).
     public var timeoutGiven = false
+    /// The attributes given after the URL, by name.
+    public private(set) var attributeNames: Set<String> = []
     /// How long Redis keeps an object (seconds).
     public var timeToLive = 30.0 * 86_400
     public var bearerEnvironment: String?
@@ -58,6 +60,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             let name = pair[0], value = pair.count == 2 ? pair[1] : nil
             // Given twice, one would silently win: refused, as a typo usually is.
             guard given.insert(name).inserted else { throw .invalid("attribute \(name) is given twice") }
+            attributeNames.insert(name)
             func required() throws(ValueError) -> String {
                 guard let value, !value.isEmpty else { throw .invalid("attribute \(name) needs a value (\(name)=...)") }
                 return value
@@ -123,9 +126,12 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     public static func redacted(_ text: String) -> String {
         guard let scheme = text.firstRange(of: "://") else { return text }
         let rest = text[scheme.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "|" && $0 != "?" }
-        guard let at = authority.lastIndex(of: "@") else { return text }
-        return String(text[..<scheme.upperBound]) + "***" + String(text[at...])
+        let authority = rest.prefix { $0 != "/" && $0 != "|" && $0 != "?" && $0 != "&" }
+        // Each URL in the text: an S3 store's endpoint= is one too.
+        guard let at = authority.lastIndex(of: "@") else {
+            return String(text[..<scheme.upperBound]) + String(authority) + redacted(String(rest[authority.endIndex...]))
+        }
+        return String(text[..<scheme.upperBound]) + "***" + redacted(String(text[at...]))
     }
 
     /// Whether the URL itself carries a password (which is then never remembered).
@@ -213,8 +219,13 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             let parts = rest.dropFirst(2).split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
             let path = parts[0]
             let bucket = path.prefix { $0 != "/" }
-            guard !bucket.isEmpty, bucket.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-" || $0 == ".") }) else {
-                throw .invalid("bad bucket name in '\(shown)'")
+            // S3's rules: 3 to 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit
+            // (so never "." or "..", which a path would resolve away).
+            guard (3...63).contains(bucket.count),
+                  bucket.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-" || $0 == ".") }),
+                  let first = bucket.first, let last = bucket.last, first.isLetter || first.isNumber, last.isLetter || last.isNumber,
+                  !bucket.contains("..") else {
+                throw .invalid("bad bucket name in '\(shown)' (3 to 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)")
             }
             var prefix = String(path.dropFirst(bucket.count))
             while prefix.hasPrefix("/") { prefix.removeFirst() }
@@ -236,6 +247,10 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
                 }
             }
             while endpoint.hasSuffix("/") { endpoint.removeLast() }
+            // Credentials come from AWS_ variables and sign the request; in the endpoint they would only be printed.
+            if redacted(endpoint) != endpoint {
+                throw .invalid("the endpoint of '\(redacted(url))' holds a user or password: S3 credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+            }
             guard (try? RemoteURL(parsing: endpoint)) != nil else { throw .invalid("bad endpoint '\(endpoint)'") }
             return .s3(bucket: String(bucket), prefix: prefix, endpoint: endpoint, region: region)
         default:

@@ -27,8 +27,21 @@ enum CacheInspection {
     }
 
     /// The failed-URL records of the namespace folder `directory`.
+    /// The failed-URL list's files: URLs refused until they expire, not those only kept to say why a
+    /// failure the next fetch tries again happened (see `retriedRecords`).
     static func failedRecords(inNamespace directory: String) -> [String] {
-        files(under: directory + "/failed").filter { !$0.hasPrefix("tmp.") }
+        files(under: directory + "/failed").filter { !$0.hasPrefix("tmp.") && !isOnlyRetried(directory + "/failed/" + $0) }
+    }
+
+    /// The files that hold only failures the next fetch tries again.
+    static func retriedRecords(inNamespace directory: String) -> [String] {
+        files(under: directory + "/failed").filter { !$0.hasPrefix("tmp.") && isOnlyRetried(directory + "/failed/" + $0) }
+    }
+
+    private static func isOnlyRetried(_ path: String) -> Bool {
+        let failures = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("failure ") }
+        let retried = " " + String(repeating: "r", count: 32) + " "
+        return !failures.isEmpty && failures.allSatisfy { $0.contains(retried) }
     }
 
     /// The metadata of the entry whose image is at `imagePath`, as imgcache
