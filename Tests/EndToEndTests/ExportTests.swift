@@ -420,6 +420,23 @@ import Testing
             return (Int(measured.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .max) * 1024
         }
         let small = try peak(rows: 10_000), large = try peak(rows: 100_000)
-        #expect(large < 60 << 20 && large - small < 6 << 20, "10,000 rows: \(small >> 20) MB, 100,000 rows: \(large >> 20) MB")
+        // The allowance is the noise of a loaded machine (malloc's arenas); a byte kept per row for 90,000
+        // more rows (a manifest held, say, at some 200 bytes each) is well over it.
+        #expect(large < 60 << 20 && large - small < 12 << 20, "10,000 rows: \(small >> 20) MB, 100,000 rows: \(large >> 20) MB")
+    }
+
+    /// img2dataset's max_image_area: an image over `--max-pixels`, whether export's own limit refuses its
+    /// variant or prefetch's refused its download, is `filtered` with `max_pixels`, said only in the manifest.
+    @Test func anImageOverThePixelLimitIsFilteredNotFailed() throws {
+        let list = try table([server.url("logo.png"), server.url("gray.jpg")].joined(separator: "\n") + "\n", name: "two.txt")
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let atExport = try fetch(["export", "--webdataset", work.appending("a"), "--thumbnail", "16x16", "--max-pixels", "2000", "--report", list])
+        #expect(atExport.status == 0 && atExport.standardError.isEmpty, "\(atExport.standardError)")
+        #expect(try manifest(work.appending("a")).map { "\($0["status"] ?? "")/\($0["reason"] ?? "")" } == ["filtered/max_pixels", "exported/"])
+        let other = work.appending("other-cache")
+        #expect(try ImgCacheProcess.run(["--cache-dir", other, "prefetch", "--max-pixels", "2000", list], home: home.path).status == 1)
+        let atDownload = try ImgCacheProcess.run(["--cache-dir", other, "export", "--webdataset", work.appending("b"), list], home: home.path)
+        #expect(atDownload.status == 0, "\(atDownload.standardError)")
+        #expect(try manifest(work.appending("b")).map { "\($0["status"] ?? "")/\($0["reason"] ?? "")" } == ["filtered/max_pixels", "exported/"])
     }
 }

@@ -85,18 +85,19 @@ extension ExportCommand {
         try fetcher.fetch(list, deliver: { (outcome) throws(SystemError) in
             guard failure == nil else { return }
             let row = list.rows.take(outcome.index)
-            // A failed row is said as prefetch says it (a missing one only in the manifest and the summary).
-            if case .failure(let error)? = outcome.result {
-                switch error {
-                case .notCached, .interrupted: break
-                default: console.error(error.commandLineMessage)
-                }
-            }
             do throws(WebDatasetExport.Failure) {
                 var remembered: FailedURLStore.Record?
                 if case .failure(.notCached)? = outcome.result { remembered = fetcher.lastFailure(of: outcome.url) }
+                let filteredBefore = export.counts.filtered
                 try export.add(index: outcome.index, url: outcome.url, result: outcome.result ?? .failure(.interrupted(url: outcome.url)),
                                row: row, lastFailure: remembered)
+                // A failed row is said as prefetch says it (a missing one, or one a filter left out, only in the manifest and the summary).
+                if case .failure(let error)? = outcome.result, export.counts.filtered == filteredBefore {
+                    switch error {
+                    case .notCached, .interrupted: break
+                    default: console.error(error.commandLineMessage)
+                    }
+                }
             } catch {
                 // The rest is only looked up (nothing is downloaded) and left out.
                 failure = error

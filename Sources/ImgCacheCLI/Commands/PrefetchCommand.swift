@@ -226,7 +226,8 @@ extension PrefetchArguments: Subcommand {
             otherwise), checked and stored, as fetch does; repeats are skipped. On a terminal, \
             a progress bar on standard error. At the end a summary: URLs, downloaded, already \
             cached, failed, skipped as failed before (blacklisted). With --json, one JSON line \
-            per distinct URL as it finishes, then a summary line. Exit 0 only when every URL \
+            per distinct URL (per row, for a table: each carries its row's columns) as it finishes, \
+            then a summary line. Exit 0 only when every URL \
             was found in the cache or stored. SIGINT or SIGTERM stops it: transfers are aborted, \
             their temporary files removed, and the summary so far is printed.
             """,

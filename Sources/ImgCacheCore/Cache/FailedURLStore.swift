@@ -47,6 +47,8 @@ public struct FailedURLStore: Sendable {
 
         /// The scope of a failure that is tried again: no request's fingerprint (not hex) is ever its.
         public static let retried = Scope(request: RequestFingerprint(digest: String(repeating: "r", count: 32)))
+        /// Likewise for an image refused by the pixel limit: an export counts it as filtered.
+        public static let overPixelLimit = Scope(request: RequestFingerprint(digest: String(repeating: "p", count: 32)))
 
         /// Whether a request with `fingerprint` and `sizeLimit` would fail the same way.
         public func covers(_ fingerprint: RequestFingerprint, sizeLimit: Int64?) -> Bool {
@@ -64,9 +66,10 @@ public struct FailedURLStore: Sendable {
         public let failedAt: Double
         public let scope: Scope
 
-        /// A failure the next fetch tries again (a timeout, a 5xx, a host given up): kept only to say
-        /// why a row has no image (export's manifest), never to refuse a request.
-        public var isRetried: Bool { scope == Scope.retried }
+        /// A failure the next fetch tries again (a timeout, a 5xx, a host given up; an image over the
+        /// pixel limit, which a higher limit takes): kept only to say why a row has no image (export's
+        /// manifest), never to refuse a request.
+        public var isRetried: Bool { scope == Scope.retried || scope == Scope.overPixelLimit }
     }
 
     /// Remembers that `key`'s URL failed for `reason` at `now`, for the

@@ -292,7 +292,7 @@ public final class WebDatasetExport {
                 line.add("url", RemoteURL.redacted(url))
             }
             switch error {
-            case .notCached where lastFailure?.reason.contains(" is over the limit of ") == true:
+            case .notCached where lastFailure?.scope == .overPixelLimit || lastFailure?.reason.contains(" is over the limit of ") == true:
                 // Refused by the pixel limit when it was fetched: left out by that filter, as img2dataset would.
                 counts.filtered += 1
                 try write(line, status: "filtered", kind: "max_pixels", error: lastFailure!.reason, row: row)
@@ -310,6 +310,14 @@ public final class WebDatasetExport {
             case .tooManyPixels:
                 counts.filtered += 1
                 try write(line, status: "filtered", kind: "max_pixels", error: error.message, row: row)
+            // The cached original is over the pixel limit its variant is made under: left out by that filter.
+            case .variantsNotMade(_, .tooManyPixels, _):
+                counts.filtered += 1
+                try write(line, status: "filtered", kind: "max_pixels", error: error.message, row: row)
+            case .variantsNotMade(_, .undecodable(let reason), _) where reason.contains(" is over the limit of "),
+                 .variantsNotMade(_, .failed(let reason), _) where reason.contains(" is over the limit of "):
+                counts.filtered += 1
+                try write(line, status: "filtered", kind: "max_pixels", error: reason, row: row)
             // Refused by the pixel limit when it was fetched: left out by that filter, as img2dataset would.
             case .blacklisted(_, let reason, _, _, _) where reason.contains(" is over the limit of "):
                 counts.filtered += 1

@@ -40,8 +40,8 @@ enum CacheInspection {
 
     private static func isOnlyRetried(_ path: String) -> Bool {
         let failures = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("failure ") }
-        let retried = " " + String(repeating: "r", count: 32) + " "
-        return !failures.isEmpty && failures.allSatisfy { $0.contains(retried) }
+        let retried = [" " + String(repeating: "r", count: 32) + " ", " " + String(repeating: "p", count: 32) + " "]
+        return !failures.isEmpty && failures.allSatisfy { line in retried.contains { line.contains($0) } }
     }
 
     /// The metadata of the entry whose image is at `imagePath`, as imgcache
