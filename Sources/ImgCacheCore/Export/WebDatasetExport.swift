@@ -291,41 +291,38 @@ public final class WebDatasetExport {
             } else {
                 line.add("url", RemoteURL.redacted(url))
             }
-            switch error {
-            case .notCached where lastFailure?.scope == .overPixelLimit || lastFailure?.reason.contains(" is over the limit of ") == true:
-                // Refused by the pixel limit when it was fetched: left out by that filter, as img2dataset would.
+            // Left out by the pixel limit (img2dataset's max_image_area), wherever it refused the image.
+            if let reason = WebDatasetExport.pixelLimitRefusal(error, lastFailure: lastFailure) {
                 counts.filtered += 1
-                try write(line, status: "filtered", kind: "max_pixels", error: lastFailure!.reason, row: row)
-            case .notCached where lastFailure?.isRetried == true:
-                counts.failed += 1
-                try write(line, status: "failed", kind: "failed_retryable", error: "failed when fetched (\(Timestamp.iso8601(lastFailure!.failedAt))): "
-                          + lastFailure!.reason + "; the next prefetch tries it again", row: row)
+                return try write(line, status: "filtered", kind: "max_pixels", error: reason, row: row)
+            }
+            switch error {
             case .notCached where lastFailure != nil:
+                let failure = lastFailure!
                 counts.failed += 1
-                try write(line, status: "failed", kind: "failed_url", error: "failed when fetched (\(Timestamp.iso8601(lastFailure!.failedAt))): "
-                          + lastFailure!.reason, row: row)
+                let said = "failed when fetched (\(Timestamp.iso8601(failure.failedAt))): " + failure.reason
+                try write(line, status: "failed", kind: failure.isRetried ? "failed_retryable" : "failed_url",
+                          error: failure.isRetried ? said + "; the next prefetch tries it again" : said, row: row)
             case .notCached:
                 counts.missing += 1
                 try write(line, status: "missing", kind: "never_fetched", error: "never fetched (not in the cache, and no fetch of it failed): run prefetch", row: row)
-            case .tooManyPixels:
-                counts.filtered += 1
-                try write(line, status: "filtered", kind: "max_pixels", error: error.message, row: row)
-            // The cached original is over the pixel limit its variant is made under: left out by that filter.
-            case .variantsNotMade(_, .tooManyPixels, _):
-                counts.filtered += 1
-                try write(line, status: "filtered", kind: "max_pixels", error: error.message, row: row)
-            case .variantsNotMade(_, .undecodable(let reason), _) where reason.contains(" is over the limit of "),
-                 .variantsNotMade(_, .failed(let reason), _) where reason.contains(" is over the limit of "):
-                counts.filtered += 1
-                try write(line, status: "filtered", kind: "max_pixels", error: reason, row: row)
-            // Refused by the pixel limit when it was fetched: left out by that filter, as img2dataset would.
-            case .blacklisted(_, let reason, _, _, _) where reason.contains(" is over the limit of "):
-                counts.filtered += 1
-                try write(line, status: "filtered", kind: "max_pixels", error: reason, row: row)
             default:
                 counts.failed += 1
                 try write(line, status: "failed", kind: error.kind, error: error.message, row: row)
             }
+        }
+    }
+
+    /// Why a row's image was refused by the pixel limit, if it was: when it was fetched (the download
+    /// refused, remembered for the export), or now (the original over the limit its variant is made under).
+    private static func pixelLimitRefusal(_ error: FetchError, lastFailure: FailedURLStore.Record?) -> String? {
+        switch error {
+        case .notCached: return lastFailure?.scope == .overPixelLimit ? lastFailure?.reason : nil
+        case .tooManyPixels, .variantsNotMade(_, .tooManyPixels, _): return error.message
+        case .variantsNotMade(_, .undecodable(let reason), _), .variantsNotMade(_, .failed(let reason), _):
+            // The decoder's own refusal, in its words.
+            return reason.contains(" is over the limit of ") ? reason : nil
+        default: return nil
         }
     }
 
@@ -339,7 +336,7 @@ public final class WebDatasetExport {
         try write(line.with(row: row))
     }
 
-    /// Ends the last shard, marks the folder, puts the shards and the manifest in
+    /// Ends the last shard, puts the shards and the manifest in
     /// place, and removes shards a previous export left beyond this one's.
     public func finish() throws(Failure) -> Counts {
         try closeShard()
@@ -354,10 +351,7 @@ public final class WebDatasetExport {
             return counts
         }
         do {
-            let marker = directory + "/" + WebDatasetExport.markerName
-            if case .success(let descriptor) = SystemCall.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666) {
-                SystemCall.close(descriptor)
-            }
+            // (The folder was marked when the export began.)
             for written in finished { try written.commit() }
             try FileSystem.rename(directory + "/.manifest.jsonl.partial", to: manifestPath)
             committed = true
