@@ -15,6 +15,15 @@ let systemLibraries: [Target] = [
     .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
 ]
 
+/// Nothing here uses regular expressions or Swift concurrency (threads and
+/// mutexes do the work), so the modules the compiler would import implicitly
+/// are left out: linked in, their runtimes (and libdispatch under them) cost
+/// every start-up some 6,000 relocations.
+let leanImports: [SwiftSetting] = [
+    .unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import",
+                  "-Xfrontend", "-disable-implicit-concurrency-module-import"]),
+]
+
 let package = Package(
     name: "imgcache",
     products: [
@@ -23,9 +32,10 @@ let package = Package(
     ],
     targets: systemLibraries + [
         .target(name: "CImgCacheShims", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "ImgCacheCore", dependencies: ["CImgCacheShims"]),
-        .target(name: "ImgCacheCLI", dependencies: ["ImgCacheCore"]),
-        .executableTarget(name: "imgcache", dependencies: ["ImgCacheCLI", "ImgCacheCore"]),
+        .target(name: "ImgCacheCore", dependencies: ["CImgCacheShims"], swiftSettings: leanImports),
+        .target(name: "ImgCacheCLI", dependencies: ["ImgCacheCore"], swiftSettings: leanImports),
+        .executableTarget(name: "imgcache", dependencies: ["ImgCacheCLI", "ImgCacheCore"], swiftSettings: leanImports,
+                         linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]),
         // The codec work alone, over a folder of images, for `make bench`.
         .executableTarget(name: "imgcache-codec-bench", dependencies: ["ImgCacheCore"]),
         .testTarget(name: "ImgCacheCoreTests", dependencies: ["ImgCacheCore"]),

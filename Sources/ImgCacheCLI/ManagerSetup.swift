@@ -50,13 +50,11 @@ enum ManagerSetup {
             case .failure(let status): return .failure(status)
             }
         }
-        if let (message, status) = RequestFiles.problem(arguments.downloads, environment: environment) {
-            console.error(message)
-            return .failure(status)
-        }
         let fetcher = ImageFetcher(cache: cache, readOnlyCaches: readOnly, settings: settings,
                                    downloaderConfiguration: RequestFiles.resolved(arguments.downloads, environment: environment),
                                    environment: environment)
+        // Checked on the first download: a hit reads none of these files.
+        fetcher.checkRequestFiles = { [downloads = arguments.downloads] in RequestFiles.problem(downloads, environment: environment) }
         if console.verbosity > 0 { fetcher.log = { [console] line in console.detail(line) } }
         fetcher.warn = { [console] line, cause in console.warning(line + (cause?.commandLineHint ?? "")) }
         if console.verbosity > 0, !settings.remotes.isEmpty {

@@ -6,8 +6,9 @@ import ImgCacheCore
 /// The files a run's requests read or write besides the cache: the trusted
 /// certificate authorities (`--cacert`, `--capath` or, as curl does,
 /// `CURL_CA_BUNDLE`, `SSL_CERT_FILE` and `SSL_CERT_DIR`), the netrc file and
-/// the cookie jar. Each is checked before the first request, so that one that
-/// cannot be read or written is an error naming it, not a silent miss.
+/// the cookie jar. Each is checked before the first download (a hit reads none
+/// of them), so that one that cannot be read or written is an error naming it,
+/// not a silent miss.
 enum RequestFiles {
     /// `downloads` with the certificate authorities the environment names
     /// when the command line names none, as curl reads them: `CURL_CA_BUNDLE`,

@@ -62,6 +62,32 @@ import Testing
         #expect(faults.requestCount(path: "/image/logo.png") == 0)
     }
 
+    @Test func aHitNeedsNoneOfTheFilesARequestNeedsAndAMissInTheSameRunIsRefusedOnce() throws {
+        let cached = faults.baseURL + "/image/photo.jpg"
+        #expect(try fetch(["fetch", cached]).status == 0)
+        let missing = home.appending("missing.pem")
+        // Certificate authorities, a netrc file and a cookie jar that cannot be used: a hit reads none of them.
+        for (arguments, environment) in [([String](), ["CURL_CA_BUNDLE": missing]), (["--cacert", missing], [:]),
+                                         (["--capath", missing], [:]), (["--netrc-file", missing], [:]),
+                                         (["--cookies", home.path], [:])] {
+            let hit = try fetch(["fetch"] + arguments + [cached], environment: environment)
+            #expect(hit.status == 0 && hit.standardError.isEmpty, "\(arguments) \(environment): \(hit.standardError)")
+            #expect(hit.lines.count == 1 && hit.lines[0].hasSuffix(".jpg"))
+        }
+        // A run with misses answers its hits and says the problem once, with the file's status.
+        let list = home.appending("list.txt")
+        let misses = (1...3).map { faults.baseURL + "/image/logo.png?\($0)" }
+        try ([cached] + misses).joined(separator: "\n").write(toFile: list, atomically: false, encoding: .utf8)
+        let run = try fetch(["--json", "prefetch", list], environment: ["CURL_CA_BUNDLE": missing])
+        #expect(run.status == 66, "\(run.standardError)")
+        #expect(run.errorLines == ["imgcache: error: cannot read the certificate authorities \(missing) (CURL_CA_BUNDLE): No such file or directory"])
+        let lines = try run.jsonLines()
+        #expect(lines.first { $0["url"] as? String == cached }?["cache"] as? String == "disk")
+        #expect(lines.filter { ($0["error"] as? String)?.hasPrefix("cannot read the certificate authorities") == true }.count == 3,
+                "\(run.output)")
+        #expect(faults.requestCount(path: "/image/logo.png") == 0)
+    }
+
     @Test func aCookieJarReachedThroughALinkIsSavedToItsTargetAndTheLinkStays() throws {
         let real = home.appending("real-jar.txt"), link = home.appending("jar.txt")
         try "# Netscape HTTP Cookie File\n".write(toFile: real, atomically: false, encoding: .utf8)

@@ -98,6 +98,8 @@ extension FetchCommand {
         var statistics = UsageStatistics()
         /// A cache that cannot be written fails every URL for one reason: said once.
         private var saidUnwritable = false
+        /// So does a file the requests need that cannot be used.
+        private var saidUnusable = false
         /// `--output-dir`: the copies of this run.
         private var copier: SiteCopier?
         /// Why copies of the answer being printed could not be made (none: every copy was).
@@ -156,10 +158,11 @@ extension FetchCommand {
             case .failure(let error):
                 switch error {
                 case .interrupted: interrupted = true
-                case .cacheUnwritable where saidUnwritable: break
+                case .cacheUnwritable where saidUnwritable, .requestFileUnusable where saidUnusable: break
                 default: console.error(error.commandLineMessage)
                 }
                 if case .cacheUnwritable = error { saidUnwritable = true }
+                if case .requestFileUnusable = error { saidUnusable = true }
                 if globals.json { try console.output(ManagerSetup.errorJSON(url: url, error: error).with(row: row).serialized) }
                 // Every URL keeps its line, so that the output lines up with the input (paste).
                 else if arguments.output == nil { try printLine(url: url, path: "") }

@@ -80,7 +80,8 @@ extension PrefetchCommand {
                     failed = true
                     switch error {
                     case .interrupted: break
-                    case .libraryMissing where summary.unavailable > 1, .downloaderUnavailable where summary.unavailable > 1: break  // said once
+                    case .libraryMissing where summary.unavailable > 1, .downloaderUnavailable where summary.unavailable > 1,
+                         .requestFileUnusable where summary.unavailable > 1: break  // said once
                     case .cacheUnwritable where summary.unwritable > 1: break  // said once
                     default: console.error(error.commandLineMessage)
                     }

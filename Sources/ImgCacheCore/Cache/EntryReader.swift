@@ -102,6 +102,7 @@ struct EntryReader: Sendable {
         /// `<shard>/<name>`, the path inside the namespace folder.
         let relativePath: String
         let name: String
+        let shardIndex: Int
         let metadata: EntryMetadata
         let placement: EntryMetadata.Placement
     }
@@ -123,7 +124,7 @@ struct EntryReader: Sendable {
         let generation = listings?.generation(of: key.shardIndex)
         if let generation, listings?.excludes(key.digest, in: key.shardIndex, at: generation) == true { return .nothing }
         // A link in a shard folder's place is never followed (nor anything healed through it).
-        if checkedShards?.contains(key.shardIndex) != true, checkingShard || folder?.isOpen != true {
+        if checkedShards?.contains(key.shardIndex) != true, checkingShard || folder?.open() != true {
             let shard: FileStatus?
             do { shard = try FileSystem.status(shardDirectory(for: key)) } catch {
                 return .decided(.failed(path: shardDirectory(for: key), error: error))
@@ -151,7 +152,7 @@ struct EntryReader: Sendable {
                 guard metadata.key == key.storedForm, metadata.fileName == name else {
                     return damaged("its metadata belongs to another key")
                 }
-                return .candidate(Candidate(path: path, relativePath: key.shard + "/" + name, name: name,
+                return .candidate(Candidate(path: path, relativePath: key.shard + "/" + name, name: name, shardIndex: key.shardIndex,
                                             metadata: metadata, placement: placement))
             }
         }
@@ -181,6 +182,14 @@ struct EntryReader: Sendable {
             case .failure(let errno):
                 return .failed(path: candidate.path, error: SystemError("read", path: candidate.path, errno: errno))
             }
+        } else if folder != nil, checkedShards?.contains(candidate.shardIndex) != true {
+            // Examined by path (a sidecar's image, or openat2 missing) where `find` trusted the
+            // open folder to refuse links: the shard folder is checked here instead.
+            let shard = String(candidate.path.dropLast(candidate.name.count + 1))
+            do {
+                guard try FileSystem.status(shard)?.isDirectory == true else { return .absent }
+            } catch { return .failed(path: shard, error: error) }
+            checkedShards?.insert(candidate.shardIndex)
         }
         let path = candidate.path, metadata = candidate.metadata, placement = candidate.placement
         func damaged(_ reason: String) -> Verdict { .damaged(path: path, reason: reason, metadataMissing: false) }

@@ -6,8 +6,8 @@ import Synchronization
 /// The namespace folder, kept open for a run's lookups, so that an entry's
 /// file is opened relative to it with no link followed on the way (openat2):
 /// a hit then needs no separate check that its shard folder is not a link.
-/// Opened when a lookup first finds a file; where openat2 is missing (Linux
-/// before 5.6), lookups check each shard folder as before.
+/// Opened by a run's first lookup; where openat2 is missing (Linux before
+/// 5.6), lookups check each shard folder instead.
 final class NamespaceFolder: Sendable {
     let path: String
     private let state = Mutex(State())
@@ -35,12 +35,11 @@ final class NamespaceFolder: Sendable {
         }
     }
 
-    /// Whether the folder is open (a lookup opens it when it first finds a file).
-    var isOpen: Bool {
-        state.withLock { state in if case .open = state.folder { return true } else { return false } }
-    }
+    /// Opens the folder if it is not open yet; whether it is open (false: not made yet, or
+    /// openat2 is missing). A lookup opens it before its first look, so that no shard needs checking.
+    func open() -> Bool { descriptor != nil }
 
-    /// Closes the folder, to be opened again by the next lookup that finds a file
+    /// Closes the folder, to be opened again by the next lookup
     /// (a file found by path but not through the folder: the folder may have been made anew).
     func reopen() {
         state.withLock { state in
@@ -58,7 +57,7 @@ final class NamespaceFolder: Sendable {
             case .unusable: return nil
             case .notOpened:
                 guard case .success(let descriptor) = SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) else {
-                    // Not made yet: tried again by the next lookup that finds a file.
+                    // Not made yet: tried again by the next lookup.
                     return nil
                 }
                 state.folder = .open(descriptor)

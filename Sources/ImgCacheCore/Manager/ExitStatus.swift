@@ -74,6 +74,7 @@ extension FetchError {
         case .libraryMissing(let message) where message.hasSuffix("(ulimit -v)"): return .systemError
         case .libraryMissing: return .unavailable
         case .downloaderUnavailable: return .systemError
+        case .requestFileUnusable(_, let status): return status
         case .decodeStopped(_, let failure, _) where failure.isSystemFailure: return .systemError
         default: return .someFailed
         }

@@ -46,6 +46,9 @@ public enum FetchError: Error, Equatable, Sendable {
     case libraryMissing(String)
     /// The downloader could not be started for another reason (no thread, no memory).
     case downloaderUnavailable(String)
+    /// A file the run's requests need (certificate authorities, netrc, cookie jar) cannot
+    /// be used: found before the first download, with the status the run ends with.
+    case requestFileUnusable(message: String, status: ExitStatus)
     /// A refresh found the cached copy replaced while it was being revalidated
     /// (another process stored a newer one); nothing was changed, so asking again answers.
     case revalidationRaced(url: String)
@@ -130,6 +133,7 @@ public enum FetchError: Error, Equatable, Sendable {
         case .cacheUnwritable: return "cache_unwritable"
         case .libraryMissing: return "library_missing"
         case .downloaderUnavailable: return "downloader_unavailable"
+        case .requestFileUnusable: return "request_file_unusable"
         case .revalidationRaced: return "revalidation_raced"
         }
     }
@@ -206,6 +210,7 @@ public enum FetchError: Error, Equatable, Sendable {
         case .cacheUnwritable(let error): return "cache not writable: \(error)"
         case .libraryMissing(let message): return message
         case .downloaderUnavailable(let reason): return "cannot start downloading: \(reason)"
+        case .requestFileUnusable(let message, _): return message
         case .revalidationRaced(let url): return "\(RemoteURL.displayed(url)): the cached copy changed while it was revalidated"
         }
     }
@@ -240,7 +245,7 @@ public enum FetchError: Error, Equatable, Sendable {
             default: return nil
             }
         case .invalidURL, .badRow, .pinMismatch, .deadlineReached, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade, .decodeStopped,
-             .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing, .downloaderUnavailable, .revalidationRaced:
+             .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing, .downloaderUnavailable, .requestFileUnusable, .revalidationRaced:
             return nil
         }
     }

@@ -230,6 +230,10 @@ extension ImageFetcher {
     func startDownloader() throws(FetchError) -> any DownloadScheduling {
         if let downloader { return downloader }
         if let downloaderFailure { throw downloaderFailure }
+        if let (message, status) = checkRequestFiles?() {
+            downloaderFailure = .requestFileUnusable(message: message, status: status)
+            throw .requestFileUnusable(message: message, status: status)
+        }
         announceThreads()
         do {
             let started = try makeDownloader(downloaderConfiguration)

@@ -38,6 +38,10 @@ public final class ImageFetcher {
     /// its own (the first download, or a prefetch): where to start a signal
     /// watcher, which must see no other threads yet. A run of hits never calls it.
     public var beforeFirstThread: (() -> Void)?
+    /// Called once, before the first download (a hit never calls it): why a file the
+    /// requests need cannot be used (certificate authorities, netrc, cookie jar), and the
+    /// status to end with; nil when all can. Every download then fails with it.
+    public var checkRequestFiles: (() -> (message: String, status: ExitStatus)?)?
 
     let failedURLs: FailedURLStore
     /// What the run's requests carry beyond the URL (the failed list's records answer only requests like them).

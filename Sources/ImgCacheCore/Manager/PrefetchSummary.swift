@@ -26,7 +26,7 @@ public struct PrefetchSummary: Equatable, Sendable {
     public var failedOutput = false
     /// Failures because the cache could not be written.
     public var unwritable = 0
-    /// Failures because the downloader could not start (a C library missing, no thread).
+    /// Failures because the downloader could not start (a C library missing, no thread, a request's file unusable).
     public var unavailable = 0
     /// The most serious status the failures so far call for (`.success` without any).
     public private(set) var status = ExitStatus.success
@@ -57,7 +57,7 @@ public struct PrefetchSummary: Equatable, Sendable {
             status = .worse(status, error.exitStatus)
             switch error {
             case .cacheUnwritable: unwritable += 1
-            case .libraryMissing, .downloaderUnavailable: unavailable += 1
+            case .libraryMissing, .downloaderUnavailable, .requestFileUnusable: unavailable += 1
             default: break
             }
         }

@@ -1,0 +1,63 @@
+/// Finding text in text, by its UTF-8 bytes.
+///
+/// The standard library's versions of these live in the regular-expression
+/// module, which imgcache does not link (its runtime and tables cost every
+/// start-up); these cover what the code asks: plain substrings, no patterns.
+/// A match is of bytes, so "e" is found in a decomposed "é", which is what
+/// URLs, headers and markup want. Code that does import the standard
+/// library's (the tests) gets those: these give way.
+extension StringProtocol {
+    /// The first range where `other` occurs, or nil; an empty `other` matches at the start.
+    @_disfavoredOverload package func firstRange(of other: some StringProtocol) -> Range<Index>? {
+        firstRange(of: other, from: startIndex)
+    }
+
+    /// Every range where `other` occurs, left to right, not overlapping.
+    @_disfavoredOverload package func ranges(of other: some StringProtocol) -> [Range<Index>] {
+        guard !other.isEmpty else { return [] }
+        var found: [Range<Index>] = []
+        var start = startIndex
+        while let range = firstRange(of: other, from: start) {
+            found.append(range)
+            start = range.upperBound
+        }
+        return found
+    }
+
+    /// Whether `other` occurs; an empty `other` always does.
+    @_disfavoredOverload package func contains(_ other: some StringProtocol) -> Bool {
+        firstRange(of: other) != nil
+    }
+
+    /// A copy with every occurrence of `other` replaced by `replacement`.
+    @_disfavoredOverload package func replacing(_ other: some StringProtocol, with replacement: some StringProtocol) -> String {
+        var result = ""
+        var start = startIndex
+        for range in ranges(of: other) {
+            result += self[start..<range.lowerBound]
+            result += replacement
+            start = range.upperBound
+        }
+        result += self[start...]
+        return result
+    }
+
+    private func firstRange(of other: some StringProtocol, from start: Index) -> Range<Index>? {
+        let needle = Array(other.utf8)
+        guard let first = needle.first else { return start..<start }
+        let bytes = utf8
+        var index = start
+        while index != bytes.endIndex {
+            if bytes[index] == first {
+                var candidate = index, matched = 0
+                while matched < needle.count, candidate != bytes.endIndex, bytes[candidate] == needle[matched] {
+                    bytes.formIndex(after: &candidate)
+                    matched += 1
+                }
+                if matched == needle.count { return index..<candidate }
+            }
+            bytes.formIndex(after: &index)
+        }
+        return nil
+    }
+}
