@@ -41,8 +41,8 @@ final class OutputChannel {
     /// caller could not act on (before a message) still ends the run with it.
     private(set) var failure: SystemError?
 
-    /// Whether the descriptor is a terminal.
-    var isTerminal: Bool { isatty(descriptor) == 1 }
+    /// Whether the descriptor is a terminal (asked once: it does not change during a run).
+    private(set) lazy var isTerminal: Bool = isatty(descriptor) == 1
 }
 
 /// Where a command's output goes: data on stdout, messages on stderr.
@@ -56,7 +56,7 @@ final class Console {
     private var status: String?
 
     init(globals: GlobalOptions, environment: Environment) {
-        useColor = Console.colorEnabled(globals.color, environment: environment, isTerminal: isatty(2) == 1)
+        useColor = Console.colorEnabled(globals.color, environment: environment, isTerminal: standardError.isTerminal)
         quiet = globals.quiet
         verbosity = globals.verbosity
     }

@@ -30,7 +30,7 @@ enum ManagerSetup {
     /// there is none (a bad IMGCACHE_REMOTE, remotes that cannot be remembered).
     static func fetcher(_ arguments: ManagerArguments, cache: DiskCache, console: Console,
                         environment: Environment) -> Result<ImageFetcher, ExitStatus> {
-        let cwd = FileSystem.currentDirectory()
+        let cwd = arguments.readOnlyPaths.contains { !$0.hasPrefix("/") } ? FileSystem.currentDirectory() : ""
         let readOnly = arguments.readOnlyPaths.map { ReadOnlyCache(directory: $0.hasPrefix("/") ? $0 : cwd + "/" + $0) }
         var settings = arguments.settings
         settings.decodeLimits = DecodeLimits.resolve(seconds: arguments.decodeSeconds, memory: arguments.decodeMemory,

@@ -65,6 +65,14 @@ public struct CacheKey: Equatable, Hashable, Sendable {
         return names
     }
 
+    /// The first of `candidateFileNames`, without making the others (a hit needs no more).
+    var likeliestFileName: String {
+        guard let fileExtension, CacheKey.formatExtensions.contains(fileExtension) else {
+            return digest + "." + CacheKey.formatExtensions[0]
+        }
+        return digest + "." + fileExtension
+    }
+
     /// The key as its metadata records it: credentials in the URL are hidden.
     /// (The file name still comes from the whole key, so entries stay apart.)
     public var storedForm: String { RemoteURL.redacted(string) }
@@ -75,10 +83,21 @@ public struct CacheKey: Equatable, Hashable, Sendable {
     }
 
     /// The fan-out folder: the digest's first two hex digits (256 folders).
-    public var shard: String { String(digest.prefix(2)) }
+    public var shard: String { String(decoding: digest.utf8.prefix(2), as: UTF8.self) }
 
-    /// The shard as a number, 0–255.
-    public var shardIndex: Int { Int(digest.prefix(2), radix: 16) ?? 0 }
+    /// The shard as a number, 0–255 (read from the digest's bytes: a lookup asks it several times).
+    public var shardIndex: Int {
+        func value(_ digit: UInt8) -> Int {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(digit - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return Int(digit - UInt8(ascii: "a")) + 10
+            default: return 0
+            }
+        }
+        var digits = digest.utf8.makeIterator()
+        guard let high = digits.next(), let low = digits.next() else { return 0 }
+        return value(high) << 4 | value(low)
+    }
 
     /// The extension of the URL's path (query and fragment ignored) when it is
     /// 1–8 ASCII letters or digits and not one the cache reserves.

@@ -130,14 +130,17 @@ enum EntryAttribute {
         if flags & 0x01 != 0 { guard let text = reader.text() else { return nil }; etag = text }
         if flags & 0x02 != 0 {
             guard let packed = reader.take(16) else { return nil }
-            etag = (flags & 0x04 != 0 ? "W/" : "") + "\"" + packed.map { hexDigits[Int($0 >> 4)] + hexDigits[Int($0 & 15)] }.joined() + "\""
+            etag = packedETag(packed, weak: flags & 0x04 != 0)
         }
         if flags & 0x08 != 0 {
             guard let seconds = reader.varint(), seconds < 1 << 40 else { return nil }
             lastModified = HTTPDate.format(Int64(seconds))
         }
         if flags & 0x10 != 0 { guard let text = reader.text() else { return nil }; lastModified = text }
-        let format = fileName.split(separator: ".").dropFirst().last.flatMap { ImageFormat(fileExtension: $0) }
+        // The name's last extension (a name without one has no format).
+        let format = fileName.utf8.lastIndex(of: UInt8(ascii: ".")).flatMap { dot in
+            ImageFormat(fileExtension: fileName[fileName.utf8.index(after: dot)...])
+        }
         if flags & 0x20 != 0 { guard let text = reader.text() else { return nil }; contentType = text }
         else if flags & 0x40 == 0 { contentType = format.map(defaultContentType) }
         var freshUntil: Double?, orientation: Int?, sourceFrames: Int?, source: EntryMetadata.Source?, optedOut = false
@@ -187,7 +190,18 @@ enum EntryAttribute {
 
     private static func defaultContentType(_ format: ImageFormat) -> String { format.mediaType }
 
-    private static let hexDigits = (0..<16).map { String($0, radix: 16) }
+    /// `"<32 hex>"` (`W/"…"` when weak) from the 16 bytes packed.
+    private static func packedETag(_ packed: [UInt8], weak: Bool) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = weak ? Array("W/\"".utf8) : [UInt8(ascii: "\"")]
+        text.reserveCapacity(text.count + 33)
+        for byte in packed {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 15)])
+        }
+        text.append(UInt8(ascii: "\""))
+        return String(decoding: text, as: UTF8.self)
+    }
 
     /// An ETag of 32 lowercase hex digits in quotes (S3's, many CDNs'), as 16 bytes.
     private static func packedETag(_ etag: String) -> (bytes: [UInt8], weak: Bool)? {
@@ -324,8 +338,33 @@ enum HTTPDate {
         let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         let weekday = Int(((day % 7) + 11) % 7)  // 1970-01-01 was a Thursday
-        func twoDigits(_ value: Int64) -> String { value < 10 ? "0\(value)" : String(value) }
-        return "\(weekdays[weekday]), \(twoDigits(dayOfMonth)) \(months[Int(month) - 1]) \(year) "
-            + "\(twoDigits(secondOfDay / 3600)):\(twoDigits(secondOfDay / 60 % 60)):\(twoDigits(secondOfDay % 60)) GMT"
+        // Written byte by byte: every hit with a Last-Modified formats one.
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        func digits(_ value: Int64, _ count: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<count { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                text.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        text.append(contentsOf: weekdays[weekday].utf8)
+        text.append(contentsOf: ", ".utf8)
+        digits(dayOfMonth, 2)
+        text.append(UInt8(ascii: " "))
+        text.append(contentsOf: months[Int(month) - 1].utf8)
+        text.append(UInt8(ascii: " "))
+        text.append(contentsOf: String(year).utf8)
+        text.append(UInt8(ascii: " "))
+        digits(secondOfDay / 3600, 2)
+        text.append(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2)
+        text.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        text.append(contentsOf: " GMT".utf8)
+        return String(decoding: text, as: UTF8.self)
     }
 }

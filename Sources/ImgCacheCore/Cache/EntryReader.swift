@@ -138,13 +138,14 @@ struct EntryReader: Sendable {
             checkedShards?.insert(key.shardIndex)
         }
         let folder = shardDirectory(for: key) + "/"
-        for name in key.candidateFileNames {
+        /// What the file `name` is, nil when there is none.
+        func look(_ name: String) -> Found? {
             let path = folder + name
             func damaged(_ reason: String, metadataMissing: Bool = false) -> Found {
                 .decided(.damaged(path: path, reason: reason, metadataMissing: metadataMissing))
             }
             switch readMetadata(of: path, name: name, key: key) {
-            case .noImage: continue
+            case .noImage: return nil
             case .missing: return damaged("its metadata is missing", metadataMissing: true)
             case .unreadable: return damaged("its metadata is unreadable")
             case .failed(let error): return .decided(.failed(path: path, error: error))
@@ -155,6 +156,11 @@ struct EntryReader: Sendable {
                 return .candidate(Candidate(path: path, relativePath: key.shard + "/" + name, name: name, shardIndex: key.shardIndex,
                                             metadata: metadata, placement: placement))
             }
+        }
+        // The likeliest name first, alone: the other names are made only when it is missing.
+        if let found = look(key.likeliestFileName) { return found }
+        for name in key.candidateFileNames.dropFirst() {
+            if let found = look(name) { return found }
         }
         if let generation {
             listings?.record(key.shardIndex, path: shardDirectory(for: key), generation: generation, folderMissing: false)

@@ -9,7 +9,8 @@ public struct BytePin: Equatable, Sendable {
     /// The pin in `url`'s fragment (`sha256=HEX`, alone or among `&`-separated
     /// parameters); nil when there is none. Throws why one is not 64 hex digits.
     public static func parse(_ url: String) throws(ValueError) -> BytePin? {
-        guard let hash = url.firstIndex(of: "#") else { return nil }
+        // Every URL of a run passes here: the search is by byte, not by character.
+        guard let hash = url.utf8.firstIndex(of: UInt8(ascii: "#")) else { return nil }
         for parameter in url[url.index(after: hash)...].split(separator: "&") where parameter.lowercased().hasPrefix("sha256=") {
             let hex = parameter.dropFirst(7).lowercased()
             guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit }) else {
