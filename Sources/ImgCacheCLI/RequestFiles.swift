@@ -65,6 +65,8 @@ enum RequestFiles {
         case .failure(let errno): return errno.description
         }
         if info.isDirectory != folder { return folder ? "not a folder" : "it is a folder" }
+        // A FIFO would keep libcurl waiting in open() where no signal reaches it; a device is no such file.
+        if !folder, !info.isRegularFile { return "not a regular file (a FIFO, a device or a socket)" }
         return FileSystem.accessDenial(path, R_OK | (folder ? X_OK : 0))?.description
     }
 
@@ -91,8 +93,7 @@ enum RequestFiles {
     }
 
     /// Why a certificate file is not one: no PEM certificate in its first megabyte.
-    /// Its first 4 KiB are read first: a bundle's first certificate is nearly always
-    /// there (every run checks it, a cache hit too, and a bundle is 200 KB).
+    /// Read through a link, as libcurl reads it (`unreadable` found a regular file there).
     private static func notPEM(_ path: String) -> String? {
         let marker = Array("-----BEGIN ".utf8)
         func hasMarker(_ bytes: [UInt8]) -> Bool {
@@ -102,8 +103,11 @@ enum RequestFiles {
             }
             return false
         }
-        if let head = try? FileSystem.readPrefix(path, count: 4096), hasMarker(head) { return nil }
-        guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20) else { return nil }
+        let bytes: [UInt8]
+        do {
+            guard let read = try FileSystem.readFile(path, limit: 1 << 20, allowingSpecialFiles: true) else { return "No such file or directory" }
+            bytes = read
+        } catch { return error.errno.description }
         guard bytes.count >= marker.count else { return "no PEM certificate in it" }
         return hasMarker(bytes) ? nil : "no PEM certificate in it (-----BEGIN CERTIFICATE-----)"
     }

@@ -88,6 +88,33 @@ import Testing
         #expect(faults.requestCount(path: "/image/logo.png") == 0)
     }
 
+    @Test func aFIFOOrALinkToAFileWithoutCertificatesIsRefusedOnceAndAStaleCopyIsKept() throws {
+        let fifo = home.appending("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let notPEM = home.appending("not.pem"), link = home.appending("link.pem")
+        try "no certificate here\n".write(toFile: notPEM, atomically: false, encoding: .utf8)
+        #expect(symlink(notPEM, link) == 0)
+        let misses = (1...3).map { faults.baseURL + "/image/logo.png?fifo=\($0)" }
+        // A FIFO would have kept libcurl waiting in open(), deaf to SIGTERM: each run is bounded.
+        for (arguments, environment, named) in [(["--cacert", fifo], [String: String](), "--cacert"), ([], ["CURL_CA_BUNDLE": fifo], "CURL_CA_BUNDLE"),
+                                                (["--netrc-file", fifo], [:], "--netrc-file"), (["--cookies", fifo], [:], "--cookies"),
+                                                (["--cacert", link], [:], "--cacert"), ([], ["SSL_CERT_FILE": link], "SSL_CERT_FILE")] {
+            let outputs = try TemporaryDirectory("imgcache-fifo")
+            let process = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "fetch"] + arguments + misses,
+                                                             environment: environment, home: home.path, outputs: outputs)
+            let result = try ImgCacheProcess.result(of: process, outputs: outputs, limit: 20)
+            #expect(result.status == 66, "\(arguments) \(environment): \(result.status) \(result.standardError)")
+            #expect(result.errorLines.count == 1 && result.standardError.contains("(\(named))"), "\(result.standardError)")
+        }
+        #expect(faults.requestCount(path: "/image/logo.png") == 0)
+        // A refresh that cannot be made for this machine's reason reports it and keeps the cached copy.
+        let cached = faults.baseURL + "/image/photo.jpg"
+        let stored = try #require(try fetch(["fetch", cached]).lines.first)
+        let refreshed = try fetch(["fetch", "--refresh", "--cacert", link, cached])
+        #expect(refreshed.status == 66 && refreshed.errorLines.count == 1, "\(refreshed.standardError)")
+        #expect(FileManager.default.contents(atPath: stored) == (try Paths.fixture("photo.jpg")))
+    }
+
     @Test func aCookieJarReachedThroughALinkIsSavedToItsTargetAndTheLinkStays() throws {
         let real = home.appending("real-jar.txt"), link = home.appending("jar.txt")
         try "# Netscape HTTP Cookie File\n".write(toFile: real, atomically: false, encoding: .utf8)
