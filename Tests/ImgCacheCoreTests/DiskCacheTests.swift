@@ -110,6 +110,25 @@ import Testing
         guard case .unreadable = cache.lookup(keys[1], now: 1) else { Issue.record("a hit was not read from the disk"); return }
     }
 
+    @Test func aRunOverAListAsksAShardNotMadeYetOnceNotOncePerName() throws {
+        let namespace = CacheLocation(root: root, namespace: try Namespace(validating: "unit"))
+        let keys = (0..<64).map { CacheKey("http://example.test/spread-\($0).png") }
+        let stored = keys[0], elsewhere = try #require(keys.first { $0.shardIndex != stored.shardIndex })
+        try DiskCacheTests.store(key: stored, in: DiskCache(location: namespace))
+        // A cold prefetch: the namespace is there, its shard is not. One status call answers for
+        // every name; the names' attributes are never asked (an armed failure would show).
+        let lister = DiskCache(location: namespace, listsShards: true)
+        let failing = SystemCallFaults.arm([.attribute], under: root, errno: .ioError)
+        guard case .miss = lister.lookup(elsewhere, now: 1) else {
+            SystemCallFaults.disarm(failing)
+            Issue.record("the names were looked for in a shard that is not there")
+            return
+        }
+        #expect(SystemCallFaults.disarm(failing) == 0)
+        // A single lookup opens the namespace folder and needs no check of the shard; it still finds the entry.
+        #expect(DiskCache(location: namespace).lookup(stored, now: 2).entry != nil)
+    }
+
     @Test func aLockFileCutShortUnderARunIsSurvivedAndItsListingsGivenUp() throws {
         let namespace = CacheLocation(root: root, namespace: try Namespace(validating: "unit"))
         let lister = DiskCache(location: namespace, listsShards: true)

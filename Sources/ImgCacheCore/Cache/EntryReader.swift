@@ -124,7 +124,11 @@ struct EntryReader: Sendable {
         let generation = listings?.generation(of: key.shardIndex)
         if let generation, listings?.excludes(key.digest, in: key.shardIndex, at: generation) == true { return .nothing }
         // A link in a shard folder's place is never followed (nor anything healed through it).
-        if checkedShards?.contains(key.shardIndex) != true, checkingShard || folder?.open() != true {
+        // A single lookup opens the folder first: one call, and no shard to check. A run over a list
+        // opens it with its first hit, and until then checks each shard once: a shard folder not
+        // made yet answers for all of a key's names in one call, where the names would take one each.
+        let trustsFolder = listings?.keepsListings != true ? folder?.open() == true : folder?.isOpen == true
+        if checkedShards?.contains(key.shardIndex) != true, checkingShard || !trustsFolder {
             let shard: FileStatus?
             do { shard = try FileSystem.status(shardDirectory(for: key)) } catch {
                 return .decided(.failed(path: shardDirectory(for: key), error: error))

@@ -6,8 +6,10 @@ import Synchronization
 /// The namespace folder, kept open for a run's lookups, so that an entry's
 /// file is opened relative to it with no link followed on the way (openat2):
 /// a hit then needs no separate check that its shard folder is not a link.
-/// Opened by a run's first lookup; where openat2 is missing (Linux before
-/// 5.6), lookups check each shard folder instead.
+/// A single lookup opens it first; a run over a list, when a lookup first
+/// finds a file (until then each shard is checked once, and a missing one
+/// answers for all its names). Where openat2 is missing (Linux before 5.6),
+/// lookups check each shard folder instead.
 final class NamespaceFolder: Sendable {
     let path: String
     private let state = Mutex(State())
@@ -35,8 +37,13 @@ final class NamespaceFolder: Sendable {
         }
     }
 
+    /// Whether the folder is open (a lookup over a list opens it when it first finds a file).
+    var isOpen: Bool {
+        state.withLock { state in if case .open = state.folder { return true } else { return false } }
+    }
+
     /// Opens the folder if it is not open yet; whether it is open (false: not made yet, or
-    /// openat2 is missing). A lookup opens it before its first look, so that no shard needs checking.
+    /// openat2 is missing). A single lookup opens it before it looks, so that no shard needs checking.
     func open() -> Bool { descriptor != nil }
 
     /// Closes the folder, to be opened again by the next lookup
@@ -57,7 +64,7 @@ final class NamespaceFolder: Sendable {
             case .unusable: return nil
             case .notOpened:
                 guard case .success(let descriptor) = SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) else {
-                    // Not made yet: tried again by the next lookup.
+                    // Not made yet: tried again later.
                     return nil
                 }
                 state.folder = .open(descriptor)
