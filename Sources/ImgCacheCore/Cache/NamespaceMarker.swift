@@ -21,9 +21,14 @@ public enum NamespaceMarker {
     /// Whether the folder `directory` is an imgcache namespace.
     public static func isMarked(_ directory: String) -> Bool {
         // The lock file first: one status call, where the tag takes five (every run of fetch asks).
-        if (try? FileSystem.status(directory + "/" + NamespaceLock.fileName))??.isRegularFile == true { return true }
-        guard let bytes = try? FileSystem.readFile(directory + "/" + fileName, limit: 4096) else { return false }
-        return bytes.starts(with: signature.utf8) && String(decoding: bytes, as: UTF8.self).contains("imgcache")
+        func hasLock() -> Bool { (try? FileSystem.status(directory + "/" + NamespaceLock.fileName))??.isRegularFile == true }
+        if hasLock() { return true }
+        if let bytes = try? FileSystem.readFile(directory + "/" + fileName, limit: 4096),
+           bytes.starts(with: signature.utf8), String(decoding: bytes, as: UTF8.self).contains("imgcache") {
+            return true
+        }
+        // A namespace being made gets its lock before its tag: one made while the tag was read has it now.
+        return hasLock()
     }
 
     /// Whether imgcache may make `directory` a namespace: it is one already,
@@ -32,7 +37,10 @@ public enum NamespaceMarker {
         // A namespace in use is marked, and then the folder need not be opened.
         if isMarked(directory) { return true }
         guard let folder = try? DirectoryHandle(directory) else { return true }
-        return (try? folder.list())?.isEmpty ?? false
+        if (try? folder.list())?.isEmpty == true { return true }
+        // Something is there: another imgcache may be making this namespace right now (the
+        // folder, then its lock file, then the tag), and its first file is the lock: asked again.
+        return isMarked(directory)
     }
 
     /// Tags the namespace folder `directory` if it has no tag yet.
