@@ -105,7 +105,7 @@ enum RequestFiles {
         }
         let bytes: [UInt8]
         do {
-            guard let read = try FileSystem.readFile(path, limit: 1 << 20, allowingSpecialFiles: true) else { return "No such file or directory" }
+            guard let read = try FileSystem.readFile(path, limit: 1 << 20, allowingSpecialFiles: true) else { return Errno.noSuchFile.description }
             bytes = read
         } catch { return error.errno.description }
         guard bytes.count >= marker.count else { return "no PEM certificate in it" }

@@ -177,6 +177,8 @@ import Testing
             zpty -w z 'compadd() { if (( ${@[(I)-[OAD]]} )); then builtin compadd "$@"; return; fi; local -a h; builtin compadd -O h "$@"; print -rl -- $h >> \(hits); builtin compadd "$@"; }'
             await 'READY> ' || exit 4; screen=""
             zpty -w -n z $'imgcache '"$1"$'\\t'
+            # Under load the line may be cleared before Tab's completion ran: wait (bounded) for its first offer.
+            for i in {1..500}; do [[ -s '\(hits)' ]] && break; sleep 0.02; done
             zpty -w z $'\\C-u print __DO""NE__'
             await '__DONE__' || exit 5
             zpty -d z

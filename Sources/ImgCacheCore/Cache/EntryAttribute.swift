@@ -190,14 +190,15 @@ enum EntryAttribute {
 
     private static func defaultContentType(_ format: ImageFormat) -> String { format.mediaType }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     /// `"<32 hex>"` (`W/"…"` when weak) from the 16 bytes packed.
     private static func packedETag(_ packed: [UInt8], weak: Bool) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = weak ? Array("W/\"".utf8) : [UInt8(ascii: "\"")]
         text.reserveCapacity(text.count + 33)
         for byte in packed {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
+            text.append(hexDigits[Int(byte >> 4)])
+            text.append(hexDigits[Int(byte & 15)])
         }
         text.append(UInt8(ascii: "\""))
         return String(decoding: text, as: UTF8.self)
@@ -341,29 +342,23 @@ enum HTTPDate {
         // Written byte by byte: every hit with a Last-Modified formats one.
         var text: [UInt8] = []
         text.reserveCapacity(32)
-        func digits(_ value: Int64, _ count: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<count { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                text.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-                rest %= divisor
-                divisor /= 10
-            }
+        func twoDigits(_ value: Int64) {
+            text.append(UInt8(ascii: "0") + UInt8(value / 10))
+            text.append(UInt8(ascii: "0") + UInt8(value % 10))
         }
         text.append(contentsOf: weekdays[weekday].utf8)
         text.append(contentsOf: ", ".utf8)
-        digits(dayOfMonth, 2)
+        twoDigits(dayOfMonth)
         text.append(UInt8(ascii: " "))
         text.append(contentsOf: months[Int(month) - 1].utf8)
         text.append(UInt8(ascii: " "))
         text.append(contentsOf: String(year).utf8)
         text.append(UInt8(ascii: " "))
-        digits(secondOfDay / 3600, 2)
+        twoDigits(secondOfDay / 3600)
         text.append(UInt8(ascii: ":"))
-        digits(secondOfDay / 60 % 60, 2)
+        twoDigits(secondOfDay / 60 % 60)
         text.append(UInt8(ascii: ":"))
-        digits(secondOfDay % 60, 2)
+        twoDigits(secondOfDay % 60)
         text.append(contentsOf: " GMT".utf8)
         return String(decoding: text, as: UTF8.self)
     }

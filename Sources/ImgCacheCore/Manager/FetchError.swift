@@ -250,13 +250,15 @@ public enum FetchError: Error, Equatable, Sendable {
         }
     }
 
-    /// A download that failed in a way the next fetch tries again (a timeout, a 5xx, a refused
-    /// connection, a host given up), or an image over the pixel limit (a higher one takes it).
-    var isRetriedLater: Bool {
+    /// Where a failure the next fetch tries again is kept (never to refuse a request: an export
+    /// says why the row has no image): an image over the pixel limit, which a higher one takes,
+    /// or a download that failed in passing (a timeout, a 5xx, a refused connection, a host given
+    /// up); nil for the others.
+    var retriedScope: FailedURLStore.Scope? {
         switch self {
-        case .download: return rememberedScope(request: .plain) == nil
-        case .tooManyPixels: return true
-        default: return false
+        case .tooManyPixels, .download(_, .refused(.tooManyPixels)): return .overPixelLimit
+        case .download: return rememberedScope(request: .plain) == nil ? .retried : nil
+        default: return nil
         }
     }
 

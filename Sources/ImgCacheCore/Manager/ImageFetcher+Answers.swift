@@ -12,8 +12,7 @@ extension ImageFetcher {
             // A refresh that failed keeps the entry, which answers later fetches: the list answers misses only.
             guard miss.cached == nil else { return }
             // A failure the next run tries again is kept too, never to refuse a request: an export says why the row has no image.
-            let retried: FailedURLStore.Scope? = error.isRetriedLater ? (error.kind == "too_many_pixels" ? .overPixelLimit : .retried) : nil
-            guard let scope = error.rememberedScope(request: request.fingerprint(for: miss.url)) ?? retried else { return }
+            guard let scope = error.rememberedScope(request: request.fingerprint(for: miss.url)) ?? error.retriedScope else { return }
             do {
                 try failedURLs.record(settings.failureKey(for: miss.url), url: miss.url, reason: error.recordedReason, scope: scope, now: WallClock.now())
                 log?("\(RemoteURL.displayed(miss.url)): remembered as failed")

@@ -231,8 +231,9 @@ extension ImageFetcher {
         if let downloader { return downloader }
         if let downloaderFailure { throw downloaderFailure }
         if let (message, status) = checkRequestFiles?() {
-            downloaderFailure = .requestFileUnusable(message: message, status: status)
-            throw .requestFileUnusable(message: message, status: status)
+            let failure = FetchError.requestFileUnusable(message: message, status: status)
+            downloaderFailure = failure
+            throw failure
         }
         announceThreads()
         do {

@@ -5,35 +5,43 @@
 /// start-up); these cover what the code asks: plain substrings, no patterns.
 /// A match is of bytes, so "e" is found in a decomposed "é", which is what
 /// URLs, headers and markup want. Code that does import the standard
-/// library's (the tests) gets those: these give way.
+/// library's (the tests) gets those: the names they share give way, and the
+/// `byte…` names are the same functions under names of their own.
 extension StringProtocol {
     /// The first range where `other` occurs, or nil; an empty `other` matches at the start.
     @_disfavoredOverload package func firstRange(of other: some StringProtocol) -> Range<Index>? {
-        firstRange(of: other, from: startIndex)
+        byteRange(of: Array(other.utf8), from: startIndex)
     }
 
     /// Every range where `other` occurs, left to right, not overlapping.
-    @_disfavoredOverload package func ranges(of other: some StringProtocol) -> [Range<Index>] {
-        guard !other.isEmpty else { return [] }
+    @_disfavoredOverload package func ranges(of other: some StringProtocol) -> [Range<Index>] { byteRanges(of: other) }
+
+    /// Whether `other` occurs; an empty `other` always does.
+    @_disfavoredOverload package func contains(_ other: some StringProtocol) -> Bool { firstRange(of: other) != nil }
+
+    /// A copy with every occurrence of `other` replaced by `replacement`.
+    @_disfavoredOverload package func replacing(_ other: some StringProtocol, with replacement: some StringProtocol) -> String {
+        replacingBytes(of: other, with: replacement)
+    }
+
+    /// `ranges(of:)`: every range where `other`'s bytes occur, left to right, not overlapping.
+    package func byteRanges(of other: some StringProtocol) -> [Range<Index>] {
+        let needle = Array(other.utf8)
+        guard !needle.isEmpty else { return [] }
         var found: [Range<Index>] = []
         var start = startIndex
-        while let range = firstRange(of: other, from: start) {
+        while let range = byteRange(of: needle, from: start) {
             found.append(range)
             start = range.upperBound
         }
         return found
     }
 
-    /// Whether `other` occurs; an empty `other` always does.
-    @_disfavoredOverload package func contains(_ other: some StringProtocol) -> Bool {
-        firstRange(of: other) != nil
-    }
-
-    /// A copy with every occurrence of `other` replaced by `replacement`.
-    @_disfavoredOverload package func replacing(_ other: some StringProtocol, with replacement: some StringProtocol) -> String {
+    /// `replacing(_:with:)`: a copy with every occurrence of `other`'s bytes replaced.
+    package func replacingBytes(of other: some StringProtocol, with replacement: some StringProtocol) -> String {
         var result = ""
         var start = startIndex
-        for range in ranges(of: other) {
+        for range in byteRanges(of: other) {
             result += self[start..<range.lowerBound]
             result += replacement
             start = range.upperBound
@@ -42,8 +50,8 @@ extension StringProtocol {
         return result
     }
 
-    private func firstRange(of other: some StringProtocol, from start: Index) -> Range<Index>? {
-        let needle = Array(other.utf8)
+    /// The first range at or after `start` whose bytes are `needle`; an empty needle matches at `start`.
+    package func byteRange(of needle: [UInt8], from start: Index) -> Range<Index>? {
         guard let first = needle.first else { return start..<start }
         let bytes = utf8
         var index = start
