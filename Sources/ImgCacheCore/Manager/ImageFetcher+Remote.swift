@@ -121,6 +121,12 @@ extension ImageFetcher {
               tier.takesWrites else { return }
         // An image too large for an object is only kept locally.
         guard fetched.metadata.byteCount < Int64(RemoteObject.maximumLength - 4096) else { return }
+        // A stopped run starts no new work: an image stored after the signal (its download had ended)
+        // is a write not started, as are those the signal found queued.
+        guard !run.interrupted else {
+            run.writesAfterInterruption.notStarted += tier.writeTargets
+            return
+        }
         let bytes: [UInt8]
         switch stored {
         case .bytes(let read): bytes = read

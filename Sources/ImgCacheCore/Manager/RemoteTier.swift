@@ -81,6 +81,8 @@ final class RemoteTier {
 
     /// Whether any store in use takes writes.
     var takesWrites: Bool { !writable.isEmpty }
+    /// How many stores a write goes to.
+    var writeTargets: Int { writable.count }
 
     /// How store `index` is named in messages.
     func identity(of index: Int) -> String { stores[index].backend.spec.identity }
