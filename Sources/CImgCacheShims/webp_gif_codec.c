@@ -299,6 +299,8 @@ int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
     GifRecordType record;
     do {
         if (p_DGifGetRecordType(gif, &record) == GIF_ERROR) {
+            // An unknown block after a frame ends the animation there, as in browsers.
+            if (gif->Error == D_GIF_ERR_WRONG_RECORD && out->frame_count > 0) break;
             gif_library_error(gif, error, error_size);
             goto failed;
         }
@@ -323,7 +325,8 @@ int ic_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint32_
                     gif_library_error(gif, error, error_size);
                     goto failed;
                 }
-                if (netscape && block != NULL && block[0] >= 3 && block[1] == 1) {
+                // The first loop count holds, as browsers read it; a later one is ignored.
+                if (netscape && block != NULL && block[0] >= 3 && block[1] == 1 && out->loop_count == -1) {
                     // A GIF counts repeats after the first play (0: forever); imgcache counts plays, as
                     // WebP and APNG do (browsers play a GIF saying 3 four times).
                     int repeats = block[2] | block[3] << 8;
@@ -464,6 +467,10 @@ int ic_webp_encode_animation(const uint8_t *frames, uint32_t width, uint32_t hei
         return -1;
     }
     options.anim_params.loop_count = loop_count < 0 ? 0 : loop_count;
+    int transparent = 0;
+    for (size_t i = 0; i < (size_t)width * height * frame_count && !transparent; i++) transparent = frames[i * 4 + 3] != 255;
+    // Uncovered canvas and disposed areas show the background: clear when the animation has alpha.
+    if (transparent) options.anim_params.bgcolor = 0;
     config.lossless = lossless ? 1 : 0;
     WebPAnimEncoder *encoder = p_WebPAnimEncoderNewInternal((int)width, (int)height, &options, WEBP_MUX_ABI_VERSION);
     if (encoder == NULL) {
@@ -490,6 +497,9 @@ int ic_webp_encode_animation(const uint8_t *frames, uint32_t width, uint32_t hei
     if (out->bytes != NULL) {
         memcpy(out->bytes, assembled.bytes, assembled.size);
         out->size = assembled.size;
+        // libwebp sets the alpha flag only when a frame it stored has alpha; transparency that comes
+        // from uncovered canvas or disposal is alpha too, and readers (Pillow) take the flag as the mode.
+        if (transparent && out->size > 20 && memcmp(out->bytes + 12, "VP8X", 4) == 0) out->bytes[20] |= 0x10;
     }
     p_WebPFree((void *)assembled.bytes);
     p_WebPAnimEncoderDelete(encoder);
@@ -595,15 +605,17 @@ int ic_gif_encode(const uint8_t *frames, uint32_t width, uint32_t height, uint32
             || p_EGifPutExtensionBlock(gif, 3, loop) == GIF_ERROR
             || p_EGifPutExtensionTrailer(gif) == GIF_ERROR) goto library_failed;
     }
+    // One transparent index for the whole animation when any frame has a clear pixel: readers that
+    // take the animation's mode from the first frame (Pillow) would otherwise read every later frame
+    // without alpha, its clear areas black.
+    int transparent = 0;
+    for (size_t i = 0; i < pixels * frame_count && !transparent; i++) transparent = frames[i * 4 + 3] < 128;
     for (uint32_t frame = 0; frame < frame_count; frame++) {
         const uint8_t *rgba = frames + pixels * 4 * frame;
-        int transparent = 0;
         uint8_t last[3] = {0, 0, 0};
         for (size_t i = 0; i < pixels; i++) {
             // A transparent pixel takes its neighbour's colour, so that it spends no palette entry.
-            if (rgba[i * 4 + 3] < 128) {
-                transparent = 1;
-            } else {
+            if (rgba[i * 4 + 3] >= 128) {
                 last[0] = rgba[i * 4];
                 last[1] = rgba[i * 4 + 1];
                 last[2] = rgba[i * 4 + 2];

@@ -218,3 +218,58 @@ import Testing
         }
     }
 }
+
+/// An animation keeps its transparency in every format written, as another reader sees it: Pillow
+/// (which takes a GIF's mode from its first frame, and a WebP's from its VP8X alpha flag) reads every
+/// frame back. Swept over where the clear pixels are: only in a later frame (the first opaque), only
+/// in the first, in every frame.
+@Suite struct AnimationTransparencyTests {
+    /// Frames of 16x16: a square that is opaque in every frame, and a strip clear in the frames `clear` names.
+    static func frames(count: Int, clear: Set<Int>) -> [UInt8] {
+        var pixels: [UInt8] = []
+        for index in 0..<count {
+            for y in 0..<16 {
+                for x in 0..<16 {
+                    pixels += clear.contains(index) && x >= 10 ? [0, 0, 0, 0] : [UInt8(200 - 60 * index), UInt8(y * 10), UInt8(x * 12), 255]
+                }
+            }
+        }
+        return pixels
+    }
+
+    /// Pillow's alpha at (2, 8) and (13, 8) in each frame of `bytes`.
+    static func pillowAlpha(_ bytes: [UInt8]) throws -> [[Int]] {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("animation-\(UUID().uuidString)")
+        try Data(bytes).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let script = """
+            import json, sys
+            from PIL import Image, ImageSequence
+            with Image.open(sys.argv[1]) as image:
+                print(json.dumps([[frame.convert("RGBA").getpixel(at)[3] for at in ((2, 8), (13, 8))] for frame in ImageSequence.Iterator(image)]))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, file.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [[Int]], "\(String(decoding: data, as: UTF8.self))")
+    }
+
+    @Test(arguments: CodecRegistry.animatedFormats)
+    func everyFrameKeepsItsTransparencyAsPillowReadsIt(format: ImageFormat) throws {
+        for clear in [Set([1]), Set([2]), Set([0]), Set([0, 1, 2])] {
+            let source = DecodedImage(format: .png, width: 16, height: 16, frameCount: 3, pixels: Self.frames(count: 3, clear: clear),
+                                      delays: [100, 100, 100], loopCount: 0, orientation: 1)
+            let written = try ImageTransform(format: format).apply(to: source).bytes
+            let alpha = try Self.pillowAlpha(written)
+            #expect(alpha.count == 3, "\(format), clear in \(clear.sorted()): \(alpha)")
+            for (index, frame) in alpha.enumerated() {
+                #expect(frame == [255, clear.contains(index) ? 0 : 255], "\(format), clear in \(clear.sorted()), frame \(index): \(frame)")
+            }
+        }
+    }
+}

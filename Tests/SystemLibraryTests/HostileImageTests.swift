@@ -239,6 +239,32 @@ import Testing
         }
     }
 
+    /// What libjpeg decodes whole is stored: junk before a marker, a Photoshop APP13 whose length
+    /// is short of its data, an Adobe APP14 cut to its length field. libjpeg skips to the next marker;
+    /// the walk that finds the first scan does too.
+    @Test func aJPEGLibjpegResynchronisesIsNotTakenForACutOne() throws {
+        let photo = try DecoderTests.bytes("photo.jpg")
+        // After its APP0 (JFIF) segment, which a sniffer looks for first.
+        let app0 = 2 + 2 + (Int(photo[4]) << 8 | Int(photo[5]))
+        let head = Array(photo[0..<app0]), after = Array(photo[app0...])
+        let photoshop = Array("Photoshop 3.0".utf8) + [0] + Array("8BIM".utf8) + [0x04, 0x04, 0, 0, 0, 0, 0, 40] + [UInt8](repeating: 0x20, count: 40)
+        let cases: [(String, [UInt8])] = [
+            ("junk before a marker", head + [0x00, 0x13, 0x37, 0x00, 0x42] + after),
+            ("a short APP13", head + [0xFF, 0xED, 0x00, 0x10] + photoshop + after),
+            ("a cut APP14", head + [0xFF, 0xEE, 0x00, 0x00] + Array("Adobe".utf8) + after),
+            ("stuffed bytes before a marker", head + [0x17, 0xFF, 0x00, 0x21, 0xFF, 0xFF] + after),
+        ]
+        for (name, bytes) in cases {
+            let decoded = try ImageDecoder.decode(bytes)
+            #expect((decoded.width, decoded.height) == (96, 64), "\(name)")
+            #expect(ImageHeader.missingEnd(of: bytes, format: .jpeg) == nil, "\(name)")
+            #expect(try ImageHeader.probe(bytes).width == 96, "\(name)")
+        }
+        // Still cut: junk and then the end of the file, with no scan.
+        let scan = try #require(JPEGSegments(photo).firstScan)
+        #expect(ImageHeader.missingEnd(of: head + [0x00, 0x13] + Array(photo[app0..<scan]), format: .jpeg) == "the file ends before its first scan")
+    }
+
     @Test func aJPEGsEndIsTheMarkerAfterItsFirstScanWhereverTheMarkersFall() {
         // The byte-by-byte rule, against the searching one, on bodies full of marker bytes: the
         // segments before the first scan walked by their lengths, then an end marker after it.
@@ -246,14 +272,21 @@ import Testing
             guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return false }
             var index = 2
             var scan: Int?
-            while scan == nil, index + 4 <= bytes.count, bytes[index] == 0xFF {
+            while scan == nil, index + 4 <= bytes.count {
+                // Junk resynchronised on the next FF that is not FF 00 nor a fill FF, as libjpeg does.
+                if bytes[index] != 0xFF || bytes[index + 1] == 0x00 {
+                    index += 1
+                    while index + 1 < bytes.count, !(bytes[index] == 0xFF && bytes[index + 1] != 0x00 && bytes[index + 1] != 0xFF) { index += 1 }
+                    if index + 1 >= bytes.count { return false }
+                    continue
+                }
                 let marker = bytes[index + 1]
                 if marker == 0xFF { index += 1; continue }
                 if marker == 0xDA { scan = index; break }
                 if marker == 0x01 || (0xD0...0xD7).contains(marker) { index += 2; continue }
                 let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-                guard length >= 2, index + 2 + length <= bytes.count else { return false }
-                index += 2 + length
+                guard index + 2 + length <= bytes.count else { return false }
+                index += 2 + max(2, length)
             }
             guard let scan else { return false }
             var at = scan + 2

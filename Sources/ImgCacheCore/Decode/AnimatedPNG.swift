@@ -62,6 +62,8 @@ struct AnimatedPNG {
             switch chunk.type {
             case "fcTL":
                 guard chunk.data.count >= 26 else { throw .corrupt(.png, "an fcTL chunk is too short") }
+                // An fcTL repeated before any data replaces the one before it (a frame without data is no frame).
+                if let last = frames.last, last.data.isEmpty { frames.removeLast() }
                 let at = chunk.data.lowerBound
                 let denominator = Int(bytes[at + 22]) << 8 | Int(bytes[at + 23])
                 let numerator = Int(bytes[at + 20]) << 8 | Int(bytes[at + 21])
@@ -78,24 +80,27 @@ struct AnimatedPNG {
                 }
                 sawImageData = true
             case "fdAT":
-                guard chunk.data.count > 4, !frames.isEmpty else { throw .corrupt(.png, "an fdAT chunk comes before any fcTL") }
+                // One without data past its sequence number adds nothing, as in browsers.
+                guard chunk.data.count > 4 else { continue }
+                guard !frames.isEmpty else { throw .corrupt(.png, "an fdAT chunk comes before any fcTL") }
                 frames[frames.count - 1].data.append(chunk.data.lowerBound + 4..<chunk.data.upperBound)
             case "PLTE", "tRNS", "gAMA", "cHRM", "sRGB", "iCCP", "sBIT", "cICP":
                 if !sawImageData { shared.append(chunk) }
             default: break
             }
         }
+        // A last fcTL without data (the file ends after it) is no frame either.
+        if let last = frames.last, last.data.isEmpty { frames.removeLast() }
         self.frames = frames
         self.shared = shared
         if let problem = problem { throw .corrupt(.png, problem) }
     }
 
-    /// What contradicts itself: `acTL` against the frames present, a frame outside the canvas,
-    /// a frame without data, a first frame that is not the canvas, sequence numbers out of order.
+    /// What contradicts itself: a frame outside the canvas, a first frame that is not the canvas,
+    /// sequence numbers out of order, no frame at all. An `acTL` whose count is not the frames
+    /// present is not refused: the frames present are shown, as browsers show them (the limits
+    /// count those).
     var problem: String? {
-        guard declaredFrames == frames.count else {
-            return "its acTL announces \(declaredFrames) frames; \(frames.count) are in the file"
-        }
         guard !frames.isEmpty else { return "an animation without frames" }
         var sequence = -1
         for (index, frame) in frames.enumerated() {
@@ -107,7 +112,6 @@ struct AnimatedPNG {
             if index == 0, control.x != 0 || control.y != 0 || control.width != width || control.height != height {
                 return "its first frame is not the whole canvas"
             }
-            guard !frame.data.isEmpty else { return "frame \(index + 1) has no image data" }
             guard control.sequence > sequence else { return "its frames' sequence numbers are out of order" }
             sequence = control.sequence
             guard control.dispose <= 2, control.blend <= 1 else { return "frame \(index + 1) asks for an unknown dispose or blend" }

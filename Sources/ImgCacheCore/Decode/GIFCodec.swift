@@ -69,7 +69,9 @@ struct GIFCodec: ImageCodec {
             case 0x3B:  // trailer
                 break walk
             default:
-                throw .corrupt(format, "unknown block 0x\(String(bytes[offset], radix: 16)) after frame \(frames)")
+                // Browsers show the frames before a block they do not know, and stop there.
+                guard frames > 0 else { throw .corrupt(format, "unknown block 0x\(String(bytes[offset], radix: 16)) before the first frame") }
+                break walk
             }
         }
         guard frames > 0 else { throw .corrupt(format, "no frame") }

@@ -54,9 +54,13 @@ public enum ImageEncoder {
         precondition(frames.count == width * height * 4 * frameCount && delays.count == frameCount)
         let codec = CodecRegistry.codec(for: settings.format)
         guard codec.capabilities.contains(.animation) else { throw .unsupported(settings.format) }
-        return try codec.encodeAnimation(frames, width: width, height: height, frameCount: frameCount, delays: delays,
-                                         loopCount: loopCount, settings: settings)
+        return try codec.encodeAnimation(frames, width: width, height: height, frameCount: frameCount,
+                                         delays: delays.map(shownDelay), loopCount: loopCount, settings: settings)
     }
+
+    /// How long a frame given `delay` ms is shown, in every format written: 10 ms or less (a GIF's
+    /// 0, an APNG's 0/100) is 100 ms, as browsers play it; the rest as given.
+    public static func shownDelay(_ delay: Int) -> Int { delay <= 10 ? 100 : delay }
 
     /// `rgba` holds `width` × `height` pixels, 4 bytes each.
     /// The widest and highest picture `format` can hold and be read back: what

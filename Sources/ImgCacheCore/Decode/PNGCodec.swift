@@ -87,21 +87,37 @@ struct PNGCodec: ImageCodec {
         return false
     }
 
-    /// An APNG's frame count from its `acTL` chunk (which precedes the first
-    /// IDAT); nil for a plain PNG.
+    /// An APNG's frame count (nil for a plain PNG, whose `acTL` would precede
+    /// the first IDAT): the frames present, as they are shown, when the
+    /// chunks are there to the end; else what `acTL` announces.
     static func apngFrameCount(_ bytes: [UInt8]) -> Int? {
         var offset = 8
+        var declared: Int?
+        // Frames with data (an fcTL before any data replaces the one before it), and whether the
+        // last fcTL seen has data yet.
+        var present = 0, pending = false
         while offset + 12 <= bytes.count {
             let length = CodecShim.bigEndian(bytes, offset)
             let type = bytes[(offset + 4)..<(offset + 8)]
-            if type.elementsEqual("acTL".utf8), length >= 8, offset + 16 <= bytes.count {
-                return max(1, CodecShim.bigEndian(bytes, offset + 8))
+            if declared == nil {
+                if type.elementsEqual("acTL".utf8), length >= 8, offset + 16 <= bytes.count {
+                    declared = max(1, CodecShim.bigEndian(bytes, offset + 8))
+                } else if type.elementsEqual("IDAT".utf8) {
+                    return nil
+                }
             }
-            if type.elementsEqual("IDAT".utf8) { return nil }
-            guard length >= 0, length <= bytes.count else { return nil }
+            if type.elementsEqual("fcTL".utf8) {
+                pending = true
+            } else if pending, type.elementsEqual("IDAT".utf8) || (type.elementsEqual("fdAT".utf8) && length > 4) {
+                present += 1
+                pending = false
+            } else if type.elementsEqual("IEND".utf8) {
+                return declared.map { _ in max(1, present) }
+            }
+            guard length >= 0, length <= bytes.count else { break }
             offset += 12 + length
         }
-        return nil
+        return declared
     }
 
     /// Chunk by chunk to IEND; whatever follows it (rare) does not matter.

@@ -1,0 +1,119 @@
+import Foundation
+@testable import ImgCacheCore
+import Testing
+
+/// Animations that break a rule browsers forgive are shown as browsers show them (the frames
+/// present), not refused: an APNG whose `acTL` miscounts its frames, an empty `fdAT`, an `fcTL`
+/// repeated before its data; a GIF with an unknown block after a frame. Two GIF loop counts: the
+/// first holds. What is still refused is in CONFORMANCE.md.
+@Suite struct LenientAnimationTests {
+    typealias Chunk = (type: String, data: [UInt8])
+
+    static func chunks(_ bytes: [UInt8]) -> [Chunk] {
+        var found: [Chunk] = []
+        var offset = 8
+        while offset + 12 <= bytes.count {
+            let length = Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            found.append((String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self), Array(bytes[offset + 8..<offset + 8 + length])))
+            offset += 12 + length
+        }
+        return found
+    }
+
+    static func png(_ chunks: [Chunk]) -> [UInt8] {
+        var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        for chunk in chunks {
+            let count = chunk.data.count
+            bytes += [UInt8(count >> 24 & 0xFF), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)]
+            let body = Array(chunk.type.utf8) + chunk.data
+            let crc = CRC32.checksum(body[...])
+            bytes += body + [UInt8(crc >> 24 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
+        }
+        return bytes
+    }
+
+    /// The fixture's three frames (IDAT, then two fdAT), with `change` applied to its chunks.
+    static func apng(_ change: (inout [Chunk]) -> Void) throws -> [UInt8] {
+        var chunks = Self.chunks(try DecoderTests.bytes("apng.png"))
+        change(&chunks)
+        return png(chunks)
+    }
+
+    static func announcing(_ frames: UInt8) -> (inout [Chunk]) -> Void {
+        { chunks in
+            let at = chunks.firstIndex { $0.type == "acTL" }!
+            chunks[at].data[0...3] = [0, 0, 0, frames]
+        }
+    }
+
+    @Test func anAPNGIsShownWithTheFramesPresent() throws {
+        let original = try ImageDecoder.decode(try DecoderTests.bytes("apng.png"))
+        let cases: [(String, (inout [Chunk]) -> Void)] = [
+            ("acTL announcing more", Self.announcing(10)),
+            ("acTL announcing fewer", Self.announcing(1)),
+            ("acTL announcing none", Self.announcing(0)),
+            ("an empty fdAT", { chunks in
+                let at = chunks.firstIndex { $0.type == "fdAT" }!
+                chunks.insert(("fdAT", [0, 0, 0, 9]), at: at + 1)
+                chunks.insert(("fdAT", []), at: at + 1)
+            }),
+            ("an fcTL repeated", { chunks in
+                let at = chunks.lastIndex { $0.type == "fcTL" }!
+                chunks.insert(chunks[at], at: at)
+                chunks[at].data[3] = 2
+            }),
+        ]
+        for (name, change) in cases {
+            let bytes = try Self.apng(change)
+            #expect(ImageHeader.missingEnd(of: bytes, format: .png) == nil, "\(name)")
+            #expect(try ImageHeader.probe(bytes).frameCount == 3, "\(name)")
+            let decoded = try ImageDecoder.decode(bytes)
+            #expect(decoded.frameCount == 3 && decoded.delays == original.delays, "\(name): \(decoded.frameCount) frames")
+            #expect(Array(decoded.pixels) == Array(original.pixels), "\(name)")
+        }
+    }
+
+    @Test func anAPNGWhoseFramesContradictTheCanvasOrTheirOrderIsStillRefused() throws {
+        let outOfOrder = try Self.apng { chunks in
+            let at = chunks.lastIndex { $0.type == "fcTL" }!
+            chunks[at].data[0...3] = [0, 0, 0, 0]
+        }
+        #expect(throws: ImageDecoder.DecodeError.corrupt(.png, "its frames' sequence numbers are out of order")) {
+            try ImageDecoder.decode(outOfOrder)
+        }
+    }
+
+    /// GIF blocks: (offset of the trailer) an unknown block inserted there ends the animation after its frames.
+    @Test func aGIFWithAnUnknownBlockAfterAFrameShowsTheFramesBeforeIt() throws {
+        let gif = try DecoderTests.bytes("anim.gif")
+        let original = try ImageDecoder.decode(gif)
+        let odd = Array(gif.dropLast()) + [0x99, 0x01, 0x02, 0x00, 0x3B]
+        #expect(try ImageHeader.probe(odd).frameCount == original.frameCount)
+        let decoded = try ImageDecoder.decode(odd)
+        #expect(decoded.frameCount == original.frameCount && Array(decoded.pixels) == Array(original.pixels))
+        // Before any frame it is no GIF imgcache can read.
+        let first = try #require(Array(gif).firstIndex(of: 0x21))
+        #expect(throws: (any Error).self) { try ImageHeader.probe(Array(gif[..<first]) + [0x99, 0x00, 0x3B]) }
+    }
+
+    @Test func aGIFWithTwoLoopCountsPlaysAsTheFirstSays() throws {
+        let gif = try DecoderTests.bytes("anim.gif")
+        let netscape = try #require(Array(gif).firstRange(of: Array("NETSCAPE2.0".utf8)))
+        // Application extension: 21 FF 0B "NETSCAPE2.0" 03 01 LO HI 00.
+        let start = netscape.lowerBound - 3
+        let block = Array(gif[start..<netscape.upperBound + 5])
+        func loop(_ repeats: UInt8) -> [UInt8] { var copy = block; copy[copy.count - 3] = repeats; copy[copy.count - 2] = 0; return copy }
+        let twice = Array(gif[..<start]) + loop(2) + loop(7) + Array(gif[(netscape.upperBound + 5)...])
+        #expect(try ImageDecoder.decode(twice).loopCount == 3)
+    }
+
+    /// A frame shown for 10 ms or less (0 in a GIF made to flash) is 100 ms in every format written, as browsers play it.
+    @Test(arguments: CodecRegistry.animatedFormats)
+    func aZeroDelayIsWrittenAsBrowsersPlayIt(format: ImageFormat) throws {
+        let frames = [UInt8](repeating: 200, count: 8 * 8 * 4) + [UInt8](repeating: 40, count: 8 * 8 * 4) + [UInt8](repeating: 120, count: 8 * 8 * 4)
+        let source = DecodedImage(format: .gif, width: 8, height: 8, frameCount: 3, pixels: frames, delays: [0, 10, 70],
+                                  loopCount: 0, orientation: 1)
+        let again = try ImageDecoder.decode(try ImageTransform(format: format).apply(to: source).bytes)
+        #expect(again.delays == [100, 100, 70], "\(format): \(again.delays)")
+    }
+}
