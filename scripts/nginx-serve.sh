@@ -11,6 +11,7 @@
 # Besides the files, a few fixed routes exercise redirects and errors:
 #   /moved/NAME      301 to /NAME          /loop         302 to itself
 #   /to-file         302 to file:///etc/passwd
+#   /to-data         302 to a data: URL
 #   /status/CODE     that status (400 401 403 404 408 410 429 500 502 503 504)
 #   /fake.png        page.html served as image/png
 #   /negotiated      formats/still.avif to a request whose Accept names
@@ -79,6 +80,7 @@ fi)
         location ~ ^/moved/(.*)\$ { return 301 /\$1; }
         location = /loop { return 302 /loop; }
         location = /to-file { return 302 file:///etc/passwd; }
+        location = /to-data { return 302 "data:image/png;base64,iVBORw0KGgo="; }
 $(for code in 400 401 403 404 408 410 429 500 502 503 504; do echo "        location = /status/$code { return $code; }"; done)
         location = /fake.png { default_type image/png; alias $docroot/page.html; }
         location = /negotiated { add_header Vary Accept; try_files \$negotiated =404; }

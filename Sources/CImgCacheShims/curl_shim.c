@@ -3,7 +3,9 @@
 #include "imgcache_shims.h"
 #include "loader.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,6 +98,22 @@ struct curl_slist *ic_curl_slist_append(struct curl_slist *list, const char *val
     return p_curl_slist_append(list, value);
 }
 void ic_curl_slist_free_all(struct curl_slist *list) { p_curl_slist_free_all(list); }
+
+// libcurl keeps no errno when socket() fails: a process out of descriptors would look like a
+// host that refuses connections. The socket is opened here instead, and the errno kept.
+static curl_socket_t ic_curl_open_socket(void *user, curlsocktype purpose, struct curl_sockaddr *address) {
+    (void)purpose;
+    int *failure = user;
+    curl_socket_t socket_fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    *failure = socket_fd == CURL_SOCKET_BAD ? errno : 0;
+    return socket_fd;
+}
+
+CURLcode ic_curl_easy_keep_socket_errno(CURL *handle, int *failure) {
+    *failure = 0;
+    CURLcode code = p_curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, ic_curl_open_socket);
+    return code == CURLE_OK ? p_curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, (void *)failure) : code;
+}
 
 CURLM *ic_curl_multi_init(void) { return p_curl_multi_init(); }
 CURLMcode ic_curl_multi_cleanup(CURLM *multi) { return p_curl_multi_cleanup(multi); }

@@ -93,7 +93,7 @@ public enum CommandTable {
         .flag(.upscale, help: "Enlarge an image smaller than the thumbnail's box to it"),
         .flag(.noOriginal, help: "Keep only the variants: the image as served is not stored once they are made"),
         .flag(.placeholders, help: "Also make each image's placeholders in the decode that makes its variants: its dominant colour, its ThumbHash and a WebP preview at most 32 pixels a side (--json: dominant_color, thumbhash, lqip)"),
-        .flag(.keepSvg, help: "Pass SVG images through as served: no raster variants of them (--thumbnail and --format apply to the others)"),
+        .flag(.keepSvg, help: "Pass inert SVG images through as served: no raster variants of them (--thumbnail and --format apply to the others; an SVG with script, event handlers or references to other documents gets variants)"),
         .flag(.scaleDown, optionalValue: "PIXELS",
               help: "Store images over PIXELS (default 15.7M) shrunk to fit it (ScaleDownLargeImages)"),
         .flag(.transformAnimated,

@@ -26,6 +26,17 @@ enum ManagerSetup {
         }
     }
 
+    /// Says why the list stopped being read, and the status that leaves: a limit of the process
+    /// (no thread to read it with, no descriptor) is the system's refusal (71), not the list's (66).
+    static func reportInputFailure(_ error: SystemError, console: Console) -> ExitStatus {
+        if error.exhaustsResources {
+            console.error("\(error); the list of URLs was not read to its end")
+            return .systemError
+        }
+        console.error("cannot read the list of URLs: \(error)")
+        return .noInput
+    }
+
     /// The manager for a run, or the status to exit with after saying why
     /// there is none (a bad IMGCACHE_REMOTE, remotes that cannot be remembered).
     static func fetcher(_ arguments: ManagerArguments, cache: DiskCache, console: Console,
@@ -33,8 +44,15 @@ enum ManagerSetup {
         let cwd = arguments.readOnlyPaths.contains { !$0.hasPrefix("/") } ? FileSystem.currentDirectory() : ""
         let readOnly = arguments.readOnlyPaths.map { ReadOnlyCache(directory: $0.hasPrefix("/") ? $0 : cwd + "/" + $0) }
         var settings = arguments.settings
+        let remembered = DecodeLimits.trusted(cache.settings, writableByUserAlone: NamespaceSettings.writableByUserAlone(in: cache.directory))
+        // Only the limits this run takes from the file are worth a word.
+        if arguments.decodeSeconds == nil || arguments.decodeMemory == nil {
+            for line in remembered.ignored where line.contains("max-decode-time") ? arguments.decodeSeconds == nil : arguments.decodeMemory == nil {
+                console.warning("namespace '\(cache.location.namespace)': " + line)
+            }
+        }
         settings.decodeLimits = DecodeLimits.resolve(seconds: arguments.decodeSeconds, memory: arguments.decodeMemory,
-                                                     remembered: cache.settings)
+                                                     remembered: remembered.settings)
         if arguments.asksPassword, let user = settings.credentials?.user {
             guard let password = PasswordPrompt.ask(user: user) else {
                 // The value is not repeated: it may be a password typed without its user.

@@ -87,7 +87,23 @@ import Testing
 
     @Test func aRedirectToAFileURLIsRefused() throws {
         try expectFailureLeavesCacheUnchanged(["fetch", server.url("to-file")], status: 1,
-                                              messageContains: "unsupported scheme 'file' (only http and https)", remembered: true)
+                                              messageContains: "redirected to a 'file:' URL, not followed (redirects are followed to http and https only)",
+                                              remembered: true)
+    }
+
+    /// The scheme named is the redirect's, and the message says it was a redirect.
+    @Test func aRedirectToADataURLIsRefusedAndNamed() throws {
+        try expectFailureLeavesCacheUnchanged(["fetch", server.url("to-data")], status: 1,
+                                              messageContains: "\(server.url("to-data")): redirected to a 'data:' URL, not followed", remembered: true)
+    }
+
+    /// A server that answers in another protocol is said to, and the next run tries again (not remembered).
+    @Test func aServerThatDoesNotAnswerInHTTPIsSaidToDoSo() throws {
+        let faults = try FaultServer(directory: Paths.fixtures.path)
+        defer { faults.stop() }
+        let url = "http://127.0.0.1:\(faults.port)/not-http"
+        try expectFailureLeavesCacheUnchanged(["fetch", url], status: 1, messageContains: "\(url): the server's answer is not HTTP", remembered: false)
+        #expect(!(try fetch(["fetch", url]).standardError.contains("unsupported scheme")))
     }
 
     @Test func anUnreachablePortIsConnectionRefused() throws {

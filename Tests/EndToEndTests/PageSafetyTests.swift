@@ -116,6 +116,33 @@ import Testing
         #expect(json.first?["format"] as? String == "svg", "\(json)")
     }
 
+    /// An SVG that would run script or load another document when opened on its own (as a page of
+    /// the site) is not passed through: its raster variants are made, and the run says why; the
+    /// site's folder holds no SVG of it. An inert one still passes through.
+    @Test func keepSVGPassesThroughOnlyAnInertSVG() throws {
+        let svg = String(decoding: try Paths.fixture("formats/editor.svg"), as: UTF8.self)
+        let hostile = svg.replacingOccurrences(of: "<svg ", with: "<svg onload=\"alert(document.domain)\" ")
+            .replacingOccurrences(of: "</svg>", with: "<script>fetch('/steal')</script></svg>")
+        try hostile.write(toFile: served.appending("hostile.svg"), atomically: true, encoding: .utf8)
+        let out = work.appending("site")
+        for run in 0..<2 {
+            let result = try imgcache(["fetch", "--html", "--keep-svg", "--output-dir", out, "--thumbnail", "64x", "--format", "webp,png",
+                                       nginx.url("hostile.svg"), nginx.url("icon.svg")])
+            #expect(result.status == 0, "\(result.standardError)")
+            let lines = result.output.split(separator: "\n")
+            #expect(lines.count == 2 && lines[0].contains("image/webp") && !lines[0].contains(".svg\""), "run \(run): \(result.output)")
+            #expect(lines[1].contains(".svg\"") && !lines[1].contains("<source"), "run \(run): \(result.output)")
+            #expect(result.standardError.contains("hostile.svg: not passed through as SVG (--keep-svg): it holds an event handler (onload)")
+                    || run == 1, "run \(run): \(result.standardError)")
+            let svgs = files(under: out).filter { $0.hasSuffix(".svg") }
+            #expect(svgs.count == 1, "run \(run): \(files(under: out))")
+            for name in svgs {
+                let copied = try String(contentsOfFile: out + "/" + name, encoding: .utf8)
+                #expect(!copied.contains("<script") && !copied.contains("onload"), "\(name)")
+            }
+        }
+    }
+
     @Test func aPlaceholderNeverShowsThroughATransparentImage() throws {
         try Paths.fixture("anim.gif").write(to: URL(fileURLWithPath: served.appending("anim.gif")))
         let result = try imgcache(["fetch", "--html", "--placeholder", "color", "--thumbnail", "32x", nginx.url("photo.jpg"), nginx.url("logo.png"),

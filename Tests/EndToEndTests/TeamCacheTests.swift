@@ -142,6 +142,45 @@ import Testing
         #expect(remembered.standardError.contains("later runs will not use a remembered store that sends credentials"), "\(remembered.standardError)")
     }
 
+    /// A member of a team cache cannot lift everyone's decode limits: a remembered limit above the
+    /// default is taken only from a settings file the user alone can write; a lower one from any.
+    @Test func aSharedSettingsFileCannotWidenTheDecodeLimits() throws {
+        let root = work.appending("cache")
+        #expect(try run(umask: "002", ["--cache-dir", root, "fetch", server.url("logo.png")]).status == 0)
+        let settings = root + "/default/settings"
+        func applied() throws -> (seconds: Double?, memory: Int?, sources: [String?], warnings: String) {
+            let shown = try run(umask: "002", ["--cache-dir", root, "--json", "config"])
+            let object = try #require(try shown.jsonLines().first)
+            return (object["max_decode_time"] as? Double, object["max_decode_memory"] as? Int,
+                    [object["max_decode_time_source"] as? String, object["max_decode_memory_source"] as? String], shown.standardError)
+        }
+        try "imgcache-settings 1\nmax-decode-time 3600s\nmax-decode-memory 20G\n".write(toFile: settings, atomically: false, encoding: .utf8)
+        // Written by another member: owned by another uid (as root), or writable by the group.
+        if getuid() == 0 { #expect(chown(settings, 65534, 65534) == 0) }
+        #expect(chmod(settings, 0o664) == 0)
+        let shared = try applied()
+        #expect(shared.seconds == 30 && shared.sources == ["default", "default"], "\(shared)")
+        #expect(shared.warnings.contains("ignoring its remembered max-decode-time 3600s") && shared.warnings.contains("ignoring its remembered max-decode-memory "),
+                "\(shared.warnings)")
+        let thumbnail = try run(umask: "002", ["--cache-dir", root, "fetch", "--thumbnail", "8x", server.url("photo.jpg")])
+        #expect(thumbnail.status == 0 && thumbnail.standardError.contains("ignoring its remembered max-decode-time 3600s"), "\(thumbnail.standardError)")
+        // Given on the command line, the limit is the user's own: no word about the file's.
+        let given = try run(umask: "002", ["--cache-dir", root, "fetch", "--max-decode-time", "2m", "--max-decode-memory", "1G", "--thumbnail", "9x",
+                                           server.url("photo.jpg")])
+        #expect(given.status == 0 && !given.standardError.contains("ignoring"), "\(given.standardError)")
+        // Lower limits are taken from a shared file.
+        try "imgcache-settings 1\nmax-decode-time 2s\nmax-decode-memory 64MiB\n".write(toFile: settings, atomically: false, encoding: .utf8)
+        let lower = try applied()
+        #expect(lower.seconds == 2 && lower.memory == 64 << 20 && lower.sources == ["remembered", "remembered"] && !lower.warnings.contains("ignoring"),
+                "\(lower)")
+        // The user's own file widens them.
+        try "imgcache-settings 1\nmax-decode-time 3600s\n".write(toFile: settings, atomically: false, encoding: .utf8)
+        if getuid() == 0 { #expect(chown(settings, 0, 0) == 0) }
+        #expect(chmod(settings, 0o644) == 0)
+        let own = try applied()
+        #expect(own.seconds == 3600 && own.sources[0] == "remembered" && !own.warnings.contains("ignoring"), "\(own)")
+    }
+
     @Test func settingTheMaskSharesTheNamespaceAtOnce() throws {
         let team = work.appending("team")
         #expect(mkdir(team, 0o2775) == 0 && chmod(team, 0o2775) == 0)

@@ -53,6 +53,10 @@ CURLcode ic_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ic_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLcode ic_curl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
 
+/// Opens the handle's sockets through imgcache's own callback, which keeps socket()'s errno in
+/// `*failure` (0 when it succeeded): libcurl keeps none.
+CURLcode ic_curl_easy_keep_socket_errno(CURL *handle, int *failure);
+
 struct curl_slist *ic_curl_slist_append(struct curl_slist *list, const char *value);
 void ic_curl_slist_free_all(struct curl_slist *list);
 

@@ -76,9 +76,12 @@ extension ConfigCommand {
         let umask: (mask: mode_t, source: String) = fromEnvironment.map { ($0, "IMGCACHE_UMASK") }
             ?? settings.umask.map { ($0, "remembered") } ?? (CacheUmask.userMask, "user")
         guard let remotes = MaintenanceMessages.remotes(cache, environment: environment, console: console) else { return .usage }
-        let decode = DecodeLimits.resolve(seconds: nil, memory: nil, remembered: settings)
-        let decodeTimeSource = settings.decodeSeconds == nil ? "default" : "remembered"
-        let decodeMemorySource = settings.decodeMemory == nil ? "default" : "remembered"
+        // As a run takes them: a remembered limit above the default only from a file this user alone writes.
+        let trusted = DecodeLimits.trusted(settings, writableByUserAlone: NamespaceSettings.writableByUserAlone(in: cache.directory))
+        for line in trusted.ignored { console.warning("namespace '\(cache.location.namespace)': " + line) }
+        let decode = DecodeLimits.resolve(seconds: nil, memory: nil, remembered: trusted.settings)
+        let decodeTimeSource = trusted.settings.decodeSeconds == nil ? "default" : "remembered"
+        let decodeMemorySource = trusted.settings.decodeMemory == nil ? "default" : "remembered"
         if globals.json {
             var object = JSONObject()
             object.add("namespace", cache.location.namespace.name)

@@ -81,6 +81,7 @@ extension ExportCommand {
         defer { fetcher.close() }
         var failure: WebDatasetExport.Failure?
         var inputError: SystemError?
+        var inputStatus = ExitStatus.noInput
         // In the list's order, so the same list gives the same shards.
         try fetcher.fetch(list, deliver: { (outcome) throws(SystemError) in
             guard failure == nil else { return }
@@ -105,7 +106,7 @@ extension ExportCommand {
         }, update: { (update) throws(SystemError) in
             if case .inputFailed(let error) = update {
                 inputError = error
-                console.error("cannot read the list of URLs: \(error)")
+                inputStatus = ManagerSetup.reportInputFailure(error, console: console)
             }
         })
         let place = arguments.store?.identity ?? arguments.directory
@@ -136,7 +137,7 @@ extension ExportCommand {
         try report(counts)
         if arguments.report { try reportReasons(counts) }
         let status: ExitStatus = counts.missing + counts.failed > 0 ? .someFailed : .success
-        return inputError == nil ? status : .worse(status, .noInput)
+        return inputError == nil ? status : .worse(status, inputStatus)
     }
 
     private func report(_ counts: WebDatasetExport.Counts) throws(SystemError) {

@@ -71,8 +71,7 @@ extension FetchCommand {
                 try console.standardOutput.flush()
             }, update: { (update) throws(SystemError) in
                 if case .inputFailed(let error) = update {
-                    console.error("cannot read the list of URLs: \(error)")
-                    answers.status = ExitStatus.worse(answers.status, .noInput)
+                    answers.status = ExitStatus.worse(answers.status, ManagerSetup.reportInputFailure(error, console: console))
                 }
             })
         } else {

@@ -64,6 +64,7 @@ extension PrefetchCommand {
         // Added to the namespace's statistics once, however the run ends.
         defer { fetcher.appendStatistics(statistics) }
         var inputError: SystemError?
+        var inputStatus = ExitStatus.noInput
         var runStatistics = RunStatistics()
         let started = WallClock.monotonic()
         try fetcher.prefetch(list) { (update) throws(SystemError) in
@@ -115,7 +116,7 @@ extension PrefetchCommand {
                 bar?.setTotal(count)
             case .inputFailed(let error):
                 inputError = error
-                console.error("cannot read the list of URLs: \(error)")
+                inputStatus = ManagerSetup.reportInputFailure(error, console: console)
             case .idle:
                 bar?.draw()
             }
@@ -146,7 +147,7 @@ extension PrefetchCommand {
                    complete: inputError == nil)
         if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
         let status = summary.failedOutput ? ExitStatus.worse(summary.status, .outputFailed) : summary.status
-        return inputError == nil ? status : .worse(status, .noInput)
+        return inputError == nil ? status : .worse(status, inputStatus)
     }
 
     /// Keeps what `--html-report` shows of `outcome`: the image as answered, or the failure and why.

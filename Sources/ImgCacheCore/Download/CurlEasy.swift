@@ -8,11 +8,14 @@ final class CurlEasy {
     /// precise than the result code's text: "SSL certificate problem:
     /// self-signed certificate" rather than "peer certificate was not OK".
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+    /// socket()'s errno for the last connection tried (0: it opened), which libcurl does not keep.
+    private let socketFailure = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
 
     init() throws(DownloadError) {
         try CurlLibrary.load()
         guard let handle = ic_curl_easy_init() else {
             errorBuffer.deallocate()
+            socketFailure.deallocate()
             throw .other(code: -1, message: "curl_easy_init failed")
         }
         self.handle = handle
@@ -23,7 +26,11 @@ final class CurlEasy {
         ic_curl_easy_cleanup(handle)
         if let headerList { ic_curl_slist_free_all(headerList) }
         errorBuffer.deallocate()
+        socketFailure.deallocate()
     }
+
+    /// Why the last socket could not be opened (EMFILE: no descriptor left), 0 when it opened.
+    var socketErrno: Int32 { socketFailure.pointee }
 
     /// The detail libcurl wrote for the last failed transfer, if any.
     var errorDetail: String? {
@@ -33,6 +40,7 @@ final class CurlEasy {
     private func attachErrorBuffer() {
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         _ = ic_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
+        _ = ic_curl_easy_keep_socket_errno(handle, socketFailure)
     }
 
     func set(_ option: CURLoption, _ value: Int) throws(DownloadError) {

@@ -5,19 +5,30 @@ import CImgCacheShims
 
 extension DownloadError {
     /// Maps a failed transfer's libcurl result code to the cause a user can act on.
-    static func classify(_ code: CURLcode, easy: CurlEasy, request: DownloadRequest, received: Int64) -> DownloadError {
+    /// `redirectTarget`: the last response's Location, when it was a redirect.
+    static func classify(_ code: CURLcode, easy: CurlEasy, request: DownloadRequest, received: Int64,
+                         redirectTarget: String? = nil) -> DownloadError {
         let generic = String(cString: ic_curl_easy_strerror(code))
         // libcurl's detail names the cause (self-signed, expired, name mismatch); its code's text does not.
         let text = easy.errorDetail.map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? generic
-        let osError = Int32(easy.info(CURLINFO_OS_ERRNO))
+        let osError = easy.socketErrno != 0 ? easy.socketErrno : Int32(easy.info(CURLINFO_OS_ERRNO))
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL:
-            let target = easy.stringInfo(CURLINFO_REDIRECT_URL) ?? easy.stringInfo(CURLINFO_EFFECTIVE_URL) ?? ""
+            // libcurl says "unsupported protocol" for an answer that is not HTTP too.
+            if text.contains("HTTP/0.9") { return .notHTTP(text) }
+            // A redirect libcurl would not follow: its target, from libcurl or the response's Location.
+            if let target = easy.stringInfo(CURLINFO_REDIRECT_URL) ?? redirectTarget, let colon = target.firstIndex(of: ":") {
+                return .redirectedToScheme(String(target[..<colon]).lowercased())
+            }
+            let target = easy.stringInfo(CURLINFO_EFFECTIVE_URL) ?? ""
             return .unsupportedScheme(String(target.prefix(while: { $0 != ":" })).lowercased())
         case CURLE_URL_MALFORMAT: return .invalidURL(text)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             let host = easy.stringInfo(CURLINFO_EFFECTIVE_URL).flatMap { try? RemoteURL(parsing: $0).host } ?? request.url.host
             return .dns(host)
+        // No descriptor for the socket: this process's limit, not the host's fault.
+        case CURLE_COULDNT_CONNECT where osError == EMFILE || osError == ENFILE:
+            return .systemLimit(SystemError("open a connection", errno: Errno(osError)))
         case CURLE_COULDNT_CONNECT:
             return osError == ECONNREFUSED ? .connectionRefused : .connectFailed(osError != 0 ? String(cString: strerror(osError)) : text)
         case CURLE_OPERATION_TIMEDOUT:

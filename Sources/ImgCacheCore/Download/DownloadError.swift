@@ -2,8 +2,12 @@
 public enum DownloadError: Error, Equatable, Sendable {
     /// libcurl refused the URL.
     case invalidURL(String)
-    /// Not http or https (also a redirect to another scheme).
+    /// Not http or https.
     case unsupportedScheme(String)
+    /// A redirect to a URL of another scheme than http and https (`data:`, `ftp:`, `file:`), not followed.
+    case redirectedToScheme(String)
+    /// The server answered with something that is not HTTP (another protocol on the port, or HTTP/0.9).
+    case notHTTP(String)
     /// The host name did not resolve.
     case dns(String)
     /// Nothing listens at the address (ECONNREFUSED).
@@ -38,6 +42,9 @@ public enum DownloadError: Error, Equatable, Sendable {
     case localWrite(SystemError)
     /// libcurl could not be loaded.
     case libraryMissing(String)
+    /// A limit of this process or machine stopped the transfer (no descriptor left for a socket):
+    /// nothing about the host.
+    case systemLimit(SystemError)
     /// The body's first bytes were refused as they arrived (`BodyCheck`).
     case refused(BodyRefusal)
     /// Any other libcurl failure: its code and text.
@@ -50,6 +57,9 @@ public enum DownloadError: Error, Equatable, Sendable {
         switch self {
         case .invalidURL(let detail): return "invalid URL: \(detail)"
         case .unsupportedScheme(let scheme): return "unsupported scheme '\(scheme)' (only http and https)"
+        case .redirectedToScheme(let scheme):
+            return "redirected to a '\(scheme):' URL, not followed (redirects are followed to http and https only)"
+        case .notHTTP(let detail): return "the server's answer is not HTTP (\(detail))"
         case .dns(let detail): return "cannot resolve host: \(detail)"
         case .connectionRefused: return "connection refused"
         case .connectFailed(let detail): return "cannot connect: \(detail)"
@@ -67,6 +77,7 @@ public enum DownloadError: Error, Equatable, Sendable {
         case .cancelled: return "cancelled"
         case .localWrite(let error): return error.description
         case .libraryMissing(let message): return message
+        case .systemLimit(let error): return error.description
         case .refused(.notAnImage(let contentType)): return "not an image" + (contentType.map { " (served as \($0))" } ?? "")
         case .refused(.unsupported(let format)): return "\(format.displayName) images are not supported"
         case .refused(.tooManyPixels(let width, let height, let embedded)):
@@ -84,11 +95,12 @@ public enum DownloadError: Error, Equatable, Sendable {
     public var isTransient: Bool {
         switch self {
         case .dns, .connectionRefused, .connectFailed, .connectionReset, .connectionLost,
-             .tlsHandshake, .timeout, .connectTimeout, .maximumTimeExceeded, .truncated, .cancelled, .localWrite, .libraryMissing, .other:
+             .tlsHandshake, .timeout, .connectTimeout, .maximumTimeExceeded, .truncated, .cancelled, .localWrite, .libraryMissing, .other,
+             .notHTTP, .systemLimit:
             return true
         case .httpStatus(let code):
             return code >= 500 || code == 408 || code == 429
-        case .invalidURL, .unsupportedScheme, .tlsCertificate, .tooLarge, .tooManyRedirects, .refused, .hostGivenUp:
+        case .invalidURL, .unsupportedScheme, .redirectedToScheme, .tlsCertificate, .tooLarge, .tooManyRedirects, .refused, .hostGivenUp:
             return false
         }
     }
@@ -97,7 +109,7 @@ public enum DownloadError: Error, Equatable, Sendable {
     /// or the server's side. A cancellation or a local write failure is not retried.
     public var isRetryable: Bool {
         switch self {
-        case .cancelled, .localWrite, .libraryMissing: return false
+        case .cancelled, .localWrite, .libraryMissing, .systemLimit: return false
         default: return isTransient
         }
     }

@@ -164,7 +164,9 @@ final class Transfer {
     func outcome(_ code: CURLcode, request: DownloadRequest) -> Result<DownloadResponse, DownloadError> {
         if code != CURLE_OK {
             if let reason = sink.abortReason { return .failure(reason) }
-            return .failure(DownloadError.classify(code, easy: easy, request: request, received: sink.receivedBytes))
+            let status = easy.info(CURLINFO_RESPONSE_CODE)
+            return .failure(DownloadError.classify(code, easy: easy, request: request, received: sink.receivedBytes,
+                                                   redirectTarget: (300..<400).contains(status) ? sink.headers["location"] : nil))
         }
         let status = easy.info(CURLINFO_RESPONSE_CODE)
         let accepted = (200..<300).contains(status) || (status == 304 && request.validators != nil)

@@ -149,7 +149,7 @@ final class TransferSink {
     /// The response headers imgcache uses; the others are skipped without
     /// being turned into text.
     static let keptHeaders = ["content-length", "content-type", "etag", "last-modified", "retry-after", "content-encoding",
-                              "cache-control", "expires", "date", "age", "x-robots-tag"]
+                              "cache-control", "expires", "date", "age", "x-robots-tag", "location"]
         .map { Array($0.utf8) }
 
     /// One header line, CRLF included. A status line starts a new response.

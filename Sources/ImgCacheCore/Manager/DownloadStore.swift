@@ -128,7 +128,8 @@ struct DownloadStore {
         }
         do throws(SystemError) {
             // Not kept (CacheMemoryOnly, or --no-original once its variants are made): handed over in a temporary file.
-            if settings.options.contains(.cacheMemoryOnly) || (settings.makesVariants(of: header.format) && !settings.keepsOriginal) {
+            if settings.options.contains(.cacheMemoryOnly) || (settings.makesVariants(of: header.format, inert: { SVGActiveContent.find(in: (try? bytes()) ?? []) == nil })
+                                                                       && !settings.keepsOriginal) {
                 log?("\(RemoteURL.displayed(url)): not stored (\(settings.keepsOriginal ? "CacheMemoryOnly" : "--no-original"))")
                 // A body in a file is copied, never read into memory.
                 let handed: EntryCommitter.Body

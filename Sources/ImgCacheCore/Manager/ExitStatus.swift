@@ -9,7 +9,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case noInput = 66
     /// A command or a system library this build needs is not available.
     case unavailable = 69
-    /// The system refused what the run needs (a thread, memory, a decode worker).
+    /// The system refused what the run needs (a thread, a file descriptor, memory, a decode worker).
     case systemError = 71
     /// The cache cannot be written (permissions, full disk, read-only).
     case cacheUnwritable = 73
@@ -36,7 +36,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .usage: return "usage error: bad command line or IMGCACHE_ variable"
         case .noInput: return "an input file cannot be read: the list of URLs (prefetch, fetch -i), --cookies, --netrc-file, --cacert"
         case .unavailable: return "command or required system library not available"
-        case .systemError: return "the system refused a resource imgcache needs (a thread, memory, a decode worker)"
+        case .systemError: return "the system refused a resource imgcache needs (a thread: ulimit -u, a file descriptor: ulimit -n, memory, a decode worker)"
         case .cacheUnwritable: return "the cache cannot be written"
         case .outputFailed: return "the output file (or the cookie jar, or an export's folder or store) cannot be written, or its name asks for another format than the image's"
         case .partial: return "part of the cache could not be read (each part is reported on stderr); the rest was done"
@@ -69,9 +69,12 @@ extension FetchError {
     /// The status a run ends with, at least, when a URL fails so.
     public var exitStatus: ExitStatus {
         switch self {
+        // A file the cache could not make for want of a descriptor is the system's limit, not the cache's.
+        case .cacheUnwritable(let error) where error.exhaustsResources: return .systemError
         case .cacheUnwritable: return .cacheUnwritable
-        // A library present but not mappable under imgcache's own ulimit -v is the system's limit.
-        case .libraryMissing(let message) where message.hasSuffix("(ulimit -v)"): return .systemError
+        // A library present but not mappable under imgcache's own ulimit -v (or -n) is the system's limit.
+        case .libraryMissing(let message) where message.hasSuffix("(ulimit -v)") || message.hasSuffix("(ulimit -n)"): return .systemError
+        case .download(_, .systemLimit): return .systemError
         case .libraryMissing: return .unavailable
         case .downloaderUnavailable: return .systemError
         case .requestFileUnusable(_, let status): return status

@@ -101,6 +101,8 @@ public enum FetchError: Error, Equatable, Sendable {
             case .tooLarge: return "too_large"
             case .truncated: return "truncated"
             case .tooManyRedirects: return "too_many_redirects"
+            case .redirectedToScheme: return "unsupported_redirect"
+            case .notHTTP: return "not_http"
             case .hostGivenUp: return "host_given_up"
             case .refused(.notAnImage): return "not_an_image"
             case .refused(.unsupported): return "unsupported_format"
@@ -109,6 +111,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .cancelled: return "cancelled"
             case .localWrite: return "cache_unwritable"
             case .libraryMissing: return "library_missing"
+            case .systemLimit: return "system_limit"
             case .invalidURL, .unsupportedScheme: return "invalid_url"
             case .other: return "network"
             }
@@ -130,6 +133,7 @@ public enum FetchError: Error, Equatable, Sendable {
         case .notCached: return "not_cached"
         case .interrupted: return "interrupted"
         case .deadlineReached: return "deadline"
+        case .cacheUnwritable(let error) where error.exhaustsResources: return "system_limit"
         case .cacheUnwritable: return "cache_unwritable"
         case .libraryMissing: return "library_missing"
         case .downloaderUnavailable: return "downloader_unavailable"
@@ -207,6 +211,7 @@ public enum FetchError: Error, Equatable, Sendable {
             return "\(RemoteURL.displayed(url)): \(failure.described(naming: setting)); \(fate)"
         case .notCached(let url): return "\(RemoteURL.displayed(url)): not in the cache" + (name(.cacheOnly).map { " (\($0))" } ?? "")
         case .interrupted(let url): return "\(RemoteURL.displayed(url)): interrupted"
+        case .cacheUnwritable(let error) where error.exhaustsResources: return error.description
         case .cacheUnwritable(let error): return "cache not writable: \(error)"
         case .libraryMissing(let message): return message
         case .downloaderUnavailable(let reason): return "cannot start downloading: \(reason)"
@@ -241,7 +246,7 @@ public enum FetchError: Error, Equatable, Sendable {
                 return (400..<500).contains(code) && code != 408 && code != 429 ? FailedURLStore.Scope(request: request) : nil
             case .tooLarge(let limit): return FailedURLStore.Scope(request: request, sizeLimitUpTo: limit)
             case .refused(.inflatesTooMuch): return FailedURLStore.Scope(request: request)
-            case .invalidURL, .unsupportedScheme: return FailedURLStore.Scope(request: request)
+            case .invalidURL, .unsupportedScheme, .redirectedToScheme: return FailedURLStore.Scope(request: request)
             default: return nil
             }
         case .invalidURL, .badRow, .pinMismatch, .deadlineReached, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade, .decodeStopped,

@@ -30,12 +30,15 @@ public struct FetchSettings: Equatable, Sendable {
     public var variants: [ImageTransform] = []
     /// False with `--no-original`: the image as served is not kept once its variants are made.
     public var keepsOriginal = true
-    /// `--keep-svg`: an SVG is answered as served, with no raster variants (and kept, even with `--no-original`).
+    /// `--keep-svg`: an inert SVG (no script, event handlers, HTML or references to other documents)
+    /// is answered as served, with no raster variants (and kept, even with `--no-original`); any other
+    /// SVG gets its variants like any image.
     public var keepsSVG = false
 
-    /// Whether the variants asked for are made of an image of `format`: not of an SVG passed through.
-    func makesVariants(of format: ImageFormat?) -> Bool {
-        !variants.isEmpty && !(keepsSVG && format == .svg)
+    /// Whether the variants asked for are made of an image of `format`: not of an SVG passed through
+    /// (`inert` is asked only of an SVG under `--keep-svg`).
+    func makesVariants(of format: ImageFormat?, inert: () -> Bool = { true }) -> Bool {
+        !variants.isEmpty && !(keepsSVG && format == .svg && inert())
     }
 
     /// Whether requests carry nothing of the user's beyond the URL: no

@@ -27,12 +27,22 @@ extension ImageFetcher {
 
     /// Answers the first request for a key and its repeats; an image whose variants are
     /// still to be made is answered once a worker has made them.
+    /// Whether an SVG answered under `--keep-svg` is passed through as served: only an inert one;
+    /// another gets its raster variants, and the run says why.
+    private func passesThrough(_ original: FetchResult, url: String) -> Bool {
+        guard let bytes = try? FileSystem.readFile(original.path, limit: Int(BodyVerifier.wholeReadLimit)) ?? [] else { return false }
+        guard let found = SVGActiveContent.find(in: bytes) else { return true }
+        warn?("\(RemoteURL.displayed(url)): not passed through as SVG (--keep-svg): it holds \(found), which would run or load "
+              + "when the file is opened on its own; its raster variants are made instead", nil)
+        return false
+    }
+
     func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
                                   repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
         // The image is stored (or failed): another process waiting for it may look it up now.
         if run.heldDownloadLocks.remove(fingerprint) != nil, case .some(.some(let locks)) = downloadLocksMade { locks.unlock(fingerprint) }
-        if case .success(let original) = answer, settings.makesVariants(of: original.metadata.format), original.variants.isEmpty,
-           original.placeholder == nil {
+        if case .success(let original) = answer, original.variants.isEmpty, original.placeholder == nil,
+           settings.makesVariants(of: original.metadata.format, inert: { passesThrough(original, url: url) }) {
             // Interrupted: no new work starts, so the variants asked for are not made.
             guard !run.interrupted else {
                 if !original.isStored { try? FileSystem.remove(original.path) }

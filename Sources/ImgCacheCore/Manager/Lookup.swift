@@ -92,7 +92,9 @@ struct Lookup: Sendable {
         }
         // --keep-svg: an SVG's variants (made by a run without it) are not its answer; nor, when the original is not
         // there to say what it is, any variants.
-        if settings.keepsSVG, cachedOriginal().map({ $0.metadata.format == .svg }) ?? true { return nil }
+        if settings.keepsSVG, cachedOriginal().map({ $0.metadata.format == .svg && SVGActiveContent.isInert(path: $0.path) }) ?? true {
+            return nil
+        }
         var found = variants.all(of: url, madeFrom: nil, now: now)
         if found == nil, settings.keepsOriginal, let entry = cachedOriginal() {
             // Some stored under the key of a transform that makes the same bytes (--format naming the original's own).

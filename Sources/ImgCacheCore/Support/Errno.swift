@@ -33,4 +33,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let brokenPipe = Errno(EPIPE)
     public static let notSupported = Errno(ENOTSUP)
     public static let readOnlyFileSystem = Errno(EROFS)
+    public static let tooManyOpenFiles = Errno(EMFILE)
+    public static let fileTableFull = Errno(ENFILE)
+    public static let outOfMemory = Errno(ENOMEM)
 }

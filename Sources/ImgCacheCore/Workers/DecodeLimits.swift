@@ -50,6 +50,31 @@ public struct DecodeLimits: Equatable, Sendable {
         return Int(size.bytes)
     }
 
+    /// The remembered limits a run may take: a lower one than the default always; one that widens
+    /// it (more time, more memory) only from a settings file this user alone can write, or any
+    /// member of a team cache could lift everyone's limits. What is dropped is said, one line each.
+    public static func trusted(_ remembered: NamespaceSettings, writableByUserAlone: Bool) -> (settings: NamespaceSettings, ignored: [String]) {
+        guard !writableByUserAlone else { return (remembered, []) }
+        var settings = remembered
+        var ignored: [String] = []
+        let why = "the settings file can be written by others than you, and a remembered limit above the default is taken only from one you alone can write"
+        if let seconds = remembered.decodeSeconds, seconds > defaultSeconds {
+            settings.decodeSeconds = nil
+            ignored.append("ignoring its remembered max-decode-time \(spelled(seconds)): \(why) "
+                           + "(the default \(spelled(defaultSeconds)) applies; give --max-decode-time to allow more)")
+        }
+        if let memory = remembered.decodeMemory, memory > defaultMemory {
+            settings.decodeMemory = nil
+            ignored.append("ignoring its remembered max-decode-memory \(ByteSize.humanisedBinary(memory)): \(why) "
+                           + "(the default \(ByteSize.humanisedBinary(defaultMemory)) applies; give --max-decode-memory to allow more)")
+        }
+        return (settings, ignored)
+    }
+
+    private static func spelled(_ seconds: Double) -> String {
+        seconds == seconds.rounded() && seconds < 1e9 ? "\(Int(seconds))s" : "\(seconds)s"
+    }
+
     /// The limits given (nil: not given), else the namespace's remembered ones, else the defaults.
     public static func resolve(seconds: Double?, memory: Int?, remembered: NamespaceSettings) -> DecodeLimits {
         var limits = DecodeLimits()

@@ -435,6 +435,9 @@ final class FaultServer: @unchecked Sendable {
              ("gzip-image-bomb", 2), ("bad-chunked", 2):
             guard let (bytes, type) = file(parts[1]) else { break }
             return .raw(FaultServer.hostile(parts[0], body: bytes, type: type))
+        case ("not-http", 1):
+            // Another protocol's server on the port: it answers, but not in HTTP.
+            return .raw(Array("SSH-2.0-OpenSSH_9.2\r\nProtocol mismatch.\n".utf8))
         case ("html", 1):
             let page = "<!DOCTYPE html>\n<html><head><title>imgcache test</title></head>"
                 + "<body><p>This page is not an image.</p></body></html>\n"

@@ -1,0 +1,180 @@
+/// What makes an SVG more than a picture when it is opened on its own (as a
+/// page of the site it was copied to): script, event handlers, HTML inside
+/// it, and references to other documents. `--keep-svg` passes an SVG through
+/// only when it has none of these; the rules are a table, read as an XML
+/// parser reads the markup, and they err on the side of finding something
+/// (a reference written with character references is taken for an external one).
+enum SVGActiveContent {
+    /// Elements that run script or embed other documents, by local name (whatever their prefix).
+    static let activeElements: Set<String> = ["script", "foreignobject", "handler", "listener", "iframe", "embed", "object", "frame", "frameset"]
+    /// Attributes whose value is a reference, by local name: allowed only to the document itself
+    /// (`#id`) or an inline raster image (`data:image/…`).
+    static let referenceAttributes: Set<String> = ["href", "src"]
+    /// Namespaces whose elements a browser would treat as HTML.
+    static let htmlNamespaces = ["http://www.w3.org/1999/xhtml"]
+
+    /// Why `bytes` is not inert (the first thing found, said as "a <script> element"), or nil when it is.
+    static func find(in bytes: [UInt8]) -> String? {
+        let lower = bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        let text = SVGMarkup(lower)
+        let markup = SVGMarkup(bytes)
+        let entities = SVGEntities.declarations(in: markup)
+        if let problem = entities.problem { return problem }
+        for range in entities.values.values where bytes[range].contains(where: { $0 == 0x3C || $0 == 0x26 || $0 == 0x25 }) {  // < & %
+            return "an entity that holds markup or references"
+        }
+        if text.find("<?xml-stylesheet", from: 0) != nil { return "a style sheet processing instruction" }
+        if text.find("@import", from: 0) != nil { return "a style sheet @import" }
+        if text.find("javascript:", from: 0) != nil { return "a javascript: URL" }
+        if let problem = externalURLFunction(in: text) { return problem }
+        var index = 0
+        while let open = text.find(byte: 0x3C, from: index) {  // <
+            if text.has("<!--", at: open) {
+                guard let end = text.find("-->", from: open + 4) else { return nil }
+                index = end + 3
+                continue
+            }
+            if text.has("<![cdata[", at: open) {
+                guard let end = text.find("]]>", from: open + 9) else { return nil }
+                index = end + 3
+                continue
+            }
+            if text.has("<!doctype", at: open) {
+                // Its internal declarations may only be entities of plain text (checked above): an
+                // attribute list could give every element an event handler by default.
+                let close = text.find(byte: 0x3E, from: open) ?? text.count
+                guard let subset = text.find(byte: 0x5B, from: open, before: close) else {  // [
+                    index = close + 1
+                    continue
+                }
+                guard let end = text.find("]", from: subset), let after = text.find(byte: 0x3E, from: end) else { return nil }
+                var at = subset
+                while let declaration = markup.find("<", from: at, before: end) {
+                    guard markup.has("<!ENTITY", at: declaration) || markup.has("<!--", at: declaration) else {
+                        return "a DOCTYPE with declarations other than entities"
+                    }
+                    at = declaration + 1
+                }
+                index = after + 1
+                continue
+            }
+            guard let tag = Tag(text, at: open) else {
+                index = open + 1
+                continue
+            }
+            if activeElements.contains(tag.localName) { return "a <\(tag.name)> element" }
+            for attribute in tag.attributes {
+                if let problem = problem(of: attribute, bytes: bytes, entities: entities) { return problem }
+            }
+            index = tag.end
+        }
+        return nil
+    }
+
+    /// Whether the SVG file at `path` is inert; false when it cannot be read (it is then not passed through).
+    static func isInert(path: String) -> Bool {
+        guard let read = try? FileSystem.readFile(path, limit: Int(BodyVerifier.wholeReadLimit)), let bytes = Optional(read) ?? nil else { return false }
+        return find(in: bytes) == nil
+    }
+
+    private static func problem(of attribute: Tag.Attribute, bytes: [UInt8], entities: SVGEntities.Declarations) -> String? {
+        let local = attribute.localName
+        if local.hasPrefix("on") { return "an event handler (\(attribute.name))" }
+        let value = attribute.value.drop { SVGMarkup.isSpace($0) }
+        if referenceAttributes.contains(local), !(value.first == 0x23 || value.starts(with: Array("data:image/".utf8))) {  // #
+            return "a reference to another document (\(attribute.name))"
+        }
+        if attribute.name == "xmlns" || attribute.name.hasPrefix("xmlns:") {
+            // A namespace written with references could name HTML's without saying it: an entity's
+            // (plain text, as checked) is followed; a character reference is refused.
+            var uri = String(decoding: value.reversed().drop { SVGMarkup.isSpace($0) }.reversed(), as: UTF8.self)
+            if uri.hasPrefix("&"), uri.hasSuffix(";"), let range = entities.values[String(uri.dropFirst().dropLast())] {
+                uri = String(decoding: bytes[range], as: UTF8.self)
+            }
+            if uri.contains("&") { return "a namespace written with character references" }
+            if htmlNamespaces.contains(uri) { return "HTML elements (\(attribute.name))" }
+        }
+        if local == "attributename" {
+            // An animation that sets a reference or a handler.
+            let target = String(decoding: value.split(separator: 0x3A).last ?? [], as: UTF8.self)
+            if referenceAttributes.contains(target) || target.hasPrefix("on") || value.contains(0x26) {
+                return "an animation of \(String(decoding: value, as: UTF8.self))"
+            }
+        }
+        return nil
+    }
+
+    /// A CSS `url()` anywhere (a `style` attribute or element) that leads out of the document.
+    private static func externalURLFunction(in text: SVGMarkup) -> String? {
+        var index = 0
+        while let at = text.find("url(", from: index) {
+            var position = text.skippingSpace(from: at + 4)
+            if position < text.count, text.bytes[position] == 0x22 || text.bytes[position] == 0x27 { position += 1 }  // " '
+            guard position < text.count, text.bytes[position] == 0x23 || text.has("data:image/", at: position) else {
+                return "a url() to another document"
+            }
+            index = position
+        }
+        return nil
+    }
+
+    /// A start tag as an XML parser reads it: its name and attributes (lower-cased), up to its `>`,
+    /// quotes respected.
+    struct Tag {
+        struct Attribute {
+            let name: String
+            let value: ArraySlice<UInt8>
+            var localName: String { name.split(separator: ":").last.map(String.init) ?? name }
+        }
+
+        let name: String
+        let attributes: [Attribute]
+        /// Just after the tag's closing `>`.
+        let end: Int
+
+        var localName: String { name.split(separator: ":").last.map(String.init) ?? name }
+
+        init?(_ text: SVGMarkup, at open: Int) {
+            let bytes = text.bytes
+            var index = open + 1
+            func isNameByte(_ byte: UInt8) -> Bool {
+                !SVGMarkup.isSpace(byte) && byte != 0x2F && byte != 0x3E && byte != 0x3D && byte != 0x22 && byte != 0x27  // / > = " '
+            }
+            guard index < bytes.count, isNameByte(bytes[index]), bytes[index] != 0x3F, bytes[index] != 0x21 else { return nil }  // ? !
+            let nameStart = index
+            while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
+            name = String(decoding: bytes[nameStart..<index], as: UTF8.self)
+            var attributes: [Attribute] = []
+            while true {
+                index = text.skippingSpace(from: index)
+                guard index < bytes.count else { return nil }
+                if bytes[index] == 0x3E { break }  // >
+                if bytes[index] == 0x2F { index += 1; continue }  // /
+                let attributeStart = index
+                while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
+                guard index > attributeStart else { index += 1; continue }
+                let attributeName = String(decoding: bytes[attributeStart..<index], as: UTF8.self)
+                index = text.skippingSpace(from: index)
+                guard index < bytes.count, bytes[index] == 0x3D else {  // =
+                    attributes.append(Attribute(name: attributeName, value: []))
+                    continue
+                }
+                index = text.skippingSpace(from: index + 1)
+                guard index < bytes.count else { return nil }
+                let quote = bytes[index]
+                if quote == 0x22 || quote == 0x27 {
+                    guard let close = text.find(byte: quote, from: index + 1) else { return nil }
+                    attributes.append(Attribute(name: attributeName, value: bytes[(index + 1)..<close]))
+                    index = close + 1
+                } else {
+                    // Not XML; read as far as an HTML parser would.
+                    let valueStart = index
+                    while index < bytes.count, !SVGMarkup.isSpace(bytes[index]), bytes[index] != 0x3E { index += 1 }
+                    attributes.append(Attribute(name: attributeName, value: bytes[valueStart..<index]))
+                }
+            }
+            self.attributes = attributes
+            end = index + 1
+        }
+    }
+}

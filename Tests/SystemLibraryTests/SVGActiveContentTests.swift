@@ -1,0 +1,57 @@
+@testable import ImgCacheCore
+import Testing
+
+/// What `--keep-svg` passes through: an SVG with nothing that runs or loads when it is opened on
+/// its own. Each hostile construct is found, however it is spelled; pictures stay inert.
+@Suite struct SVGActiveContentTests {
+    static func svg(_ body: String, prolog: String = "") -> [UInt8] {
+        Array((prolog + "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"10\" height=\"10\">"
+               + body + "</svg>").utf8)
+    }
+
+    @Test(arguments: [
+        "<script>alert(1)</script>", "<svg:script xmlns:svg=\"http://www.w3.org/2000/svg\">alert(1)</svg:script>", "<SCRIPT>x</SCRIPT>",
+        "<rect width=\"1\" height=\"1\" onload=\"alert(1)\"/>", "<rect ONCLICK='x'/>", "<g x:onload=\"y\"/>",
+        "<foreignObject><div xmlns=\"http://www.w3.org/1999/xhtml\">x</div></foreignObject>",
+        "<a href=\"http://example.com/\"><rect/></a>", "<a xlink:href=\"//example.com/\"><rect/></a>",
+        "<a href=\"&#106;avascript:alert(1)\"><rect/></a>", "<a href=\" javascript:alert(1)\"><rect/></a>",
+        "<set attributeName=\"onclick\" to=\"alert(1)\"/>", "<animate attributeName=\"xlink:href\" values=\"#a;#b\"/>",
+        "<image href=\"photo.png\" width=\"5\" height=\"5\"/>", "<use href=\"other.svg#icon\"/>", "<feImage href=\"http://x/y.png\"/>",
+        "<rect style=\"fill: url( 'http://example.com/p.svg#x')\"/>", "<style>@import \"theme.css\";</style>",
+        "<g xmlns:h=\"http://www.w3.org/1999/xhtml\"><h:img src=\"x\"/></g>", "<g xmlns:h=\"http&#58;//www.w3.org/1999/xhtml\"/>",
+        "<iframe src=\"#x\"/>", "<embed/>", "<handler type=\"application/ecmascript\">x</handler>",
+    ])
+    func activeContentIsFound(body: String) {
+        #expect(SVGActiveContent.find(in: Self.svg(body)) != nil, "\(body)")
+    }
+
+    @Test func declarationsAndStyleSheetsAreFound() {
+        #expect(SVGActiveContent.find(in: Self.svg("<text>&x;</text>", prolog: "<!DOCTYPE svg [<!ENTITY x \"<script>alert(1)</script>\">]>")) != nil)
+        #expect(SVGActiveContent.find(in: Self.svg("<rect/>", prolog: "<?xml-stylesheet href=\"evil.css\" type=\"text/css\"?>")) != nil)
+        // An attribute list gives every element a handler by default.
+        #expect(SVGActiveContent.find(in: Self.svg("<rect/>", prolog: "<!DOCTYPE svg [<!ATTLIST svg onload CDATA \"alert(1)\">]>")) != nil)
+        #expect(SVGActiveContent.find(in: Self.svg("<a href=\"&u;\"><rect/></a>", prolog: "<!DOCTYPE svg [<!ENTITY u \"http://x/\">]>")) != nil)
+        // Entities of plain text, as illustration editors write them, are inert.
+        #expect(SVGActiveContent.find(in: Array(("<!DOCTYPE svg [<!ENTITY ns_svg \"http://www.w3.org/2000/svg\"><!ENTITY c \"#30a050\">]>"
+                                                 + "<svg xmlns=\"&ns_svg;\"><rect fill=\"&c;\"/></svg>").utf8)) == nil)
+        #expect(SVGActiveContent.find(in: Array(("<!DOCTYPE svg [<!ENTITY ns \"http://www.w3.org/1999/xhtml\">]>"
+                                                 + "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:h=\"&ns;\"/>").utf8)) != nil)
+    }
+
+    @Test(arguments: [
+        "<rect width=\"5\" height=\"5\" fill=\"red\"/>", "<defs><linearGradient id=\"g\"/></defs><rect fill=\"url(#g)\"/>",
+        "<use href=\"#g\"/><use xlink:href=\"#g\"/>", "<image href=\"data:image/png;base64,iVBORw0KGgo=\" width=\"1\" height=\"1\"/>",
+        "<!-- <script>alert(1)</script> --><rect/>", "<title>on the road</title><desc>javascript is a language</desc>",
+        "<g data-onion=\"1\" stroke-width=\"2\"/>", "<style>rect { fill: url(\"#g\") }</style>",
+        "<metadata><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"><cc:Work xmlns:cc=\"http://creativecommons.org/ns#\"/></rdf:RDF></metadata>",
+    ])
+    func picturesAreInert(body: String) {
+        #expect(SVGActiveContent.find(in: Self.svg(body, prolog: "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE svg>")) == nil, "\(body)")
+    }
+
+    @Test func theFixturesEditorsWriteAreInert() throws {
+        for name in ["formats/editor.svg", "formats/shapes.svg"] {
+            #expect(SVGActiveContent.find(in: try DecoderTests.bytes(name)) == nil, "\(name)")
+        }
+    }
+}
