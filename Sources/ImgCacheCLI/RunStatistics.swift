@@ -23,8 +23,8 @@ struct RunStatistics {
                     hosts[host, default: (0, 0, 0)].bytes += downloaded
                 }
             }
-        case .failure(.interrupted):
-            // Not a failure of the host's: the summary counts it as interrupted.
+        case .failure(.interrupted), .failure(.cacheFull):
+            // Not a failure of the host's: the summary counts it as interrupted, or not tried.
             break
         case .failure(let error):
             failures[error.kind, default: 0] += 1
@@ -46,6 +46,7 @@ struct RunStatistics {
         object.add("failed", summary.failed)
         object.add("blacklisted", summary.blacklisted)
         object.add("interrupted", summary.interrupted)
+        object.add("not_tried", summary.notTried)
         object.add("repeats", summary.repeats)
         object.add("other_shards", summary.otherShards)
         var kinds = JSONObject()

@@ -113,43 +113,89 @@ import Testing
         #expect(CacheInspection.storedFiles(under: cacheRoot).count == 1)
     }
 
-    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
-    func aFullDiskGivesAClearErrorAndKeepsTheEntries() throws {
-        let mountPoint = home.appending("small")
+    /// A tmpfs of `size` at `name` under the home folder, unmounted by the returned closure.
+    func smallDisk(_ name: String, size: String) throws -> (path: String, unmount: () -> Void) {
+        let mountPoint = home.appending(name)
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         let mount = Process()
         mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint]
+        mount.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint]
         try mount.run()
         mount.waitUntilExit()
         try #require(mount.terminationStatus == 0)
-        defer {
+        return (mountPoint, {
             let unmount = Process()
             unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
             unmount.arguments = [mountPoint]
             try? unmount.run()
             unmount.waitUntilExit()
-        }
+        })
+    }
+
+    /// Fills the file system of `folder` but `leaving` bytes (about: in 4 KiB blocks).
+    func fill(_ folder: String, leaving: Int = 0) {
+        FileManager.default.createFile(atPath: folder + "/filler", contents: nil)
+        guard let filler = FileHandle(forWritingAtPath: folder + "/filler") else { return }
+        var info = statvfs()
+        statvfs(folder, &info)
+        let free = Int(info.f_bavail) * Int(info.f_frsize)
+        let block = Data(repeating: 0, count: 4096)
+        for _ in 0..<max(0, (free - leaving) / 4096) { do { try filler.write(contentsOf: block) } catch { break } }
+        try? filler.close()
+    }
+
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aFullDiskGivesAClearErrorAndKeepsTheEntries() throws {
+        let (mountPoint, unmount) = try smallDisk("small", size: "512k")
+        defer { unmount() }
         let root = mountPoint + "/cache"
         let kept = try ImgCacheProcess.run(["--cache-dir", root, "fetch", server.url("logo.png"), server.url("photo.jpg")], home: home.path)
         try #require(kept.status == 0, "\(kept.standardError)")
         // Fill what is left.
-        let filler = FileHandle(forWritingAtPath: mountPoint + "/filler") ?? {
-            FileManager.default.createFile(atPath: mountPoint + "/filler", contents: nil)
-            return FileHandle(forWritingAtPath: mountPoint + "/filler")!
-        }()
-        let block = Data(repeating: 0, count: 4096)
-        for _ in 0..<1024 { do { try filler.write(contentsOf: block) } catch { break } }
-        try? filler.close()
+        fill(mountPoint)
 
         let full = try ImgCacheProcess.run(["--cache-dir", root, "fetch", server.url("anim.gif"), server.url("sticker.webp")], home: home.path)
         #expect(full.status == 73)
         #expect(full.standardError.contains("No space left on device"), "\(full.standardError)")
         #expect(CacheInspection.temporaryFiles(under: root).isEmpty)
+        // -o still gets its image (from a file outside the cache), and the run says the cache was full.
+        let output = home.appending("delivered.gif")
+        let delivered = try ImgCacheProcess.run(["--cache-dir", root, "fetch", "-o", output, server.url("anim.gif")], home: home.path)
+        #expect(delivered.status == 0 && delivered.standardError.contains("not stored: the cache's disk is full"), "\(delivered.standardError)")
+        #expect(FileManager.default.contents(atPath: output) == (try Paths.fixture("anim.gif")))
+        #expect(CacheInspection.temporaryFiles(under: root).isEmpty)
         server.stop()
         let again = try ImgCacheProcess.run(["--cache-dir", root, "--json", "fetch", server.url("logo.png"), server.url("photo.jpg")], home: home.path)
         #expect(again.status == 0)
         #expect(try again.jsonLines().map { $0["cache"] as? String } == ["disk", "disk"])
+        #expect(CacheInspection.problems(inNamespace: root + "/default", expected: served).isEmpty)
+    }
+
+    /// A disk that fills up stops the downloads: the images that fit are stored, the rest of the
+    /// list is not tried (each download would be thrown away), counted as such, exit 73.
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aFullDiskStopsTheDownloadsAndLeavesTheRestNotTried() throws {
+        let (mountPoint, unmount) = try smallDisk("filling", size: "1m")
+        defer { unmount() }
+        let root = mountPoint + "/cache"
+        #expect(try ImgCacheProcess.run(["--cache-dir", root, "fetch", server.url("logo.png")], home: home.path).status == 0)
+        fill(mountPoint, leaving: 48 << 10)
+        let list = home.appending("many.txt")
+        try (0..<200).map { server.url("photo.jpg?n=\($0)") }.joined(separator: "\n").write(toFile: list, atomically: false, encoding: .utf8)
+        func photoRequests() -> Int { server.requests.filter { $0.uri.hasPrefix("/photo.jpg") }.count }
+        let before = photoRequests()
+        let result = try ImgCacheProcess.run(["--cache-dir", root, "--json", "prefetch", list], home: home.path)
+        #expect(result.status == 73, "\(result.standardError)")
+        let summary = try #require(try result.jsonLines().last)
+        let downloaded = summary["downloaded"] as? Int ?? -1, notTried = summary["not_tried"] as? Int ?? -1
+        let requests = photoRequests() - before
+        #expect(downloaded >= 1 && notTried > 100, "\(summary)")
+        #expect((summary["failed"] as? Int ?? 0) + downloaded + notTried == 200, "\(summary)")
+        // Downloads stop at the first full write: those stored, those in flight then, no more.
+        #expect(requests >= downloaded && requests <= downloaded + 16, "\(requests) requests for \(downloaded) stored")
+        #expect(result.errorLines.filter { $0.hasPrefix("imgcache: error:") && $0.contains("not tried") }.isEmpty, "said once, in the summary")
+        #expect(result.standardError.contains("the cache's disk is full"), "\(result.standardError)")
+        #expect(CacheInspection.temporaryFiles(under: root).isEmpty)
         #expect(CacheInspection.problems(inNamespace: root + "/default", expected: served).isEmpty)
     }
 }

@@ -249,6 +249,17 @@ import Testing
 
     // MARK: - What limits count
 
+    /// A TIFF is its first page, for every check as for every conversion: a third page whose strip
+    /// is noise (its structure whole) does not keep it out of the cache, even with --verify full.
+    @Test func aTIFFIsItsFirstPageForTheFullCheckToo() throws {
+        let url = corpus.url("third-page-broken.tiff")
+        let full = try run(["--json", "fetch", "--verify", "full", url])
+        #expect(full.status == 0, "\(full.standardError)")
+        let row = try full.jsonLines().first
+        #expect(row?["format"] as? String == "tiff" && row?["frames"] as? Int == 1, "\(full.output)")
+        #expect(try run(["fetch", "--format", "png", url]).status == 0)
+    }
+
     @Test func anAnimationsFramesCountTogetherAndTheMessageSaysSo() throws {
         let result = try run(["fetch", "--verify", "full", corpus.url("many-frames.gif")])
         #expect(result.status == 1)

@@ -143,4 +143,16 @@ import Testing
         #expect(line?["url"] as? String == spelled)
         #expect(server.requestCount("logo.png") == 1)
     }
+
+    /// A raw UTF-8 URL is the request its percent-encoded form is (RFC 3986 §6): one entry, one download.
+    @Test func aRawUTF8URLAndItsEncodedFormShareOneEntry() throws {
+        let raw = server.url("photo.jpg?name=café&city=Zürich")
+        #expect(try fetch(["fetch", raw]).status == 0)
+        for spelled in [server.url("photo.jpg?name=caf%C3%A9&city=Z%C3%BCrich"), server.url("photo.jpg?name=caf%c3%a9&city=Z%c3%bcrich")] {
+            let again = try fetch(["--json", "fetch", spelled])
+            #expect(try again.jsonLines().first?["cache"] as? String == "disk", "\(spelled): \(again.output) \(again.standardError)")
+        }
+        #expect(server.requests.filter { $0.uri.hasPrefix("/photo.jpg") }.count == 1)
+        #expect(CacheInspection.storedFiles(under: cacheRoot + "/default").count == 1)
+    }
 }

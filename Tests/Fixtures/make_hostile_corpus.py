@@ -43,6 +43,35 @@ def big_tiff(width, height):
     return b"II*\0" + struct.pack("<I", directory_at) + strip + directory + b"\0\0\0\0"
 
 
+def paged_tiff(pages, broken):
+    """A grey TIFF of `pages` 8x8 pages, each a deflated strip; page `broken` (1-based) holds noise
+    where its strip should be: whole as a structure, not as pixels."""
+    strips = []
+    for page in range(pages):
+        strip = zlib.compress(bytes([40 + 60 * page]) * 64, 9)
+        strips.append(bytes((i * 37 + 11) & 0xFF for i in range(len(strip))) if page + 1 == broken else strip)
+    data = b"II*\0" + struct.pack("<I", 0)
+    offsets = []
+    for strip in strips:
+        offsets.append(len(data))
+        data += strip
+    directories = []
+    for page, strip in enumerate(strips):
+        entries = [(256, 4, 1, 8), (257, 4, 1, 8), (258, 3, 1, 8), (259, 3, 1, 8), (262, 3, 1, 1),
+                   (273, 4, 1, offsets[page]), (277, 3, 1, 1), (278, 4, 1, 8), (279, 4, 1, len(strip))]
+        directory = struct.pack("<H", len(entries))
+        for tag, kind, count, value in entries:
+            directory += struct.pack("<HHI", tag, kind, count) + (struct.pack("<HH", value, 0) if kind == 3 else struct.pack("<I", value))
+        directories.append(directory)
+    at = len(data)
+    first = at
+    for index, directory in enumerate(directories):
+        following = at + len(directory) + 4 if index + 1 < len(directories) else 0
+        data += directory + struct.pack("<I", following)
+        at = len(data)
+    return data[:4] + struct.pack("<I", first) + data[8:]
+
+
 def many_frames_gif(width, height, frames):
     """A GIF whose screen is width x height, with `frames` one-pixel frames: tiny, yet it announces
     frames x width x height pixels."""
@@ -162,6 +191,7 @@ def main(out):
     write(out, "text-chunk-cut.png", text_chunk[:8_000_000] + text_chunk[9_000_000:])
     large_headers(out)
     write(out, "huge.tiff", big_tiff(10000, 10000))
+    write(out, "third-page-broken.tiff", paged_tiff(3, 3))
     write(out, "many-frames.gif", many_frames_gif(2000, 2000, 2000))
     write(out, "rle.bmp", rle8_bmp(9999, 9999))
     with open(os.path.join(IMAGES, "hostile", "huge.jxl"), "rb") as file:

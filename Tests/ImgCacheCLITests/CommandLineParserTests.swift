@@ -167,6 +167,12 @@ import Testing
 
     @Test func operandsAndCombinations() {
         #expect(error("fetch") == .missingOperand(command: "fetch", operand: "a URL (or --input FILE)"))
+        // The URL taken as an option's value is named, with the option as it is spelled short.
+        #expect(error("fetch -j http://h/a.png") == .missingOperand(command: "fetch", operand:
+            "a URL (or --input FILE): -j took 'http://h/a.png' as its value (-j N); give -j its value before the URL"))
+        #expect(error("fetch --user http://h/a.png")?.message.contains("-u took 'http://h/a.png' as its value") == true)
+        #expect(error("fetch -o a.png -o b.png http://h/a.png")
+            == .conflictingOptions("--output a.png", "--output b.png", reason: "give --output once (one URL, one file; --output-dir for several)"))
         #expect(error("fetch -i list.txt u") == .conflictingOptions("--input", "URL operands", reason: "the URLs come from the list"))
         #expect(error("fetch - u") == .conflictingOptions("-", "URL operands", reason: "'-' reads the URLs from standard input"))
         #expect(error("fetch -i list.txt -o out.png")

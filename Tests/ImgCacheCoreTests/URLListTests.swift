@@ -26,6 +26,14 @@ import Testing
         #expect(items == [.url("http://h/a.png", line: 3), .url("http://h/b.png#frag", line: 5)])
     }
 
+    /// A comment after the URL, past a blank (no URL holds one raw): the URL alone, its fragment kept.
+    @Test func aCommentAfterTheURLIsNoPartOfIt() {
+        let items = lines("http://h/a.png # the logo\nhttp://h/b.png\t#\tphoto\nhttp://h/c.png#frag   # note\nhttp://h/d e.png\n")
+            .compactMap(URLList.item(for:))
+        #expect(items == [.url("http://h/a.png", line: 1), .url("http://h/b.png", line: 2), .url("http://h/c.png#frag", line: 3),
+                          .url("http://h/d e.png", line: 4)])
+    }
+
     @Test func anOverlongLineIsRejectedWithoutBeingKept() {
         let long = String(repeating: "x", count: 250)
         let found = lines("http://h/a\n" + long + "\nhttp://h/b\n", chunk: 64, limit: 100)

@@ -32,6 +32,10 @@ import Testing
         ("http://[::1]/a.png", "http://[::1]/a.png"),
         ("http://host/a.png?x=%41%2b", "http://host/a.png?x=A%2B"),
         ("http://host/.hidden/a..b.png", "http://host/.hidden/a..b.png"),
+        // Bytes past ASCII are the escapes a client sends for them.
+        ("http://host/café.png?q=Zürich", "http://host/caf%C3%A9.png?q=Z%C3%BCrich"),
+        ("http://host/caf%c3%a9.png", "http://host/caf%C3%A9.png"),
+        ("http://Hôte.example/a.png", "http://hôte.example/a.png"),
         ("ftp://HOST/a", "ftp://HOST/a"),
         ("not a url", "not a url"),
     ])

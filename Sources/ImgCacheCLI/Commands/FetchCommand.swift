@@ -120,6 +120,7 @@ extension FetchCommand {
             switch answer {
             case .success(let result):
                 if let warning = result.staleWarning { console.warning(warning) }
+                if let warning = result.notStoredWarning { console.warning(warning) }
                 var files = FetchCommand.shownFiles(of: result)
                 copyErrors = []
                 if var copier {
@@ -359,7 +360,19 @@ extension ParsedOptions {
             guard operands.count == 1 else { throw .conflictingOptions("-", "URL operands", reason: "'-' reads the URLs from standard input") }
             input = "-"
         } else if operands.isEmpty {
+            // A URL given right after an option that takes a value (-j URL, -u URL) was taken as that value.
+            if let (name, value) = valueTakenForTheURL() {
+                let spec = (try? option(long: name.rawValue, spelled: "--" + name.rawValue))
+                let spelled = spec?.short.map { "-\($0)" } ?? "--" + name.rawValue
+                throw .missingOperand(command: "fetch", operand: "a URL (or --input FILE): \(spelled) took '\(UsageError.visible(value))' as its value "
+                                      + "(\(spelled) \(spec?.metavar ?? "VALUE")); give \(spelled) its value before the URL")
+            }
             throw .missingOperand(command: "fetch", operand: "a URL (or --input FILE)")
+        }
+        // One image goes to one file: a second -o would silently win over the first.
+        if let outputs = values[.output], outputs.count > 1 {
+            throw .conflictingOptions("--output \(UsageError.visible(outputs[0]))", "--output \(UsageError.visible(outputs[1]))",
+                                      reason: "give --output once (one URL, one file; --output-dir for several)")
         }
         let output = last(.output)
         if let output {
@@ -387,6 +400,7 @@ extension ParsedOptions {
         if arguments.withURL, let output { throw .conflictingOptions("--with-url", "--output \(output)", reason: "--output prints no paths") }
         if arguments.withURL, globals.json { throw .conflictingOptions("--with-url", "--json", reason: "JSON lines carry the URL already") }
         arguments.manager = try managerArguments(defaultPriority: .normal)
+        arguments.manager.settings.deliversToOutput = output != nil
         let variants = arguments.manager.settings.variants
         if let output, !variants.isEmpty {
             guard variants.count == 1 else {
@@ -409,6 +423,20 @@ extension ParsedOptions {
             throw .requires("--memory-only", "--output (the image is not stored, so it has no path to print)")
         }
         return arguments
+    }
+}
+
+extension ParsedOptions {
+    /// An option whose value is a URL though the option does not take one (its metavar names no URL):
+    /// the URL the command line meant as an operand.
+    func valueTakenForTheURL() -> (OptionName, String)? {
+        for (name, given) in values {
+            guard let value = given.last, value.contains("://"), (try? RemoteURL(parsing: value)) != nil else { continue }
+            let spec = try? option(long: name.rawValue, spelled: "--" + name.rawValue)
+            if spec?.metavar?.contains("URL") == true { continue }
+            return (name, value)
+        }
+        return nil
     }
 }
 

@@ -80,7 +80,8 @@ extension PrefetchCommand {
                 if case .failure(let error)? = outcome.result {
                     failed = true
                     switch error {
-                    case .interrupted: break
+                    // Said once, when the disk filled, and counted in the summary.
+                    case .interrupted, .cacheFull: break
                     case .libraryMissing where summary.unavailable > 1, .downloaderUnavailable where summary.unavailable > 1,
                          .requestFileUnusable where summary.unavailable > 1: break  // said once
                     case .cacheUnwritable where summary.unwritable > 1: break  // said once
@@ -186,6 +187,7 @@ extension PrefetchCommand {
             object.add("failed", summary.failed)
             object.add("blacklisted", summary.blacklisted)
             object.add("interrupted", summary.interrupted)
+            object.add("not_tried", summary.notTried)
             object.add("repeats", summary.repeats)
             object.add("other_shards", summary.otherShards)
             object.add("complete", summary.allCached && !interrupted && complete)
@@ -202,6 +204,7 @@ extension PrefetchCommand {
         parts.append("\(summary.failed) failed")
         parts.append("\(summary.blacklisted) blacklisted")
         if summary.interrupted > 0 || interrupted { parts.append("\(summary.interrupted) interrupted") }
+        if summary.notTried > 0 { parts.append("\(summary.notTried) not tried (the cache's disk is full)") }
         var line = "\(Plural.count(summary.urls, "URL")): " + parts.joined(separator: ", ")
         if summary.repeats > 0 { line += "; \(Plural.count(summary.repeats, "repeated line")) skipped" }
         if summary.otherShards > 0 { line += "; \(summary.otherShards) left to other shards" }

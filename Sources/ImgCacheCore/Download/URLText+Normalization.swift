@@ -4,7 +4,9 @@ extension URLText {
     /// in lower case, the scheme's default port dropped, an empty path as `/`,
     /// `.` and `..` segments resolved (as libcurl does before sending),
     /// percent-encoded unreserved characters decoded and other escapes in
-    /// upper case. `HTTP://Host:80/im%67/./a.png` is `http://host/img/a.png`.
+    /// upper case, bytes past ASCII in the path and query percent-encoded (a
+    /// raw UTF-8 URL is the same request as its encoded form).
+    /// `HTTP://Host:80/im%67/./café.png` is `http://host/img/caf%C3%A9.png`.
     /// User information (`user:password@`) is left out: what names an entry
     /// in the cache must never hold a password in a form a guess could check
     /// (`CredentialKey.keyed` puts a keyed digest of it back).
@@ -38,10 +40,10 @@ extension URLText {
         }
         utf8.removeSubrange(..<authorityEnd)
         let queryStart = utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? utf8.count
-        var path = percentNormalized(utf8[..<queryStart])
+        var path = percentNormalized(utf8[..<queryStart], encodingNonASCII: true)
         if path.isEmpty { path = [UInt8(ascii: "/")] }
         result += withoutDotSegments(path)
-        result += percentNormalized(utf8[queryStart...])
+        result += percentNormalized(utf8[queryStart...], encodingNonASCII: true)
         return String(decoding: result, as: UTF8.self)
     }
 
@@ -95,7 +97,7 @@ extension URLText {
         var inPath = true
         for index in authority.upperBound..<utf8.count {
             let byte = utf8[index]
-            if byte == UInt8(ascii: "%") { return false }
+            if byte == UInt8(ascii: "%") || byte >= 0x80 { return false }
             if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { inPath = false }
             if inPath, byte == UInt8(ascii: "."), previous == UInt8(ascii: "/") {
                 // "/." begins a dot segment only if "." or ".." is the whole segment.
@@ -108,13 +110,19 @@ extension URLText {
         return true
     }
 
-    /// Percent escapes of unreserved characters decoded, the others' hex digits in upper case.
-    private static func percentNormalized(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+    /// Percent escapes of unreserved characters decoded, the others' hex digits in upper case;
+    /// with `encodingNonASCII`, bytes past ASCII escaped as well.
+    private static func percentNormalized(_ bytes: ArraySlice<UInt8>, encodingNonASCII: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = bytes.startIndex
         while index < bytes.endIndex {
             let byte = bytes[index]
+            if encodingNonASCII, byte >= 0x80 {
+                out += [UInt8(ascii: "%"), upperHex(byte >> 4), upperHex(byte & 0x0F)]
+                index += 1
+                continue
+            }
             guard byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
                   let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else {
                 out.append(byte)

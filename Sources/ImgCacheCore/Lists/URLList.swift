@@ -149,6 +149,12 @@ public final class URLList: Sendable {
         while let last = bytes.last, last == 0x20 || last == 0x09 || last == 0x0D { bytes = bytes.dropLast() }
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
         guard let first = bytes.first, first != UInt8(ascii: "#") else { return nil }
+        // A comment after the URL ("URL  # note"): no URL holds a raw blank, so a blank then '#' ends it.
+        if let comment = bytes.indices.first(where: { index in
+            (bytes[index] == 0x20 || bytes[index] == 0x09) && bytes[(index + 1)...].drop { $0 == 0x20 || $0 == 0x09 }.first == UInt8(ascii: "#")
+        }) {
+            bytes = bytes[..<comment]
+        }
         return .url(URLText.decode(bytes), line: line.number)
     }
 

@@ -144,7 +144,17 @@ struct DownloadStore {
             }
             let body: EntryCommitter.Body
             if let spilled = file.spilledPath { body = .file(spilled) } else { body = .bytes(try bytes()) }
-            let entry = try committer.commit(body, for: miss, describe: describe)
+            let entry: CacheEntry
+            do throws(SystemError) {
+                entry = try committer.commit(body, for: miss, describe: describe)
+            } catch where settings.deliversToOutput && (error.errno == .noSpace || error.errno == Errno(EDQUOT)) {
+                // No room in the cache: the output still gets the image, from a file outside it.
+                let handed: EntryCommitter.Body = if case .file(let spilled) = body { .copy(of: spilled) } else { body }
+                var result = FetchResult(url: url, path: try committer.handOver(handed), cacheType: .downloaded,
+                                         metadata: describe(inode: 0, size: response.byteCount), isStored: false)
+                result.notStoredBecause = error
+                return .success(result)
+            }
             stored = verified.bytes.map { .bytes($0) } ?? .file(entry.path)
             return .success(FetchResult(url: url, path: entry.path, cacheType: miss.cached == nil ? .downloaded : .refreshed,
                                         metadata: entry.metadata))

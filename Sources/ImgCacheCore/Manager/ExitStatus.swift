@@ -71,7 +71,7 @@ extension FetchError {
         switch self {
         // A file the cache could not make for want of a descriptor is the system's limit, not the cache's.
         case .cacheUnwritable(let error) where error.exhaustsResources: return .systemError
-        case .cacheUnwritable: return .cacheUnwritable
+        case .cacheUnwritable, .cacheFull: return .cacheUnwritable
         // A library present but not mappable under imgcache's own ulimit -v (or -n) is the system's limit.
         case .libraryMissing(let message) where message.hasSuffix("(ulimit -v)") || message.hasSuffix("(ulimit -n)"): return .systemError
         case .download(_, .systemLimit): return .systemError

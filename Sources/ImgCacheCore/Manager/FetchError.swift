@@ -42,6 +42,8 @@ public enum FetchError: Error, Equatable, Sendable {
     case deadlineReached(url: String, seconds: Double)
     /// The cache folder cannot be written.
     case cacheUnwritable(SystemError)
+    /// Not tried: the cache's disk filled up earlier in the run (`error`, the write that found it full).
+    case cacheFull(url: String, SystemError)
     /// A C library imgcache needs is not installed.
     case libraryMissing(String)
     /// The downloader could not be started for another reason (no thread, no memory).
@@ -133,6 +135,7 @@ public enum FetchError: Error, Equatable, Sendable {
         case .notCached: return "not_cached"
         case .interrupted: return "interrupted"
         case .deadlineReached: return "deadline"
+        case .cacheFull: return "cache_full"
         case .cacheUnwritable(let error) where error.exhaustsResources: return "system_limit"
         case .cacheUnwritable: return "cache_unwritable"
         case .libraryMissing: return "library_missing"
@@ -152,6 +155,8 @@ public enum FetchError: Error, Equatable, Sendable {
         case .invalidURL(let url, let reason): return "\(RemoteURL.displayed(url)): invalid URL: \(reason)"
         case .deadlineReached(let url, let seconds):
             return "\(RemoteURL.displayed(url)): not done within the run's \(DownloadError.formatSeconds(seconds)) (--deadline)"
+        case .cacheFull(let url, let error):
+            return "\(RemoteURL.displayed(url)): not tried: the cache's disk is full (\(error.reason)); no more downloads this run"
         case .badRow(let line, let reason): return "line \(line) of the list: \(reason)"
         case .pinMismatch(let url, let expected, let found, let inCache):
             let fate = inCache ? "the cached bytes are not the pinned ones, and nothing is downloaded here" : "nothing was stored"
@@ -250,7 +255,7 @@ public enum FetchError: Error, Equatable, Sendable {
             default: return nil
             }
         case .invalidURL, .badRow, .pinMismatch, .deadlineReached, .unsupportedScheme, .tooManyPixels, .notUsable, .variantsNotMade, .decodeStopped,
-             .blacklisted, .notCached, .interrupted, .cacheUnwritable, .libraryMissing, .downloaderUnavailable, .requestFileUnusable, .revalidationRaced:
+             .blacklisted, .notCached, .interrupted, .cacheUnwritable, .cacheFull, .libraryMissing, .downloaderUnavailable, .requestFileUnusable, .revalidationRaced:
             return nil
         }
     }

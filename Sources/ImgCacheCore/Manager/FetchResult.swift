@@ -11,6 +11,9 @@ public struct FetchResult: Equatable, Sendable {
     public let isStored: Bool
     /// Why the refresh of a `stale` answer failed.
     public let refreshFailure: DownloadError?
+    /// Why a downloaded image was handed over without being stored: the cache's disk was full
+    /// (with `-o`, the output is written all the same).
+    public var notStoredBecause: SystemError?
     /// With `--thumbnail`, `--format` or `--scale-down`: every variant asked for, in
     /// order (the first is also `path`); empty otherwise.
     public internal(set) var variants: [Variant] = []
@@ -94,6 +97,11 @@ public struct FetchResult: Equatable, Sendable {
     }
 
     /// For a `stale` answer, what to tell the user: the refresh failed and the cached copy was served.
+    /// What to say of an image delivered but not stored for want of room.
+    public var notStoredWarning: String? {
+        notStoredBecause.map { "\(RemoteURL.displayed(url)): not stored: the cache's disk is full (\($0.reason)); delivered to the output only" }
+    }
+
     public var staleWarning: String? {
         guard cacheType == .stale, let refreshFailure else { return nil }
         return "\(RemoteURL.displayed(url)): refresh failed (\(refreshFailure.reason)); the cached copy was served"

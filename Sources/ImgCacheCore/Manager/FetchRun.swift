@@ -21,6 +21,11 @@ struct FetchRun {
     var interrupted = false
     /// The run stopped because its deadline came (`--deadline`), not for a signal.
     var deadlineReached = false
+    /// The run stopped downloading because the cache's disk is full (the write that found it so).
+    var diskFull: SystemError?
+    /// Stopped for the deadline or a full disk, not for a signal: the rest of a list is still read,
+    /// and each URL answered (a hit, or not done).
+    var stoppedEarly: Bool { deadlineReached || diskFull != nil }
     /// When the run must end (monotonic seconds), with `--deadline`.
     var deadline: Double?
     /// Fetches waiting on a remote store or the origin.

@@ -34,6 +34,9 @@ public struct FetchSettings: Equatable, Sendable {
     /// is answered as served, with no raster variants (and kept, even with `--no-original`); any other
     /// SVG gets its variants like any image.
     public var keepsSVG = false
+    /// Each answer is copied to an output (`-o`): a download the cache has no room for is handed
+    /// over all the same (from `$TMPDIR`), said, rather than lost.
+    public var deliversToOutput = false
 
     /// Whether the variants asked for are made of an image of `format`: not of an SVG passed through
     /// (`inert` is asked only of an SVG under `--keep-svg`).

@@ -39,6 +39,10 @@ extension ImageFetcher {
 
     func settle<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
                                   repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
+        // A full disk stops the downloads: the rest would be thrown away.
+        if case .failure(.cacheUnwritable(let error)) = answer, error.errno == .noSpace || error.errno == Errno(EDQUOT) {
+            reachFullDisk(&run, error)
+        }
         // The image is stored (or failed): another process waiting for it may look it up now.
         if run.heldDownloadLocks.remove(fingerprint) != nil, case .some(.some(let locks)) = downloadLocksMade { locks.unlock(fingerprint) }
         if case .success(let original) = answer, original.variants.isEmpty, original.placeholder == nil,

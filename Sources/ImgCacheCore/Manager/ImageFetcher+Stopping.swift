@@ -8,7 +8,19 @@ import Glibc
 extension ImageFetcher {
     /// Why the URLs not done are answered so: the deadline, or a signal.
     func stopped(_ url: String, _ run: FetchRun) -> FetchError {
-        run.deadlineReached ? .deadlineReached(url: url, seconds: settings.deadline ?? 0) : .interrupted(url: url)
+        if let full = run.diskFull { return .cacheFull(url: url, full) }
+        return run.deadlineReached ? .deadlineReached(url: url, seconds: settings.deadline ?? 0) : .interrupted(url: url)
+    }
+
+    /// A write found the cache's disk full: nothing more is downloaded (each image would be thrown
+    /// away), as at a deadline: what is under way is cancelled, the rest of a list still read, its
+    /// hits answered and its misses not tried.
+    func reachFullDisk(_ run: inout FetchRun, _ error: SystemError) {
+        guard run.diskFull == nil, !run.interrupted else { return }
+        run.diskFull = error
+        warn?("the cache's disk is full (\(error.reason)): no more downloads this run; the URLs not cached are not tried", nil)
+        stopAll(&run, readingOn: true)
+        run.writesDeadline = WallClock.monotonic()
     }
 
     /// The deadline came: what is under way is cancelled and what is left answered so, as for
@@ -56,15 +68,15 @@ extension ImageFetcher {
     /// The seconds left to wait (0 once they are dropped).
     func awaitWrites(_ run: inout FetchRun) -> Double {
         let left = (run.writesDeadline ?? 0) - WallClock.monotonic()
-        if !run.awaitingWrites, !run.deadlineReached {
+        if !run.awaitingWrites, !run.stoppedEarly {
             run.awaitingWrites = true
             // (How many: told at the end, once the queued ones not started are known.)
             warn?("interrupted: finishing the remote writes under way "
                   + "(at most \(DownloadError.formatSeconds(ImageFetcher.writesGracePeriod)); interrupt again to drop them)", nil)
         }
         guard left <= 0 else { return left }
-        if run.deadlineReached {
-            warn?("\(Plural.count(run.pendingWrites, "remote write")) dropped at the run's deadline", nil)
+        if run.stoppedEarly {
+            warn?("\(Plural.count(run.pendingWrites, "remote write")) dropped at the run's \(run.deadlineReached ? "deadline" : "full disk")", nil)
         } else {
             warn?("interrupted: \(Plural.count(run.pendingWrites, "remote write")) dropped, not finished within "
                   + DownloadError.formatSeconds(ImageFetcher.writesGracePeriod), nil)

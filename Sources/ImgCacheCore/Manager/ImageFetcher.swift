@@ -300,7 +300,7 @@ public final class ImageFetcher {
         let index = run.nextIndex
         run.nextIndex += 1
         // Past the deadline a URL is still looked up: a hit is answered, only a miss is not done.
-        guard run.interrupted, !run.deadlineReached else { return index }
+        guard run.interrupted, !run.stoppedEarly else { return index }
         try emit(FetchOutcome(index: index, url: url, result: .failure(stopped(url, run))))
         run.answered += 1
         return nil

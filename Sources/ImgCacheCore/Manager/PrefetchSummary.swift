@@ -18,6 +18,8 @@ public struct PrefetchSummary: Equatable, Sendable {
     public var blacklisted = 0
     /// Not finished because the run was interrupted.
     public var interrupted = 0
+    /// Not tried: the cache's disk filled up earlier in the run.
+    public var notTried = 0
     /// Lines repeating a URL given before, skipped.
     public var repeats = 0
     /// List entries of other machines' parts (`--shard`), skipped.
@@ -52,6 +54,9 @@ public struct PrefetchSummary: Equatable, Sendable {
             blacklisted += 1
             status = .worse(status, .someFailed)
         case .failure(.interrupted): interrupted += 1
+        case .failure(.cacheFull):
+            notTried += 1
+            status = .worse(status, .cacheUnwritable)
         case .failure(let error):
             failed += 1
             status = .worse(status, error.exitStatus)
@@ -64,5 +69,5 @@ public struct PrefetchSummary: Equatable, Sendable {
     }
 
     /// Every URL is in the cache now.
-    public var allCached: Bool { failed == 0 && blacklisted == 0 && interrupted == 0 }
+    public var allCached: Bool { failed == 0 && blacklisted == 0 && interrupted == 0 && notTried == 0 }
 }
