@@ -26,6 +26,19 @@ enum ManagerSetup {
         }
     }
 
+    /// Whether `column`, named by `option`, is a column of the table at `path`: a misspelt one is
+    /// said (usage, 64) before anything is fetched, when the table's header can be read first.
+    static func checkColumn(_ column: String?, option: String, path: String, format: ListFormat.Choice, console: Console) -> Bool {
+        guard let column, let columns = URLList.columns(ofTableAt: path, format: format.format(of: path)), !columns.contains(column) else {
+            return true
+        }
+        let near = columns.min { Suggestion.distance($0, column) < Suggestion.distance($1, column) }
+        let named = columns.prefix(8).map { "'\(ControlCharacters.escaped($0))'" }.joined(separator: ", ") + (columns.count > 8 ? ", …" : "")
+        console.error("the table has no column '\(ControlCharacters.escaped(column))' (\(option)); its header names \(named)"
+                      + (near.map { Suggestion.distance($0, column) <= 2 ? "; did you mean '\(ControlCharacters.escaped($0))'?" : "" } ?? ""))
+        return false
+    }
+
     /// Says why the list stopped being read, and the status that leaves: a limit of the process
     /// (no thread to read it with, no descriptor) is the system's refusal (71), not the list's (66).
     static func reportInputFailure(_ error: SystemError, console: Console) -> ExitStatus {

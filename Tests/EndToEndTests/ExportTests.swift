@@ -84,6 +84,17 @@ import Testing
     /// A column named like a field of KEY.json is kept under `row`; of a JSONL row's duplicate keys
     /// the last counts; the URL column can be the caption; a cached image that is not the pinned
     /// bytes is said as such (nothing is stored by an export, so nothing "was not stored").
+    /// A --caption-column the table's header does not name is a usage error before anything is written.
+    @Test func aMisspeltCaptionColumnIsAnErrorBeforeTheExport() throws {
+        let list = try table("url,caption\n\(server.url("logo.png")),a logo\n", name: "rows.csv")
+        let out = work.appending("misspelt")
+        let result = try fetch(["export", "--webdataset", out, "--caption-column", "captoin", list])
+        #expect(result.status == 64, "\(result.standardError)")
+        #expect(result.standardError.contains("the table has no column 'captoin' (--caption-column); its header names 'url', 'caption'; did you mean 'caption'?"),
+                "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     @Test func columnsNamedLikeFieldsAreKeptAndTheURLCanBeTheCaption() throws {
         let url = server.url("logo.png")
         let jsonl = "{\"url\":\"\(url)\",\"width\":\"wide\",\"format\":\"poster\",\"tag\":\"a\",\"tag\":\"b\"}\n"
@@ -324,9 +335,10 @@ import Testing
         #expect(failed.status == 66 && failed.standardError.contains("nothing of this export was kept"), "\(failed.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == before)
         #expect(before.map { FileManager.default.contents(atPath: out + "/" + $0) } == bytes)
-        // A caption column no row has is said.
+        // A caption column the header does not name: a usage error, the earlier export untouched.
         let misspelt = try fetch(["export", "--webdataset", out, "--caption-column", "captoin", list])
-        #expect(misspelt.status == 0 && misspelt.standardError.contains("no row has a column 'captoin'"), "\(misspelt.standardError)")
+        #expect(misspelt.status == 64 && misspelt.standardError.contains("the table has no column 'captoin'"), "\(misspelt.standardError)")
+        #expect(before.map { FileManager.default.contents(atPath: out + "/" + $0) } == bytes)
     }
 
 

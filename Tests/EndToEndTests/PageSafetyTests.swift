@@ -99,9 +99,11 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.output.split(separator: "\n")
         #expect(lines.count == 2 && lines[0].contains("alt=\"two&#10;lines \u{FFFD} and &#8232;\""), "\(result.output)")
-        // A column no row has is said, once.
+        // A column the table's header does not name is an error before anything is fetched (no page of empty alts).
         let misspelt = try imgcache(["fetch", "-i", table, "--html", "--alt-column", "captoin", "--thumbnail", "32x"])
-        #expect(misspelt.standardError.contains("no row has a column 'captoin' (--alt-column)"), "\(misspelt.standardError)")
+        #expect(misspelt.status == 64 && misspelt.output.isEmpty, "\(misspelt.status) \(misspelt.output)")
+        #expect(misspelt.standardError.contains("the table has no column 'captoin' (--alt-column); its header names 'url', 'caption'; did you mean 'caption'?"),
+                "\(misspelt.standardError)")
         // The main image of a page: eager, high priority.
         let hero = try imgcache(["fetch", "--html", "--loading", "eager", "--fetchpriority", "high", nginx.url("photo.jpg")])
         #expect(hero.output.contains("loading=\"eager\" decoding=\"async\" fetchpriority=\"high\""), "\(hero.output)")

@@ -153,6 +153,7 @@ import Testing
             {"caption": "no url"}
             not json at all
             {"url": 12}
+            {"url": "  "}
             """
         let fromJSONL = try fetch(["--json", "prefetch", try table(jsonl, name: "rows.jsonl")])
         #expect(fromJSONL.status == 1)
@@ -163,7 +164,7 @@ import Testing
         #expect((row["meta"] as? [String: Bool]) == ["nsfw": false])
         let errors = rows.compactMap { $0["error"] as? String }.sorted()
         #expect(errors == ["line 3 of the list: no member \"url\"", "line 4 of the list: not JSON: unexpected word at byte 1",
-                           "line 5 of the list: member \"url\" is not a URL string"], "\(errors)")
+                           "line 5 of the list: member \"url\" is not a URL string", "line 6 of the list: no URL in member \"url\""], "\(errors)")
 
         // The same CSV gzipped (told by its bytes, whatever the name), from a file and from standard input.
         let csv = "url,n\n\(server.url("anim.gif")),1\n\(server.url("alpha.webp")),2\n"

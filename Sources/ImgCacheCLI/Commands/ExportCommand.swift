@@ -36,6 +36,8 @@ typealias ExportCommand = CommandRun<ExportArguments>
 
 extension ExportCommand {
     func run() throws(SystemError) -> ExitStatus {
+        guard ManagerSetup.checkColumn(arguments.captionColumn, option: "--caption-column", path: arguments.input,
+                                       format: arguments.listFormat, console: console) else { return .usage }
         guard let list = ManagerSetup.openList(arguments.input, format: arguments.listFormat, console: console, quiet: globals.quiet) else {
             return .noInput
         }

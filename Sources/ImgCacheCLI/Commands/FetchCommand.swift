@@ -39,6 +39,8 @@ extension FetchCommand {
     func run() throws(SystemError) -> ExitStatus {
         var list: URLList?
         if let input = arguments.input {
+            guard ManagerSetup.checkColumn(arguments.page.altColumn, option: "--alt-column", path: input, format: arguments.listFormat,
+                                           console: console) else { return .usage }
             guard let opened = ManagerSetup.openList(input, format: arguments.listFormat, console: console, quiet: globals.quiet) else {
                 return .noInput
             }

@@ -360,11 +360,15 @@ extension ParsedOptions {
         default: throw ValueError("expected N/s, N/m or N/h")
         }
         // A plain decimal, as every quantity imgcache takes: no exponent, no hex, no inf.
+        let range = "from 1/h to 100000/s"
+        if parts[0].contains(where: { $0 == "e" || $0 == "E" }), QuantityText.plainDecimal(parts[0]) == nil, Double(parts[0]) != nil {
+            throw ValueError("exponents are not taken: write the number out (1500/s, not 1.5e3/s); \(range)")
+        }
         guard parts.count <= 2, let count = QuantityText.plainDecimal(parts[0]), count.isFinite, count > 0 else {
-            throw ValueError("expected a positive number of requests, as 5/s or 30/m")
+            throw ValueError("expected a positive number of requests, as 5/s, 0.5/s or 30/m (\(range))")
         }
         let rate = count / per
-        guard rate >= 1.0 / 3600, rate <= 100_000 else { throw ValueError("expected from 1/h to 100000/s") }
+        guard rate >= 1.0 / 3600, rate <= 100_000 else { throw ValueError("expected \(range)") }
         return rate
     }
 }

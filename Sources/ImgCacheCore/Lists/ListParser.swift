@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 /// Turns the bytes of a list, as they are read, into its items: the URL of each
 /// line, or of each row of a CSV, TSV or JSONL table with the row's other
 /// columns. A gzipped list (told by its first bytes) is inflated first. A row
@@ -57,6 +60,17 @@ struct ListParser {
             return parsed
         }
         return try parse(bytes, ending: false)
+    }
+
+    /// The columns a CSV or TSV table at `path` names in its header line (gzipped too), read from
+    /// its first bytes before a run starts; nil for other lists, or when they cannot be read.
+    static func columns(ofTableAt path: String, format: ListFormat) -> [String]? {
+        guard format.isTable, format.kind != .jsonl, path != "-",
+              case .success(let status) = SystemCall.stat(following: path), status.st_mode & S_IFMT == S_IFREG,
+              let head = try? FileSystem.readPrefix(path, count: 1 << 20) else { return nil }
+        var parser = ListParser(format: format)
+        _ = try? parser.push(head[...])
+        return parser.header
     }
 
     mutating func finish() throws(Failure) -> [Parsed] {
@@ -200,7 +214,10 @@ struct ListParser {
             if name == format.urlColumn { url = member } else { row.set(name, member) }
         }
         guard case .string(let text)? = url, !text.trimmingSpaces.isEmpty else {
-            let reason = url == nil ? "no member \"\(format.urlColumn)\"" : "member \"\(format.urlColumn)\" is not a URL string"
+            var reason = "member \"\(format.urlColumn)\" is not a URL string"
+            if url == nil { reason = "no member \"\(format.urlColumn)\"" }
+            // An empty string (or blanks): no URL, as an empty CSV cell says.
+            if case .string? = url { reason = "no URL in member \"\(format.urlColumn)\"" }
             return (.badRow(line: line.number, reason: reason), row)
         }
         return (ListParser.item(text.trimmingSpaces, row: row, line: line.number), row)

@@ -138,6 +138,12 @@ public final class URLList: Sendable {
         if !stopped.load(ordering: .relaxed) { emit([.end]) }
     }
 
+    /// The columns the header of the CSV or TSV table at `path` names, read before a run starts
+    /// (a column option misspelt is said then); nil for other lists and standard input.
+    public static func columns(ofTableAt path: String, format: ListFormat) -> [String]? {
+        ListParser.columns(ofTableAt: path, format: format)
+    }
+
     /// A line as an item; nil for blank and comment lines.
     static func item(for line: LineSplitter.Line) -> Item? {
         if line.truncated {
