@@ -105,6 +105,32 @@ import Testing
         #expect(FileManager.default.contents(atPath: result.lines.first ?? "") == (try Paths.fixture("photo.jpg")))
     }
 
+    /// A slow transfer that keeps receiving is waited for however long it takes, not downloaded
+    /// again after the waiters' timeout: three processes, one request.
+    @Test func aSlowHealthyTransferIsWaitedForAndDownloadedOnce() throws {
+        let url = faults.baseURL + "/slow-drip/7/photo.jpg"
+        let holderOutputs = try TemporaryDirectory("imgcache-holder")
+        let holder = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "-v", "fetch", "--timeout", "3", url], home: home.path,
+                                                        outputs: holderOutputs)
+        waitUntil { faults.requests.count == 1 }
+        var waiters: [(Process, TemporaryDirectory)] = []
+        for _ in 0..<2 {
+            let outputs = try TemporaryDirectory("imgcache-waiter")
+            waiters.append((try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "-v", "fetch", "--timeout", "3", url],
+                                                              home: home.path, outputs: outputs), outputs))
+        }
+        let held = try ImgCacheProcess.result(of: holder, outputs: holderOutputs)
+        #expect(held.status == 0, "\(held.standardError)")
+        for (waiter, outputs) in waiters {
+            let result = try ImgCacheProcess.result(of: waiter, outputs: outputs)
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(!result.standardError.contains("downloading it here too"), "\(result.standardError)")
+            #expect(FileManager.default.contents(atPath: result.lines.first ?? "") == (try Paths.fixture("photo.jpg")))
+        }
+        #expect(faults.requests.count == 1, "\(faults.requests.count) downloads")
+        #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty)
+    }
+
     @Test func aHolderSlowerThanTheTimeoutIsNotWaitedForLonger() throws {
         let url = faults.baseURL + "/stall-once/logo.png"
         let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", "--timeout", "60", url], home: home.path)
@@ -112,7 +138,7 @@ import Testing
         waitUntil { faults.requests.count == 1 }
         let result = try fetch(["-v", "fetch", "--timeout", "1", url])
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardError.contains("still being downloaded by another process after 1 s; downloading it here too"),
+        #expect(result.standardError.contains("still being downloaded by another process, with no progress for 1 s; downloading it here too"),
                 "\(result.standardError)")
         #expect(faults.requests.count == 2)
     }

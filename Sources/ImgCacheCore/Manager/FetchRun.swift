@@ -202,7 +202,18 @@ struct RecentKeys {
 /// A miss another process is downloading, and since when (monotonic seconds).
 struct LockWait {
     var request: PendingFetch
+    /// When the wait began, and when the other process last showed progress (monotonic seconds).
     let since: Double
+    var lastProgress: Double
+    /// The key's shard, where the holder's heartbeat file is.
+    let folder: String
+
+    init(request: PendingFetch, since: Double, folder: String) {
+        self.request = request
+        self.since = since
+        lastProgress = since
+        self.folder = folder
+    }
 }
 
 /// A URL that needs the network, and the inputs that asked for it.
@@ -226,6 +237,8 @@ struct PendingFetch {
     var pin: BytePin?
     /// Downloaded without the cross-process lock: another process held it too long.
     var unguarded = false
+    /// Beaten while the download receives bytes, for another process waiting for it (when this one holds its lock).
+    var heartbeat: DownloadLocks.Heartbeat?
     /// A refresh of an image kept only as its variants (`--no-original`, or an
     /// original evicted): they lend their validators, so that a 304 keeps them,
     /// and answer, stale, when the refresh fails for a passing reason.

@@ -52,7 +52,7 @@ extension ImageFetcher {
         // Another process downloading the same key: waited for, then looked up again.
         // (The namespace and its lock file are made first; a failure to, said below.)
         if !request.unguarded, !settings.options.contains(.cacheMemoryOnly), !run.heldDownloadLocks.contains(request.fingerprint),
-           (try? bodyDirectory(for: request.key)) != nil, let locks = downloadLocks() {
+           let folder = try? bodyDirectory(for: request.key), let locks = downloadLocks() {
             // Locked only when its download can start soon (see `FetchRun.lockDeferred`).
             guard run.heldDownloadLocks.count < downloadLocksAhead else {
                 run.deferDownload(outcome, request)
@@ -60,7 +60,8 @@ extension ImageFetcher {
             }
             guard locks.tryLock(request.fingerprint) else {
                 log?("\(RemoteURL.displayed(request.url)): being downloaded by another process; waiting for it")
-                run.lockWaits.append(LockWait(request: request, since: WallClock.monotonic()))
+                locks.startWaiting(request.fingerprint)
+                run.lockWaits.append(LockWait(request: request, since: WallClock.monotonic(), folder: folder))
                 return
             }
             run.heldDownloadLocks.insert(request.fingerprint)
@@ -137,26 +138,35 @@ extension ImageFetcher {
 
     /// The misses another process was downloading: those it is done with are looked up
     /// again (its image is in the cache now, or its failure on the failed list), and
-    /// downloaded here if it is not. One waited for longer than the download timeout is
-    /// downloaded here too, unguarded. Whether any went on.
+    /// downloaded here if it is not. One whose download showed no progress for the
+    /// download timeout (no heartbeat: stalled, or stopped) is downloaded here too,
+    /// unguarded; a slow one that keeps receiving is waited for. Whether any went on.
     func retryLockWaits<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) -> Bool {
         guard !run.lockWaits.isEmpty, let locks = downloadLocks() else { return false }
         let waiting = run.lockWaits.count
         let now = WallClock.monotonic()
         let waits = run.lockWaits
         run.lockWaits.removeAll()
-        for wait in waits {
+        let patience = max(settings.timeout, 1)
+        for var wait in waits {
             var request = wait.request
             if locks.tryLock(request.fingerprint) {
                 run.heldDownloadLocks.insert(request.fingerprint)
-            } else if now - wait.since < max(settings.timeout, 1) {
+            } else if now - wait.lastProgress < patience {
+                run.lockWaits.append(wait)
+                continue
+            } else if let beat = DownloadLocks.lastHeartbeat(of: request.key, in: wait.folder),
+                      WallClock.now() - beat < patience, now - wait.lastProgress < 24 * 3600 {
+                // The other transfer is receiving: waited for as long as it does (looked at again a timeout later at most).
+                wait.lastProgress = now - (WallClock.now() - beat)
                 run.lockWaits.append(wait)
                 continue
             } else {
-                log?("\(RemoteURL.displayed(request.url)): still being downloaded by another process after "
-                     + "\(DownloadError.formatSeconds(max(settings.timeout, 1))); downloading it here too")
+                log?("\(RemoteURL.displayed(request.url)): still being downloaded by another process, with no progress for "
+                     + "\(DownloadError.formatSeconds(patience)); downloading it here too")
                 request.unguarded = true
             }
+            locks.stopWaiting(request.fingerprint)
             let outcome = lookup.run(request.url, key: request.key, ttl: failedTTL)
             if case .answer = outcome { log?("\(RemoteURL.displayed(request.url)): answered by the other process's download") }
             try proceed(outcome, request, &run, emit: emit)
@@ -189,10 +199,17 @@ extension ImageFetcher {
         let messages = self.messages
         // Progress costs a message ten times a second per transfer: only for a listener.
         let wantsProgress = progress != nil
+        // A download whose lock this process holds shows its progress to the processes waiting for it.
+        let heartbeat = run.heldDownloadLocks.contains(miss.fingerprint)
+            ? downloadLocks()?.heartbeat(for: miss.fingerprint, key: miss.key, folder: bodyDirectory) : nil
+        run.inFlight[slot]?.heartbeat = heartbeat
         run.submissions.append(DownloadSubmission(
             request: downloadRequest, priority: settings.priority,
             onEvent: { event in
-                if case .progress = event, !wantsProgress { return }
+                if case .progress = event {
+                    heartbeat?.beat()
+                    if !wantsProgress { return }
+                }
                 if case .started = event { return }
                 messages.push(.event(slot, event))
             },

@@ -161,6 +161,7 @@ public final class ImageFetcher {
                 if let deadline = run.deadline, !run.interrupted, WallClock.monotonic() >= deadline { reachDeadline(&run) }
                 if run.interrupted, !run.lockWaits.isEmpty {
                     for wait in run.lockWaits {
+                        downloadLocks()?.stopWaiting(wait.request.fingerprint)
                         try settle(wait.request.fingerprint, .failure(stopped(wait.request.url, run)), first: wait.request.firstIndex,
                                    url: wait.request.url, repeats: wait.request.repeats, &run, emit: emit)
                     }
@@ -264,6 +265,7 @@ public final class ImageFetcher {
             var stored: EntryCommitter.Body?
             let answer = run.interrupted && Self.isCancellation(result)
                 ? .failure(stopped(miss.url, run)) : downloadStore.store(result, for: miss, stored: &stored)
+            miss.heartbeat?.end()
             remember(answer, for: miss)
             if let stored, case .success(let fetched) = answer { share(stored, of: miss.key, as: fetched, &run) }
             try settle(miss.fingerprint, answer, first: miss.firstIndex, url: miss.url, repeats: miss.repeats, &run, emit: emit)

@@ -241,6 +241,17 @@ final class FaultServer: @unchecked Sendable {
                 usleep(30_000)
             }
             return false
+        case let .slowDrip(body, type, seconds):
+            guard sendAll(fd, FaultServer.head(200, FaultServer.fields(type, body.count, "close"))[...]) else { return false }
+            let pieces = max(1, Int(seconds * 4))
+            let piece = max(1, (body.count + pieces - 1) / pieces)
+            var offset = 0
+            while offset < body.count {
+                usleep(250_000)
+                guard sendAll(fd, body[offset..<min(body.count, offset + piece)]) else { return false }
+                offset += piece
+            }
+            return false
         case let .huge(start, total, type):
             // A small send buffer, so that what was sent is about what the client read.
             var size: Int32 = 16_384
@@ -284,6 +295,7 @@ final class FaultServer: @unchecked Sendable {
         case raw([UInt8])
         /// A complete response whose body arrives slowly, then the connection closes.
         case drip(body: [UInt8], type: String)
+        case slowDrip(body: [UInt8], type: String, seconds: Double)
         /// `start`, then filler, `total` bytes in all, announced; the connection closes.
         case huge(start: [UInt8], total: Int, type: String)
     }
@@ -313,6 +325,10 @@ final class FaultServer: @unchecked Sendable {
         case ("drip", 2):
             guard let (bytes, type) = file(parts[1]) else { break }
             return .drip(body: bytes, type: type)
+        case ("slow-drip", 3):
+            // A healthy but slow transfer: the body in pieces over SECONDS, a piece every 0.25 s.
+            guard let seconds = Double(parts[1]), seconds > 0, seconds <= 30, let (bytes, type) = file(parts[2]) else { break }
+            return .slowDrip(body: bytes, type: type, seconds: seconds)
         case ("delay", 3):
             // An origin that takes a while for each image (at most 2 s).
             guard let milliseconds = UInt32(parts[1]), milliseconds <= 2000 else { break }
