@@ -58,29 +58,47 @@ final class ProgressBar {
         console.clearStatus()
     }
 
-    /// `[#######.......]  1234/2000  61%  850/s  120.4 MB  38.2 MB/s  0:01 left  3 failed`, fitted to `width`.
+    /// `[#######.......]  1234/2000  61%  850/s  120.4 MB  38.2 MB/s  0:01 left  3 failed`, fitted to
+    /// `width`: on a narrow terminal the bar goes first, then the figures that matter least (the
+    /// byte rate, the bytes, the URL rate, the time left, the percentage), each whole; the count
+    /// and the failures stay.
     static func line(done: Int, total: Int?, failed: Int, bytes: Int64 = 0, elapsed: Double, width: Int) -> String {
         let rate = elapsed > 0.2 ? Double(done) / elapsed : 0
-        var parts: [String] = []
+        // Each figure with its rank: the lower, the longer it stays.
+        var parts: [(text: String, rank: Int)] = []
         if let total, total > 0 {
-            parts.append("\(done)/\(total)")
-            parts.append("\(min(100, done * 100 / total))%")
+            parts.append(("\(done)/\(total)", 0))
+            parts.append(("\(min(100, done * 100 / total))%", 2))
         } else {
-            parts.append("\(done) done")
+            parts.append(("\(done) done", 0))
         }
-        if rate > 0 { parts.append(rate >= 10 ? "\(Int(rate))/s" : "\(Double(Int(rate * 10)) / 10)/s") }
+        if rate > 0 { parts.append((rate >= 10 ? "\(Int(rate))/s" : "\(Double(Int(rate * 10)) / 10)/s", 4)) }
         if bytes > 0 {
-            parts.append(ByteSize.humanised(bytes))
-            if elapsed > 0.2 { parts.append(ByteSize.humanised(Int64(Double(bytes) / elapsed)) + "/s") }
+            parts.append((ByteSize.humanised(bytes), 5))
+            if elapsed > 0.2 { parts.append((ByteSize.humanised(Int64(Double(bytes) / elapsed)) + "/s", 6)) }
         }
-        if let total, rate > 0, total > done { parts.append(clock(Double(total - done) / rate) + " left") }
-        if failed > 0 { parts.append("\(failed) failed") }
-        let text = parts.joined(separator: "  ")
-        let room = width - text.count - 4
-        guard let total, total > 0, room >= 10 else { return String(text.prefix(max(0, width - 1))) }
-        let barWidth = min(40, room)
-        let filled = min(barWidth, done * barWidth / total)
-        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: barWidth - filled) + "]  " + text
+        if let total, rate > 0, total > done { parts.append((clock(Double(total - done) / rate) + " left", 3)) }
+        if failed > 0 { parts.append(("\(failed) failed", 1)) }
+        // The figures that fit beside a bar of 10 or more; else, without the bar, those that fit alone.
+        func fitted(_ room: Int) -> String {
+            var kept = parts
+            var text = kept.map(\.text).joined(separator: "  ")
+            while text.count > room, let least = kept.indices.max(by: { kept[$0].rank < kept[$1].rank }), kept[least].rank > 1 {
+                kept.remove(at: least)
+                text = kept.map(\.text).joined(separator: "  ")
+            }
+            return text
+        }
+        if let total, total > 0 {
+            // The last column is left free: a terminal that wraps there would scroll the line.
+            let text = fitted(width - 1 - 4 - 10)
+            if width - 1 - text.count - 4 >= 10 {
+                let barWidth = min(40, width - 1 - text.count - 4)
+                let filled = min(barWidth, done * barWidth / total)
+                return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: barWidth - filled) + "]  " + text
+            }
+        }
+        return String(fitted(width - 1).prefix(max(0, width - 1)))
     }
 
     /// `0:07`, `12:30`, `2:05:00`.

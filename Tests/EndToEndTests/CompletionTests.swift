@@ -143,6 +143,13 @@ import Testing
         #expect(groups[5].isEmpty, "\(groups[5])")
     }
 
+    /// After each value fish shows a word of the value's, not the option's whole help.
+    @Test func fishDescribesEachValueShortly() throws {
+        let program = "source '\(script("imgcache.fish"))'\ncomplete -C 'imgcache prefetch --verify '"
+        let offered = try run("/usr/bin/fish", ["-c", program])
+        #expect(offered.sorted() == ["full\tlevel", "header\tlevel"], "\(offered)")
+    }
+
     @Test func fishCompletesTheNamespacesOfTheCacheFolderGiven() throws {
         let root = try TemporaryDirectory("imgcache-fish-root")
         try markedNamespaces(["crew", "gallery"], in: root.path)

@@ -250,7 +250,9 @@ public enum CompletionScript {
             if let short = option.short { text += " -s \(short)" }
             text += " -l \(option.long)"
             switch option.kind {
-            case .choice(let values)?, .suggestions(let values)?: text += " -x -a '\(values.joined(separator: " "))'"
+            // Each value with a short word of its own (fish shows it beside the value, in place of the option's help).
+            case .choice(let values)?, .suggestions(let values)?:
+                text += " -x -a '" + values.map { "\($0)\\t\"\(option.metavar?.lowercased() ?? option.long)\"" }.joined(separator: " ") + "'"
             case .namespace?: text += " -x -a '(__imgcache_namespaces)'"
             case .directory?: text += " -x -a '(__fish_complete_directories)'"
             case .path?: text += " -r -F"
