@@ -648,7 +648,8 @@ int ic_gif_encode(const uint8_t *frames, uint32_t width, uint32_t height, uint32
             // Each frame is the whole canvas: the one before goes before it is drawn.
             .DisposalMode = frame_count > 1 ? DISPOSE_BACKGROUND : DISPOSAL_UNSPECIFIED,
             .UserInputFlag = false,
-            .DelayTime = delays_ms ? (int)((delays_ms[frame] + 5) / 10) : 0,
+            // Centiseconds; a frame over 10 ms is at least 2 (a GIF's 1 plays as 100 ms in browsers).
+            .DelayTime = delays_ms ? (int)((delays_ms[frame] + 5) / 10 < 2 && delays_ms[frame] > 10 ? 2 : (delays_ms[frame] + 5) / 10) : 0,
             .TransparentColor = transparent ? 255 : NO_TRANSPARENT_COLOR,
         };
         GifByteType extension[4];

@@ -69,16 +69,26 @@ import Testing
         #expect(sample["license"] as? String == "cc-by" && (sample["sha256"] as? String)?.count == 64)
         let statuses = try manifest(out).map { $0["status"] as? String ?? "" }
         #expect(statuses == ["exported", "exported", "failed", "exported", "missing", "exported"])
+        // img2dataset's fields: each sample's status and caption, each shard's _stats.json.
+        #expect(sample["status"] as? String == "success" && sample["error_message"] is NSNull && sample["caption"] as? String == "a photo",
+                "\(sample)")
+        let stats = (0..<2).map { number in
+            (FileManager.default.contents(atPath: out + "/0000\(number)_stats.json")).flatMap { try? JSONSerialization.jsonObject(with: $0) }
+                as? [String: Any] ?? [:]
+        }
+        #expect(stats[0]["count"] as? Int == 2 && stats[0]["successes"] as? Int == 2 && stats[0]["failed_to_download"] as? Int == 0, "\(stats[0])")
+        #expect(stats[1]["count"] as? Int == 4 && stats[1]["successes"] as? Int == 2 && stats[1]["failed_to_download"] as? Int == 2, "\(stats[1])")
+        #expect(stats[1]["status_dict"] as? [String: Int] == ["success": 2, "bad_row": 1, "never_fetched": 1], "\(stats[1])")
 
         // Again into another folder: the same bytes.
         let again = work.appending("again")
         _ = try fetch(["export", "--webdataset", again, "--shard-size", "2", "--caption-column", "caption", list])
-        for name in ["00000.tar", "00001.tar", "manifest.jsonl"] {
+        for name in ["00000.tar", "00001.tar", "00000_stats.json", "00001_stats.json", "manifest.jsonl"] {
             #expect(FileManager.default.contents(atPath: out + "/" + name) == FileManager.default.contents(atPath: again + "/" + name), "\(name)")
         }
         // Into the same folder with bigger shards: the shards it no longer has are removed.
         #expect(try fetch(["export", "--webdataset", out, list]).status == 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == [".imgcache-export", "00000.tar", "manifest.jsonl"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == [".imgcache-export", "00000.tar", "00000_stats.json", "manifest.jsonl"])
     }
 
     /// A column named like a field of KEY.json is kept under `row`; of a JSONL row's duplicate keys
@@ -205,8 +215,8 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         let listed = (FileManager.default.enumerator(atPath: out)?.allObjects as? [String] ?? []).filter { !$0.hasPrefix(".") }.sorted()
         #expect(listed == ["00000", "00000/000000000.jpg", "00000/000000000.json", "00000/000000000.txt", "00000/000000001.json",
-                           "00000/000000001.png", "00000/000000001.txt", "00001", "00001/000000002.jpg", "00001/000000002.json",
-                           "00001/000000002.txt", "manifest.jsonl"], "\(listed)")
+                           "00000/000000001.png", "00000/000000001.txt", "00000_stats.json", "00001", "00001/000000002.jpg",
+                           "00001/000000002.json", "00001/000000002.txt", "00001_stats.json", "manifest.jsonl"], "\(listed)")
         #expect(try manifest(out).map { $0["shard"] as? String } == ["00000", "00000", "00001"])
         #expect(FileManager.default.contents(atPath: out + "/00000/000000000.jpg") == (try Paths.fixture("photo.jpg")))
         // Again, in one shard: the old folders go.
@@ -329,7 +339,7 @@ import Testing
         #expect(try fetch(["export", "--webdataset", out, "--shard-size", "1", list]).status == 0)
         let before = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
         let bytes = before.map { FileManager.default.contents(atPath: out + "/" + $0) }
-        #expect(before == [".imgcache-export", "00000.tar", "00001.tar", "manifest.jsonl"])
+        #expect(before == [".imgcache-export", "00000.tar", "00000_stats.json", "00001.tar", "00001_stats.json", "manifest.jsonl"])
         // A list that cannot be read (no such column): exit 66, the earlier export untouched.
         let failed = try fetch(["export", "--webdataset", out, "--url-column", "image_url", list])
         #expect(failed.status == 66 && failed.standardError.contains("nothing of this export was kept"), "\(failed.standardError)")
@@ -395,7 +405,8 @@ import Testing
         let again = try fetch(["export", "--webdataset", out, "--shard-size", "1", list])
         #expect(again.status == 0, "\(again.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted()
-                == [".imgcache-export", "00000.tar", "00001.tar", "00002.tar", "00003.tar", "manifest.jsonl"])
+                == [".imgcache-export", "00000.tar", "00000_stats.json", "00001.tar", "00001_stats.json", "00002.tar", "00002_stats.json",
+                    "00003.tar", "00003_stats.json", "manifest.jsonl"])
         // A failed export into a new folder leaves it as it found it: empty.
         let failed = work.appending("failed")
         let broken = try fetch(["export", "--webdataset", failed, "--files", failed, list])

@@ -127,7 +127,7 @@ import Testing
         // staging folder gone with the stale shards.
         let bigger = try run(["export", "--to", store.url("sets/run"), "--caption-column", "caption", table])
         #expect(bigger.status == 1, "\(bigger.standardError)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["00000.tar", "manifest.jsonl"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["00000.tar", "00000_stats.json", "manifest.jsonl"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty, "the killed run's staging folder stays")
         // Run again as before: the whole data set, byte for byte, and nothing hidden left.
         let again = try run(exportArguments(table, to: store.url("sets/run")))
@@ -159,7 +159,7 @@ import Testing
         // Bigger shards: the shards the data set no longer has are removed, after the new manifest.
         let whole = try run(["export", "--to", url, "--caption-column", "caption", table], environment: s3.credentials)
         #expect(whole.status == 1 && whole.output.contains("38 exported in 1 shard"), "\(whole.output)")
-        #expect(try s3.keys().sorted() == ["sets/run/00000.tar", "sets/run/manifest.jsonl"])
+        #expect(try s3.keys().sorted() == ["sets/run/00000.tar", "sets/run/00000_stats.json", "sets/run/manifest.jsonl"])
 
         // A wrong secret: refused before anything is read or written, exit 74, the data set as it was.
         var wrong = s3.credentials

@@ -149,6 +149,7 @@ public final class DataSetUpload {
             if !access.isS3 { try? writer.remove("." + name + ".partial") }
             guard case .success = writer.perform(try access.request(.head, at: access.url(name))) else { break }
             try writer.remove(name)
+            try? writer.remove(ShardStatistics.fileName(number))
         }
     }
 

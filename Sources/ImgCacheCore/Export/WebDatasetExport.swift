@@ -105,10 +105,13 @@ public final class WebDatasetExport {
     private let upload: DataSetUpload?
     /// The caption column was found in a row.
     public private(set) var sawCaptionColumn = false
+    /// Each finished shard's rows (`NNNNN_stats.json`), and the rows since the last one was finished.
+    private var shardStatistics: [ShardStatistics] = []
+    private var rowsSinceShard = ShardStatistics()
 
     /// The fields of KEY.json imgcache writes; a row's column of one of these names goes under `row`.
     public static let sampleFields: Set<String> = ["key", "url", "sha256", "width", "height", "format", "original_width", "original_height",
-                                                         "dominant_color", "thumbhash", "row"]
+                                                         "dominant_color", "thumbhash", "row", "status", "error_message"]
 
     /// The file that marks a folder as an export's.
     public static let markerName = ".imgcache-export"
@@ -121,7 +124,7 @@ public final class WebDatasetExport {
         layout == .files ? WebDatasetExport.padded(number, 5) : WebDatasetExport.shardName(number)
     }
 
-    private static func padded(_ number: Int, _ digits: Int) -> String {
+    static func padded(_ number: Int, _ digits: Int) -> String {
         let text = String(number)
         return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
@@ -194,8 +197,9 @@ public final class WebDatasetExport {
         if name == markerName || name == "manifest.jsonl" || name == ".manifest.jsonl.partial" { return true }
         var bare = name.hasPrefix(".") && name.hasSuffix(".partial") ? String(name.dropFirst().dropLast(8)) : name
         if name.hasPrefix("."), name.hasSuffix(".old") { bare = String(name.dropFirst().dropLast(4)) }
-        // A tar (`00000.tar`), or a folder of files (`00000`).
+        // A tar (`00000.tar`), or a folder of files (`00000`), and a shard's statistics (`00000_stats.json`).
         if bare.count == 5, bare.allSatisfy(\.isNumber) { return true }
+        if bare.count == 16, bare.hasSuffix("_stats.json"), bare.prefix(5).allSatisfy(\.isNumber) { return true }
         return bare.count == 9 && bare.hasSuffix(".tar") && bare.dropLast(4).allSatisfy(\.isNumber)
     }
 
@@ -233,6 +237,7 @@ public final class WebDatasetExport {
                 line.add("url", RemoteURL.redacted(url))
                 line.add("status", "failed")
                 line.add("error", "cannot read \(path): \(error.reason)")
+                rowsSinceShard.record(status: "failed", reason: "cache_unreadable")
                 return try write(line)
             }
             let digest: String
@@ -268,6 +273,10 @@ public final class WebDatasetExport {
                 }
             }
             if !clashing.fields.isEmpty { sample.add("row", .object(clashing)) }
+            // img2dataset's fields of a sample: how it went, and the caption under its own name whatever its column's.
+            sample.add("status", "success")
+            sample.add("error_message", JSONValue.null)
+            if captionColumn != nil { sample.set("caption", caption.map(JSONValue.string) ?? .null) }
             let ext = metadata.format?.fileExtension ?? "img"
             do {
                 try shard?.add(key + "." + ext, bytes)
@@ -278,6 +287,7 @@ public final class WebDatasetExport {
             }
             inShard += 1
             counts.exported += 1
+            rowsSinceShard.record(status: "exported", reason: "")
             line.add("url", RemoteURL.redacted(url))
             line.add("status", "exported")
             line.add("shard", shardName)
@@ -333,6 +343,7 @@ public final class WebDatasetExport {
         line.add("reason", kind)
         line.add("error", error)
         counts.reasons[status, default: [:]][kind, default: 0] += 1
+        rowsSinceShard.record(status: status, reason: kind)
         try write(line.with(row: row))
     }
 
@@ -341,7 +352,19 @@ public final class WebDatasetExport {
     public func finish() throws(Failure) -> Counts {
         try closeShard()
         try flushManifest()
+        // Rows after the last sample count with the last shard.
+        if !shardStatistics.isEmpty { shardStatistics[shardStatistics.count - 1].absorb(rowsSinceShard) }
         if let upload {
+            // Each shard's statistics, before the manifest.
+            for (number, statistics) in shardStatistics.enumerated() {
+                let name = ShardStatistics.fileName(number), partial = directory + "/." + ShardStatistics.fileName(number) + ".partial"
+                do throws(SystemError) {
+                    try OutputFile.write(bytes: Array(statistics.json(shard: number).utf8), to: partial)
+                } catch {
+                    throw Failure(reason: "cannot write \(partial): \(error.reason)")
+                }
+                do { try upload.publish(partial, as: name) } catch { throw Failure(reason: "\(upload.identity): \(error.reason)") }
+            }
             // The manifest last, once every shard is in place in the store.
             do { try upload.finish(manifest: directory + "/.manifest.jsonl.partial", shardCount: counts.shards) } catch {
                 throw Failure(reason: "\(upload.identity): \(error.reason)")
@@ -353,10 +376,15 @@ public final class WebDatasetExport {
         do {
             // (The folder was marked when the export began.)
             for written in finished { try written.commit() }
+            for (number, statistics) in shardStatistics.enumerated() {
+                try TemporaryFile.replace(ShardStatistics.fileName(number), in: directory, with: statistics.json(shard: number))
+            }
             try FileSystem.rename(directory + "/.manifest.jsonl.partial", to: manifestPath)
             committed = true
             for item in try DirectoryHandle(directory).list() where WebDatasetExport.isOwn(item.name) && !item.name.hasPrefix(".") {
                 if item.name.hasSuffix(".tar"), let number = Int(item.name.dropLast(4)), number >= counts.shards {
+                    try FileSystem.remove(directory + "/" + item.name)
+                } else if item.name.hasSuffix("_stats.json"), let number = Int(item.name.prefix(5)), number >= counts.shards {
                     try FileSystem.remove(directory + "/" + item.name)
                 } else if item.name.count == 5, let number = Int(item.name), number >= counts.shards {
                     FolderShardWriter.removeFlat(directory + "/" + item.name)
@@ -394,6 +422,8 @@ public final class WebDatasetExport {
         } else {
             finished.append(current)
         }
+        shardStatistics.append(rowsSinceShard)
+        rowsSinceShard = ShardStatistics()
         counts.shards += 1
     }
 
