@@ -26,6 +26,18 @@ enum ManagerSetup {
         }
     }
 
+    /// The lists at `paths`, read one after the other as one (each its own table, with its own
+    /// header); nil after saying why one cannot be read. Standard input ("-") may be one of them, once.
+    static func openLists(_ paths: [String], format choice: ListFormat.Choice, console: Console, quiet: Bool) -> URLList? {
+        guard paths.count > 1 else { return openList(paths.first ?? "-", format: choice, console: console, quiet: quiet) }
+        var lists: [URLList] = []
+        for path in paths {
+            guard let list = openList(path, format: choice, console: console, quiet: quiet) else { return nil }
+            lists.append(list)
+        }
+        return URLList.chained(lists)
+    }
+
     /// Whether `column`, named by `option`, is a column of the table at `path`: a misspelt one is
     /// said (usage, 64) before anything is fetched, when the table's header can be read first.
     static func checkColumn(_ column: String?, option: String, path: String, format: ListFormat.Choice, console: Console) -> Bool {

@@ -62,6 +62,29 @@ import Testing
         #expect(counts["urls"] as? Int == 7 && counts["downloaded"] as? Int == 3 && counts["failed"] as? Int == 4)
     }
 
+    /// Several tables in one run, each with its own header (its columns in its own order): every
+    /// row fetched with its columns, a bad row of a later file naming it; export's keys go on across them.
+    @Test func severalTablesAreReadInTurnEachWithItsHeader() throws {
+        let first = try table("url,caption\n\(server.url("photo.jpg")),a photo\n\(server.url("logo.png")),a logo\n", name: "a.csv")
+        let second = try table("caption,license,url\ngray one,cc0,\(server.url("gray.jpg"))\nnone,cc0,\n", name: "b.csv")
+        let result = try fetch(["--json", "prefetch", first, second])
+        #expect(result.status == 1, "\(result.standardError)")
+        let rows = try answers(result)
+        #expect(rows.count == 4, "\(rows)")
+        let gray = try #require(rows.first { ($0["url"] as? String)?.hasSuffix("gray.jpg") == true })
+        #expect(gray["row"] as? [String: String] == ["caption": "gray one", "license": "cc0"], "\(gray)")
+        #expect(rows.contains { ($0["error"] as? String) == "line 3 of the list: in \(second): no URL in column \"url\"" }, "\(rows)")
+        #expect(try summary(result)["downloaded"] as? Int == 3)
+        // The keys go on from one table to the next.
+        let out = work.appending("set")
+        let exported = try fetch(["export", "--webdataset", out, "--caption-column", "caption", first, second])
+        #expect(exported.status == 1 && exported.output.contains("4 rows: 3 exported"), "\(exported.output) \(exported.standardError)")
+        let keys = try String(contentsOfFile: out + "/manifest.jsonl", encoding: .utf8).split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["key"] as? String
+        }
+        #expect(keys == ["000000000", "000000001", "000000002", "000000003"], "\(keys)")
+    }
+
     /// At its deadline a run still reads the rest of its table: every row is answered (a cached one
     /// as a hit, the others as not done), a repeated URL's row too, and --stats says it stopped early.
     @Test func aDeadlineAnswersEveryRowOfATable() throws {

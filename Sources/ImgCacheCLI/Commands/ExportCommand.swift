@@ -17,6 +17,8 @@ public struct ExportArguments: Equatable, Sendable {
     public var filters = WebDatasetExport.Filters()
     /// `--report`: the rows counted by status and reason at the end.
     public var report = false
+    /// Lists read after `input`, in turn, as one list (each its own table): the keys go on across them.
+    public var moreInputs: [String] = []
     public var listFormat = ListFormat.Choice()
     public var manager = ManagerArguments()
 
@@ -36,9 +38,12 @@ typealias ExportCommand = CommandRun<ExportArguments>
 
 extension ExportCommand {
     func run() throws(SystemError) -> ExitStatus {
-        guard ManagerSetup.checkColumn(arguments.captionColumn, option: "--caption-column", path: arguments.input,
-                                       format: arguments.listFormat, console: console) else { return .usage }
-        guard let list = ManagerSetup.openList(arguments.input, format: arguments.listFormat, console: console, quiet: globals.quiet) else {
+        for path in [arguments.input] + arguments.moreInputs {
+            guard ManagerSetup.checkColumn(arguments.captionColumn, option: "--caption-column", path: path,
+                                           format: arguments.listFormat, console: console) else { return .usage }
+        }
+        guard let list = ManagerSetup.openLists([arguments.input] + arguments.moreInputs, format: arguments.listFormat, console: console,
+                                                quiet: globals.quiet) else {
             return .noInput
         }
         var destination = arguments.directory
@@ -230,7 +235,9 @@ extension ExportArguments: Subcommand {
             .flag(.report, help: "At the end, count the rows by status (exported, filtered, opted_out, missing, failed) and reason"),
         ] + CommandTable.listOptions + CommandTable.managerOptions.filter { !ExportArguments.refused.contains($0.name) },
         refusedOptions: CommandTable.managerOptions.filter { ExportArguments.refused.contains($0.name) },
-        operands: [OperandSpec(name: "LIST", kind: .path, help: "list of URLs or table ('-': standard input)", minimum: 1, maximum: 1)],
+        operands: [OperandSpec(name: "LIST", kind: .path,
+                               help: "list of URLs or table ('-': standard input); several are read in turn as one list, each table with its own header, the keys going on",
+                               minimum: 1, maximum: nil)],
         examples: [
             ("imgcache export --webdataset shards/ images.csv", "the cached images of a table, 10000 per shard"),
             ("imgcache export --files dataset/ --thumbnail 256x256 --fit outside images.csv", "img2dataset's files layout, short side 256"),
@@ -285,6 +292,8 @@ extension ParsedOptions {
             throw .invalidValue(option: has(.files) ? "--files" : "--webdataset", value: directory, reason: "the path is empty")
         }
         var arguments = ExportArguments(input: input, directory: directory)
+        arguments.moreInputs = Array(operands.dropFirst())
+        if operands.filter({ $0 == "-" }).count > 1 { throw .invalidValue(option: "LIST", value: "-", reason: "standard input can be read once") }
         arguments.store = store
         if has(.files) { arguments.layout = .files }
         if let text = last(.shardSize) { arguments.shardSize = try integer(text, option: "--shard-size", in: 1...10_000_000) }

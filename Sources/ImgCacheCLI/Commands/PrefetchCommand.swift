@@ -7,6 +7,8 @@ import ImgCacheCore
 public struct PrefetchArguments: Equatable, Sendable {
     /// The list's path; nil or "-" is standard input.
     public var input: String?
+    /// Lists read after `input`, in turn, as one list (each its own table, with its own header).
+    public var moreInputs: [String] = []
     public var showProgress = true
     /// How the list is written, where the command line says.
     public var listFormat = ListFormat.Choice()
@@ -43,7 +45,8 @@ extension PrefetchCommand {
         var reportedFailures: [(url: String, reason: String, at: Double?)] = []
         // The list's descriptor stays open until the process ends: the reader
         // thread may still be in read() when the run is interrupted.
-        guard let list = ManagerSetup.openList(arguments.input ?? "-", format: arguments.listFormat, console: console, quiet: globals.quiet) else {
+        guard let list = ManagerSetup.openLists([arguments.input ?? "-"] + arguments.moreInputs, format: arguments.listFormat, console: console,
+                                                quiet: globals.quiet) else {
             return .noInput
         }
         let fetcher: ImageFetcher
@@ -135,7 +138,7 @@ extension PrefetchCommand {
             var page = ""
             let summaryLine = "\(Plural.count(reported.count, "image")); \(Plural.count(reportedFailures.count, "failed URL"))"
             let made = try ContactSheet(cache: cache, console: console, environment: environment)
-                .write(title: "imgcache prefetch " + (arguments.input ?? "-"), items: reported, failures: reportedFailures,
+                .write(title: "imgcache prefetch " + ([arguments.input ?? "-"] + arguments.moreInputs).joined(separator: " "), items: reported, failures: reportedFailures,
                        summary: summaryLine) { (chunk) throws(SystemError) in page += chunk }
             do { try OutputFile.write(bytes: Array(page.utf8), to: path) } catch {
                 console.error("cannot write --html-report \(path): \(error.reason)")
@@ -245,8 +248,9 @@ extension PrefetchArguments: Subcommand {
             .value(.shard, metavar: "I/N", kind: .text,
                    help: "Fetch only part I (from 0) of N of the list, split by cache key the same way on every machine: N machines with I = 0 to N-1 share one list"),
         ] + CommandTable.listOptions + CommandTable.managerOptions + CommandTable.downloadOptions,
-        operands: [OperandSpec(name: "FILE", kind: .path, help: "list of URLs, one per line ('-': standard input)",
-                               minimum: 0, maximum: 1)],
+        operands: [OperandSpec(name: "FILE", kind: .path,
+                               help: "list of URLs, one per line ('-': standard input); several are read in turn as one list, each table with its own header",
+                               minimum: 0, maximum: nil)],
         examples: [
             ("imgcache prefetch urls.txt", "warm the cache, with a progress bar"),
             ("grep -o 'https://[^\"]*\\.jpg' page.html | imgcache prefetch -j 12", "from a pipe"),
@@ -268,7 +272,11 @@ extension PrefetchArguments: Subcommand {
 extension ParsedOptions {
     func prefetchArguments() throws(UsageError) -> PrefetchArguments {
         var arguments = PrefetchArguments(input: operands.first)
-        if arguments.input == "" { throw .invalidValue(option: "FILE", value: "", reason: "the path is empty") }
+        arguments.moreInputs = Array(operands.dropFirst())
+        if operands.contains("") { throw .invalidValue(option: "FILE", value: "", reason: "the path is empty") }
+        if operands.count > 1, operands.filter({ $0 == "-" }).count > 1 {
+            throw .invalidValue(option: "FILE", value: "-", reason: "standard input can be read once")
+        }
         arguments.showProgress = !has(.noProgress)
         arguments.listFormat = try listFormat()
         if let path = last(.stats) {

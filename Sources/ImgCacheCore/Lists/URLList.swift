@@ -37,6 +37,9 @@ public final class URLList: Sendable {
     /// How the list is named in messages.
     public let name: String
     public let format: ListFormat
+    /// Lists read after this one, in turn, as one list (`prefetch a.csv b.csv`): each its own
+    /// table with its own header, the answers' order going on across them.
+    public let following: [URLList]
     /// The rows of a table's URLs, by the index of their answer.
     public let rows = RowBook()
     private let credits = CreditGate()
@@ -44,10 +47,22 @@ public final class URLList: Sendable {
     /// Counts a regular file's URL lines ahead of the reader, for progress.
     private let counter = WorkerThread()
 
-    public init(descriptor: Int32, name: String, format: ListFormat = ListFormat()) {
+    public init(descriptor: Int32, name: String, format: ListFormat = ListFormat(), following: [URLList] = []) {
         self.descriptor = descriptor
         self.name = name
         self.format = format
+        self.following = following
+    }
+
+    /// The lists given, read one after the other as one.
+    public static func chained(_ lists: [URLList]) -> URLList? {
+        guard let first = lists.first else { return nil }
+        return URLList(descriptor: first.descriptor, name: first.name, format: first.format, following: Array(lists.dropFirst()))
+    }
+
+    /// Every file read, in order: this one, then those following.
+    private var sources: [(descriptor: Int32, name: String, format: ListFormat)] {
+        [(descriptor, name, format)] + following.map { ($0.descriptor, $0.name, $0.format) }
     }
 
     /// The list in the file at `path`. Its descriptor stays open until the
@@ -68,11 +83,23 @@ public final class URLList: Sendable {
     func start(window: Int, emit: @escaping @Sendable ([Item]) -> Void) throws(SystemError) {
         credits.give(window)
         // Counted from where the reader starts: a shell may have read some of the file already.
-        if case .success(let start) = SystemCall.lseek(descriptor, 0, SEEK_CUR),
-           case .success(let status) = SystemCall.fstat(descriptor), status.st_mode & S_IFMT == S_IFREG {
-            let descriptor = self.descriptor, format = self.format
+        var counted: [(descriptor: Int32, start: off_t, format: ListFormat)] = []
+        for source in sources {
+            guard case .success(let start) = SystemCall.lseek(source.descriptor, 0, SEEK_CUR),
+                  case .success(let status) = SystemCall.fstat(source.descriptor), status.st_mode & S_IFMT == S_IFREG else {
+                counted = []
+                break
+            }
+            counted.append((source.descriptor, start, source.format))
+        }
+        if !counted.isEmpty {
             try counter.start { [self] in
-                if let count = URLList.countURLLines(descriptor, from: start, format: format, stopped: stopped) { emit([.length(count)]) }
+                var total = 0
+                for file in counted {
+                    guard let count = URLList.countURLLines(file.descriptor, from: file.start, format: file.format, stopped: stopped) else { return }
+                    total += count
+                }
+                emit([.length(total)])
             }
         }
         // Detached: it may be blocked reading a pipe nobody writes to when the
@@ -93,49 +120,68 @@ public final class URLList: Sendable {
 
     private func read(_ emit: @Sendable ([Item]) -> Void) {
         var held = 0
-        var parser = ListParser(format: format)
         // Each URL or refused row takes the next answer's index, in the list's order.
         var ordinal = 0
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while !stopped.load(ordering: .relaxed) {
-            let count: Int
-            switch buffer.withUnsafeMutableBytes({ SystemCall.read(descriptor, $0.baseAddress, $0.count) }) {
-            case .success(let read): count = read
-            case .failure(let errno):
-                emit([.failed(SystemError("read", path: name, errno: errno))])
-                return
-            }
-            let lines: [ListParser.Parsed]
-            do {
-                lines = count == 0 ? try parser.finish() : try parser.push(buffer[0..<count])
-            } catch {
-                emit([.failed(SystemError("read", path: name, errno: .ioError, detail: error.reason))])
-                return
-            }
-            var batch: [Item] = []
-            for (index, (item, row)) in lines.enumerated() {
-                if let row, !row.fields.isEmpty { rows.deposit(row, at: ordinal) }
-                ordinal += 1
-                if held == 0 {
-                    // Out of credits: hand over what is ready, then wait for answers.
-                    if !batch.isEmpty { emit(batch) }
-                    batch.removeAll()
-                    held = credits.take(upTo: lines.count - index)
-                    if held == 0 { return }
+        for (position, source) in sources.enumerated() {
+            var parser = ListParser(format: source.format)
+            // A bad row of a later file names its file (line numbers start again in each).
+            let file = position == 0 ? nil : source.name
+            while !stopped.load(ordering: .relaxed) {
+                let count: Int
+                switch buffer.withUnsafeMutableBytes({ SystemCall.read(source.descriptor, $0.baseAddress, $0.count) }) {
+                case .success(let read): count = read
+                case .failure(let errno):
+                    emit([.failed(SystemError("read", path: source.name, errno: errno))])
+                    return
                 }
-                held -= 1
-                batch.append(item)
-                // Small batches keep the pipeline flowing: the next is read (and
-                // looked up) while the manager answers this one.
-                if batch.count == URLList.batchSize {
-                    emit(batch)
-                    batch.removeAll(keepingCapacity: true)
+                let lines: [ListParser.Parsed]
+                do {
+                    lines = count == 0 ? try parser.finish() : try parser.push(buffer[0..<count])
+                } catch {
+                    emit([.failed(SystemError("read", path: source.name, errno: .ioError, detail: error.reason))])
+                    return
                 }
+                guard read(lines, file: file, held: &held, ordinal: &ordinal, emit) else { return }
+                if count == 0 { break }
             }
-            if !batch.isEmpty { emit(batch) }
-            if count == 0 { break }
         }
         if !stopped.load(ordering: .relaxed) { emit([.end]) }
+    }
+
+    /// Hands over `lines` in batches, as credits allow; false when the run stopped giving them.
+    private func read(_ lines: [ListParser.Parsed], file: String?, held: inout Int, ordinal: inout Int,
+                      _ emit: @Sendable ([Item]) -> Void) -> Bool {
+        var batch: [Item] = []
+        for (index, (parsed, row)) in lines.enumerated() {
+            var item = parsed
+            if let file {
+                switch parsed {
+                case .badRow(let line, let reason): item = .badRow(line: line, reason: "in \(file): " + reason)
+                case .rejected(let text, let line, let reason): item = .rejected(text, line: line, reason: "in \(file): " + reason)
+                default: break
+                }
+            }
+            if let row, !row.fields.isEmpty { rows.deposit(row, at: ordinal) }
+            ordinal += 1
+            if held == 0 {
+                // Out of credits: hand over what is ready, then wait for answers.
+                if !batch.isEmpty { emit(batch) }
+                batch.removeAll()
+                held = credits.take(upTo: lines.count - index)
+                if held == 0 { return false }
+            }
+            held -= 1
+            batch.append(item)
+            // Small batches keep the pipeline flowing: the next is read (and
+            // looked up) while the manager answers this one.
+            if batch.count == URLList.batchSize {
+                emit(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        if !batch.isEmpty { emit(batch) }
+        return true
     }
 
     /// The columns the header of the CSV or TSV table at `path` names, read before a run starts
