@@ -47,6 +47,12 @@ struct SiteCopier {
                     refused.append("\(shown): not copied: \(problem)")
                     continue
                 }
+                // An SVG in a site is a page of its origin when opened on its own: only an inert one is copied.
+                if format == .svg, let found = SVGActiveContent.activeContent(at: path) {
+                    refused.append("\(shown): not copied: the SVG holds \(found), which would run or load on the site's origin when its copy "
+                                   + "is opened; give --format png (or --thumbnail) to copy a picture of it")
+                    continue
+                }
                 if let owner = owners[target] {
                     // The same bytes under the same name (two sizes of a small image, one image at two URLs): one copy.
                     if owner.hash == hash {

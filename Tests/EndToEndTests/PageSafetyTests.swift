@@ -145,6 +145,22 @@ import Testing
         }
     }
 
+    /// Copied as it is (no variant asked, with --keep-svg or without): a hostile SVG is not copied into
+    /// the site, the run says why and exits 74 (its markup line empty); an inert one is copied.
+    @Test func aHostileSVGIsNotCopiedIntoTheSiteEvenWithoutVariants() throws {
+        let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"100\"><rect width=\"100\" height=\"100\"/><script>alert(1)</script></svg>"
+        try svg.write(toFile: served.appending("script.svg"), atomically: true, encoding: .utf8)
+        for extra in [["--keep-svg"], []] {
+            let out = work.appending("plain-site" + extra.joined())
+            let result = try imgcache(["fetch", "--html", "--output-dir", out] + extra + [nginx.url("script.svg"), nginx.url("icon.svg")])
+            #expect(result.status == 74, "\(extra): \(result.status) \(result.standardError)")
+            #expect(result.standardError.contains("script.svg: not copied: the SVG holds a <script> element"), "\(result.standardError)")
+            let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.first == "" && lines.count >= 2 && lines[1].contains(".svg\""), "\(result.output)")
+            #expect(files(under: out).filter { $0.contains("script") }.isEmpty, "\(files(under: out))")
+        }
+    }
+
     @Test func aPlaceholderNeverShowsThroughATransparentImage() throws {
         try Paths.fixture("anim.gif").write(to: URL(fileURLWithPath: served.appending("anim.gif")))
         let result = try imgcache(["fetch", "--html", "--placeholder", "color", "--thumbnail", "32x", nginx.url("photo.jpg"), nginx.url("logo.png"),

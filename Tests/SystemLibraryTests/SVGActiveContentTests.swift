@@ -20,6 +20,14 @@ import Testing
         "<rect style=\"fill: url( 'http://example.com/p.svg#x')\"/>", "<style>@import \"theme.css\";</style>",
         "<g xmlns:h=\"http://www.w3.org/1999/xhtml\"><h:img src=\"x\"/></g>", "<g xmlns:h=\"http&#58;//www.w3.org/1999/xhtml\"/>",
         "<iframe src=\"#x\"/>", "<embed/>", "<handler type=\"application/ecmascript\">x</handler>",
+        // References spelled so that a plain search misses them: character references, CSS escapes,
+        // CDATA, comments and processing instructions splitting a word, image-set().
+        "<style>&#64;import \"http://x/a.css\";</style>", "<style>@&#105;mport \"http://x/a.css\";</style>",
+        "<style>@\\69mport \"http://x/a.css\";</style>", "<style>@im<![CDATA[port \"http://x/a.css\";]]></style>",
+        "<style>@im<!-- -->port \"http://x/a.css\";</style>", "<rect style=\"fill:&#117;rl(http://x/p.svg#g)\"/>",
+        "<rect fill=\"url&#40;http://x/p.svg#g)\"/>", "<rect style=\"fill:\\75rl(http://x/p.svg#g)\"/>",
+        "<style>rect { fill: u<![CDATA[rl(http://x/p.svg#g)]]> }</style>", "<style>rect { fill: u<?x?>rl(http://x/p.svg#g) }</style>",
+        "<rect style=\"mask-image:image-set('http://x/m.png' 1x)\"/>", "<rect style=\"cursor:-webkit-image-set('http://x/c.png' 1x),auto\"/>",
     ])
     func activeContentIsFound(body: String) {
         #expect(SVGActiveContent.find(in: Self.svg(body)) != nil, "\(body)")
@@ -34,6 +42,9 @@ import Testing
         // Entities of plain text, as illustration editors write them, are inert.
         #expect(SVGActiveContent.find(in: Array(("<!DOCTYPE svg [<!ENTITY ns_svg \"http://www.w3.org/2000/svg\"><!ENTITY c \"#30a050\">]>"
                                                  + "<svg xmlns=\"&ns_svg;\"><rect fill=\"&c;\"/></svg>").utf8)) == nil)
+        // An entity that spells part of a word with what follows it.
+        #expect(SVGActiveContent.find(in: Self.svg("<style>&at;import \"http://x/a.css\";</style>", prolog: "<!DOCTYPE svg [<!ENTITY at \"@\">]>")) != nil)
+        #expect(SVGActiveContent.find(in: Self.svg("<rect fill=\"&u;rl(http://x/p.svg#g)\"/>", prolog: "<!DOCTYPE svg [<!ENTITY u \"u\">]>")) != nil)
         #expect(SVGActiveContent.find(in: Array(("<!DOCTYPE svg [<!ENTITY ns \"http://www.w3.org/1999/xhtml\">]>"
                                                  + "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:h=\"&ns;\"/>").utf8)) != nil)
     }

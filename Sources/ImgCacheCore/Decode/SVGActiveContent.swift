@@ -4,7 +4,7 @@
 /// only when it has none of these; the rules are a table, read as an XML
 /// parser reads the markup, and they err on the side of finding something
 /// (a reference written with character references is taken for an external one).
-enum SVGActiveContent {
+public enum SVGActiveContent {
     /// Elements that run script or embed other documents, by local name (whatever their prefix).
     static let activeElements: Set<String> = ["script", "foreignobject", "handler", "listener", "iframe", "embed", "object", "frame", "frameset"]
     /// Attributes whose value is a reference, by local name: allowed only to the document itself
@@ -12,6 +12,14 @@ enum SVGActiveContent {
     static let referenceAttributes: Set<String> = ["href", "src"]
     /// Namespaces whose elements a browser would treat as HTML.
     static let htmlNamespaces = ["http://www.w3.org/1999/xhtml"]
+
+    /// Why the SVG file at `path` is not inert (as `find(in:)` says it), nil when it is; unreadable is not inert.
+    public static func activeContent(at path: String) -> String? {
+        guard let read = try? FileSystem.readFile(path, limit: Int(BodyVerifier.wholeReadLimit)), let bytes = Optional(read) ?? nil else {
+            return "bytes that cannot be read"
+        }
+        return find(in: bytes)
+    }
 
     /// Why `bytes` is not inert (the first thing found, said as "a <script> element"), or nil when it is.
     static func find(in bytes: [UInt8]) -> String? {
@@ -24,9 +32,16 @@ enum SVGActiveContent {
             return "an entity that holds markup or references"
         }
         if text.find("<?xml-stylesheet", from: 0) != nil { return "a style sheet processing instruction" }
-        if text.find("@import", from: 0) != nil { return "a style sheet @import" }
-        if text.find("javascript:", from: 0) != nil { return "a javascript: URL" }
-        if let problem = externalURLFunction(in: text) { return problem }
+        // The text as a browser's CSS and URL parsers get it: comments, CDATA marks and processing
+        // instructions gone, entities and character references expanded, in lower case.
+        let decoded = SVGMarkup(expanded(bytes, entities: entities))
+        if decoded.find("@import", from: 0) != nil { return "a style sheet @import" }
+        if decoded.find("javascript:", from: 0) != nil || decoded.find("vbscript:", from: 0) != nil { return "a script URL" }
+        if decoded.find("image-set(", from: 0) != nil { return "a CSS image-set() (images from other documents)" }
+        if decoded.find("expression(", from: 0) != nil || decoded.find("-moz-binding", from: 0) != nil { return "a CSS expression" }
+        // An escape could spell any of these (`@\69mport`, `u\rl(`): none is needed in a picture.
+        if decoded.find(byte: 0x5C, from: 0) != nil { return "a backslash (a CSS escape could spell a reference)" }
+        if let problem = externalURLFunction(in: decoded) { return problem }
         var index = 0
         while let open = text.find(byte: 0x3C, from: index) {  // <
             if text.has("<!--", at: open) {
@@ -71,11 +86,46 @@ enum SVGActiveContent {
         return nil
     }
 
-    /// Whether the SVG file at `path` is inert; false when it cannot be read (it is then not passed through).
-    static func isInert(path: String) -> Bool {
-        guard let read = try? FileSystem.readFile(path, limit: Int(BodyVerifier.wholeReadLimit)), let bytes = Optional(read) ?? nil else { return false }
-        return find(in: bytes) == nil
+    /// `bytes` with comments, CDATA marks and processing instructions left out, the declared and
+    /// predefined entities and character references expanded (one past ASCII as `?`), in lower case.
+    static func expanded(_ bytes: [UInt8], entities: SVGEntities.Declarations) -> [UInt8] {
+        let markup = SVGMarkup(bytes)
+        let predefined: [String: UInt8] = ["lt": 0x3C, "gt": 0x3E, "amp": 0x26, "quot": 0x22, "apos": 0x27]
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x3C {  // <
+                if markup.has("<!--", at: index) { index = (markup.find("-->", from: index + 4) ?? bytes.count) + 3; continue }
+                if markup.has("<![CDATA[", at: index) { index += 9; continue }
+                if markup.has("<?", at: index) { index = (markup.find("?>", from: index + 2) ?? bytes.count) + 2; continue }
+            }
+            if byte == 0x5D, markup.has("]]>", at: index) { index += 3; continue }
+            if byte == 0x26, let end = markup.find(byte: 0x3B, from: index + 1, before: min(bytes.count, index + 64)) {  // & ... ;
+                let name = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
+                if name.hasPrefix("#") {
+                    let digits = name.dropFirst()
+                    let value = digits.first == "x" || digits.first == "X" ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
+                    out.append(value.map { $0 < 0x80 ? UInt8($0) : 0x3F } ?? 0x3F)
+                } else if let character = predefined[name] {
+                    out.append(character)
+                } else if let range = entities.values[name] {
+                    out += bytes[range]
+                } else {
+                    out += bytes[index...end]
+                }
+                index = end + 1
+                continue
+            }
+            out.append(byte)
+            index += 1
+        }
+        return out.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
     }
+
+    /// Whether the SVG file at `path` is inert; false when it cannot be read (it is then not passed through).
+    static func isInert(path: String) -> Bool { activeContent(at: path) == nil }
 
     private static func problem(of attribute: Tag.Attribute, bytes: [UInt8], entities: SVGEntities.Declarations) -> String? {
         let local = attribute.localName

@@ -30,8 +30,7 @@ extension ImageFetcher {
     /// Whether an SVG answered under `--keep-svg` is passed through as served: only an inert one;
     /// another gets its raster variants, and the run says why.
     private func passesThrough(_ original: FetchResult, url: String) -> Bool {
-        guard let bytes = try? FileSystem.readFile(original.path, limit: Int(BodyVerifier.wholeReadLimit)) ?? [] else { return false }
-        guard let found = SVGActiveContent.find(in: bytes) else { return true }
+        guard let found = SVGActiveContent.activeContent(at: original.path) else { return true }
         warn?("\(RemoteURL.displayed(url)): not passed through as SVG (--keep-svg): it holds \(found), which would run or load "
               + "when the file is opened on its own; its raster variants are made instead", nil)
         return false
