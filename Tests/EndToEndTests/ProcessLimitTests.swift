@@ -63,4 +63,15 @@ import Testing
         // With room for its threads the same run works.
         #expect(try runLimited("-u 64", ["-q", "prefetch", urls]).status == 0)
     }
+
+    /// A list that reaches every shard keeps few descriptors open (each shard's log is not held
+    /// open for the whole run): 600 URLs under ulimit -n 64, all downloaded.
+    @Test func aListOverEveryShardNeedsFewDescriptors() throws {
+        guard getuid() == 0 else { return }
+        let urls = try list(600)
+        let result = try runLimited("-n 64", ["--json", "prefetch", urls])
+        #expect(result.status == 0, "\(result.standardError)")
+        let summary = try result.jsonLines().last
+        #expect(summary?["downloaded"] as? Int == 600, "\(String(describing: summary))")
+    }
 }

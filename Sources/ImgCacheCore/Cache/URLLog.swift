@@ -16,15 +16,22 @@ final class URLLog: Sendable {
     static let fileName = "urls"
 
     let directory: String
-    /// This process's open descriptor of each shard's log (-1: not opened yet).
-    private let descriptors = Mutex<[Int32]>([Int32](repeating: -1, count: 256))
+    /// This process's open descriptors of the shards' logs (-1: not open), and the shards whose
+    /// logs are open, least recently used first: at most `openLimit` at once, so that a run over
+    /// every shard keeps room under a modest `ulimit -n`.
+    private struct OpenLogs {
+        var descriptors = [Int32](repeating: -1, count: 256)
+        var recent: [Int] = []
+    }
+    private let logs = Mutex(OpenLogs())
+    static let openLimit = 16
 
     init(namespaceDirectory: String) {
         directory = namespaceDirectory
     }
 
     deinit {
-        descriptors.withLock { for descriptor in $0 where descriptor >= 0 { SystemCall.close(descriptor) } }
+        logs.withLock { for descriptor in $0.descriptors where descriptor >= 0 { SystemCall.close(descriptor) } }
     }
 
     /// Shard `index`'s folder name: two lowercase hex digits.
@@ -44,13 +51,23 @@ final class URLLog: Sendable {
     /// Appends `line` to shard `shard`'s log. Best effort: an entry whose URL
     /// could not be logged is still whole, only listed without its URL.
     func append(_ line: String, shard: Int) {
-        descriptors.withLock { open in
-            if open[shard] < 0 {
+        logs.withLock { open in
+            if open.descriptors[shard] < 0 {
+                // The least recently used log is closed first when as many as allowed are open.
+                if open.recent.count >= URLLog.openLimit {
+                    let oldest = open.recent.removeFirst()
+                    SystemCall.close(open.descriptors[oldest])
+                    open.descriptors[oldest] = -1
+                }
                 let path = directory + "/" + URLLog.shardName(shard) + "/" + URLLog.fileName
-                open[shard] = (try? FileSystem.openForAppending(path, creating: true).get()) ?? -1
+                open.descriptors[shard] = (try? FileSystem.openForAppending(path, creating: true).get()) ?? -1
+                guard open.descriptors[shard] >= 0 else { return }
+                open.recent.append(shard)
+            } else if open.recent.last != shard, let at = open.recent.firstIndex(of: shard) {
+                open.recent.remove(at: at)
+                open.recent.append(shard)
             }
-            guard open[shard] >= 0 else { return }
-            try? FileSystem.writeAll(open[shard], Array(line.utf8), path: URLLog.fileName)
+            try? FileSystem.writeAll(open.descriptors[shard], Array(line.utf8), path: URLLog.fileName)
         }
     }
 
