@@ -171,7 +171,8 @@ import Testing
         case "Docs/DATASETS.md":
             // The data set went into the bucket and the WebDAV store whole: shards, and the manifest last.
             let objects = (try? s3?.objects()) ?? [:]
-            #expect(objects.keys.sorted() == ["laion/part-1/00000.tar", "laion/part-1/manifest.jsonl"], "\(objects.keys)")
+            #expect(objects.keys.sorted() == ["laion/part-1/00000.tar", "laion/part-1/00000_stats.json", "laion/part-1/manifest.jsonl"],
+                    "\(objects.keys)")
             let stored = origin.storeDirectory.replacing("/store", with: "/datasets/laion/part-1")
             #expect(FileManager.default.contents(atPath: stored + "/00000.tar") != nil
                     && FileManager.default.fileExists(atPath: stored + "/manifest.jsonl"), "\(stored)")

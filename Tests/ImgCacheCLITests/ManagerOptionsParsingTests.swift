@@ -164,7 +164,7 @@ import Testing
         }
     }
 
-    @Test func prefetchTakesAtMostOneList() throws {
+    @Test func prefetchTakesListsInTurn() throws {
         func prefetch(_ words: String) throws -> PrefetchArguments? {
             guard case .run(_, let command) = try invocation(words) else { return nil }
             return command.arguments(as: PrefetchArguments.self)
@@ -177,6 +177,9 @@ import Testing
         #expect(fromStdin.input == nil && fromStdin.showProgress)
         #expect(dash.input == "-")
         #expect(file.input == "urls.txt" && !file.showProgress)
-        #expect(error("prefetch a b") == .unexpectedOperand(command: "prefetch", operand: "b"))
+        // Several lists are read in turn as one; standard input once.
+        let several = try prefetch("prefetch a.csv b.csv")
+        #expect(several?.input == "a.csv" && several?.moreInputs == ["b.csv"])
+        #expect(error("prefetch - -") == .invalidValue(option: "FILE", value: "-", reason: "standard input can be read once"))
     }
 }

@@ -35,7 +35,9 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
         errno == .tooManyOpenFiles || errno == .fileTableFull || isThreadLimit
     }
 
-    private var isThreadLimit: Bool { operation == "start a thread" && (errno == .wouldBlock || errno == .outOfMemory) }
+    private var isThreadLimit: Bool {
+        (operation == "start a thread" || operation == "start a process") && (errno == .wouldBlock || errno == .outOfMemory)
+    }
 
     /// The soft limit `resource` (6: RLIMIT_NPROC, which Glibc's module does not name).
     private static func limit(_ resource: Int32) -> String {

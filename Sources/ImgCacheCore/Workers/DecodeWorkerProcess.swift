@@ -120,7 +120,11 @@ final class DecodeWorkerProcess {
         var result: Int32 = -1
         if case .variants = job.work {
             result = ic_memfd("imgcache-variants")
-            if result < 0 { return fail(.cannotStart("no memory for its results (\(Errno(-result)))"), .starting, replace: false) }
+            if result < 0 {
+                let error = SystemError("open", errno: Errno(-result))
+                return fail(.cannotStart(error.exhaustsResources ? "no descriptor for its results: \(error.reason)" : "no memory for its results (\(error.reason))"),
+                            .starting, replace: false)
+            }
         }
         defer { if result >= 0 { SystemCall.close(result) } }
         running.page?.phase = .starting
@@ -234,12 +238,12 @@ final class DecodeWorkerProcess {
         if let worker { return .success(worker) }
         var pair: [Int32] = [-1, -1], pipe: [Int32] = [-1, -1]
         var status = ic_socket_pair(&pair)
-        if status != 0 { return .failure(.contained(WorkerFailure(cause: .cannotStart("\(Errno(status))"), phase: .starting))) }
+        if status != 0 { return .failure(.contained(WorkerFailure(cause: .cannotStart(SystemError("open", errno: Errno(status)).reason), phase: .starting))) }
         status = ic_pipe(&pipe)
         if status != 0 {
             SystemCall.close(pair[0])
             SystemCall.close(pair[1])
-            return .failure(.contained(WorkerFailure(cause: .cannotStart("\(Errno(status))"), phase: .starting)))
+            return .failure(.contained(WorkerFailure(cause: .cannotStart(SystemError("open", errno: Errno(status)).reason), phase: .starting)))
         }
         let arguments = ["imgcache", DecodeWorkerMain.modeArgument, String(getpid())]
         var pid: Int32 = 0
@@ -251,7 +255,8 @@ final class DecodeWorkerProcess {
         guard status == 0 else {
             SystemCall.close(pair[0])
             SystemCall.close(pipe[0])
-            return .failure(.contained(WorkerFailure(cause: .cannotStart("\(Errno(status))"), phase: .starting)))
+            // A limit is named with its value (ulimit -u, ulimit -n), as a thread's is.
+            return .failure(.contained(WorkerFailure(cause: .cannotStart(SystemError("start a process", errno: Errno(status)).reason), phase: .starting)))
         }
         _ = fcntl(pipe[0], F_SETFL, fcntl(pipe[0], F_GETFL) | O_NONBLOCK)
         var running = Running(pid: pid, channel: pair[0], output: pipe[0], page: nil, addressSpace: 0, startingAddressSpace: 0)
