@@ -1,8 +1,9 @@
 import ImgCacheCore
 
 /// Writes a contact sheet (`list --html`, `prefetch --html-report`): each
-/// image's thumbnail is made through the variant cache, from the cached
-/// original only (nothing downloaded), so a second sheet costs no decode.
+/// image's thumbnail is made from the cached original only (nothing
+/// downloaded). Looking is not using: no entry is marked used, and the
+/// thumbnails are not stored (a thumbnail already cached is taken).
 struct ContactSheet {
     let cache: DiskCache
     let console: Console
@@ -12,6 +13,7 @@ struct ContactSheet {
     static var thumbnails: ManagerArguments {
         var manager = ManagerArguments()
         manager.settings.options.insert(.fromCacheOnly)
+        manager.settings.options.insert(.cacheMemoryOnly)
         var transform = ImageTransform(thumbnail: .init(width: ContactSheetPage.thumbnailSide, height: ContactSheetPage.thumbnailSide),
                                        format: .webp)
         transform.quality = 70
@@ -28,7 +30,9 @@ struct ContactSheet {
         var status = ExitStatus.success
         if !items.isEmpty {
             let fetcher: ImageFetcher
-            switch ManagerSetup.fetcher(ContactSheet.thumbnails, cache: cache, console: console, environment: environment) {
+            var looking = cache
+            looking.marksUse = false
+            switch ManagerSetup.fetcher(ContactSheet.thumbnails, cache: looking, console: console, environment: environment) {
             case .success(let made): fetcher = made
             case .failure(let failed): return failed
             }

@@ -179,8 +179,17 @@ import Testing
         let report = site + "/report.html"
         let prefetch = try imgcache(["prefetch", list, "--html-report", report])
         #expect(prefetch.status == 1, "\(prefetch.standardError)")
+        // Looking is not using: a sheet marks nothing used and stores no thumbnail.
+        let stored = CacheInspection.storedFiles(under: cacheRoot).sorted()
+        let ages = Date(timeIntervalSinceNow: -5 * 86_400)
+        for path in stored { try FileManager.default.setAttributes([.modificationDate: ages], ofItemAtPath: cacheRoot + "/" + path) }
         let sheet = try imgcache(["list", "--html"])
         #expect(sheet.status == 0, "\(sheet.standardError)")
+        #expect(CacheInspection.storedFiles(under: cacheRoot).sorted() == stored)
+        for path in stored {
+            let modified = try FileManager.default.attributesOfItem(atPath: cacheRoot + "/" + path)[.modificationDate] as? Date
+            #expect(modified.map { abs($0.timeIntervalSince(ages)) < 1 } == true, "\(path) was marked used")
+        }
         try sheet.standardOutput.write(to: URL(fileURLWithPath: site + "/sheet.html"))
         let again = try imgcache(["list", "--html"])
         // The thumbnails come from the variant cache: the same bytes the second time.

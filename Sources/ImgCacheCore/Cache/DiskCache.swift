@@ -34,6 +34,9 @@ public struct DiskCache: Sendable {
     let urlLog: URLLog
     /// The namespace's settings, read on first use and then kept for the run.
     private let settingsRead = SettingsSnapshot()
+    /// Whether a hit marks its entry used (LRU): not for a look at the cache (a contact sheet),
+    /// which must not keep entries past `clean --max-age`.
+    public var marksUse = true
 
     /// Where an entry's metadata goes on store.
     public enum MetadataPlacement: String, Sendable {
@@ -106,6 +109,7 @@ public struct DiskCache: Sendable {
         }
         switch first {
         case .whole(let entry):
+            guard marksUse else { return .hit(entry) }
             do {
                 try FileSystem.setModificationTime(entry.path, to: now)
             } catch where error.errno == .noSuchFile {
@@ -122,7 +126,7 @@ public struct DiskCache: Sendable {
             return lock.withShard(key.shardIndex, .exclusive) { () -> LookupResult in
                 switch reader.check(key) {
                 case .whole(let entry):
-                    try? FileSystem.setModificationTime(entry.path, to: now)
+                    if marksUse { try? FileSystem.setModificationTime(entry.path, to: now) }
                     return .hit(entry)
                 case .absent: return .miss
                 case .failed(let path, let error): return .unreadable(path: path, error: error)
