@@ -161,6 +161,20 @@ import Testing
         }
     }
 
+    /// An animation's stills (its JPEG and PNG variants, which no page picks when a format keeps
+    /// the frames) are not copied into the site nor offered in --srcset; asked in stills only, it keeps them.
+    @Test func anAnimationsStillsAreNeitherCopiedNorOffered() throws {
+        try Paths.fixture("anim.gif").write(to: URL(fileURLWithPath: served.appending("anim.gif")))
+        let out = work.appending("moving-site")
+        let page = try imgcache(["fetch", "--html", "--output-dir", out, "--thumbnail", "16x,32x", "--format", "webp,jpeg", nginx.url("anim.gif")])
+        #expect(page.status == 0 && !page.output.contains(".jpg"), "\(page.output)")
+        #expect(files(under: out).allSatisfy { $0.hasSuffix(".webp") } && files(under: out).count == 2, "\(files(under: out))")
+        let srcset = try imgcache(["fetch", "--srcset", "--thumbnail", "16x,32x", "--format", "webp,jpeg", nginx.url("anim.gif")])
+        #expect(!srcset.output.contains(".jpg") && srcset.output.split(separator: "\t").count == 1, "\(srcset.output)")
+        let stills = try imgcache(["fetch", "--srcset", "--thumbnail", "16x", "--format", "jpeg", nginx.url("anim.gif")])
+        #expect(stills.output.contains(".jpg"), "\(stills.output)")
+    }
+
     @Test func aPlaceholderNeverShowsThroughATransparentImage() throws {
         try Paths.fixture("anim.gif").write(to: URL(fileURLWithPath: served.appending("anim.gif")))
         let result = try imgcache(["fetch", "--html", "--placeholder", "color", "--thumbnail", "32x", nginx.url("photo.jpg"), nginx.url("logo.png"),

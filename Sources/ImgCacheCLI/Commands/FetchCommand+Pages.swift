@@ -14,10 +14,17 @@ extension FetchCommand {
         var copy: String?
     }
 
-    /// The files `result` shows, in order: its variants, else the image itself.
+    /// The files `result` shows, in order: its variants, else the image itself. Of an animation,
+    /// the stills are left out when a format keeps its frames: no page picks them, so they are
+    /// neither copied into a site nor offered in a `srcset` (asked only in formats that cannot
+    /// animate, it keeps them: a still is better than nothing).
     static func shownFiles(of result: FetchResult) -> [ShownFile] {
-        result.variants.isEmpty ? [ShownFile(path: result.path, metadata: result.metadata)]
-            : result.variants.map { ShownFile(path: $0.path, metadata: $0.metadata) }
+        guard !result.variants.isEmpty else { return [ShownFile(path: result.path, metadata: result.metadata)] }
+        var variants = result.variants
+        if isAnimated(result), variants.contains(where: { ($0.metadata.frameCount ?? 1) > 1 }) {
+            variants.removeAll { ($0.metadata.frameCount ?? 1) <= 1 }
+        }
+        return variants.map { ShownFile(path: $0.path, metadata: $0.metadata) }
     }
 
     /// A file up to this size is read once, for its hash and its comparison with the copy; a larger one is streamed twice.
