@@ -65,6 +65,12 @@ import Testing
                                ("sticker.webp", "sticker.webp"), ("photo.jpg", "a.jpg"), ("formats/editor.svg", "poster.svg")] {
             try FileManager.default.copyItem(atPath: Paths.fixtures.appendingPathComponent(source).path, toPath: docroot.appending(name))
         }
+        // A photo large enough that a page's choice of file shows (README's "For a site"): 2400x1600.
+        let (width, height) = (2400, 1600)
+        var pixels = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height { for x in 0..<width { pixels[(y * width + x) * 4] = UInt8(x * 255 / width); pixels[(y * width + x) * 4 + 1] = UInt8(y * 255 / height) } }
+        let landscape = try ImageEncoder.encode(pixels[...], width: width, height: height, settings: ImageEncoder.Settings(format: .jpeg, quality: 80))
+        try Data(landscape).write(to: URL(fileURLWithPath: docroot.appending("landscape.jpg")))
         origin = try NginxServer(serving: docroot.url)
         let base = origin.url("").dropLast()
         let images = ["logo.png", "photo.jpg", "anim.gif", "sticker.webp"].map { "\(base)/\($0)" }
@@ -156,6 +162,32 @@ import Testing
                 #expect(FileManager.default.fileExists(atPath: work.appending("public/" + name)), "\(name)")
             }
             #expect(FileManager.default.fileExists(atPath: work.appending("public/cache.html")))
+            // Sharp at every width: no image shown wider (in device pixels) than the file the browser chose,
+            // unless no wider file was made of it; at phone, tablet and desktop widths, screens of density 1 and 2.
+            let check = """
+                await Promise.all([...document.images].map(i => i.complete ? 0 : new Promise(r => { i.onload = i.onerror = r; })));
+                return [...document.images].map(i => {
+                    // Each candidate's file and width, from every srcset of the picture (a file's width is its w descriptor).
+                    const candidates = [...i.closest('picture').querySelectorAll('source, img')].flatMap(e => (e.getAttribute('srcset') || '')
+                        .split(',').map(c => c.trim().split(' ')).filter(c => c.length == 2)
+                        .map(c => ({url: new URL(c[0], document.baseURI).href, width: parseInt(c[1])})));
+                    const chosen = candidates.find(c => c.url == i.currentSrc);
+                    const needed = i.getBoundingClientRect().width * devicePixelRatio;
+                    const widest = Math.max(...candidates.map(c => c.width));
+                    return {alt: i.alt, shown: needed, chosen: chosen ? chosen.width : i.naturalWidth, widest: widest, src: i.currentSrc};
+                }).filter(r => r.chosen + 1 < Math.min(r.shown, r.widest));
+                """
+            try check.write(toFile: work.appending("sharp.js"), atomically: true, encoding: .utf8)
+            for width in [375, 800, 1400] {
+                for scale in [1, 2] {
+                    let looked = try ImgCacheProcess.runShell(
+                        "python3 '\(Paths.repository.path)/Tests/Fixtures/browser/look.py' 'file://\(work.appending("public/index.html"))' "
+                            + "--scale \(scale) --width \(width) --height 2400 --evaluate '\(work.appending("sharp.js"))'",
+                        environment: [:], home: work.path, workingDirectory: work.path)
+                    let seen = (try? JSONSerialization.jsonObject(with: looked.standardOutput) as? [String: Any])?["value"] as? [Any]
+                    #expect(looked.status == 0 && seen?.isEmpty == true, "\(width) px, scale \(scale): \(looked.output) \(looked.standardError)")
+                }
+            }
         case "Docs/SITES.md":
             #expect(format(work.appending("sheet.html")) == nil && FileManager.default.fileExists(atPath: work.appending("report.html")))
             #expect(Set((try? FileManager.default.contentsOfDirectory(atPath: work.appending("dist"))) ?? []).isSuperset(of: ["96", "64", "img"]))
