@@ -167,6 +167,10 @@ import Testing
 
     @Test func operandsAndCombinations() {
         #expect(error("fetch") == .missingOperand(command: "fetch", operand: "a URL (or --input FILE)"))
+        // One srcset, one shape: cover crops of two shapes are refused for a page, taken otherwise.
+        #expect(error("fetch --html --thumbnail 375x375,1400x788 --fit cover u")?.message.contains("makes boxes of two shapes") == true)
+        #expect(error("fetch --srcset --thumbnail 320x180,640x360,1280x720 --fit cover u") == nil)
+        #expect(error("fetch --thumbnail 375x375,1400x788 --fit cover u") == nil)
         // The URL taken as an option's value is named, with the option as it is spelled short.
         #expect(error("fetch -j http://h/a.png") == .missingOperand(command: "fetch", operand:
             "a URL (or --input FILE): -j took 'http://h/a.png' as its value (-j N); give -j its value before the URL"))

@@ -161,6 +161,7 @@ extension FetchCommand {
                 switch error {
                 case .interrupted: interrupted = true
                 case .cacheUnwritable where saidUnwritable, .requestFileUnusable where saidUnusable: break
+                case .cacheUnwritable: console.error(RemoteURL.displayed(url) + ": " + error.commandLineMessage)
                 default: console.error(error.commandLineMessage)
                 }
                 if case .cacheUnwritable = error { saidUnwritable = true }
@@ -416,6 +417,17 @@ extension ParsedOptions {
             guard variants.contains(where: { $0.thumbnail != nil }) else { throw .requires("--srcset", "--thumbnail") }
             if globals.json { throw .conflictingOptions("--srcset", "--json", reason: "JSON lines list the variants already") }
             if let output { throw .conflictingOptions("--srcset", "--output \(output)", reason: "--output prints no paths") }
+        }
+        // One srcset holds one picture at several widths: boxes of other shapes (a square and a 16:9
+        // crop) would have the browser swap crops as the width changes, and shift the layout.
+        if arguments.html || arguments.srcset {
+            let shaped = variants.filter { $0.fit == .cover || $0.fit == .fill || $0.fit == .contain }.compactMap(\.thumbnail)
+                .filter(\.isComplete)
+            if let first = shaped.first, let other = shaped.first(where: { $0.width! * first.height! != first.width! * $0.height! }) {
+                throw .conflictingOptions("--thumbnail \(first)", "\(other)", reason: "--fit \(variants[0].fit.rawValue) makes boxes of two shapes, "
+                                          + "which one srcset cannot offer (the browser would switch crops as the page widens); "
+                                          + "run once per shape, and put each in a <source media=…> of your own")
+            }
         }
         let options = arguments.manager.settings.options
         if options.contains(.cacheMemoryOnly), arguments.outputDirectory != nil || arguments.html {

@@ -88,6 +88,8 @@ extension PrefetchCommand {
                     case .libraryMissing where summary.unavailable > 1, .downloaderUnavailable where summary.unavailable > 1,
                          .requestFileUnusable where summary.unavailable > 1: break  // said once
                     case .cacheUnwritable where summary.unwritable > 1: break  // said once
+                    // Said with the URL it stopped (its message is the cache's, not the URL's).
+                    case .cacheUnwritable: console.error(RemoteURL.displayed(outcome.url) + ": " + error.commandLineMessage)
                     default: console.error(error.commandLineMessage)
                     }
                 }
