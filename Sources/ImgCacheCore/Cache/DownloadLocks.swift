@@ -70,15 +70,23 @@ final class DownloadLocks {
         SystemCall.unlockByte(descriptor, DownloadLocks.waiterByte(fingerprint))
     }
 
-    /// The file a holder of `key`'s lock touches while its download progresses, in the key's shard `folder`.
+    /// The file this process touches while its download of `key` progresses, in the key's shard
+    /// `folder`: `tmp.heartbeat.<md5>.<owner>.beat`, a temporary file's name with its owner, so that
+    /// `clean` removes one a killed process left.
     static func heartbeatPath(of key: CacheKey, in folder: String) -> String {
-        folder + "/" + TemporaryFile.prefix + "heartbeat." + key.digest
+        folder + "/" + heartbeatPrefix(of: key) + TemporaryFile.owner + ".beat"
     }
+
+    private static func heartbeatPrefix(of key: CacheKey) -> String { TemporaryFile.prefix + "heartbeat." + key.digest + "." }
 
     /// When the holder of `key`'s lock last showed progress (seconds since the epoch), nil when it has not.
     static func lastHeartbeat(of key: CacheKey, in folder: String) -> Double? {
-        guard case .success(let info) = SystemCall.stat(following: heartbeatPath(of: key, in: folder)) else { return nil }
-        return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        let prefix = heartbeatPrefix(of: key)
+        guard let names = try? DirectoryHandle(folder).list().map(\.name).filter({ $0.hasPrefix(prefix) }) else { return nil }
+        return names.compactMap { name -> Double? in
+            guard case .success(let info) = SystemCall.stat(following: folder + "/" + name) else { return nil }
+            return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        }.max()
     }
 
     /// The heartbeat of one download this process holds the lock of, beaten from the download thread.
