@@ -131,6 +131,27 @@ import Testing
         #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty)
     }
 
+    /// Waiters that give up on a stalled holder do not all download: the first takes it over, the
+    /// others wait for that one (two requests in all: the stalled one, and the deputy's).
+    @Test func oneWaiterTakesOverAStalledDownloadForTheOthers() throws {
+        let url = faults.baseURL + "/stall-once/sticker.webp"
+        let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", "--timeout", "60", url], home: home.path)
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        waitUntil { faults.requests.count == 1 }
+        var waiters: [(Process, TemporaryDirectory)] = []
+        for _ in 0..<2 {
+            let outputs = try TemporaryDirectory("imgcache-deputy")
+            waiters.append((try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "-v", "fetch", "--timeout", "1", url],
+                                                              home: home.path, outputs: outputs), outputs))
+        }
+        for (waiter, outputs) in waiters {
+            let result = try ImgCacheProcess.result(of: waiter, outputs: outputs)
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(FileManager.default.contents(atPath: result.lines.first ?? "") == (try Paths.fixture("sticker.webp")))
+        }
+        #expect(faults.requests.count == 2, "\(faults.requests.count) requests")
+    }
+
     @Test func aHolderSlowerThanTheTimeoutIsNotWaitedForLonger() throws {
         let url = faults.baseURL + "/stall-once/logo.png"
         let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", "--timeout", "60", url], home: home.path)

@@ -23,6 +23,9 @@ final class DownloadLocks {
     private static let firstByte = 1 << 32
     private static let bytes = 1 << 40
     private static let firstWaiterByte = firstByte + bytes
+    /// A waiter that gave up on a stalled holder downloads under the key's takeover byte: the
+    /// others wait for it as for the holder, so that one process downloads, not every waiter.
+    private static let firstTakeoverByte = firstWaiterByte + bytes
 
     /// The namespace's lock file opened for writing; nil when it cannot be (a
     /// read-only cache), then nothing is locked.
@@ -59,6 +62,19 @@ final class DownloadLocks {
 
     private static func waiterByte(_ fingerprint: KeyFingerprint) -> Int {
         firstWaiterByte + Int(fingerprint.high % UInt64(bytes))
+    }
+
+    /// Takes over `fingerprint`'s download from a stalled holder, unless another waiter did first.
+    func tryTakeOver(_ fingerprint: KeyFingerprint) -> Bool {
+        let byte = DownloadLocks.firstTakeoverByte + Int(fingerprint.high % UInt64(DownloadLocks.bytes))
+        switch SystemCall.lockByte(descriptor, byte, exclusive: true, wait: false) {
+        case .success: return true
+        case .failure(let errno): return errno != .wouldBlock && errno.rawValue != EACCES
+        }
+    }
+
+    func endTakeOver(_ fingerprint: KeyFingerprint) {
+        SystemCall.unlockByte(descriptor, DownloadLocks.firstTakeoverByte + Int(fingerprint.high % UInt64(DownloadLocks.bytes)))
     }
 
     /// Says that this process waits for `fingerprint`'s download by another (a shared lock many waiters hold).

@@ -55,6 +55,8 @@ struct FetchRun {
     var variants = VariantQueue()
     /// Keys this run is downloading, whose locks it holds (`DownloadLocks`).
     var heldDownloadLocks: Set<KeyFingerprint> = []
+    /// Downloads this process took over from a stalled holder (see `DownloadLocks.tryTakeOver`).
+    var heldTakeovers: Set<KeyFingerprint> = []
     /// Images whose cached original was removed (a clear or clean in another process) before
     /// their variants were made, and how often each was looked up again (up to three times:
     /// then the failure is the answer, as a cache emptied again and again cannot keep it).

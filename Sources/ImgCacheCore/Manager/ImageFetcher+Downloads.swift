@@ -161,10 +161,16 @@ extension ImageFetcher {
                 wait.lastProgress = now - (WallClock.now() - beat)
                 run.lockWaits.append(wait)
                 continue
-            } else {
+            } else if locks.tryTakeOver(request.fingerprint) {
                 log?("\(RemoteURL.displayed(request.url)): still being downloaded by another process, with no progress for "
                      + "\(DownloadError.formatSeconds(patience)); downloading it here too")
+                run.heldTakeovers.insert(request.fingerprint)
                 request.unguarded = true
+            } else {
+                // Another waiter took it over: waited for as the holder is (its heartbeat shows its progress).
+                wait.lastProgress = now
+                run.lockWaits.append(wait)
+                continue
             }
             locks.stopWaiting(request.fingerprint)
             let outcome = lookup.run(request.url, key: request.key, ttl: failedTTL)
@@ -200,7 +206,7 @@ extension ImageFetcher {
         // Progress costs a message ten times a second per transfer: only for a listener.
         let wantsProgress = progress != nil
         // A download whose lock this process holds shows its progress to the processes waiting for it.
-        let heartbeat = run.heldDownloadLocks.contains(miss.fingerprint)
+        let heartbeat = run.heldDownloadLocks.contains(miss.fingerprint) || run.heldTakeovers.contains(miss.fingerprint)
             ? downloadLocks()?.heartbeat(for: miss.fingerprint, key: miss.key, folder: bodyDirectory) : nil
         run.inFlight[slot]?.heartbeat = heartbeat
         run.submissions.append(DownloadSubmission(
