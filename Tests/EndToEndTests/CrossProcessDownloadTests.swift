@@ -17,18 +17,20 @@ import Testing
         for _ in 0..<2000 where !condition() { usleep(5_000) }
     }
 
+    /// `count` imgcache processes started at once on the shared cache, their output captured.
+    func startAll(_ count: Int, _ arguments: [String]) throws -> [(Process, TemporaryDirectory)] {
+        try (0..<count).map { _ in
+            let outputs = try TemporaryDirectory("imgcache-shared-run")
+            return (try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot] + arguments, home: home.path, outputs: outputs), outputs)
+        }
+    }
+
     @Test func twoPrefetchesOfOneListDownloadEachURLOnce() throws {
         // Each image is answered only when two requests wait at the gate together: two runs
         // downloading the same URLs at once would both be answered, twice each.
         let urls = ["photo.jpg", "logo.png", "gray.jpg", "alpha.webp"].map { faults.baseURL + "/gate/2/" + $0 }
         let list = try work.write(lines: urls)
-        var runs: [(Process, TemporaryDirectory)] = []
-        for _ in 0..<2 {
-            let outputs = try TemporaryDirectory("imgcache-shared-run")
-            runs.append((try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "--json", "prefetch", "-j", "4", list],
-                                                            home: home.path, outputs: outputs), outputs))
-        }
-        for (process, outputs) in runs {
+        for (process, outputs) in try startAll(2, ["--json", "prefetch", "-j", "4", list]) {
             let result = try ImgCacheProcess.result(of: process, outputs: outputs)
             #expect(result.status == 0, "\(result.standardError)")
         }
@@ -113,12 +115,7 @@ import Testing
         let holder = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "-v", "fetch", "--timeout", "3", url], home: home.path,
                                                         outputs: holderOutputs)
         waitUntil { faults.requests.count == 1 }
-        var waiters: [(Process, TemporaryDirectory)] = []
-        for _ in 0..<2 {
-            let outputs = try TemporaryDirectory("imgcache-waiter")
-            waiters.append((try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "-v", "fetch", "--timeout", "3", url],
-                                                              home: home.path, outputs: outputs), outputs))
-        }
+        let waiters = try startAll(2, ["-v", "fetch", "--timeout", "3", url])
         let held = try ImgCacheProcess.result(of: holder, outputs: holderOutputs)
         #expect(held.status == 0, "\(held.standardError)")
         for (waiter, outputs) in waiters {
@@ -138,13 +135,7 @@ import Testing
         let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "fetch", "--timeout", "60", url], home: home.path)
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
         waitUntil { faults.requests.count == 1 }
-        var waiters: [(Process, TemporaryDirectory)] = []
-        for _ in 0..<2 {
-            let outputs = try TemporaryDirectory("imgcache-deputy")
-            waiters.append((try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "-v", "fetch", "--timeout", "1", url],
-                                                              home: home.path, outputs: outputs), outputs))
-        }
-        for (waiter, outputs) in waiters {
+        for (waiter, outputs) in try startAll(2, ["-v", "fetch", "--timeout", "1", url]) {
             let result = try ImgCacheProcess.result(of: waiter, outputs: outputs)
             #expect(result.status == 0, "\(result.standardError)")
             #expect(FileManager.default.contents(atPath: result.lines.first ?? "") == (try Paths.fixture("sticker.webp")))

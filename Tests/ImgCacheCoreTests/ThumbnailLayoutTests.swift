@@ -22,3 +22,22 @@ import Testing
         }
     }
 }
+
+/// Every size of one cover box shape keeps that shape, the image too small for a box included
+/// (not enlarged, it is cropped to the box's shape): a srcset of them never switches crops.
+@Suite struct CoverShapeTests {
+    @Test func anImageSmallerThanTheBoxIsCroppedToTheBoxsShape() {
+        for (width, height) in [(200, 150), (150, 200), (100, 100), (641, 100), (3000, 2000)] {
+            for box in [(160, 90), (320, 180), (640, 360), (375, 375), (90, 160)] {
+                var transform = ImageTransform(thumbnail: .init(width: box.0, height: box.1), format: .webp)
+                transform.fit = .cover
+                let canvas = transform.layout(width: width, height: height).canvas
+                #expect(canvas.width <= box.0 && canvas.height <= box.1 && canvas.width <= width && canvas.height <= height,
+                        "\(width)x\(height) in \(box): \(canvas)")
+                // The box's shape, to a pixel of rounding.
+                let shapeError = abs(Double(canvas.width) * Double(box.1) - Double(canvas.height) * Double(box.0)) / Double(box.1)
+                #expect(shapeError <= 1, "\(width)x\(height) in \(box): \(canvas)")
+            }
+        }
+    }
+}

@@ -52,7 +52,15 @@ import Testing
             if fit != .cover { scaled = (min(scaled.0, box.0 ?? .max), min(scaled.1, box.1 ?? .max)) }
         }
         var canvas = scaled
-        if complete && fit == .cover { canvas = (min(scaled.0, box.0!), min(scaled.1, box.1!)) }
+        // Cover: the box, or the largest of its shape inside an image too small for it (not enlarged).
+        if complete && fit == .cover {
+            if scaled.0 >= box.0! && scaled.1 >= box.1! {
+                canvas = (box.0!, box.1!)
+            } else {
+                let ratio = min(Double(scaled.0) / Double(box.0!), Double(scaled.1) / Double(box.1!))
+                canvas = (max(1, min(scaled.0, Int((Double(box.0!) * ratio).rounded()))), max(1, min(scaled.1, Int((Double(box.1!) * ratio).rounded()))))
+            }
+        }
         if complete && fit == .contain { canvas = (box.0!, box.1!) }
         // Where the scaled picture sits on the canvas: centred (cropped when negative, padded when positive).
         let offset = ((canvas.0 - scaled.0) / 2, (canvas.1 - scaled.1) / 2)

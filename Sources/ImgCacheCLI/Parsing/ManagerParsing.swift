@@ -361,8 +361,9 @@ extension ParsedOptions {
         }
         // A plain decimal, as every quantity imgcache takes: no exponent, no hex, no inf.
         let range = "from 1/h to 100000/s"
-        if parts[0].contains(where: { $0 == "e" || $0 == "E" }), QuantityText.plainDecimal(parts[0]) == nil, Double(parts[0]) != nil {
-            throw ValueError("exponents are not taken: write the number out (1500/s, not 1.5e3/s); \(range)")
+        if parts[0].contains(where: { $0 == "e" || $0 == "E" }), QuantityText.plainDecimal(parts[0]) == nil, let meant = Double(parts[0]) {
+            let spelled = meant.isFinite && meant < 1e18 && meant == meant.rounded() ? String(Int64(meant)) : "the number in digits"
+            throw ValueError("exponents are not taken: write the number out (\(spelled)/\(parts.count == 2 ? String(parts[1]) : "s")); \(range)")
         }
         guard parts.count <= 2, let count = QuantityText.plainDecimal(parts[0]), count.isFinite, count > 0 else {
             throw ValueError("expected a positive number of requests, as 5/s, 0.5/s or 30/m (\(range))")

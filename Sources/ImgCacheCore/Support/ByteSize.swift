@@ -16,7 +16,7 @@ public struct ByteSize: Equatable, Hashable, Sendable, CustomStringConvertible {
         }
         let value = quantity.value
         guard let multiplier = ByteSize.multipliers[quantity.unit.lowercased()] else {
-            if quantity.unitIsExponent { throw QuantityText.exponentRefused }
+            if quantity.unitIsExponent { throw quantity.exponentRefused }
             throw .invalid("unknown unit '\(quantity.unit)' (use k, M, G, T or Ki, Mi, Gi, Ti)")
         }
         let total = value * multiplier

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 /// A number followed by an optional unit, as in `1.5GiB` or `30m`: what
 /// `ByteSize`, `TimeSpan` and `--rate` have in common. Only plain decimals are
 /// numbers (no sign, no exponent, a digit on each side of a point).
@@ -23,8 +26,13 @@ public struct QuantityText {
         return !digits.isEmpty && digits.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
-    /// The reason given for a number written with an exponent.
-    static let exponentRefused = ValueError.invalid("exponents are not taken: write the number out, as 1000000000")
+    /// The reason given for a number written with an exponent: the number written out, as it was meant.
+    var exponentRefused: ValueError {
+        let exponent = Double(String(unit.dropFirst())) ?? 0
+        let meant = value * pow(10, exponent)
+        let spelled = meant.isFinite && meant < 1e18 && meant == meant.rounded() ? String(Int64(meant)) : "the number in digits"
+        return ValueError.invalid("exponents are not taken: write the number out, as \(spelled)")
+    }
 
     /// `text` as a plain decimal number (what quantities take), nil otherwise.
     public static func plainDecimal(_ text: Substring) -> Double? {

@@ -12,7 +12,7 @@ public struct TimeSpan: Equatable, Hashable, Sendable, CustomStringConvertible {
             throw .invalid("expected a duration such as 45s, 30m, 12h, 7d or 2w")
         }
         guard let multiplier = TimeSpan.multipliers[String(quantity.unit)] else {
-            if quantity.unitIsExponent { throw QuantityText.exponentRefused }
+            if quantity.unitIsExponent { throw quantity.exponentRefused }
             throw .invalid("unknown unit '\(quantity.unit)' (use ms, s, m, h, d, w, mo or y)")
         }
         let seconds = quantity.value * multiplier

@@ -150,6 +150,16 @@ public struct ImageTransform: Equatable, Sendable {
         }
     }
 
+    /// What `cover` crops `scaled` to: the box, or, when the image (not enlarged) is smaller than
+    /// it, the largest picture of the box's shape inside it: every size of one box shape keeps
+    /// that shape, so a srcset of them never switches crops.
+    static func coverCanvas(scaled: (width: Int, height: Int), box: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        guard scaled.width < box.width || scaled.height < box.height else { return box }
+        let ratio = min(Double(scaled.width) / Double(box.width), Double(scaled.height) / Double(box.height))
+        return (max(1, min(scaled.width, Int((Double(box.width) * ratio).rounded()))),
+                max(1, min(scaled.height, Int((Double(box.height) * ratio).rounded()))))
+    }
+
     /// The layout the transform gives an image of `width` x `height` (as shown, upright).
     public func layout(width: Int, height: Int) -> Layout {
         var scaled = (width: width, height: height)
@@ -167,7 +177,7 @@ public struct ImageTransform: Equatable, Sendable {
                     scaled = (min(scaled.width, thumbnail.width ?? .max), min(scaled.height, thumbnail.height ?? .max))
                 }
                 if thumbnail.isComplete, fit == .cover {
-                    canvas = (min(scaled.width, thumbnail.width!), min(scaled.height, thumbnail.height!))
+                    canvas = ImageTransform.coverCanvas(scaled: scaled, box: (thumbnail.width!, thumbnail.height!))
                 } else if thumbnail.isComplete, fit == .contain {
                     canvas = (thumbnail.width!, thumbnail.height!)
                 }
