@@ -32,6 +32,11 @@ enum ManagerSetup {
         guard paths.count > 1 else { return openList(paths.first ?? "-", format: choice, console: console, quiet: quiet) }
         var lists: [URLList] = []
         for path in paths {
+            // A later table without the URL column stops the run before any request, as the first one does.
+            if let problem = URLList.headerProblem(ofTableAt: path, format: choice.format(of: path)) {
+                console.error("cannot read the list of URLs: cannot read \(path): \(problem)")
+                return nil
+            }
             guard let list = openList(path, format: choice, console: console, quiet: quiet) else { return nil }
             lists.append(list)
         }
@@ -46,7 +51,7 @@ enum ManagerSetup {
         }
         let near = columns.min { Suggestion.distance($0, column) < Suggestion.distance($1, column) }
         let named = columns.prefix(8).map { "'\(ControlCharacters.escaped($0))'" }.joined(separator: ", ") + (columns.count > 8 ? ", …" : "")
-        console.error("the table has no column '\(ControlCharacters.escaped(column))' (\(option)); its header names \(named)"
+        console.error("the table \(ControlCharacters.escaped(path)) has no column '\(ControlCharacters.escaped(column))' (\(option)); its header names \(named)"
                       + (near.map { Suggestion.distance($0, column) <= 2 ? "; did you mean '\(ControlCharacters.escaped($0))'?" : "" } ?? ""))
         return false
     }

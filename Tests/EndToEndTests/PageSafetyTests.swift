@@ -102,7 +102,7 @@ import Testing
         // A column the table's header does not name is an error before anything is fetched (no page of empty alts).
         let misspelt = try imgcache(["fetch", "-i", table, "--html", "--alt-column", "captoin", "--thumbnail", "32x"])
         #expect(misspelt.status == 64 && misspelt.output.isEmpty, "\(misspelt.status) \(misspelt.output)")
-        #expect(misspelt.standardError.contains("the table has no column 'captoin' (--alt-column); its header names 'url', 'caption'; did you mean 'caption'?"),
+        #expect(misspelt.standardError.contains("has no column 'captoin' (--alt-column); its header names 'url', 'caption'; did you mean 'caption'?"),
                 "\(misspelt.standardError)")
         // The main image of a page: eager, high priority.
         let hero = try imgcache(["fetch", "--html", "--loading", "eager", "--fetchpriority", "high", nginx.url("photo.jpg")])

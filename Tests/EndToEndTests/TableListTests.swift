@@ -83,6 +83,12 @@ import Testing
             (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["key"] as? String
         }
         #expect(keys == ["000000000", "000000001", "000000002", "000000003"], "\(keys)")
+        // A later table without the URL column stops the run before any request, as the first would.
+        let before = server.requests.count
+        let headless = try table("link,text\n\(server.url("anim.gif")),x\n", name: "c.csv")
+        let refused = try fetch(["prefetch", try table("url\n\(server.url("alpha.webp"))\n", name: "d.csv"), headless])
+        #expect(refused.status == 66 && refused.standardError.contains("c.csv: no column \"url\" in the header"), "\(refused.standardError)")
+        #expect(server.requests.count == before)
     }
 
     /// At its deadline a run still reads the rest of its table: every row is answered (a cached one

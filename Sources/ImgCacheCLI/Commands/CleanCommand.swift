@@ -92,7 +92,8 @@ extension CleanCommand {
     private func plannedText(_ planned: CacheCleaner.PlannedRemoval, now: Double) -> String {
         let why: String
         switch planned.reason {
-        case .expired: why = "unused for \(Timestamp.age(planned.lastUse, now: now).replacing(" ago", with: ""))"
+        // How long, in words: "unused for 25 seconds", never "unused for just now".
+        case .expired: why = "unused for \(TimeSpan(seconds: max(1, now - planned.lastUse)).roughDescription)"
         case .evicted: why = "least recently used (\(Timestamp.age(planned.lastUse, now: now)))"
         case .abandoned: why = "abandoned temporary file"
         case .leftover: why = "leftover"

@@ -382,11 +382,12 @@ public final class WebDatasetExport {
             try FileSystem.rename(directory + "/.manifest.jsonl.partial", to: manifestPath)
             committed = true
             for item in try DirectoryHandle(directory).list() where WebDatasetExport.isOwn(item.name) && !item.name.hasPrefix(".") {
-                if item.name.hasSuffix(".tar"), let number = Int(item.name.dropLast(4)), number >= counts.shards {
+                // Shards beyond this export's, and every shard of the other layout (an earlier export's).
+                if item.name.hasSuffix(".tar"), let number = Int(item.name.dropLast(4)), number >= counts.shards || layout == .files {
                     try FileSystem.remove(directory + "/" + item.name)
                 } else if item.name.hasSuffix("_stats.json"), let number = Int(item.name.prefix(5)), number >= counts.shards {
                     try FileSystem.remove(directory + "/" + item.name)
-                } else if item.name.count == 5, let number = Int(item.name), number >= counts.shards {
+                } else if item.name.count == 5, let number = Int(item.name), number >= counts.shards || layout == .webdataset {
                     FolderShardWriter.removeFlat(directory + "/" + item.name)
                 }
             }

@@ -65,12 +65,18 @@ struct ListParser {
     /// The columns a CSV or TSV table at `path` names in its header line (gzipped too), read from
     /// its first bytes before a run starts; nil for other lists, or when they cannot be read.
     static func columns(ofTableAt path: String, format: ListFormat) -> [String]? {
+        header(ofTableAt: path, format: format)?.columns
+    }
+
+    /// The header of the CSV or TSV table at `path` as its first bytes give it: its columns, or why
+    /// it cannot be read (no URL column); nil for other lists, or when they cannot be read.
+    static func header(ofTableAt path: String, format: ListFormat) -> (columns: [String]?, problem: String?)? {
         guard format.isTable, format.kind != .jsonl, path != "-",
               case .success(let status) = SystemCall.stat(following: path), status.st_mode & S_IFMT == S_IFREG,
               let head = try? FileSystem.readPrefix(path, count: 1 << 20) else { return nil }
         var parser = ListParser(format: format)
-        _ = try? parser.push(head[...])
-        return parser.header
+        do throws(Failure) { _ = try parser.push(head[...]) } catch { return (nil, error.reason) }
+        return (parser.header, nil)
     }
 
     mutating func finish() throws(Failure) -> [Parsed] {

@@ -190,6 +190,11 @@ public final class URLList: Sendable {
         ListParser.columns(ofTableAt: path, format: format)
     }
 
+    /// Why the header of the CSV or TSV table at `path` cannot be read (no URL column), read before a run starts.
+    public static func headerProblem(ofTableAt path: String, format: ListFormat) -> String? {
+        ListParser.header(ofTableAt: path, format: format)?.problem
+    }
+
     /// A line as an item; nil for blank and comment lines.
     static func item(for line: LineSplitter.Line) -> Item? {
         if line.truncated {
