@@ -102,7 +102,7 @@ public enum CommandTable {
                help: "Format of a variant: \(CodecRegistry.writableFormats.map(\.rawValue).joined(separator: ", ")) (default: the input's, PNG where imgcache does not write it); several comma-separated, each size in each"),
         .value(.background, metavar: "COLOR", kind: .suggestions(RGBColor.named.map(\.0)),
                help: "What transparent pixels become in a format without alpha (\(CodecRegistry.spelled(writable(without: .alpha)))): #RRGGBB, #RGB or a name (default white)"),
-        .value(.quality, metavar: "N", kind: .text, help: "\(CodecRegistry.spelled(writable(with: .quality)).replacing(" or ", with: " and ")) quality of a thumbnail or shrunk image, 1 to 100 (default 85)"),
+        .value(.quality, metavar: "N", kind: .text, help: "\(CodecRegistry.spelled(writable(with: .quality)).replacing(" or ", with: " and ")) quality of a thumbnail or shrunk image, 1 to 100: N for every format, or FORMAT=N for some (avif=60,webp=80); default 85, AVIF 70"),
         .value(.verify, metavar: "LEVEL", kind: .choice(FetchSettings.Verification.allCases.map(\.rawValue)),
                help: "Check a download before storing it: header (signature and header decode; default) or full (every pixel of every frame)"),
         .value(.maxPixels, metavar: "PIXELS", kind: .text,

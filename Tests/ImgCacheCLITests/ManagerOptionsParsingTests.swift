@@ -133,6 +133,19 @@ import Testing
         #expect(error("fetch --background white u") == .requires("--background", "--thumbnail, --scale-down or --format"))
     }
 
+    /// A quality per format, or one for all; unsaid, each format's default (AVIF 70, the others 85).
+    @Test func qualityIsGivenPerFormatOrForAll() throws {
+        func qualities(_ words: String) throws -> [String: Int] {
+            Dictionary(try manager(words).settings.variants.map { ($0.format?.rawValue ?? "-", $0.quality) }) { first, _ in first }
+        }
+        #expect(try qualities("fetch --thumbnail 8x --format avif,webp,jpeg u") == ["avif": 70, "webp": 85, "jpeg": 85])
+        #expect(try qualities("fetch --thumbnail 8x --format avif,webp,jpeg --quality avif=60,webp=80 u") == ["avif": 60, "webp": 80, "jpeg": 85])
+        #expect(try qualities("fetch --thumbnail 8x --format avif,webp --quality 50 u") == ["avif": 50, "webp": 50])
+        #expect(try qualities("fetch --thumbnail 8x --format jpeg --quality JPG=77 u") == ["jpeg": 77])
+        #expect(error("fetch --thumbnail 8x --format avif --quality png=50 u")?.message.contains("expected N, or FORMAT=N") == true)
+        #expect(error("fetch --thumbnail 8x --format avif --quality avif=0 u") != nil)
+    }
+
     @Test func maxPixelsTakesCountsAndSizes() throws {
         #expect(try manager("fetch u").settings.maximumPixels == PixelLimit(pixels: 100_000_000))
         #expect(try manager("fetch --max-pixels 2.5M u").settings.maximumPixels == PixelLimit(pixels: 2_500_000))

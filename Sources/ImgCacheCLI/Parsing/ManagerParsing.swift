@@ -157,8 +157,24 @@ extension ParsedOptions {
             base.padding = base.background
             guard transforms else { throw .requires("--background", "--thumbnail, --scale-down or --format") }
         }
+        // One quality for every format, or one per format (`avif=55,webp=80`); the others at their defaults.
+        var qualities: [ImageFormat: Int] = [:]
+        var givenQuality: Int?
         if let text = last(.quality) {
-            base.quality = try integer(text, option: "--quality", in: 1...100)
+            if text.contains("=") {
+                for pair in text.split(separator: ",", omittingEmptySubsequences: false) {
+                    let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, let format = ImageFormat(rawValue: parts[0].lowercased()) ?? (parts[0].lowercased() == "jpg" ? .jpeg : nil),
+                          CodecRegistry.codec(for: format).capabilities.contains(.quality) else {
+                        throw .invalidValue(option: "--quality", value: text,
+                                            reason: "expected N, or FORMAT=N for each of " + CodecRegistry.spelled(CodecRegistry.writableFormats.filter {
+                                                CodecRegistry.codec(for: $0).capabilities.contains(.quality) }) + " (avif=60,webp=80)")
+                    }
+                    qualities[format] = try integer(parts[1], option: "--quality", in: 1...100)
+                }
+            } else {
+                givenQuality = try integer(text, option: "--quality", in: 1...100)
+            }
             guard transforms else { throw .requires("--quality", "--thumbnail, --scale-down or --format") }
         }
         if let text = last(.fit) {
@@ -182,6 +198,7 @@ extension ParsedOptions {
                 var variant = base
                 variant.thumbnail = size
                 variant.format = format
+                variant.quality = format.flatMap { qualities[$0] } ?? givenQuality ?? ImageEncoder.Settings.defaultQuality(for: format)
                 variants.append(variant)
             }
         }
