@@ -111,6 +111,17 @@ import Testing
         let numbers = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: stats))) as? [String: Any]
         #expect(numbers?["stopped_early"] as? Bool == true)
         #expect(try summary(result)["complete"] as? Bool == false)
+        // An export says so: the downloads the deadline stopped under way name it, the rows it never
+        // reached say a prefetch may have stopped before them.
+        let out = work.appending("after-deadline")
+        _ = try fetch(["export", "--webdataset", out, try table(rows.joined(separator: "\n") + "\n", name: "rows.csv")])
+        let manifest = try String(contentsOfFile: out + "/manifest.jsonl", encoding: .utf8).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let stopped = manifest.filter { ($0["error"] as? String)?.contains("(--deadline)") == true }
+        #expect(!stopped.isEmpty && stopped.allSatisfy { $0["reason"] as? String == "failed_retryable" }, "\(stopped.prefix(2))")
+        let unreached = manifest.filter { $0["reason"] as? String == "never_fetched" }
+        #expect(unreached.allSatisfy { ($0["error"] as? String)?.contains("stopped early (--deadline, a signal)") == true })
     }
 
     /// A bad row (no URL to key) is one part's to report, by its line: of N parts splitting a

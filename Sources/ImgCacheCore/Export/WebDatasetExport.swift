@@ -315,7 +315,9 @@ public final class WebDatasetExport {
                           error: failure.isRetried ? said + "; the next prefetch tries it again" : said, row: row)
             case .notCached:
                 counts.missing += 1
-                try write(line, status: "missing", kind: "never_fetched", error: "never fetched (not in the cache, and no fetch of it failed): run prefetch", row: row)
+                try write(line, status: "missing", kind: "never_fetched",
+                          error: "not in the cache, and no fetch of it failed: never fetched, or not reached by a prefetch that stopped early "
+                              + "(--deadline, a signal): run prefetch", row: row)
             default:
                 counts.failed += 1
                 try write(line, status: "failed", kind: error.kind, error: error.message, row: row)

@@ -268,6 +268,9 @@ public enum FetchError: Error, Equatable, Sendable {
         switch self {
         case .tooManyPixels, .download(_, .refused(.tooManyPixels)): return .overPixelLimit
         case .download: return rememberedScope(request: .plain) == nil ? .retried : nil
+        // A download under way when the run's deadline came (a few: those in flight), so that an
+        // export says the deadline stopped it.
+        case .deadlineReached: return .retried
         default: return nil
         }
     }
