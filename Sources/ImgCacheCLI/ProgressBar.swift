@@ -59,9 +59,9 @@ final class ProgressBar {
     }
 
     /// `[#######.......]  1234/2000  61%  850/s  120.4 MB  38.2 MB/s  0:01 left  3 failed`, fitted to
-    /// `width`: on a narrow terminal the bar goes first, then the figures that matter least (the
-    /// byte rate, the bytes, the URL rate, the time left, the percentage), each whole; the count
-    /// and the failures stay.
+    /// `width`: on a narrow terminal the figures that matter least go first (the byte rate, the
+    /// bytes, the URL rate, the time left, the percentage), each whole, so that a bar of 10 still
+    /// fits; narrower still, the bar goes too. The count and the failures stay.
     static func line(done: Int, total: Int?, failed: Int, bytes: Int64 = 0, elapsed: Double, width: Int) -> String {
         let rate = elapsed > 0.2 ? Double(done) / elapsed : 0
         // Each figure with its rank: the lower, the longer it stays.
