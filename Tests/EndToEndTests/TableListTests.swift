@@ -183,6 +183,10 @@ import Testing
         // TSV with the URL in a column of another name.
         let tsv = "key\timage\tlabel\nk1\t\(server.url("photo.jpg"))\tcat\nk2\t\(server.url("logo.png"))\tdog\n"
         let fromTSV = try fetch(["--json", "prefetch", "--url-column", "image", try table(tsv, name: "pairs.tsv")])
+        // A quote inside a TSV field is text (captions hold them), not a bad row as in CSV.
+        let quoted = try fetch(["--json", "prefetch", try table("url\tcaption\n\(server.url("gray.jpg"))\the said \"hi\"\n", name: "quotes.tsv")])
+        let caption = (try answers(quoted).first?["row"] as? [String: String])?["caption"]
+        #expect(quoted.status == 0 && caption == "he said \"hi\"", "\(quoted.output)")
         #expect(fromTSV.status == 0, "\(fromTSV.standardError)")
         #expect(Set(try answers(fromTSV).compactMap { ($0["row"] as? [String: String])?["label"] }) == ["cat", "dog"])
 

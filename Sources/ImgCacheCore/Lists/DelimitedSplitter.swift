@@ -32,9 +32,14 @@ struct DelimitedSplitter {
     private var problem: String?
     private var records: [Record] = []
 
-    init(delimiter: UInt8, maximumLength: Int) {
+    /// Whether a quote inside a field that does not start with one is kept as text (TSV, whose
+    /// captions hold quotes and whose writers rarely quote), rather than refused (CSV, RFC 4180).
+    let keepsQuotesInFields: Bool
+
+    init(delimiter: UInt8, maximumLength: Int, keepsQuotesInFields: Bool = false) {
         self.delimiter = delimiter
         self.maximumLength = maximumLength
+        self.keepsQuotesInFields = keepsQuotesInFields
     }
 
     mutating func push(_ bytes: ArraySlice<UInt8>) -> [Record] {
@@ -80,7 +85,7 @@ struct DelimitedSplitter {
             case delimiter: endField()
             case 0x0A: endField(); endRecord()
             case 0x0D: break
-            case UInt8(ascii: "\""): fail("a quote inside a field that does not start with one")
+            case UInt8(ascii: "\"") where !keepsQuotesInFields: fail("a quote inside a field that does not start with one")
             default: field.append(byte)
             }
         case .quoted:

@@ -35,7 +35,8 @@ struct ListParser {
     init(format: ListFormat) {
         self.format = format
         lines = LineSplitter(maximumLength: format.kind == .jsonl ? ListParser.maximumRowLength : URLList.maximumLineLength)
-        delimited = DelimitedSplitter(delimiter: format.kind == .tsv ? 0x09 : UInt8(ascii: ","), maximumLength: ListParser.maximumRowLength)
+        delimited = DelimitedSplitter(delimiter: format.kind == .tsv ? 0x09 : UInt8(ascii: ","), maximumLength: ListParser.maximumRowLength,
+                                      keepsQuotesInFields: format.kind == .tsv)
     }
 
     mutating func push(_ bytes: ArraySlice<UInt8>) throws(Failure) -> [Parsed] {
