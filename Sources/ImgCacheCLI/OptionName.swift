@@ -71,6 +71,7 @@ public enum OptionName: String, CaseIterable, Hashable, Sendable {
     case urlColumn = "url-column"
     case withUrl = "with-url"
     case outputDir = "output-dir"
+    case prune = "prune"
     case name = "name"
     case html = "html"
     case alt = "alt"

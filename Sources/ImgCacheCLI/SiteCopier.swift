@@ -109,4 +109,30 @@ struct SiteCopier {
         }
         return (files, refused)
     }
+
+    /// Removes the files under the folder that this run did not name and the template could have
+    /// made (a copy no page of this run shows); links and other files are left. The names removed,
+    /// relative to the folder. At most 100,000 entries are looked at, folders 16 deep.
+    func prune() -> [String] {
+        var removed: [String] = []
+        var looked = 0
+        func walk(_ relative: String, depth: Int) {
+            guard depth <= 16, let items = try? DirectoryHandle(relative.isEmpty ? directory : directory + "/" + relative).list() else { return }
+            for item in items.sorted(by: { $0.name < $1.name }) {
+                looked += 1
+                guard looked <= 100_000 else { return }
+                let name = relative.isEmpty ? item.name : relative + "/" + item.name
+                let path = directory + "/" + name
+                // Not through a link (FileSystem.status looks at the entry itself).
+                guard let status = (try? FileSystem.status(path)) ?? nil else { continue }
+                if status.isDirectory {
+                    walk(name, depth: depth + 1)
+                } else if status.isRegularFile, owners[path] == nil, template.couldHaveMade(name), unlink(path) == 0 {
+                    removed.append(name)
+                }
+            }
+        }
+        walk("", depth: 0)
+        return removed
+    }
 }

@@ -175,6 +175,24 @@ import Testing
         #expect(stills.output.contains(".jpg"), "\(stills.output)")
     }
 
+    /// --prune removes the copies a run no longer names, only files the template could have made:
+    /// the site's own files, and copies another template named, stay.
+    @Test func pruneRemovesOnlyTheCopiesNoPageNamesAnyMore() throws {
+        let out = work.appending("pruned-site")
+        #expect(try imgcache(["fetch", "--html", "--output-dir", out, "--thumbnail", "32x,64x", nginx.url("photo.jpg"), nginx.url("logo.png")]).status == 0)
+        for name in ["notes.txt", "photo-640.jpg", "logo-64.zzzzzzzz.png"] { FileManager.default.createFile(atPath: out + "/" + name, contents: Data("mine".utf8)) }
+        let before = files(under: out)
+        #expect(before.filter { $0.hasPrefix("logo-") }.count == 3, "\(before)")
+        let again = try imgcache(["fetch", "--html", "--prune", "--output-dir", out, "--thumbnail", "32x,64x", nginx.url("photo.jpg")])
+        #expect(again.status == 0, "\(again.standardError)")
+        let after = files(under: out)
+        #expect(after.filter { $0.hasPrefix("logo-") } == ["logo-64.zzzzzzzz.png"], "\(after)")
+        #expect(after.filter { $0.hasPrefix("photo-") }.count == before.filter { $0.hasPrefix("photo-") }.count, "\(after)")
+        #expect(after.contains("notes.txt") && after.contains("photo-640.jpg"))
+        #expect(again.standardError.contains("--prune: 2 copies no longer named removed"), "\(again.standardError)")
+        #expect(try imgcache(["fetch", "--prune", nginx.url("photo.jpg")]).status == 64)
+    }
+
     @Test func aPlaceholderNeverShowsThroughATransparentImage() throws {
         try Paths.fixture("anim.gif").write(to: URL(fileURLWithPath: served.appending("anim.gif")))
         let result = try imgcache(["fetch", "--html", "--placeholder", "color", "--thumbnail", "32x", nginx.url("photo.jpg"), nginx.url("logo.png"),

@@ -14,6 +14,8 @@ public struct FetchArguments: Equatable, Sendable {
     public var withURL = false
     /// Copy each image into this folder under its URL's file name.
     public var outputDirectory: String?
+    /// `--prune`: remove the copies in `outputDirectory` this run did not name (files the template could have made only).
+    public var prunes = false
     /// Print each URL's variants as an HTML `srcset` (`path 320w, path 640w`).
     public var srcset = false
     /// Print each URL's image as one HTML `<picture>` element.
@@ -85,6 +87,10 @@ extension FetchCommand {
         if answers.interrupted || fetcher.interruption.signal != nil {
             return ManagerSetup.interruptedStatus(fetcher, console: console)
         }
+        if arguments.prunes, let removed = answers.prune() {
+            console.note("--prune: \(Plural.count(removed.count, "copy", "copies")) no longer named removed" + (removed.isEmpty ? "" : ": " + removed.prefix(5).joined(separator: ", ")
+                         + (removed.count > 5 ? ", …" : "")))
+        }
         if let column = arguments.page.altColumn, answers.warnings.printedMarkup, !answers.warnings.sawAltColumn {
             console.warning("no row has a column '\(column)' (--alt-column): every alt text is empty")
         }
@@ -115,6 +121,9 @@ extension FetchCommand {
             self.interruption = interruption
             copier = command.arguments.outputDirectory.map { SiteCopier(directory: $0, template: command.arguments.page.names) }
         }
+
+        /// `--prune`: the copies this run did not name, removed (their names); nil without copies.
+        func prune() -> [String]? { copier?.prune() }
 
         mutating func print(url: String, _ answer: Result<FetchResult, FetchError>, row: JSONObject? = nil) throws(SystemError) {
             statistics.count(answer)
@@ -311,6 +320,7 @@ extension FetchArguments: Subcommand {
             .flag(.html, help: "Print each URL's image as one HTML <picture>: a <source> per --format (best first), the last format as the <img> with src, srcset, sizes, width, height, alt, loading=lazy and decoding=async; for an animation, formats that keep no frames are left out"),
             .value(.outputDir, metavar: "DIR", kind: .directory,
                    help: "Also copy each image (or its variants) into DIR, named from --name (DIR made if missing); a copy already holding the same bytes is left untouched; --html, --srcset and --json then address the copies"),
+            .flag(.prune, help: "With --output-dir: once the run is done (not interrupted), remove the copies in DIR it did not name, the files whose names --name could have made only (an image no page shows any more); nothing else is touched"),
             .value(.name, metavar: "TEMPLATE", kind: .text,
                    help: "How --output-dir names a copy: {stem} (the URL's file name without extension), {ext}, {width}, {height}, {format}, {hash8} or {hash} (SHA-256 of its bytes), {urlhash8}; '/' makes folders (default {stem}-{width}.{hash8}.{ext})"),
             .value(.siteRoot, metavar: "DIR", kind: .directory,
@@ -400,6 +410,8 @@ extension ParsedOptions {
             if let output { throw .conflictingOptions("--output-dir", "--output \(output)", reason: "--output names the file itself") }
             arguments.outputDirectory = directory
         }
+        arguments.prunes = has(.prune)
+        if arguments.prunes, arguments.outputDirectory == nil { throw .requires("--prune", "--output-dir") }
         if arguments.withURL, let output { throw .conflictingOptions("--with-url", "--output \(output)", reason: "--output prints no paths") }
         if arguments.withURL, globals.json { throw .conflictingOptions("--with-url", "--json", reason: "JSON lines carry the URL already") }
         arguments.manager = try managerArguments(defaultPriority: .normal)

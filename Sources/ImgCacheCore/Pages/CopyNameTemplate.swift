@@ -98,4 +98,43 @@ public struct CopyNameTemplate: Equatable, Sendable, CustomStringConvertible {
             }
         }.joined()
     }
+
+    /// Whether `name` (a path under the folder) is one this template could have made: each literal
+    /// as written; `{stem}` any text without '/'; `{width}` and `{height}` digits; `{ext}` and
+    /// `{format}` a format imgcache writes; `{hash}` 64 and `{hash8}`/`{urlhash8}` 8 lower-case hex
+    /// digits. What `--prune` may remove: nothing else.
+    public func couldHaveMade(_ name: String) -> Bool {
+        CopyNameTemplate.matches(Array(name.utf8)[...], parts[...])
+    }
+
+    private static func matches(_ name: ArraySlice<UInt8>, _ parts: ArraySlice<Part>) -> Bool {
+        guard let part = parts.first else { return name.isEmpty }
+        let rest = parts.dropFirst()
+        switch part {
+        case .literal(let text):
+            let bytes = Array(text.utf8)
+            return name.starts(with: bytes) && matches(name.dropFirst(bytes.count), rest)
+        case .field(.hash), .field(.hash8), .field(.urlhash8):
+            let count = part == .field(.hash) ? 64 : 8
+            guard name.count >= count, name.prefix(count).allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return false }
+            return matches(name.dropFirst(count), rest)
+        case .field(.width), .field(.height):
+            var length = 0
+            while length < name.count, (0x30...0x39).contains(name[name.startIndex + length]) { length += 1 }
+            return (1...max(1, length)).contains { length > 0 && matches(name.dropFirst($0), rest) }
+        case .field(.ext), .field(.format):
+            return CodecRegistry.writableFormats.contains { format in
+                let word = Array((part == .field(.ext) ? format.fileExtension : format.rawValue).utf8)
+                return name.starts(with: word) && matches(name.dropFirst(word.count), rest)
+            }
+        case .field(.stem):
+            // Any text without '/', tried from the longest (bounded by the name's length).
+            var end = name.firstIndex(of: 0x2F) ?? name.endIndex
+            while end > name.startIndex {
+                if matches(name[end...], rest) { return true }
+                end -= 1
+            }
+            return false
+        }
+    }
 }
