@@ -231,7 +231,7 @@ import Testing
                           "no-original": ["--format", "png"], "srcset": ["--thumbnail", "8x,16x"],
                           "remember": ["--remote", "http://127.0.0.1/store"],
                           "input-format": ["-i", "list.csv"], "url-column": ["-i", "list.csv"],
-                          "name": ["--output-dir", "out"], "alt": ["--html"], "sizes": ["--html"], "placeholder": ["--html"],
+                          "name": ["--output-dir", "out"], "prune": ["--output-dir", "out"], "alt": ["--html"], "sizes": ["--html"], "placeholder": ["--html"],
                           "site-root": ["--html"], "url-prefix": ["--html", "--output-dir", "out"],
                           "alt-column": ["--html", "-i", "list.csv"], "loading": ["--html"], "fetchpriority": ["--html"]]
         for spec in CommandTable.command(named: "fetch")!.options {
