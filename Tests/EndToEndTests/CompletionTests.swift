@@ -147,7 +147,7 @@ import Testing
     @Test func fishDescribesEachValueShortly() throws {
         let program = "source '\(script("imgcache.fish"))'\ncomplete -C 'imgcache prefetch --verify '"
         let offered = try run("/usr/bin/fish", ["-c", program])
-        #expect(offered.sorted() == ["full\tlevel", "header\tlevel"], "\(offered)")
+        #expect(offered.sorted() == ["full\tevery pixel of every frame decoded", "header\theader and end checked (default)"], "\(offered)")
     }
 
     @Test func fishCompletesTheNamespacesOfTheCacheFolderGiven() throws {

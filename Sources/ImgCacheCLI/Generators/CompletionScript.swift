@@ -252,7 +252,9 @@ public enum CompletionScript {
             switch option.kind {
             // Each value with a short word of its own (fish shows it beside the value, in place of the option's help).
             case .choice(let values)?, .suggestions(let values)?:
-                text += " -x -a '" + values.map { "\($0)\\t\"\(option.metavar?.lowercased() ?? option.long)\"" }.joined(separator: " ") + "'"
+                text += " -x -a '" + values.map { value in
+                    "\(value)\\t\"\(fishEscape(ValueDescriptions.of(option.long, value) ?? option.metavar?.lowercased() ?? option.long))\""
+                }.joined(separator: " ") + "'"
             case .namespace?: text += " -x -a '(__imgcache_namespaces)'"
             case .directory?: text += " -x -a '(__fish_complete_directories)'"
             case .path?: text += " -r -F"
