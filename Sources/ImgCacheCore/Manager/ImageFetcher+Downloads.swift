@@ -155,8 +155,7 @@ extension ImageFetcher {
             } else if now - wait.lastProgress < patience {
                 run.lockWaits.append(wait)
                 continue
-            } else if let beat = DownloadLocks.lastHeartbeat(of: request.key, in: wait.folder),
-                      WallClock.now() - beat < patience, now - wait.lastProgress < 24 * 3600 {
+            } else if let beat = DownloadLocks.lastHeartbeat(of: request.key, in: wait.folder), WallClock.now() - beat < patience {
                 // The other transfer is receiving: waited for as long as it does (looked at again a timeout later at most).
                 wait.lastProgress = now - (WallClock.now() - beat)
                 run.lockWaits.append(wait)
