@@ -207,10 +207,16 @@ public final class URLList: Sendable {
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
         guard let first = bytes.first, first != UInt8(ascii: "#") else { return nil }
         // A comment after the URL ("URL  # note"): no URL holds a raw blank, so a blank then '#' ends it.
-        if let comment = bytes.indices.first(where: { index in
-            (bytes[index] == 0x20 || bytes[index] == 0x09) && bytes[(index + 1)...].drop { $0 == 0x20 || $0 == 0x09 }.first == UInt8(ascii: "#")
-        }) {
-            bytes = bytes[..<comment]
+        // Looked for from each '#' (most lines have none): this runs on every line of a list.
+        var search = bytes.startIndex
+        while let hash = bytes[search...].firstIndex(of: UInt8(ascii: "#")) {
+            var start = hash
+            while start > bytes.startIndex, bytes[start - 1] == 0x20 || bytes[start - 1] == 0x09 { start -= 1 }
+            if start < hash {
+                bytes = bytes[..<start]
+                break
+            }
+            search = hash + 1
         }
         return .url(URLText.decode(bytes), line: line.number)
     }
