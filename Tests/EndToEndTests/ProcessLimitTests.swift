@@ -50,14 +50,21 @@ import Testing
         #expect(limited > 0, "no run met the limit")
     }
 
+    /// Under `ulimit -u 1` no thread can start at all; with a little more room a run may fit (how
+    /// many threads it needs depends on the machine's cores), so each run either works or says why.
     @Test func noThreadToStartIsNamedAndExits71() throws {
         guard getuid() == 0 else { return }
         let urls = try list(8)
         for threads in 1...3 {
             let result = try runLimited("-u \(threads)", ["-q", "prefetch", urls])
-            #expect(result.status == 71, "ulimit -u \(threads): \(result.status) \(result.standardError)")
-            #expect(result.standardError.contains("cannot start a thread: Resource temporarily unavailable (the limit of processes and threads, ulimit -u \(threads))"),
-                    "\(result.standardError)")
+            #expect(result.status == 71 || (threads > 1 && result.status == 0),
+                    "ulimit -u \(threads): \(result.status) \(result.standardError)")
+            if result.status == 71 {
+                #expect(result.standardError.contains("cannot start a thread: Resource temporarily unavailable (the limit of processes and threads, ulimit -u \(threads))"),
+                        "\(result.standardError)")
+            } else {
+                #expect(result.standardError.isEmpty, "ulimit -u \(threads): \(result.standardError)")
+            }
             #expect(!result.standardError.contains("cannot read the list"), "\(result.standardError)")
         }
         // With room for its threads the same run works.
