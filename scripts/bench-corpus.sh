@@ -6,8 +6,11 @@ bench_corpus() {
     if [ ! -f "$corpus/summary.txt" ]; then
         rm -rf "$corpus"
         mkdir -p "$corpus"
-        /usr/bin/python3 "$1/scripts/make-corpus.py" "$corpus" "$2" > "$corpus/summary.txt.partial"
-        mv "$corpus/summary.txt.partial" "$corpus/summary.txt"
+        local python
+        for python in python3 /usr/bin/python3; do "$python" -c 'import PIL' 2>/dev/null && break; done
+        # (&&: errexit does not reach into the $(...) this runs in)
+        "$python" "$1/scripts/make-corpus.py" "$corpus" "$2" > "$corpus/summary.txt.partial" &&
+            mv "$corpus/summary.txt.partial" "$corpus/summary.txt"
     fi
     echo "$corpus"
 }
