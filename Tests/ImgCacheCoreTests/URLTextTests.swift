@@ -36,6 +36,12 @@ import Testing
         ("http://host/café.png?q=Zürich", "http://host/caf%C3%A9.png?q=Z%C3%BCrich"),
         ("http://host/caf%c3%a9.png", "http://host/caf%C3%A9.png"),
         ("http://Hôte.example/a.png", "http://hôte.example/a.png"),
+        ("http://127.0.0.1:18700/img.jpg", "http://127.0.0.1:18700/img.jpg"),
+        ("http://host:/a.png", "http://host/a.png"),
+        ("http://host:080/a.png", "http://host:080/a.png"),
+        ("http://[::1]:8080/a.png", "http://[::1]:8080/a.png"),
+        ("http://[::1]:443/a.png", "http://[::1]:443/a.png"),
+        ("https://[::1]:443/a.png", "https://[::1]/a.png"),
         ("ftp://HOST/a", "ftp://HOST/a"),
         ("not a url", "not a url"),
     ])
@@ -43,5 +49,30 @@ import Testing
         #expect(URLText.normalized(given) == normal)
         // Normal forms are fixed points.
         #expect(URLText.normalized(normal) == normal)
+    }
+
+    /// The shortcut that leaves a normal URL as it is agrees with the whole rebuild, over URLs
+    /// made of every kind of part (scheme case, user information, host, port, path, query).
+    @Test func theShortcutForNormalURLsAgreesWithTheRebuildOverEveryCombination() {
+        let schemes = ["http", "https", "HTTP", "Https", "ftp", "htt"]
+        let users = ["", "u:p@", "U@"]
+        let hosts = ["host", "Host", "127.0.0.1", "[::1]", "[::FFFF:1]", "h%41", "h-1.example"]
+        let ports = ["", ":", ":80", ":443", ":8080", ":080", ":8a", ":1:2"]
+        let paths = ["", "/", "/a.png", "/./a", "/a/..", "/.a/..b", "/a%2e", "/é", "/a/b/", "/a?", "?q", "#f", "/a?x=%7e#y"]
+        var checked = 0
+        for scheme in schemes {
+            for user in users {
+                for host in hosts {
+                    for port in ports {
+                        for path in paths {
+                            let url = scheme + "://" + user + host + port + path
+                            #expect(URLText.normalized(url) == URLText.rebuilt(url), "\(url)")
+                            checked += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == 6 * 3 * 7 * 8 * 13)
     }
 }

@@ -13,11 +13,14 @@ public struct CacheKey: Equatable, Hashable, Sendable {
     public let digest: String
     /// The extension an entry most likely has: the stored format the URL's
     /// extension names, or a transform's; nil when neither says.
-    public let fileExtension: String?
+    public private(set) var fileExtension: String?
     /// The URL path's own extension when short and plain but no stored
     /// format's: the name entries of earlier versions have (they took the URL's
     /// extension), still found by lookups.
-    let legacyExtension: String?
+    private(set) var legacyExtension: String?
+    /// The digest's first and last 8 bytes, as the hex digits read (a fingerprint of the key
+    /// without parsing `digest` back).
+    let digestHigh: UInt64, digestLow: UInt64
 
     /// Extensions longer than this are left off the file name.
     public static let maximumExtensionLength = 8
@@ -28,21 +31,24 @@ public struct CacheKey: Equatable, Hashable, Sendable {
     public static let formatExtensions = CodecRegistry.storedFormats.map(\.fileExtension)
 
     public init(_ string: String) {
-        self.string = string
-        self.digest = MD5.hex(string)
+        self.init(string, fileExtension: nil)
         let urlExtension = CacheKey.plainExtension(ofURL: string)
         let format = urlExtension.flatMap { ImageFormat(fileExtension: $0)?.fileExtension }
-        self.fileExtension = format
-        self.legacyExtension = urlExtension == format ? nil : urlExtension
+        fileExtension = format
+        legacyExtension = urlExtension == format ? nil : urlExtension
     }
 
     /// A key whose likely extension is given rather than read from the URL
     /// (transformed images, whose format may not be the URL's).
     public init(_ string: String, fileExtension: String?) {
         self.string = string
-        self.digest = MD5.hex(string)
+        var text = string
+        let words = text.withUTF8 { MD5.words(UnsafeRawBufferPointer($0)) }
+        digest = MD5.hex(words)
+        digestHigh = UInt64(words.0.byteSwapped) << 32 | UInt64(words.1.byteSwapped)
+        digestLow = UInt64(words.2.byteSwapped) << 32 | UInt64(words.3.byteSwapped)
         self.fileExtension = fileExtension
-        self.legacyExtension = nil
+        legacyExtension = nil
     }
 
     /// The file name of this key's entry when its bytes are `format`.

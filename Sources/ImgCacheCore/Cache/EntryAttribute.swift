@@ -184,7 +184,11 @@ enum EntryAttribute {
     /// FNV-1a over the key's bytes: not security, a check that the attribute is this key's.
     static func keyCheck(_ key: String) -> UInt32 {
         var hash: UInt32 = 0x811C_9DC5
-        for byte in key.utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        var key = key
+        // Over the bytes where they are (a walk of the `utf8` view checks each step).
+        key.withUTF8 { bytes in
+            for byte in bytes { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        }
         return hash
     }
 

@@ -6,44 +6,56 @@
 public enum MD5 {
     /// The 16-byte digest of `bytes`.
     public static func digest<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        var message = Array(bytes)
-        let bitLength = UInt64(message.count) &* 8
-        message.append(0x80)
-        while message.count % 64 != 56 { message.append(0) }
-        for shift in stride(from: 0, to: 64, by: 8) { message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        let state = Array(bytes).withUnsafeBytes(words)
+        return [state.0, state.1, state.2, state.3].flatMap { word in
+            (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32($0 * 8)) }
+        }
+    }
 
-        var a0: UInt32 = 0x6745_2301, b0: UInt32 = 0xefcd_ab89, c0: UInt32 = 0x98ba_dcfe, d0: UInt32 = 0x1032_5476
-        var words = [UInt32](repeating: 0, count: 16)
-        for chunk in stride(from: 0, to: message.count, by: 64) {
-            for index in 0..<16 {
-                let base = chunk + index * 4
-                words[index] = UInt32(message[base]) | UInt32(message[base + 1]) << 8
-                    | UInt32(message[base + 2]) << 16 | UInt32(message[base + 3]) << 24
-            }
-            var a = a0, b = b0, c = c0, d = d0
-            for round in 0..<64 {
-                var f: UInt32
-                let g: Int
-                switch round {
-                case 0..<16: f = (b & c) | (~b & d); g = round
-                case 16..<32: f = (d & b) | (~d & c); g = (5 &* round &+ 1) % 16
-                case 32..<48: f = b ^ c ^ d; g = (3 &* round &+ 5) % 16
-                default: f = c ^ (b | ~d); g = (7 &* round) % 16
-                }
-                f = f &+ a &+ constants[round] &+ words[g]
-                a = d
-                d = c
-                c = b
-                b = b &+ ((f << shifts[round]) | (f >> (32 - shifts[round])))
-            }
-            a0 = a0 &+ a; b0 = b0 &+ b; c0 = c0 &+ c; d0 = d0 &+ d
+    /// The digest of `bytes` as RFC 1321's four words (A, B, C, D; each little-endian in the
+    /// digest's bytes). Every lookup keys a URL through here, so it reads the bytes where
+    /// they are: no copy, no array, the padding in a block on the stack.
+    static func words(_ bytes: UnsafeRawBufferPointer) -> (UInt32, UInt32, UInt32, UInt32) {
+        var state: (UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476)
+        let whole = bytes.count / 64 * 64
+        var offset = 0
+        while offset < whole {
+            compress(&state, bytes.baseAddress! + offset)
+            offset += 64
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(16)
-        for word in [a0, b0, c0, d0] {
-            for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
+        // The rest, the 0x80 byte and the bit length: one block, or two when the rest leaves no room.
+        withUnsafeTemporaryAllocation(byteCount: 128, alignment: 8) { tail in
+            tail.initializeMemory(as: UInt8.self, repeating: 0)
+            let rest = bytes.count - whole
+            if rest > 0 { tail.baseAddress!.copyMemory(from: bytes.baseAddress! + whole, byteCount: rest) }
+            tail[rest] = 0x80
+            let length = rest < 56 ? 64 : 128
+            tail.storeBytes(of: (UInt64(bytes.count) &* 8).littleEndian, toByteOffset: length - 8, as: UInt64.self)
+            compress(&state, UnsafeRawPointer(tail.baseAddress!))
+            if length == 128 { compress(&state, UnsafeRawPointer(tail.baseAddress! + 64)) }
         }
-        return out
+        return state
+    }
+
+    /// One 64-byte block into the state (RFC 1321 §3.4).
+    private static func compress(_ state: inout (UInt32, UInt32, UInt32, UInt32), _ block: UnsafeRawPointer) {
+        @inline(__always) func word(_ index: Int) -> UInt32 {
+            UInt32(littleEndian: block.loadUnaligned(fromByteOffset: index &* 4, as: UInt32.self))
+        }
+        var (a, b, c, d) = state
+        @inline(__always) func step(_ f: UInt32, _ round: Int, _ g: Int) {
+            let sum = f &+ a &+ constants[round] &+ word(g)
+            let shift = shifts[round]
+            a = d
+            d = c
+            c = b
+            b = b &+ ((sum << shift) | (sum >> (32 &- shift)))
+        }
+        for round in 0..<16 { step((b & c) | (~b & d), round, round) }
+        for round in 16..<32 { step((d & b) | (~d & c), round, (5 &* round &+ 1) & 15) }
+        for round in 32..<48 { step(b ^ c ^ d, round, (3 &* round &+ 5) & 15) }
+        for round in 48..<64 { step(c ^ (b | ~d), round, (7 &* round) & 15) }
+        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
     }
 
     /// HMAC-MD5 (RFC 2104) of `message` under `key`: a digest nobody can check a guess
@@ -57,7 +69,30 @@ public enum MD5 {
 
     /// The digest of the UTF-8 bytes of `text`, as 32 lowercase hex digits.
     public static func hex(_ text: String) -> String {
-        hexString(digest(text.utf8))
+        var text = text
+        return hex(text.withUTF8 { words(UnsafeRawBufferPointer($0)) })
+    }
+
+    /// A digest's four words as the 32 lowercase hex digits of its bytes.
+    static func hex(_ state: (UInt32, UInt32, UInt32, UInt32)) -> String {
+        String(unsafeUninitializedCapacity: 32) { out in
+            func put(_ word: UInt32, at start: Int) {
+                for position in 0..<4 {
+                    let byte = UInt8(truncatingIfNeeded: word >> UInt32(position * 8))
+                    out[start + position * 2] = hexDigit(byte >> 4)
+                    out[start + position * 2 + 1] = hexDigit(byte & 0x0f)
+                }
+            }
+            put(state.0, at: 0)
+            put(state.1, at: 8)
+            put(state.2, at: 16)
+            put(state.3, at: 24)
+            return 32
+        }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? 0x30 + value : 0x61 + value - 10
     }
 
     /// `bytes` as lowercase hex.

@@ -12,12 +12,20 @@ public enum CodecRegistry {
 
     /// The codec of `format` (every format has one: formats come from codecs).
     public static func codec(for format: ImageFormat) -> any ImageCodec {
-        codecs.first { $0.format == format } ?? codecs[0]
+        codec(named: format.rawValue) ?? codecs[0]
     }
 
     /// The codec whose format is called `name`.
     static func codec(named name: String) -> (any ImageCodec)? {
-        codecs.first { $0.format.rawValue == name }
+        indexByName[name].map { codecs[$0] }
+    }
+
+    /// Each codec's place in `codecs` by its format's name, and each stored extension's, made on
+    /// first use: a hit asks both (a walk of the codecs compares a string with each).
+    private static let indexByName = Dictionary(uniqueKeysWithValues: codecs.indices.map { (codecs[$0].format.rawValue, $0) })
+    private static let indexByExtension: [String: Int] = codecs.indices.reduce(into: [:]) { table, index in
+        guard codecs[index].capabilities.contains(.decode) else { return }
+        for ext in codecs[index].fileExtensions where table[ext] == nil { table[ext] = index }
     }
 
     /// The codec of the first format whose signature `bytes` carry.
@@ -27,7 +35,7 @@ public enum CodecRegistry {
 
     /// The stored format a file name extension (lower case) names.
     static func codec(forExtension ext: String) -> (any ImageCodec)? {
-        codecs.first { $0.capabilities.contains(.decode) && $0.fileExtensions.contains(ext) }
+        indexByExtension[ext].map { codecs[$0] }
     }
 
     /// The formats imgcache stores (it decodes their headers).

@@ -79,7 +79,7 @@ public struct RemoteURL: Equatable, Hashable, Sendable {
 
     public static func redacted(_ text: String) -> String {
         // Most URLs carry no user information: one pass over the bytes says so.
-        guard text.utf8.contains(UInt8(ascii: "@")), let start = text.firstRange(of: "://") else { return text }
+        guard text.containsUTF8(UInt8(ascii: "@")), let start = text.firstRange(of: "://") else { return text }
         let authorityEnd = text[start.upperBound...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? text.endIndex
         guard let at = text[start.upperBound..<authorityEnd].lastIndex(of: "@") else { return text }
         return String(text[..<start.upperBound]) + "***" + String(text[at...])

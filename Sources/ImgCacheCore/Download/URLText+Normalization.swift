@@ -12,14 +12,29 @@ extension URLText {
     /// (`CredentialKey.keyed` puts a keyed digest of it back).
     /// Anything else (another scheme, no authority) is returned as it is.
     public static func normalized(_ url: String) -> String {
+        // Most URLs are normal already, and every lookup keys one: that is decided over the
+        // bytes where they are, and only a URL that is not is copied and rebuilt.
+        var text = url
+        let alreadyNormal = text.withUTF8 { bytes -> Bool in
+            guard let schemeEnd = schemeEnd(bytes), isHTTP(bytes, schemeEnd: schemeEnd) else { return true }
+            let authorityStart = schemeEnd + 3
+            var authorityEnd = authorityStart
+            while authorityEnd < bytes.count, !endsAuthority(bytes[authorityEnd]) { authorityEnd += 1 }
+            return isNormal(bytes, scheme: schemeEnd, authority: authorityStart..<authorityEnd)
+        }
+        return alreadyNormal ? url : rebuilt(url)
+    }
+
+    /// `normalized` of a URL that is not normal already (or not http at all); of any URL, the
+    /// same answer (the tests hold the shortcut to it).
+    package static func rebuilt(_ url: String) -> String {
         var utf8 = Array(url.utf8)
-        guard let schemeEnd = schemeEnd(utf8) else { return url }
+        guard let schemeEnd = utf8.withUnsafeBufferPointer(schemeEnd) else { return url }
         let scheme = String(decoding: utf8[..<schemeEnd], as: UTF8.self).lowercased()
         guard scheme == "http" || scheme == "https" else { return url }
         let authorityStart = schemeEnd + 3
         var authorityEnd = authorityStart
-        while authorityEnd < utf8.count, !"/?#".utf8.contains(utf8[authorityEnd]) { authorityEnd += 1 }
-        if isNormal(utf8, scheme: schemeEnd, authority: authorityStart..<authorityEnd) { return url }
+        while authorityEnd < utf8.count, !endsAuthority(utf8[authorityEnd]) { authorityEnd += 1 }
 
         var result = Array(scheme.utf8) + Array("://".utf8)
         // Userinfo is left out; the host is put in lower case.
@@ -50,11 +65,11 @@ extension URLText {
     /// The user information of an http or https URL (`user:password` of
     /// `https://user:password@host/`), nil when it has none.
     public static func userInfo(of url: String) -> String? {
-        guard url.utf8.contains(UInt8(ascii: "@")) else { return nil }
+        guard url.containsUTF8(UInt8(ascii: "@")) else { return nil }
         let utf8 = Array(url.utf8)
-        guard let schemeEnd = schemeEnd(utf8) else { return nil }
+        guard let schemeEnd = utf8.withUnsafeBufferPointer(schemeEnd) else { return nil }
         var end = schemeEnd + 3
-        while end < utf8.count, !"/?#".utf8.contains(utf8[end]) { end += 1 }
+        while end < utf8.count, !endsAuthority(utf8[end]) { end += 1 }
         guard let at = utf8[(schemeEnd + 3)..<end].lastIndex(of: UInt8(ascii: "@")) else { return nil }
         return String(decoding: utf8[(schemeEnd + 3)..<at], as: UTF8.self)
     }
@@ -66,7 +81,7 @@ extension URLText {
     }
 
     /// The index of `:` in a leading `scheme://`, if there is one.
-    private static func schemeEnd(_ utf8: [UInt8]) -> Int? {
+    private static func schemeEnd(_ utf8: UnsafeBufferPointer<UInt8>) -> Int? {
         var index = 0
         while index < utf8.count, index < 16 {
             let byte = utf8[index]
@@ -81,16 +96,41 @@ extension URLText {
         return nil
     }
 
+    /// Whether the scheme ending at `schemeEnd` is http or https, in any case.
+    private static func isHTTP(_ utf8: UnsafeBufferPointer<UInt8>, schemeEnd: Int) -> Bool {
+        guard schemeEnd == 4 || schemeEnd == 5 else { return false }
+        return utf8[0] | 0x20 == UInt8(ascii: "h") && utf8[1] | 0x20 == UInt8(ascii: "t") && utf8[2] | 0x20 == UInt8(ascii: "t")
+            && utf8[3] | 0x20 == UInt8(ascii: "p") && (schemeEnd == 4 || utf8[4] | 0x20 == UInt8(ascii: "s"))
+    }
+
+    /// Whether `byte` ends a URL's authority (`/`, `?` or `#`).
+    private static func endsAuthority(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+    }
+
     /// Whether the URL is normal already (most are): no upper case in scheme
-    /// or host, no port, a path, no `%` and no dot segment anywhere. One pass,
-    /// no allocation: every lookup keys a URL.
-    private static func isNormal(_ utf8: [UInt8], scheme: Int, authority: Range<Int>) -> Bool {
+    /// or host, no port but one of digits that is not the scheme's default, a
+    /// path, no `%` and no dot segment anywhere. One pass, no allocation.
+    private static func isNormal(_ utf8: UnsafeBufferPointer<UInt8>, scheme: Int, authority: Range<Int>) -> Bool {
         for index in 0..<scheme where (0x41...0x5A).contains(utf8[index]) { return false }
+        var inBrackets = false
+        var portStart: Int?
         for index in authority {
             let byte = utf8[index]
-            if (0x41...0x5A).contains(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "@") {
-                return false
+            if (0x41...0x5A).contains(byte) || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "@") { return false }
+            if byte == UInt8(ascii: "[") { inBrackets = true }
+            if byte == UInt8(ascii: "]") { inBrackets = false }
+            if byte == UInt8(ascii: ":"), !inBrackets {
+                guard portStart == nil else { return false }
+                portStart = index + 1
             }
+        }
+        if let portStart {
+            // Digits only, and not the default port, which the normal form drops.
+            let port = UnsafeBufferPointer(rebasing: utf8[portStart..<authority.upperBound])
+            guard !port.isEmpty, port.allSatisfy({ (0x30...0x39).contains($0) }) else { return false }
+            let defaultPort = scheme == 4 ? "80" : "443"
+            if port.elementsEqual(defaultPort.utf8) { return false }
         }
         guard authority.upperBound < utf8.count, utf8[authority.upperBound] == UInt8(ascii: "/") else { return false }
         var previous = UInt8(ascii: "/")
@@ -103,7 +143,7 @@ extension URLText {
                 // "/." begins a dot segment only if "." or ".." is the whole segment.
                 var end = index
                 while end < utf8.count, utf8[end] == UInt8(ascii: ".") { end += 1 }
-                if end - index <= 2, end == utf8.count || "/?#".utf8.contains(utf8[end]) { return false }
+                if end - index <= 2, end == utf8.count || endsAuthority(utf8[end]) { return false }
             }
             previous = byte
         }

@@ -40,7 +40,7 @@ public enum URLText {
 
     /// The URL without its fragment: what is requested and keyed.
     public static func withoutFragment(_ url: String) -> String {
-        guard let hash = url.utf8.firstIndex(of: UInt8(ascii: "#")) else { return url }
+        guard let hash = url.firstUTF8Index(of: UInt8(ascii: "#")) else { return url }
         return String(url[..<hash])
     }
 

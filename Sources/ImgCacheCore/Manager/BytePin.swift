@@ -10,7 +10,7 @@ public struct BytePin: Equatable, Sendable {
     /// parameters); nil when there is none. Throws why one is not 64 hex digits.
     public static func parse(_ url: String) throws(ValueError) -> BytePin? {
         // Every URL of a run passes here: the search is by byte, not by character.
-        guard let hash = url.utf8.firstIndex(of: UInt8(ascii: "#")) else { return nil }
+        guard let hash = url.firstUTF8Index(of: UInt8(ascii: "#")) else { return nil }
         for parameter in url[url.index(after: hash)...].split(separator: "&") where parameter.lowercased().hasPrefix("sha256=") {
             let hex = parameter.dropFirst(7).lowercased()
             guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit }) else {

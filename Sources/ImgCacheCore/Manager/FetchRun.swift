@@ -271,8 +271,8 @@ struct KeyFingerprint: Hashable {
     private(set) var low: UInt64
 
     init(_ key: CacheKey) {
-        high = UInt64(key.digest.prefix(16), radix: 16) ?? 0
-        low = UInt64(key.digest.suffix(16), radix: 16) ?? 0
+        high = key.digestHigh
+        low = key.digestLow
     }
 
     /// A request for `key` pinned to `pin`: two pins of one URL are two requests (one

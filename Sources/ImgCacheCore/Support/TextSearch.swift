@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Finding text in text, by its UTF-8 bytes.
 ///
 /// The standard library's versions of these live in the regular-expression
@@ -68,4 +72,21 @@ extension StringProtocol {
         }
         return nil
     }
+}
+
+extension String {
+    /// Where `byte` first occurs in the UTF-8 bytes, found by `memchr` over the bytes where they
+    /// are: every URL of a run is searched for `#`, `@` and `?`, and a walk of the `utf8` view
+    /// costs a check per byte.
+    package func firstUTF8Index(of byte: UInt8) -> Index? {
+        let offset = utf8.withContiguousStorageIfAvailable { buffer -> Int? in
+            guard let base = buffer.baseAddress, let found = memchr(base, Int32(byte), buffer.count) else { return nil }
+            return UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        }
+        guard let offset else { return utf8.firstIndex(of: byte) }
+        return offset.map { utf8.index(utf8.startIndex, offsetBy: $0) }
+    }
+
+    /// Whether `byte` occurs in the UTF-8 bytes (`firstUTF8Index`).
+    package func containsUTF8(_ byte: UInt8) -> Bool { firstUTF8Index(of: byte) != nil }
 }
