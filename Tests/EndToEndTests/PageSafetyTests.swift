@@ -161,6 +161,25 @@ import Testing
         }
     }
 
+    /// Markup in an encoding a browser reads otherwise than as bytes (ISO-2022-JP: an escape that
+    /// decodes to nothing splits `script`, and the copy ran its script on the site's origin) is not
+    /// passed through: with `--keep-svg` and variants it gets the variants, without them it is not copied.
+    @Test(arguments: ["<scr\u{1B}(Bipt>document.title=1</scr\u{1B}(Bipt>", "<rect o\u{1B}(Bnload=\"document.title=1\" width=\"10\" height=\"10\"/>"])
+    func anSVGInAnEncodingThatHidesScriptIsNotPassedThrough(body: String) throws {
+        let svg = "<?xml version=\"1.0\" encoding=\"ISO-2022-JP\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\">"
+            + body + "<rect width=\"10\" height=\"10\"/></svg>"
+        try svg.write(toFile: served.appending("shifted.svg"), atomically: true, encoding: .utf8)
+        let withVariants = work.appending("shifted-site")
+        let kept = try imgcache(["fetch", "--html", "--keep-svg", "--thumbnail", "8x", "--format", "png", "--output-dir", withVariants,
+                                 nginx.url("shifted.svg")])
+        #expect(kept.standardError.contains("shifted.svg: not passed through as SVG (--keep-svg): it holds an escape byte"), "\(kept.standardError)")
+        #expect(files(under: withVariants).allSatisfy { !$0.hasSuffix(".svg") }, "\(files(under: withVariants))")
+        let plain = work.appending("shifted-plain")
+        let copied = try imgcache(["fetch", "--keep-svg", "--output-dir", plain, nginx.url("shifted.svg")])
+        #expect(copied.status == 74 && copied.standardError.contains("not copied: the SVG holds an escape byte"), "\(copied.status) \(copied.standardError)")
+        #expect(files(under: plain).isEmpty, "\(files(under: plain))")
+    }
+
     /// An animation's stills (its JPEG and PNG variants, which no page picks when a format keeps
     /// the frames) are not copied into the site nor offered in --srcset; asked in stills only, it keeps them.
     @Test func anAnimationsStillsAreNeitherCopiedNorOffered() throws {

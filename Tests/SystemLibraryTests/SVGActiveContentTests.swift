@@ -60,6 +60,24 @@ import Testing
         #expect(SVGActiveContent.find(in: Self.svg(body, prolog: "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE svg>")) == nil, "\(body)")
     }
 
+    /// An encoding a browser reads otherwise than as bytes hides what the rules look for: ISO-2022-JP's
+    /// escapes decode to nothing, so `scr<ESC>(Bipt` is a script. Such SVGs are not inert; UTF-8 and
+    /// Latin-1 declarations are.
+    @Test func markupInAnEncodingABrowserReadsOtherwiseIsNotInert() {
+        let script = "<scr\u{1B}(Bipt>document.title=1</scr\u{1B}(Bipt>"
+        for prolog in ["<?xml version=\"1.0\" encoding=\"ISO-2022-JP\"?>", "", "<?xml version='1.0' encoding='utf-8'?>"] {
+            #expect(SVGActiveContent.find(in: Self.svg(script, prolog: prolog)) != nil, "\(prolog)")
+            #expect(SVGActiveContent.find(in: Self.svg("<rect o\u{1B}(Bnload=\"x\"/>", prolog: prolog)) != nil, "\(prolog)")
+        }
+        for encoding in ["ISO-2022-JP", "Shift_JIS", "UTF-16", "utf-7", "EBCDIC-US", " utf-8", "x-user-defined"] {
+            let found = SVGActiveContent.find(in: Self.svg("<rect/>", prolog: "<?xml version=\"1.0\" encoding = \"\(encoding)\"?>"))
+            #expect(found?.contains("encoding") == true, "\(encoding): \(String(describing: found))")
+        }
+        for encoding in ["UTF-8", "utf-8", "US-ASCII", "ISO-8859-1", "windows-1252"] {
+            #expect(SVGActiveContent.find(in: Self.svg("<rect/>", prolog: "\u{FEFF}<?xml version=\"1.0\" encoding=\"\(encoding)\"?>")) == nil, "\(encoding)")
+        }
+    }
+
     @Test func theFixturesEditorsWriteAreInert() throws {
         for name in ["formats/editor.svg", "formats/shapes.svg"] {
             #expect(SVGActiveContent.find(in: try DecoderTests.bytes(name)) == nil, "\(name)")

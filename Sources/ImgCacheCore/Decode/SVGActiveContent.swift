@@ -23,6 +23,7 @@ public enum SVGActiveContent {
 
     /// Why `bytes` is not inert (the first thing found, said as "a <script> element"), or nil when it is.
     static func find(in bytes: [UInt8]) -> String? {
+        if let problem = encodingProblem(of: bytes) { return problem }
         let lower = bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
         let text = SVGMarkup(lower)
         let markup = SVGMarkup(bytes)
@@ -125,6 +126,33 @@ public enum SVGActiveContent {
     }
 
     /// Whether the SVG file at `path` is inert; false when it cannot be read (it is then not passed through).
+    /// Encodings whose markup is its bytes as the rules read them (ASCII bytes are the ASCII
+    /// characters, nothing else becomes one): a browser reads any other declared encoding
+    /// otherwise (ISO-2022-JP's escapes decode to nothing, so `scr<ESC>(Bipt` is `script`).
+    static let byteTransparentEncodings: Set<String> = ["utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "iso8859-1", "latin1", "windows-1252"]
+
+    /// Why the markup is not read as its bytes: an encoding declared other than UTF-8 or
+    /// Latin-1, or an escape byte (how ISO-2022 shifts, whatever the declaration says).
+    static func encodingProblem(of bytes: [UInt8]) -> String? {
+        if bytes.contains(0x1B) { return "an escape byte (an ISO-2022 shift, which a browser reads as no character)" }
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        let head = Array(bytes[start..<min(bytes.count, start + 1024)])
+        guard head.starts(with: Array("<?xml".utf8)),
+              let end = (0..<max(0, head.count - 1)).first(where: { head[$0] == UInt8(ascii: "?") && head[$0 + 1] == UInt8(ascii: ">") })
+        else { return nil }
+        let declaration = String(decoding: head[..<end], as: UTF8.self).lowercased()
+        let spaces: Set<Character> = [" ", "\t", "\n", "\r"]
+        guard let name = declaration.firstRange(of: "encoding") else { return nil }
+        var rest = declaration[name.upperBound...].drop { spaces.contains($0) }
+        guard rest.first == "=" else { return nil }
+        rest = rest.dropFirst().drop { spaces.contains($0) }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
+        let encoding = String(rest.dropFirst().prefix { $0 != quote })
+        // A label with spaces around it is still the encoding to a browser: found, as doubtful.
+        guard !byteTransparentEncodings.contains(encoding) else { return nil }
+        return "the encoding \(encoding) declared (a browser reads its bytes otherwise than as UTF-8)"
+    }
+
     static func isInert(path: String) -> Bool { activeContent(at: path) == nil }
 
     private static func problem(of attribute: Tag.Attribute, bytes: [UInt8], entities: SVGEntities.Declarations) -> String? {
