@@ -110,8 +110,14 @@ struct SiteCopier {
         return (files, refused)
     }
 
-    /// Removes the files under the folder that this run did not name and the template could have
-    /// made (a copy no page of this run shows); links and other files are left. The names removed,
+    /// Whether the file at `path` is a copy imgcache wrote (it carries the URL it was written for):
+    /// a file the site put there itself, whatever its name, is never one.
+    static func isCopy(_ path: String) -> Bool {
+        ((try? FileSystem.attribute(FetchCommand.copyOwnerAttribute, of: path, limit: 8192)) ?? nil) != nil
+    }
+
+    /// Removes the files under the folder that this run did not name, that the template could have
+    /// made and that imgcache wrote (a copy no page of this run shows); links and other files are left. The names removed,
     /// relative to the folder. At most 100,000 entries are looked at, folders 16 deep.
     func prune() -> [String] {
         var removed: [String] = []
@@ -127,7 +133,7 @@ struct SiteCopier {
                 guard let status = (try? FileSystem.status(path)) ?? nil else { continue }
                 if status.isDirectory {
                     walk(name, depth: depth + 1)
-                } else if status.isRegularFile, owners[path] == nil, template.couldHaveMade(name), unlink(path) == 0 {
+                } else if status.isRegularFile, owners[path] == nil, template.couldHaveMade(name), SiteCopier.isCopy(path), unlink(path) == 0 {
                     removed.append(name)
                 }
             }

@@ -199,7 +199,10 @@ import Testing
     @Test func pruneRemovesOnlyTheCopiesNoPageNamesAnyMore() throws {
         let out = work.appending("pruned-site")
         #expect(try imgcache(["fetch", "--html", "--output-dir", out, "--thumbnail", "32x,64x", nginx.url("photo.jpg"), nginx.url("logo.png")]).status == 0)
-        for name in ["notes.txt", "photo-640.jpg", "logo-64.zzzzzzzz.png"] { FileManager.default.createFile(atPath: out + "/" + name, contents: Data("mine".utf8)) }
+        // The site's own files: names the template could have made among them (not imgcache's copies all the same).
+        for name in ["notes.txt", "photo-640.jpg", "logo-64.zzzzzzzz.png", "hero-1280.deadbeef.jpg"] {
+            FileManager.default.createFile(atPath: out + "/" + name, contents: Data("mine".utf8))
+        }
         let before = files(under: out)
         #expect(before.filter { $0.hasPrefix("logo-") }.count == 3, "\(before)")
         let again = try imgcache(["fetch", "--html", "--prune", "--output-dir", out, "--thumbnail", "32x,64x", nginx.url("photo.jpg")])
@@ -207,8 +210,14 @@ import Testing
         let after = files(under: out)
         #expect(after.filter { $0.hasPrefix("logo-") } == ["logo-64.zzzzzzzz.png"], "\(after)")
         #expect(after.filter { $0.hasPrefix("photo-") }.count == before.filter { $0.hasPrefix("photo-") }.count, "\(after)")
-        #expect(after.contains("notes.txt") && after.contains("photo-640.jpg"))
+        #expect(after.contains("notes.txt") && after.contains("photo-640.jpg") && after.contains("hero-1280.deadbeef.jpg"), "\(after)")
         #expect(again.standardError.contains("--prune: 2 copies no longer named removed"), "\(again.standardError)")
+        // A run where a URL failed removes nothing: the failed URL's copies are what its page still shows.
+        let failing = try imgcache(["fetch", "--html", "--prune", "--output-dir", out, "--thumbnail", "32x,64x", nginx.url("missing.jpg")])
+        #expect(failing.status == 1, "\(failing.standardError)")
+        #expect(failing.standardError.contains("--prune: nothing removed, since not every URL was answered with its image (exit status 1)"),
+                "\(failing.standardError)")
+        #expect(files(under: out) == after, "\(files(under: out))")
         #expect(try imgcache(["fetch", "--prune", nginx.url("photo.jpg")]).status == 64)
     }
 

@@ -87,7 +87,11 @@ extension FetchCommand {
         if answers.interrupted || fetcher.interruption.signal != nil {
             return ManagerSetup.interruptedStatus(fetcher, console: console)
         }
-        if arguments.prunes, let removed = answers.prune() {
+        if arguments.prunes, answers.status != .success {
+            // A URL that failed (the server down, a deadline) named no copy: its copies from
+            // earlier runs are what the page still shows, so nothing is removed.
+            console.note("--prune: nothing removed, since not every URL was answered with its image (exit status \(answers.status.rawValue))")
+        } else if arguments.prunes, let removed = answers.prune() {
             console.note("--prune: \(Plural.count(removed.count, "copy", "copies")) no longer named removed" + (removed.isEmpty ? "" : ": " + removed.prefix(5).joined(separator: ", ")
                          + (removed.count > 5 ? ", …" : "")))
         }
@@ -320,7 +324,7 @@ extension FetchArguments: Subcommand {
             .flag(.html, help: "Print each URL's image as one HTML <picture>: a <source> per --format (best first), the last format as the <img> with src, srcset, sizes, width, height, alt, loading=lazy and decoding=async; for an animation, formats that keep no frames are left out"),
             .value(.outputDir, metavar: "DIR", kind: .directory,
                    help: "Also copy each image (or its variants) into DIR, named from --name (DIR made if missing); a copy already holding the same bytes is left untouched; --html, --srcset and --json then address the copies"),
-            .flag(.prune, help: "With --output-dir: once the run is done (not interrupted), remove the copies in DIR it did not name, the files whose names --name could have made only (an image no page shows any more); nothing else is touched"),
+            .flag(.prune, help: "With --output-dir: once the run is done, and only when every URL was answered (exit status 0), remove the copies imgcache wrote in DIR that this run did not name and whose names --name could have made (an image no page shows any more); nothing else is touched"),
             .value(.name, metavar: "TEMPLATE", kind: .text,
                    help: "How --output-dir names a copy: {stem} (the URL's file name without extension), {ext}, {width}, {height}, {format}, {hash8} or {hash} (SHA-256 of its bytes), {urlhash8}; '/' makes folders (default {stem}-{width}.{hash8}.{ext})"),
             .value(.siteRoot, metavar: "DIR", kind: .directory,
