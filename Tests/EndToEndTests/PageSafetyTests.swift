@@ -189,7 +189,25 @@ import Testing
         #expect(page.status == 0 && !page.output.contains(".jpg"), "\(page.output)")
         #expect(files(under: out).allSatisfy { $0.hasSuffix(".webp") } && files(under: out).count == 2, "\(files(under: out))")
         let srcset = try imgcache(["fetch", "--srcset", "--thumbnail", "16x,32x", "--format", "webp,jpeg", nginx.url("anim.gif")])
-        #expect(!srcset.output.contains(".jpg") && srcset.output.split(separator: "\t").count == 1, "\(srcset.output)")
+        #expect(!srcset.output.contains(".jpg") && srcset.output.split(separator: "\t", omittingEmptySubsequences: false).count == 2,
+                "\(srcset.output)")
+        // Each variant's address in --json is its own (its format's extension, its width), the stills none;
+        // --srcset keeps a column per format asked, in order, narrowest first (the stills' column empty).
+        let json = try imgcache(["--json", "fetch", "--output-dir", work.appending("json-site"), "--thumbnail", "32x,16x,24x",
+                                 "--format", "avif,webp,jpeg", nginx.url("anim.gif")]).jsonLines()
+        let variants = json.first?["variants"] as? [[String: Any]] ?? []
+        #expect(variants.count == 9, "\(json)")
+        for variant in variants {
+            let format = variant["format"] as? String ?? "", url = variant["url"] as? String
+            if format == "jpeg" {
+                #expect(url == nil && variant["copy"] == nil, "\(variant)")
+            } else {
+                #expect(url?.hasSuffix("." + format) == true && url?.contains("-\(variant["width"] as? Int ?? 0).") == true, "\(variant)")
+            }
+        }
+        let columns = try imgcache(["fetch", "--srcset", "--thumbnail", "32x,16x", "--format", "avif,jpeg,webp", nginx.url("anim.gif")])
+            .output.trimmingCharacters(in: .newlines).split(separator: "\t", omittingEmptySubsequences: false)
+        #expect(columns.count == 3 && columns[1].isEmpty && columns[0].contains(".avif 16w, ") && columns[2].contains(".webp 16w, "), "\(columns)")
         let stills = try imgcache(["fetch", "--srcset", "--thumbnail", "16x", "--format", "jpeg", nginx.url("anim.gif")])
         #expect(stills.output.contains(".jpg"), "\(stills.output)")
     }

@@ -115,8 +115,17 @@ extension FetchCommand {
     }
 
     /// `--srcset`: a `srcset` per format, TAB-separated, addressing the copies when there are.
+    /// One column per format the variants are in, in the order asked (a format whose files are not
+    /// shown, an animation's stills, is an empty column: a script reads the columns by place), each
+    /// narrowest first.
     func srcsets(_ result: FetchResult, files: [ShownFile]) -> String {
-        PictureMarkup.byFormat(candidates(files)).map { PictureMarkup.srcset($0) }.joined(separator: "\t")
+        let shown = PictureMarkup.byFormat(candidates(files))
+        var formats: [ImageFormat] = []
+        for variant in result.variants {
+            if let format = variant.metadata.format, !formats.contains(format) { formats.append(format) }
+        }
+        let columns = formats.isEmpty ? shown : formats.map { format in shown.first { $0[0].format == format } ?? [] }
+        return columns.map { PictureMarkup.srcset($0.sorted { $0.width < $1.width }) }.joined(separator: "\t")
     }
 
     /// The files as a page addresses them, with their size as shown, format and frames.

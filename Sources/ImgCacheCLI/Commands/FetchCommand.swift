@@ -207,8 +207,10 @@ extension FetchCommand {
         let page = arguments.page
         let addressed = page.rewritesPaths || arguments.outputDirectory != nil
         if !result.variants.isEmpty, addressed, case .array(let items)? = object.fields.first(where: { $0.0 == "variants" })?.1 {
-            let variants: [JSONValue] = zip(items, files).map { item, file in
-                guard case .object(var entry) = item else { return item }
+            // Each item is its variant's (in order); the files shown are fewer when an animation's
+            // stills are left out, so they are matched by path, not by place.
+            let variants: [JSONValue] = zip(items, result.variants).map { item, variant in
+                guard case .object(var entry) = item, let file = files.first(where: { $0.path == variant.path }) else { return item }
                 entry.add("copy", file.copy)
                 // No address for a copy not made: a page never points at the cache for it.
                 if file.copy != nil || arguments.outputDirectory == nil { entry.add("url", page.address.address(of: file.copy ?? file.path)) }
