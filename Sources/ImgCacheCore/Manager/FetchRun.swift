@@ -67,34 +67,64 @@ struct FetchRun {
     /// locks as it can use soon (`ImageFetcher.downloadLocksAhead`): a URL is locked only
     /// when its download is about to start, so that another process is not kept waiting
     /// for one that is merely far down this run's queue.
-    var lockDeferred: [DeferredDownload] = []
+    var lockDeferred: [DeferredDownload?] = []
     var lockDeferredHead = 0
     /// Where each deferred key is in `lockDeferred`, so that its repeats join it.
     var deferredSlots: [KeyFingerprint: Int] = [:]
-    var hasDeferredDownloads: Bool { lockDeferredHead < lockDeferred.count }
+    var hasDeferredDownloads: Bool { !deferredSlots.isEmpty }
+    /// With `--per-host` or `--rate`: the download locks held for each server, so that the URLs
+    /// of one server waiting their turn do not hold every lock while other servers go idle.
+    var heldLocksByServer: [String: Int] = [:]
+    var heldLockServers: [KeyFingerprint: String] = [:]
+
+    /// Takes `fingerprint`'s download lock into the run's count (by `server`, when counted by server).
+    mutating func holdDownloadLock(_ fingerprint: KeyFingerprint, server: String?) {
+        heldDownloadLocks.insert(fingerprint)
+        if let server {
+            heldLockServers[fingerprint] = server
+            heldLocksByServer[server, default: 0] += 1
+        }
+    }
+
+    /// Lets `fingerprint`'s download lock go from the count; false when the run did not hold it.
+    mutating func releaseDownloadLock(_ fingerprint: KeyFingerprint) -> Bool {
+        guard heldDownloadLocks.remove(fingerprint) != nil else { return false }
+        if let server = heldLockServers.removeValue(forKey: fingerprint) {
+            heldLocksByServer[server, default: 1] -= 1
+            if heldLocksByServer[server] == 0 { heldLocksByServer[server] = nil }
+        }
+        return true
+    }
 
     mutating func deferDownload(_ outcome: LookupOutcome, _ request: PendingFetch) {
         deferredSlots[request.fingerprint] = lockDeferred.count
         lockDeferred.append(DeferredDownload(outcome: outcome, request: request))
     }
 
-    /// The next deferred miss, taken off the queue.
-    mutating func nextDeferredDownload() -> DeferredDownload? {
-        guard hasDeferredDownloads else { return nil }
-        let next = lockDeferred[lockDeferredHead]
-        lockDeferredHead += 1
-        deferredSlots[next.request.fingerprint] = nil
-        if lockDeferredHead == lockDeferred.count {
-            lockDeferred.removeAll(keepingCapacity: true)
-            lockDeferredHead = 0
+    /// The first deferred miss `canStart` takes (in the list's order), taken off the queue; the
+    /// ones before it stay where they are.
+    mutating func nextDeferredDownload(where canStart: (DeferredDownload) -> Bool = { _ in true }) -> DeferredDownload? {
+        var index = lockDeferredHead
+        while index < lockDeferred.count {
+            if let next = lockDeferred[index], canStart(next) {
+                lockDeferred[index] = nil
+                deferredSlots[next.request.fingerprint] = nil
+                while lockDeferredHead < lockDeferred.count, lockDeferred[lockDeferredHead] == nil { lockDeferredHead += 1 }
+                if lockDeferredHead == lockDeferred.count {
+                    lockDeferred.removeAll(keepingCapacity: true)
+                    lockDeferredHead = 0
+                }
+                return next
+            }
+            index += 1
         }
-        return next
+        return nil
     }
 
     /// Adds input `index` as a repeat of the deferred miss for `fingerprint`; false when there is none.
     mutating func joinDeferred(_ fingerprint: KeyFingerprint, index: Int, url: String) -> Bool {
         guard let slot = deferredSlots[fingerprint] else { return false }
-        lockDeferred[slot].request.repeats.append((index, url))
+        lockDeferred[slot]?.request.repeats.append((index, url))
         return true
     }
 }

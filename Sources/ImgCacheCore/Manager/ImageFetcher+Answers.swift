@@ -43,7 +43,7 @@ extension ImageFetcher {
             reachFullDisk(&run, error)
         }
         // The image is stored (or failed): another process waiting for it may look it up now.
-        if run.heldDownloadLocks.remove(fingerprint) != nil, case .some(.some(let locks)) = downloadLocksMade { locks.unlock(fingerprint) }
+        if run.releaseDownloadLock(fingerprint), case .some(.some(let locks)) = downloadLocksMade { locks.unlock(fingerprint) }
         if run.heldTakeovers.remove(fingerprint) != nil, case .some(.some(let locks)) = downloadLocksMade { locks.endTakeOver(fingerprint) }
         if case .success(let original) = answer, original.variants.isEmpty, original.placeholder == nil,
            settings.makesVariants(of: original.metadata.format, inert: { passesThrough(original, url: url) }) {

@@ -54,7 +54,8 @@ extension ImageFetcher {
         if !request.unguarded, !settings.options.contains(.cacheMemoryOnly), !run.heldDownloadLocks.contains(request.fingerprint),
            let folder = try? bodyDirectory(for: request.key), let locks = downloadLocks() {
             // Locked only when its download can start soon (see `FetchRun.lockDeferred`).
-            guard run.heldDownloadLocks.count < downloadLocksAhead else {
+            let server = lockServer(of: request.url)
+            guard mayLock(server: server, run) else {
                 run.deferDownload(outcome, request)
                 return
             }
@@ -64,7 +65,7 @@ extension ImageFetcher {
                 run.lockWaits.append(LockWait(request: request, since: WallClock.monotonic(), folder: folder))
                 return
             }
-            run.heldDownloadLocks.insert(request.fingerprint)
+            run.holdDownloadLock(request.fingerprint, server: server)
             // Looked up before the lock was taken: another process may have stored it (or recorded
             // its failure) since. Looked up again only then: when the shard's and the failures'
             // generations moved (read from memory), else when another process holds a download lock.
@@ -108,13 +109,51 @@ extension ImageFetcher {
     /// finished transfers always have locked ones queued behind them.
     var downloadLocksAhead: Int { 4 * max(1, downloaderConfiguration.maximumConcurrentDownloads) + 4 }
 
+    /// Whether the run counts its locks by server: with `--per-host` or `--rate` a server's
+    /// URLs wait their turn, and while they wait they must not hold the locks other servers'
+    /// URLs could use. Then each server holds at most four times its transfers' worth, and
+    /// the run four times `downloadLocksAhead` in all.
+    var countsLocksByServer: Bool {
+        downloaderConfiguration.perHostConcurrency != nil || downloaderConfiguration.perHostRate != nil
+    }
+
+    /// The server `url`'s lock counts against, when locks are counted by server.
+    func lockServer(of url: String) -> String? {
+        guard countsLocksByServer else { return nil }
+        return (try? RemoteURL(parsing: url))?.server ?? ""
+    }
+
+    /// Whether a lock can be taken for a download from `server` now.
+    func mayLock(server: String?, _ run: FetchRun) -> Bool {
+        mayLock(server: server, held: run.heldDownloadLocks.count, byServer: run.heldLocksByServer)
+    }
+
+    /// `mayLock` with the run's counts given: `held` locks, `byServer` of them by server.
+    func mayLock(server: String?, held: Int, byServer: [String: Int]) -> Bool {
+        guard let server else { return held < downloadLocksAhead }
+        let transfers = min(max(1, downloaderConfiguration.maximumConcurrentDownloads),
+                            downloaderConfiguration.perHostConcurrency ?? 1)
+        return held < 4 * downloadLocksAhead && byServer[server, default: 0] < 4 * transfers + 4
+    }
+
     /// Takes up the deferred misses once the run holds a transfer's worth of download
     /// locks fewer than it can use, up to that limit: submitted together, so that the
     /// download thread is woken once for several.
     func resumeDeferredDownloads<E: Error>(_ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
         let batch = max(1, downloaderConfiguration.maximumConcurrentDownloads)
-        guard run.hasDeferredDownloads, run.heldDownloadLocks.count <= downloadLocksAhead - batch else { return }
-        while run.heldDownloadLocks.count < downloadLocksAhead, !run.interrupted, let next = run.nextDeferredDownload() {
+        guard run.hasDeferredDownloads else { return }
+        guard countsLocksByServer else {
+            guard run.heldDownloadLocks.count <= downloadLocksAhead - batch else { return }
+            while run.heldDownloadLocks.count < downloadLocksAhead, !run.interrupted, let next = run.nextDeferredDownload() {
+                try proceed(next.outcome, next.request, &run, emit: emit)
+            }
+            return
+        }
+        // By server: the first deferred miss (in the list's order) of a server with room.
+        while !run.interrupted {
+            let held = run.heldDownloadLocks.count, byServer = run.heldLocksByServer
+            guard let next = run.nextDeferredDownload(where: { mayLock(server: lockServer(of: $0.request.url), held: held, byServer: byServer) })
+            else { break }
             try proceed(next.outcome, next.request, &run, emit: emit)
         }
     }
@@ -151,7 +190,7 @@ extension ImageFetcher {
         for var wait in waits {
             var request = wait.request
             if locks.tryLock(request.fingerprint) {
-                run.heldDownloadLocks.insert(request.fingerprint)
+                run.holdDownloadLock(request.fingerprint, server: lockServer(of: request.url))
             } else if now - wait.lastProgress < patience {
                 run.lockWaits.append(wait)
                 continue

@@ -25,7 +25,11 @@ extension ImageFetcher {
     /// How many URLs of a list are read ahead of the answers: enough to keep
     /// every download slot fed while answers wait their turn, and no more, so
     /// a list of any length takes the same memory.
-    public var readAhead: Int { max(256, downloaderConfiguration.maximumConcurrentDownloads * ImageFetcher.readAheadPerSlot) }
+    public var readAhead: Int {
+        // With --per-host or --rate one server's URLs wait their turn: the window reaches past a
+        // long run of them to the other servers' (a run of more than this still holds them up).
+        max(countsLocksByServer ? 4096 : 256, downloaderConfiguration.maximumConcurrentDownloads * ImageFetcher.readAheadPerSlot)
+    }
 
     /// What a prefetch tells its caller as it goes.
     public enum PrefetchUpdate: Sendable {

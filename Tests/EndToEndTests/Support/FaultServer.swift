@@ -15,6 +15,8 @@ struct RecordedRequest: Sendable {
     let connection: Int
     /// When its head had arrived (seconds since boot).
     var receivedAt = ProcessInfo.processInfo.systemUptime
+    /// The same, on the wall clock (seconds since 1970), for dates a server sends.
+    var receivedOnWallClock = Date().timeIntervalSince1970
 
     /// The value of the first header called `name`, compared case-insensitively.
     func header(_ name: String) -> String? {
