@@ -395,6 +395,32 @@ import Testing
         }
     }
 
+    /// Machines that kept only their variants (`--no-original`): one export, from one cache with the
+    /// others read-only, finds them all, and `fetch --cache-only` does too.
+    @Test func variantsMadeWithoutTheOriginalAreFoundInAReadOnlyCache() throws {
+        let names = ["photo.jpg", "logo.png", "gray.jpg", "alpha.webp", "palette.png", "sticker.webp"]
+        let list = try table(names.map { server.url($0) }.joined(separator: "\n") + "\n", name: "list.txt")
+        func on(_ cache: String, _ arguments: [String]) throws -> RunResult {
+            try ImgCacheProcess.run(["--cache-dir", work.appending(cache)] + arguments, home: home.path)
+        }
+        let variant = ["--thumbnail", "16x16", "--fit", "cover", "--format", "webp"]
+        #expect(try on("single", ["prefetch"] + variant + [list]).status == 0)
+        #expect(try on("single", ["export", "--webdataset", work.appending("one")] + variant + [list]).status == 0)
+        for part in 0..<2 {
+            #expect(try on("m\(part)", ["prefetch", "--shard", "\(part)/2", "--no-original"] + variant + [list]).status == 0)
+        }
+        let out = work.appending("merged")
+        let merged = try on("m0", ["export", "--webdataset", out, "--read-only-path", work.appending("m1/default")] + variant + [list])
+        #expect(merged.status == 0, "\(merged.standardError)")
+        let statuses = try manifest(out).map { $0["status"] as? String ?? "" }
+        #expect(statuses == Array(repeating: "exported", count: names.count), "\(statuses)")
+        #expect(FileManager.default.contents(atPath: out + "/00000.tar") == FileManager.default.contents(atPath: work.appending("one/00000.tar")))
+        for name in names {
+            let found = try on("m0", ["fetch", "--cache-only", "--read-only-path", work.appending("m1/default")] + variant + [server.url(name)])
+            #expect(found.status == 0 && found.output.hasSuffix(".webp\n"), "\(name): \(found.standardError)")
+        }
+    }
+
     /// An export killed (SIGKILL) before it finished into a new folder: the next export takes the folder
     /// as its own, tidies what was left and writes the data set.
     @Test func anExportKilledInANewFolderLeavesOneTheNextExportTakes() throws {

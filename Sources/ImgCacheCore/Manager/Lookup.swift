@@ -100,7 +100,19 @@ struct Lookup: Sendable {
             // Some stored under the key of a transform that makes the same bytes (--format naming the original's own).
             found = variants.all(of: url, madeFrom: EntryMetadata.Source(of: entry.metadata), source: entry.metadata, now: now)
         }
-        guard let found else { return nil }
+        guard let found else {
+            // Without the original here, another machine's folder may hold them all (made there with
+            // --no-original, or from its own original).
+            guard cachedOriginal() == nil else { return nil }
+            for folder in readOnlyCaches {
+                guard let made = VariantLookup(readOnly: folder, settings: settings).all(of: url, madeFrom: nil, now: now),
+                      made.contains(where: { $0.metadata.placeholder == nil }) else { continue }
+                let original = FetchResult(url: url, path: made[0].path, cacheType: .disk, metadata: made[0].metadata, isStored: false)
+                return .answer(.success(FetchResult(variants: made, of: original)),
+                               note: wantsNotes ? "hit (read-only): \(made.map(\.path).joined(separator: ", "))" : nil)
+            }
+            return nil
+        }
         // Only a placeholder asked for: the answer is the original, which must be there.
         if !found.contains(where: { $0.metadata.placeholder == nil }), cachedOriginal() == nil { return nil }
         var original = FetchResult(url: url, path: found[0].path, cacheType: .disk, metadata: found[0].metadata, isStored: false)

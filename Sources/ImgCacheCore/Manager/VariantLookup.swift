@@ -3,8 +3,20 @@
 /// reuses what it can, a refresh that failed): a variant stands only for the
 /// original it was made from.
 struct VariantLookup {
-    let cache: DiskCache
+    /// The entry of a key, where the variants are looked for (the cache, or a read-only folder).
+    let entry: (CacheKey, Double) -> CacheEntry?
     let settings: FetchSettings
+
+    init(cache: DiskCache, settings: FetchSettings) {
+        entry = { key, now in cache.lookup(key, now: now).entry }
+        self.settings = settings
+    }
+
+    /// The variants another machine's cache holds (`--read-only-path`).
+    init(readOnly folder: ReadOnlyCache, settings: FetchSettings) {
+        entry = { key, _ in folder.lookup(key) }
+        self.settings = settings
+    }
 
     /// The cached variant `transform` of `url`, when it was made from `original`
     /// (nil: from whatever original, for one no longer in the cache).
@@ -12,7 +24,7 @@ struct VariantLookup {
     /// that makes the same bytes (`ImageTransform.equivalent`) is found too.
     func variant(_ transform: ImageTransform, of url: String, madeFrom original: EntryMetadata.Source?,
                  source: EntryMetadata? = nil, now: Double) -> FetchResult.Variant? {
-        if case .hit(let entry) = cache.lookup(settings.variantKey(for: url, transform), now: now),
+        if let entry = entry(settings.variantKey(for: url, transform), now),
            original == nil || entry.metadata.source == original,
            // A placeholder whose colour and hash are not in its metadata (a copy that lost them) is made again.
            !transform.makesPlaceholder || entry.metadata.placeholder != nil {
@@ -20,7 +32,7 @@ struct VariantLookup {
         }
         guard let source, let format = source.format,
               let other = transform.equivalent(for: format, frameCount: source.frameCount ?? 1),
-              case .hit(let entry) = cache.lookup(settings.variantKey(for: url, other), now: now),
+              let entry = entry(settings.variantKey(for: url, other), now),
               entry.metadata.source == EntryMetadata.Source(of: source) else { return nil }
         return FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true)
     }
