@@ -395,6 +395,25 @@ import Testing
         }
     }
 
+    /// A second export into a folder while one is writing it is refused (exit 74, saying so), and
+    /// leaves the folder as it was: two exports never mix their shards.
+    @Test func aSecondExportIntoAFolderBeingWrittenIsRefused() throws {
+        let list = try table(["photo.jpg", "logo.png"].map { server.url($0) }.joined(separator: "\n") + "\n", name: "list.txt")
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let out = work.appending("busy")
+        #expect(try fetch(["export", "--webdataset", out, list]).status == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        // The folder locked as a running export locks it.
+        let folder = open(out, O_RDONLY | O_DIRECTORY)
+        #expect(folder >= 0 && flock(folder, LOCK_EX | LOCK_NB) == 0)
+        let refused = try fetch(["export", "--webdataset", out, "--shard-size", "1", list])
+        #expect(refused.status == 74, "\(refused.standardError)")
+        #expect(refused.standardError.contains("another export is writing \(out) now"), "\(refused.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == before)
+        close(folder)
+        #expect(try fetch(["export", "--webdataset", out, "--shard-size", "1", list]).status == 0)
+    }
+
     /// Machines that kept only their variants (`--no-original`): one export, from one cache with the
     /// others read-only, finds them all, and `fetch --cache-only` does too.
     @Test func variantsMadeWithoutTheOriginalAreFoundInAReadOnlyCache() throws {

@@ -101,6 +101,9 @@ public final class WebDatasetExport {
     private var madeMarker = false
     /// This export made the folder: one that fails removes it again (when nothing else was put there).
     private var madeDirectory = false
+    /// The folder, open and locked (`flock`) for the whole export: a second export into it at the
+    /// same time is refused rather than mixing its shards with this one's.
+    private var folderLock: Int32 = -1
     /// `--to`: where the shards go as they are finished, the folder only holding them until then.
     private let upload: DataSetUpload?
     /// The caption column was found in a row.
@@ -149,6 +152,13 @@ public final class WebDatasetExport {
         do {
             madeDirectory = (try? FileSystem.status(directory)) ?? nil == nil
             try FileSystem.makeDirectories(directory, mode: 0o777, followingLinks: true)
+            folderLock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if folderLock >= 0, flock(folderLock, LOCK_EX | LOCK_NB) != 0 {
+                let busy = errno == EWOULDBLOCK
+                close(folderLock)
+                folderLock = -1
+                if busy { throw Failure(reason: "another export is writing \(directory) now: wait for it to end, or give another folder") }
+            }
             let names = try DirectoryHandle(directory).list().map(\.name)
             // An earlier export's folder (its marker) may be written again; any other must be empty.
             if !names.contains(WebDatasetExport.markerName), let stranger = names.sorted().first {
@@ -158,8 +168,10 @@ public final class WebDatasetExport {
                 throw Failure(reason: "\(directory) holds \(stranger), which no export wrote: give an empty or new folder")
             }
         } catch let error as Failure {
+            if folderLock >= 0 { close(folderLock) }
             throw error
         } catch {
+            if folderLock >= 0 { close(folderLock) }
             throw Failure(reason: "cannot use \(directory): \(error)")
         }
         // Marked before anything is written: an export killed before it finished (SIGKILL, a crash)
@@ -175,12 +187,16 @@ public final class WebDatasetExport {
         let partial = directory + "/.manifest.jsonl.partial"
         switch SystemCall.open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o666) {
         case .success(let descriptor): manifest = descriptor
-        case .failure(let errno): throw Failure(reason: SystemError("create", path: partial, errno: errno).description)
+        case .failure(let errno):
+            if folderLock >= 0 { close(folderLock) }
+            throw Failure(reason: SystemError("create", path: partial, errno: errno).description)
         }
     }
 
     deinit {
         SystemCall.close(manifest)
+        // Unlocked last (closing lets the lock go), once nothing of this export is written any more.
+        defer { if folderLock >= 0 { close(folderLock) } }
         // Not finished (a failure, a signal): nothing of this export stays.
         guard !committed else { return }
         upload?.abandon()
