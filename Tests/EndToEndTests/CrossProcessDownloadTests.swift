@@ -76,6 +76,25 @@ import Testing
         #expect(faults.requests.count == 300, "\(faults.requests.count) requests")
     }
 
+    /// A run waiting for another process's download ends at its deadline: the URL fails as not done
+    /// in time, and the run exits (it used to wait for a message that never came).
+    @Test func aWaitForAnotherProcessEndsAtTheDeadline() throws {
+        let url = faults.baseURL + "/stall?deadline"
+        let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "-q", "fetch", "--timeout", "20", url], home: home.path)
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        waitUntil { faults.requests.count >= 1 }
+        let outputs = try TemporaryDirectory("imgcache-deadline-wait")
+        let waiter = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "fetch", "--deadline", "1", url], home: home.path, outputs: outputs)
+        waitUntil { !waiter.isRunning }
+        let ended = !waiter.isRunning
+        if !ended { kill(waiter.processIdentifier, SIGKILL) }
+        waiter.waitUntilExit()
+        #expect(ended, "still waiting 10 s after its deadline of 1 s")
+        let errors = (try? String(contentsOfFile: outputs.appending("stderr"), encoding: .utf8)) ?? ""
+        #expect(waiter.terminationStatus == 1 && errors.contains("not done within the run's 1 s (--deadline)"), "\(waiter.terminationStatus) \(errors)")
+        #expect(faults.requests.count == 1)
+    }
+
     @Test func aURLFarDownAnotherRunsQueueIsNotWaitedFor() throws {
         // A prefetch downloading one slow image at a time has 20 queued; a fetch of its 15th
         // is not held up by it (only what is about to be downloaded is locked).

@@ -72,6 +72,10 @@ struct FetchRun {
     /// Where each deferred key is in `lockDeferred`, so that its repeats join it.
     var deferredSlots: [KeyFingerprint: Int] = [:]
     var hasDeferredDownloads: Bool { !deferredSlots.isEmpty }
+    /// Whether anything is left to wait for: input, transfers, writes, variants, other processes' downloads.
+    var hasWork: Bool {
+        inputOpen || !inFlight.isEmpty || pendingWrites > 0 || !variants.isEmpty || !lockWaits.isEmpty || hasDeferredDownloads
+    }
     /// With `--per-host` or `--rate`: the download locks held for each server, so that the URLs
     /// of one server waiting their turn do not hold every lock while other servers go idle.
     var heldLocksByServer: [String: Int] = [:]

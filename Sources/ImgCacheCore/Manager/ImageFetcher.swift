@@ -150,8 +150,7 @@ public final class ImageFetcher {
             if let seconds = settings.deadline { run.deadline = WallClock.monotonic() + seconds }
             try take(input, &run, emit: emit, update: emitUpdate)
             submitQueued(&run)
-            while run.inputOpen || !run.inFlight.isEmpty || run.pendingWrites > 0 || !run.variants.isEmpty || !run.lockWaits.isEmpty
-                    || run.hasDeferredDownloads {
+            while run.hasWork {
                 // The reader gets the credits of what was answered, on every way round the loop: a
                 // pass that answers only waits for other processes' downloads (and `continue`s) must
                 // give them back too, or a reader out of credits and a loop with nothing in flight
@@ -198,6 +197,9 @@ public final class ImageFetcher {
                     if left <= 0 { continue }
                     wait = min(wait ?? left, left)
                 }
+                // What this pass answered may have been the last work (waits for other processes
+                // settled at the deadline): no message would come to wake a wait for one.
+                guard run.hasWork else { break }
                 let first: FetchMessage
                 if let wait {
                     guard let message = messages.pop(timeout: wait) else {
