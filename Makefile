@@ -10,13 +10,13 @@ DESTDIR ?=
 # C libraries (headers for the build, shared objects loaded at run time, hiredis
 # for Redis remote stores), nginx (and openssl for a test certificate; zsh and fish to try the completions; jq, man-db,
 # file and curl, which the recipes in README.md and Docs/ use), redis-server for the tests and the demo, and chromium
-# (headless, to look at the pages fetch --html and list --html write); moto's S3
+# (headless, to look at the pages fetch --html and list --html write), valgrind (instructions counted); moto's S3
 # server and wsgidav (Python, scripts/pip-install.sh) for the S3 and WebDAV tests; hyperfine,
 # wget, curl, aria2, GNU time, perf (system calls per URL), Pillow (the corpus, and the codec comparison) and
 # vipsthumbnail for benchmarks.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libhiredis-dev pkgconf \
 	libavif-dev libheif-dev libjxl-dev libtiff-dev librsvg2-dev liblcms2-dev libarchive-dev libseccomp-dev
-TEST_PACKAGES := nginx openssl zsh fish jq man-db file curl redis-server parallel strace libgs-common chromium
+TEST_PACKAGES := nginx openssl zsh fish jq man-db file curl redis-server parallel strace libgs-common chromium valgrind binutils
 BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools linux-perf \
 	libavif-bin libheif-examples libjxl-tools librsvg2-bin
 
@@ -49,11 +49,15 @@ build: deps
 	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --product imgcache
 
 # The fuzzer is built too (unoptimised) and run once over its corpus, so its
-# targets cannot fall behind the code they drive.
+# targets cannot fall behind the code they drive. Then the release binary's work
+# is counted in instructions (callgrind: the same count every run) and held to
+# its limits, the numbers printed so that a change's cost shows in the log.
 test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	scripts/fuzz.sh --build-only
+	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --product imgcache
+	scripts/count-instructions.sh $(RELEASE_BIN) --check
 
 run: build
 	scripts/demo.sh $(RELEASE_BIN)
