@@ -82,6 +82,21 @@ import Testing
         #expect(faults.requests.first?.target == "http://images.example.invalid/image/logo.png")
     }
 
+    /// A failure seen through a proxy of the environment answers only requests through it: the same
+    /// URL asked directly is tried (and the other way round).
+    @Test func aFailureThroughAProxyOfTheEnvironmentIsNotTheDirectRequests() throws {
+        let url = server.url("missing-through-proxy.png")
+        let proxied = try fetch(["fetch", url], environment: ["http_proxy": faults.baseURL])
+        #expect(proxied.status == 1 && faults.requests.count == 1, "\(proxied.standardError)")
+        let direct = try fetch(["fetch", url])
+        #expect(direct.status == 1 && direct.standardError.contains("HTTP 404") && !direct.standardError.contains("not tried again"),
+                "\(direct.standardError)")
+        // Each is remembered for requests like it.
+        #expect(try fetch(["fetch", url]).standardError.contains("not tried again"))
+        #expect(try fetch(["fetch", url], environment: ["http_proxy": faults.baseURL]).standardError.contains("not tried again"))
+        #expect(faults.requests.count == 1)
+    }
+
     @Test func aSelfSignedCertificateNeedsInsecureWhichWarns() throws {
         let tls = try NginxServer(tls: true)
         let refused = try fetch(["fetch", tls.tlsURL("logo.png")])

@@ -73,6 +73,33 @@ import Testing
         }
     }
 
+    /// A PNG that breaks the APNG rules in a way that makes it a still to browsers (its `acTL` after
+    /// the image data, two of them, or no frame at all) is its default image in every output, not
+    /// refused and not the frames after it.
+    @Test func aPNGWhoseAnimationBrowsersIgnoreIsItsDefaultImage() throws {
+        let still = try ImageDecoder.decode(Self.png(Self.chunks(try DecoderTests.bytes("apng.png")).filter {
+            !["acTL", "fcTL", "fdAT"].contains($0.type)
+        }))
+        let cases: [(String, (inout [Chunk]) -> Void)] = [
+            ("acTL after the image data", { chunks in
+                let control = chunks.remove(at: chunks.firstIndex { $0.type == "acTL" }!)
+                chunks.insert(control, at: chunks.firstIndex { $0.type == "IDAT" }! + 1)
+            }),
+            ("two acTL", { chunks in
+                let at = chunks.firstIndex { $0.type == "acTL" }!
+                chunks.insert(chunks[at], at: at)
+            }),
+            ("acTL without any fcTL", { chunks in chunks.removeAll { $0.type == "fcTL" || $0.type == "fdAT" } }),
+        ]
+        for (name, change) in cases {
+            let bytes = try Self.apng(change)
+            #expect((try ImageHeader.probe(bytes).frameCount ?? 1) == 1, "\(name)")
+            let decoded = try ImageDecoder.decode(bytes)
+            #expect(decoded.frameCount == 1, "\(name): \(decoded.frameCount) frames")
+            #expect(Array(decoded.pixels) == Array(still.pixels), "\(name)")
+        }
+    }
+
     @Test func anAPNGWhoseFramesContradictTheCanvasOrTheirOrderIsStillRefused() throws {
         let outOfOrder = try Self.apng { chunks in
             let at = chunks.lastIndex { $0.type == "fcTL" }!

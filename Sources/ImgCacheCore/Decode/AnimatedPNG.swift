@@ -45,10 +45,15 @@ struct AnimatedPNG {
     let shared: [Chunk]
     let header: Chunk
 
-    /// The animation in `bytes`, nil for a PNG without `acTL`; a problem when its chunks contradict themselves.
+    /// The animation in `bytes`, nil for a PNG that is a still as browsers show it: no `acTL`, one
+    /// after the image data or more than one (the APNG rules: then it is a plain PNG), or no frame
+    /// at all (its default image is shown); a problem when its frames contradict themselves.
     init?(_ bytes: [UInt8]) throws(ImageDecoder.DecodeError) {
-        guard let chunks = AnimatedPNG.chunks(bytes), let header = chunks.first, header.type == "IHDR", header.data.count >= 13,
-              let control = chunks.first(where: { $0.type == "acTL" }), control.data.count >= 8 else { return nil }
+        guard let chunks = AnimatedPNG.chunks(bytes), let header = chunks.first, header.type == "IHDR", header.data.count >= 13 else { return nil }
+        let controls = chunks.indices.filter { chunks[$0].type == "acTL" }
+        let firstData = chunks.firstIndex { $0.type == "IDAT" } ?? chunks.count
+        guard controls.count == 1, controls[0] < firstData, chunks[controls[0]].data.count >= 8 else { return nil }
+        let control = chunks[controls[0]]
         self.bytes = bytes
         self.header = header
         width = CodecShim.bigEndian(bytes, header.data.lowerBound)
@@ -91,6 +96,8 @@ struct AnimatedPNG {
         }
         // A last fcTL without data (the file ends after it) is no frame either.
         if let last = frames.last, last.data.isEmpty { frames.removeLast() }
+        // No frame at all: the default image, a still.
+        guard !frames.isEmpty else { return nil }
         self.frames = frames
         self.shared = shared
         if let problem = problem { throw .corrupt(.png, problem) }

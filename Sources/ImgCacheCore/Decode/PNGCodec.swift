@@ -87,9 +87,9 @@ struct PNGCodec: ImageCodec {
         return false
     }
 
-    /// An APNG's frame count (nil for a plain PNG, whose `acTL` would precede
-    /// the first IDAT): the frames present, as they are shown, when the
-    /// chunks are there to the end; else what `acTL` announces.
+    /// An APNG's frame count (nil for a plain PNG: no `acTL` before the first
+    /// IDAT, or two of them, or no frame at all): the frames present, as they
+    /// are shown, when the chunks are there to the end; else what `acTL` announces.
     static func apngFrameCount(_ bytes: [UInt8]) -> Int? {
         var offset = 8
         var declared: Int?
@@ -105,6 +105,8 @@ struct PNGCodec: ImageCodec {
                 } else if type.elementsEqual("IDAT".utf8) {
                     return nil
                 }
+            } else if type.elementsEqual("acTL".utf8) {
+                return nil
             }
             if type.elementsEqual("fcTL".utf8) {
                 pending = true
@@ -112,7 +114,7 @@ struct PNGCodec: ImageCodec {
                 present += 1
                 pending = false
             } else if type.elementsEqual("IEND".utf8) {
-                return declared.map { _ in max(1, present) }
+                return present == 0 ? nil : declared.map { _ in present }
             }
             guard length >= 0, length <= bytes.count else { break }
             offset += 12 + length

@@ -5,7 +5,8 @@ import Synchronization
 
 /// What of a request, besides its URL, may change the server's answer:
 /// headers (`-H`, `--accept`), credentials (`-u`, a netrc file), cookies (a
-/// jar's cookies when the run began) and the proxy, in 32 hex digits. A
+/// jar's cookies when the run began) and the proxy (`-x`, or those of the
+/// environment), in 32 hex digits. A
 /// failure the failed-URL list keeps answers only requests with the same
 /// fingerprint: a login page served to a request without cookies says
 /// nothing of the same URL asked with them. Passwords are never kept, nor
@@ -47,7 +48,15 @@ public struct RequestFingerprint: Hashable, Sendable, CustomStringConvertible {
         } else if downloads.handleCookies {
             parts.append("cookies of the run")
         }
-        if let proxy = downloads.proxy { parts.append("proxy " + proxy) }
+        if let proxy = downloads.proxy {
+            parts.append("proxy " + proxy)
+        } else {
+            // The proxies libcurl takes from the environment (each may carry a password): a failure
+            // seen through one says nothing of the same URL asked directly, nor the other way round.
+            let names = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
+            let set = names.compactMap { name in Environment.process[name].flatMap { $0.isEmpty ? nil : name + "=" + $0 } }
+            if !set.isEmpty { parts.append("environment proxy " + key.digest(set.joined(separator: "\n"))) }
+        }
         self = parts.isEmpty ? .plain : RequestFingerprint(parts: parts)
     }
 
