@@ -20,6 +20,41 @@ import Testing
         try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
     }
 
+    /// A variant's bytes are the same whatever other sizes the run asks, and whatever the cache held
+    /// already (a developer's warm cache and CI's cold one give the same names): large photos whose
+    /// decode is shrunk (JPEG's DCT scaling, PNG rows shrunk as read, WebP's scaled decode), in fine stripes.
+    @Test(arguments: [ImageFormat.jpeg, .png, .webp])
+    func aVariantIsTheSameWhateverElseTheRunAsks(format: ImageFormat) throws {
+        let docroot = try TemporaryDirectory("imgcache-stable-variants")
+        let (width, height) = (2600, 1700)
+        var pixels = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let at = (y * width + x) * 4
+                pixels[at] = x % 3 == 0 ? 30 : 220
+                pixels[at + 1] = UInt8(y * 255 / height)
+                pixels[at + 2] = y % 2 == 0 ? 40 : 200
+            }
+        }
+        let bytes = try ImageEncoder.encode(pixels[...], width: width, height: height, settings: ImageEncoder.Settings(format: format, quality: 90))
+        try Data(bytes).write(to: URL(fileURLWithPath: docroot.appending("big." + format.fileExtension)))
+        let origin = try NginxServer(serving: docroot.url)
+        let url = origin.url("big." + format.fileExtension)
+        func variant640(_ cache: String, _ sizes: String) throws -> Data? {
+            let result = try ImgCacheProcess.run(["--cache-dir", home.appending(cache), "--json", "fetch", "--thumbnail", sizes, "--format", "jpeg,webp", url],
+                                                 home: home.path)
+            let variants = try result.jsonLines().first?["variants"] as? [[String: Any]] ?? []
+            let path = variants.first { $0["width"] as? Int == 640 && $0["format"] as? String == "webp" }?["path"] as? String
+            return path.flatMap { FileManager.default.contents(atPath: $0) }
+        }
+        let alone = try variant640("alone", "640x")
+        #expect(alone != nil)
+        #expect(try variant640("ladder", "320x,640x,1280x") == alone)
+        #expect(try variant640("wider", "640x,1000x") == alone)
+        // A warm cache that had the 640 made alone, asked the whole ladder: the same file is its answer.
+        #expect(try variant640("alone", "320x,640x,1280x,1000x") == alone)
+    }
+
     @Test func theOriginalAndAnyNumberOfVariantsCostOneDownload() throws {
         let first = try json(["--thumbnail", "32x32", photo])
         #expect(first["cache"] as? String == "none" && first["width"] as? Int == 32 && first["height"] as? Int == 21)

@@ -282,6 +282,20 @@ public struct ImageTransform: Equatable, Sendable {
     /// `apply(to:shown:)` with the source's upright size.
     public static func decodeSource(_ bytes: [UInt8], header: ImageHeader, for transforms: [ImageTransform],
                                     maximumPixels: PixelLimit, strict: Bool = false) throws(ImageDecoder.DecodeError) -> DecodedImage {
+        let request = decodeRequest(header: header, for: transforms, strict: strict)
+        return try ImageDecoder.decode(bytes, maximumPixels: maximumPixels, maximumFrames: request.keepsFrames ? 0 : 1, atLeast: request.atLeast)
+    }
+
+    /// What `decodeSource` decodes for `transforms`: every frame or the first, and the size the
+    /// decode may shrink to (nil: whole).
+    public struct DecodeRequest: Equatable, Sendable {
+        public let keepsFrames: Bool
+        public let atLeastWidth: Int?, atLeastHeight: Int?
+        var atLeast: (width: Int, height: Int)? { atLeastWidth.flatMap { width in atLeastHeight.map { (width, $0) } } }
+    }
+
+    /// The decode `decodeSource` makes for `transforms`.
+    public static func decodeRequest(header: ImageHeader, for transforms: [ImageTransform], strict: Bool) -> DecodeRequest {
         let frames = header.frameCount ?? 1
         let keepsFrames = transforms.contains { $0.keepsFrames(of: header.format, frameCount: frames) }
         var atLeast: (width: Int, height: Int)?
@@ -296,7 +310,7 @@ public struct ImageTransform: Equatable, Sendable {
             let stored = header.orientation >= 5 ? (width: needed.height, height: needed.width) : needed
             atLeast = (min(stored.width, header.width), min(stored.height, header.height))
         }
-        return try ImageDecoder.decode(bytes, maximumPixels: maximumPixels, maximumFrames: keepsFrames ? 0 : 1, atLeast: atLeast)
+        return DecodeRequest(keepsFrames: keepsFrames, atLeastWidth: atLeast?.width, atLeastHeight: atLeast?.height)
     }
 
     /// `decodeSource(_:header:for:maximumPixels:)` for this transform alone.

@@ -33,23 +33,34 @@ extension DecodeJob {
                 return .failure(.decode(error))
             }
         case .variants(let transforms):
-            let decoded: DecodedImage
-            do {
-                decoded = try ImageTransform.decodeSource(bytes, header: header, for: transforms, maximumPixels: maximumPixels,
-                                                          strict: strict)
-            } catch {
-                return .failure(.decode(error))
-            }
-            var outputs: [ImageTransform.Output] = []
-            for transform in transforms {
-                phase(.transforming)
+            // Each variant is made from the decode its own size asks (one decode per such size, in
+            // turn): a variant's bytes, and so a name with its hash, are the same whatever other
+            // sizes a run asks, as on a machine whose cache had the others already. An SVG is drawn
+            // once at the largest size, and `--verify full` decodes whole, as before.
+            let shared = strict || header.format == .svg
+            let requests = transforms.map { ImageTransform.decodeRequest(header: header, for: shared ? transforms : [$0], strict: strict) }
+            var outputs: [ImageTransform.Output?] = Array(repeating: nil, count: transforms.count)
+            var done = Set<Int>()
+            for first in transforms.indices where !done.contains(first) {
+                let group = transforms.indices.filter { !done.contains($0) && requests[$0] == requests[first] }
+                let decoded: DecodedImage
                 do {
-                    outputs.append(try transform.apply(to: decoded, shown: ImageTransform.shownSize(of: header)) { phase(.encoding($0)) })
+                    decoded = try ImageTransform.decodeSource(bytes, header: header, for: group.map { transforms[$0] },
+                                                              maximumPixels: maximumPixels, strict: strict)
                 } catch {
-                    return .failure(.encode(error))
+                    return .failure(.decode(error))
+                }
+                for index in group {
+                    phase(.transforming)
+                    do {
+                        outputs[index] = try transforms[index].apply(to: decoded, shown: ImageTransform.shownSize(of: header)) { phase(.encoding($0)) }
+                    } catch {
+                        return .failure(.encode(error))
+                    }
+                    done.insert(index)
                 }
             }
-            return .success(DecodeResult(outputs: outputs))
+            return .success(DecodeResult(outputs: outputs.compactMap { $0 }))
         }
     }
 }
