@@ -41,3 +41,34 @@ import Testing
         }
     }
 }
+
+/// Every size of one contain box shape shows an image too small for the boxes at one size: padded to
+/// the smallest picture of the box's shape around it (not enlarged), the same for each box, so a
+/// srcset of them never shows it smaller at a higher density.
+@Suite struct ContainShapeTests {
+    @Test func anImageSmallerThanTheBoxesIsPaddedToOneCanvasOfTheirShape() {
+        for (width, height) in [(200, 150), (150, 200), (100, 100), (300, 40), (17, 311)] {
+            for boxes in [[(320, 180), (640, 360), (1280, 720)], [(400, 400), (800, 800)], [(360, 640), (720, 1280)]]
+            where width < boxes[0].0 && height < boxes[0].1 {
+                let canvases = boxes.map { box -> (width: Int, height: Int) in
+                    var transform = ImageTransform(thumbnail: .init(width: box.0, height: box.1), format: .webp)
+                    transform.fit = .contain
+                    let layout = transform.layout(width: width, height: height)
+                    #expect(layout.scaled == (width, height), "\(width)x\(height) in \(box): enlarged to \(layout.scaled)")
+                    return layout.canvas
+                }
+                for (canvas, box) in zip(canvases, boxes) {
+                    #expect(canvas == canvases[0], "\(width)x\(height): \(canvases)")
+                    #expect(canvas.width >= width && canvas.height >= height && canvas.width <= box.0 && canvas.height <= box.1,
+                            "\(width)x\(height) in \(box): \(canvas)")
+                    let shapeError = abs(Double(canvas.width) * Double(box.1) - Double(canvas.height) * Double(box.0)) / Double(box.1)
+                    #expect(shapeError <= 1, "\(width)x\(height) in \(box): \(canvas)")
+                }
+            }
+        }
+        // An image that meets a side of the box is padded to the box itself, as before.
+        var transform = ImageTransform(thumbnail: .init(width: 320, height: 180), format: .webp)
+        transform.fit = .contain
+        #expect(transform.layout(width: 640, height: 200).canvas == (320, 180))
+    }
+}

@@ -61,7 +61,16 @@ import Testing
                 canvas = (max(1, min(scaled.0, Int((Double(box.0!) * ratio).rounded()))), max(1, min(scaled.1, Int((Double(box.1!) * ratio).rounded()))))
             }
         }
-        if complete && fit == .contain { canvas = (box.0!, box.1!) }
+        // Contain: the box, or the smallest of its shape around an image that leaves room on every side (not enlarged).
+        if complete && fit == .contain {
+            if scaled.0 < box.0! && scaled.1 < box.1! {
+                let ratio = max(Double(scaled.0) / Double(box.0!), Double(scaled.1) / Double(box.1!))
+                canvas = (min(box.0!, max(scaled.0, Int((Double(box.0!) * ratio).rounded()))),
+                          min(box.1!, max(scaled.1, Int((Double(box.1!) * ratio).rounded()))))
+            } else {
+                canvas = (box.0!, box.1!)
+            }
+        }
         // Where the scaled picture sits on the canvas: centred (cropped when negative, padded when positive).
         let offset = ((canvas.0 - scaled.0) / 2, (canvas.1 - scaled.1) / 2)
         func corner(_ cx: Int, _ cy: Int) -> Corner {

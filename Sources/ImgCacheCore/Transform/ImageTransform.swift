@@ -160,6 +160,16 @@ public struct ImageTransform: Equatable, Sendable {
                 max(1, min(scaled.height, Int((Double(box.height) * ratio).rounded()))))
     }
 
+    /// What `contain` pads `scaled` to: the box, or, when the image (not enlarged) leaves room on
+    /// every side, the smallest picture of the box's shape around it: every size of one box shape
+    /// then holds the image at the same size, so a srcset of them never shows it smaller or larger.
+    static func containCanvas(scaled: (width: Int, height: Int), box: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        guard scaled.width < box.width && scaled.height < box.height else { return box }
+        let ratio = max(Double(scaled.width) / Double(box.width), Double(scaled.height) / Double(box.height))
+        return (min(box.width, max(scaled.width, Int((Double(box.width) * ratio).rounded()))),
+                min(box.height, max(scaled.height, Int((Double(box.height) * ratio).rounded()))))
+    }
+
     /// The layout the transform gives an image of `width` x `height` (as shown, upright).
     public func layout(width: Int, height: Int) -> Layout {
         var scaled = (width: width, height: height)
@@ -179,7 +189,7 @@ public struct ImageTransform: Equatable, Sendable {
                 if thumbnail.isComplete, fit == .cover {
                     canvas = ImageTransform.coverCanvas(scaled: scaled, box: (thumbnail.width!, thumbnail.height!))
                 } else if thumbnail.isComplete, fit == .contain {
-                    canvas = (thumbnail.width!, thumbnail.height!)
+                    canvas = ImageTransform.containCanvas(scaled: scaled, box: (thumbnail.width!, thumbnail.height!))
                 }
             }
         }
