@@ -95,6 +95,25 @@ import Testing
         #expect(faults.requests.count == 1)
     }
 
+    /// `-m` bounds the whole request, as curl's does, the wait for another process's download of it
+    /// included: a waiter on a stalled URL ends at its own limit, not after the holder gives up.
+    @Test func maxTimeBoundsTheWaitForAnotherProcess() throws {
+        let url = faults.baseURL + "/stall?max-time"
+        let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "-q", "fetch", "--timeout", "20", url], home: home.path)
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        waitUntil { faults.requests.count >= 1 }
+        let outputs = try TemporaryDirectory("imgcache-max-time-wait")
+        let waiter = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "fetch", "-m", "1", url], home: home.path, outputs: outputs)
+        waitUntil { !waiter.isRunning }
+        let ended = !waiter.isRunning
+        if !ended { kill(waiter.processIdentifier, SIGKILL) }
+        waiter.waitUntilExit()
+        #expect(ended, "still waiting 10 s past its -m 1")
+        let errors = (try? String(contentsOfFile: outputs.appending("stderr"), encoding: .utf8)) ?? ""
+        #expect(waiter.terminationStatus == 1 && errors.contains("not finished within 1 s (the maximum time)"), "\(waiter.terminationStatus) \(errors)")
+        #expect(faults.requests.count == 1)
+    }
+
     @Test func aURLFarDownAnotherRunsQueueIsNotWaitedFor() throws {
         // A prefetch downloading one slow image at a time has 20 queued; a fetch of its 15th
         // is not held up by it (only what is about to be downloaded is locked).

@@ -189,7 +189,16 @@ extension ImageFetcher {
         let patience = max(settings.timeout, 1)
         for var wait in waits {
             var request = wait.request
-            if locks.tryLock(request.fingerprint) {
+            // -m bounds the whole request, as curl's does: the wait for another process's download
+            // of it included (waiters on a stalled URL would otherwise each add their own).
+            let locked = locks.tryLock(request.fingerprint)
+            if !locked, let limit = settings.maximumTime, now - wait.since >= limit {
+                locks.stopWaiting(request.fingerprint)
+                try settle(request.fingerprint, .failure(.download(url: request.url, .maximumTimeExceeded(seconds: limit))),
+                           first: request.firstIndex, url: request.url, repeats: request.repeats, &run, emit: emit)
+                continue
+            }
+            if locked {
                 run.holdDownloadLock(request.fingerprint, server: lockServer(of: request.url))
             } else if now - wait.lastProgress < patience {
                 run.lockWaits.append(wait)
