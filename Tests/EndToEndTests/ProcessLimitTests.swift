@@ -80,5 +80,10 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         let summary = try result.jsonLines().last
         #expect(summary?["downloaded"] as? Int == 600, "\(String(describing: summary))")
+        // Under the docs' own example, ulimit -n 16, the logs kept open are fewer still: every URL is stored.
+        _ = try fetch(["clear"])
+        let low = try runLimited("-n 16", ["--json", "prefetch", "-j", "1", urls])
+        #expect(low.status == 0, "\(low.standardError)")
+        #expect(try low.jsonLines().last?["downloaded"] as? Int == 600, "\(low.standardError)")
     }
 }

@@ -24,7 +24,13 @@ final class URLLog: Sendable {
         var recent: [Int] = []
     }
     private let logs = Mutex(OpenLogs())
-    static let openLimit = 16
+    /// 16, or fewer under a low `ulimit -n`: a quarter of what the limit leaves beyond the two
+    /// dozen descriptors a run needs besides (transfers, workers, locks), and at least one.
+    static let openLimit: Int = {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(Int.max) else { return 16 }
+        return max(1, min(16, (Int(clamping: limit.rlim_cur) - 24) / 4))
+    }()
 
     init(namespaceDirectory: String) {
         directory = namespaceDirectory
