@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ImgCacheCore
 
 /// The cache under crashes and concurrent processes: many imgcache processes
 /// on one namespace, some killed at random moments, with clean and clear
@@ -169,6 +170,34 @@ import Testing
         #expect(again.status == 0)
         #expect(try again.jsonLines().map { $0["cache"] as? String } == ["disk", "disk"])
         #expect(CacheInspection.problems(inNamespace: root + "/default", expected: served).isEmpty)
+    }
+
+    /// A cache on a read-only file system: `-o FILE` still gets the image (a miss downloaded, a
+    /// conversion of a cached one made), nothing is stored, and the run says why; exit 0.
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aReadOnlyCacheStillDeliversToTheOutput() throws {
+        let (mountPoint, unmount) = try smallDisk("read-only", size: "4m")
+        defer { unmount() }
+        let root = mountPoint + "/cache"
+        #expect(try ImgCacheProcess.run(["--cache-dir", root, "fetch", server.url("photo.jpg")], home: home.path).status == 0)
+        let remount = Process()
+        remount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        remount.arguments = ["-o", "remount,ro", mountPoint]
+        try remount.run()
+        remount.waitUntilExit()
+        try #require(remount.terminationStatus == 0)
+        let output = home.appending("from-read-only.gif")
+        let missed = try ImgCacheProcess.run(["--cache-dir", root, "fetch", "-o", output, server.url("anim.gif")], home: home.path)
+        #expect(missed.status == 0 && missed.standardError.contains("cannot be written (Read-only file system): nothing is stored"),
+                "\(missed.standardError)")
+        #expect(FileManager.default.contents(atPath: output) == (try Paths.fixture("anim.gif")))
+        let thumbnail = home.appending("thumbnail.png")
+        let converted = try ImgCacheProcess.run(["--cache-dir", root, "fetch", "--thumbnail", "16x", "-o", thumbnail, server.url("photo.jpg")],
+                                                home: home.path)
+        #expect(converted.status == 0, "\(converted.standardError)")
+        #expect(try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: thumbnail)))).width == 16)
+        // Without -o the run says the cache cannot be written, as before.
+        #expect(try ImgCacheProcess.run(["--cache-dir", root, "fetch", server.url("logo.png")], home: home.path).status == 73)
     }
 
     /// A disk that fills up stops the downloads: the images that fit are stored, the rest of the

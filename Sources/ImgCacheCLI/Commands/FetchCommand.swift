@@ -48,8 +48,16 @@ extension FetchCommand {
             }
             list = opened
         }
+        var manager = arguments.manager
+        // -o FILE on a cache that cannot be written (a read-only mount, another user's folder):
+        // the output still gets the image, as on a full disk, and nothing is stored.
+        if arguments.output != nil, let denial = FetchCommand.writeDenial(of: cache.directory) {
+            console.warning("the cache \(ControlCharacters.escaped(cache.directory)) cannot be written (\(denial)): nothing is stored; "
+                            + "the output gets the image")
+            manager.settings.options.insert(.cacheMemoryOnly)
+        }
         let fetcher: ImageFetcher
-        switch ManagerSetup.fetcher(arguments.manager, cache: cache, console: console, environment: environment) {
+        switch ManagerSetup.fetcher(manager, cache: cache, console: console, environment: environment) {
         case .success(let made): fetcher = made
         case .failure(let status): return status
         }
@@ -229,6 +237,18 @@ extension FetchCommand {
 
     /// The extended attribute naming the URL a copy was written for: a later run knows its copies from another URL's.
     static let copyOwnerAttribute = "user.imgcache.copy-of"
+
+    /// Why the namespace folder `directory` cannot be written (a read-only file system, no
+    /// permission), nil when it can, or when it is missing and its parent can be written.
+    static func writeDenial(of directory: String) -> String? {
+        var path = directory
+        // The nearest folder that exists: where the namespace would be made.
+        while FileSystem.accessDenial(path, F_OK) != nil, path.contains("/"), path != "/" {
+            path = FileSystem.parentDirectory(of: path)
+        }
+        guard let denial = FileSystem.accessDenial(path, W_OK), denial == Errno(EROFS) || denial == Errno(EACCES) else { return nil }
+        return denial.description
+    }
 
     /// The longest URL file name `--output-dir` keeps: room is left for `-WxH`, a digest and an extension.
     static let longestRemoteName = 200
