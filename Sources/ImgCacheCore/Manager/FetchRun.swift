@@ -117,6 +117,12 @@ struct FetchRun {
                 if lockDeferredHead == lockDeferred.count {
                     lockDeferred.removeAll(keepingCapacity: true)
                     lockDeferredHead = 0
+                } else if lockDeferredHead >= 256, lockDeferredHead * 2 >= lockDeferred.count {
+                    // The slots taken are let go once they are half the queue: a queue fed as fast as
+                    // it is taken never empties, and would otherwise grow by a slot every URL.
+                    lockDeferred.removeFirst(lockDeferredHead)
+                    for (fingerprint, slot) in deferredSlots { deferredSlots[fingerprint] = slot - lockDeferredHead }
+                    lockDeferredHead = 0
                 }
                 return next
             }
