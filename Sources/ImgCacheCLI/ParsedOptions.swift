@@ -20,14 +20,29 @@ struct ParsedOptions {
                 let taking = CommandTable.commands.filter { $0.options.contains { $0.long == long } }.map(\.name)
                 if !taking.isEmpty { throw .optionBeforeCommand(spelled, commands: taking) }
             }
+            if let advice = ParsedOptions.habits["--" + long] { throw .habitOption(spelled, command: command?.name, advice: advice) }
             let suggestion = Suggestion.closest(to: long, among: visibleOptions.map(\.long))
             throw .unknownOption(spelled, command: command?.name, suggestion: suggestion.map { "--" + $0 })
         }
 
         func option(short: Character) throws(UsageError) -> OptionSpec {
             if let spec = visibleOptions.first(where: { $0.short == short }) { return spec }
+            if let advice = ParsedOptions.habits["-\(short)"] { throw .habitOption("-\(short)", command: command?.name, advice: advice) }
             throw .unknownOption("-\(short)", command: command?.name, suggestion: nil)
         }
+
+        /// curl's and wget's options that imgcache does not take, and what to give instead: a
+        /// script moved from curl meets them first.
+        static let habits: [String: String] = [
+            "-s": "use -q (--quiet)", "--silent": "use -q (--quiet)",
+            "-S": "errors are always shown (-q hides the rest)", "--show-error": "errors are always shown (-q hides the rest)",
+            "-L": "redirects are followed already (--max-redirects N limits them)",
+            "--location": "redirects are followed already (--max-redirects N limits them)",
+            "-O": "use -o FILE, or --output-dir DIR for copies named from their URLs",
+            "--remote-name": "use -o FILE, or --output-dir DIR for copies named from their URLs",
+            "-f": "an HTTP error fails its URL already (exit 1)", "--fail": "an HTTP error fails its URL already (exit 1)",
+            "-A": "use -H 'User-Agent: NAME'", "--user-agent": "use -H 'User-Agent: NAME'",
+        ]
 
         /// Where secrets were found in the words (see `secretLocations`): a byte
         /// range of one word (`length` nil: to its end).

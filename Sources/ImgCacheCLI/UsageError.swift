@@ -5,6 +5,8 @@ public enum UsageError: Error, Equatable, Sendable {
     case missingCommand
     case unknownCommand(String, suggestion: String?)
     case unknownOption(String, command: String?, suggestion: String?)
+    /// An option of curl's or wget's that imgcache has no need of, or spells otherwise: what to do instead.
+    case habitOption(String, command: String?, advice: String)
     /// A command's option given before the command: the commands that take it.
     case optionBeforeCommand(String, commands: [String])
     case missingValue(option: String, metavar: String)
@@ -21,7 +23,7 @@ public enum UsageError: Error, Equatable, Sendable {
     /// The command whose help the hint should point to, if any.
     public var command: String? {
         switch self {
-        case .unknownOption(_, let command, _): return command
+        case .unknownOption(_, let command, _), .habitOption(_, let command, _): return command
         case .optionBeforeCommand(_, let commands): return commands.first
         case .missingOperand(let command, _), .unexpectedOperand(let command, _): return command
         default: return nil
@@ -38,6 +40,9 @@ public enum UsageError: Error, Equatable, Sendable {
         case .unknownOption(let option, let command, let suggestion):
             let scope = command.map { " for '\($0)'" } ?? ""
             return "unknown option '\(option)'\(scope)" + UsageError.didYouMean(suggestion)
+        case .habitOption(let option, let command, let advice):
+            let scope = command.map { " for '\($0)'" } ?? ""
+            return "unknown option '\(option)'\(scope): \(advice)"
         case .optionBeforeCommand(let option, let commands):
             return "'\(option)' is an option of \(UsageError.either(commands)), not of imgcache itself: "
                 + "give it after the command (imgcache \(commands[0]) \(option) ...)"

@@ -57,6 +57,21 @@ import Testing
                                       "Run 'imgcache --help' for the list of commands."])
     }
 
+    /// curl's options that imgcache has no need of, or spells otherwise, say what to give instead; a
+    /// format may be named by its extension (`jpg`), as `-o photo.jpg` names it.
+    @Test(arguments: [("-s", "use -q (--quiet)"), ("--silent", "use -q (--quiet)"),
+                      ("-L", "redirects are followed already (--max-redirects N limits them)"),
+                      ("-O", "use -o FILE, or --output-dir DIR for copies named from their URLs"),
+                      ("-f", "an HTTP error fails its URL already (exit 1)"), ("-A", "use -H 'User-Agent: NAME'"),
+                      ("--user-agent", "use -H 'User-Agent: NAME'")])
+    func curlsOptionsSayWhatToGiveInstead(option: String, advice: String) throws {
+        let result = try run(["fetch", option, "x", "http://x/a.png"])
+        #expect(result.status == 64)
+        #expect(result.errorLines.first == "imgcache: error: unknown option '\(option)' for 'fetch': \(advice)", "\(result.errorLines)")
+        let jpg = try run(["fetch", "--cache-only", "--format", "jpg,png", "http://x/a.png"])
+        #expect(jpg.status == 1 && !jpg.standardError.contains("--format"), "\(jpg.standardError)")
+    }
+
     @Test func aBadValueInACommandPointsToThatCommandsHelp() throws {
         let result = try run(["prefetch", "--thumbnail", "10"])
         #expect(result.status == 64)

@@ -140,7 +140,9 @@ extension ParsedOptions {
         if let text = last(.format) {
             formats = []
             for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let format = ImageFormat(rawValue: String(item.trimmingWhitespace).lowercased()),
+                // A format's name, or an extension that names it (jpg, as -o photo.jpg is taken).
+                let name = String(item.trimmingWhitespace).lowercased()
+                guard let format = ImageFormat(rawValue: name) ?? ImageFormat(fileExtension: name),
                       ImageEncoder.writableFormats.contains(format) else {
                     throw .invalidValue(option: "--format", value: text,
                                         reason: "expected \(CodecRegistry.writableFormats.map(\.rawValue).joined(separator: ", ")), comma-separated")
