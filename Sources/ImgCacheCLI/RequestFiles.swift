@@ -72,6 +72,13 @@ enum RequestFiles {
 
     /// Why a file (the cookie jar, a --stats report) cannot be written at `path` when the run
     /// ends, if it cannot: a folder there, or no write permission on it or on its folder.
+    /// Whether `path` and `other` are one file (the same device and inode; both there).
+    static func isSameFile(_ path: String, _ other: String) -> Bool {
+        var first = stat(), second = stat()
+        guard stat(path, &first) == 0, stat(other, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+
     static func unwritable(_ path: String) -> String? {
         if FileSystem.accessDenial(path, F_OK) == nil {
             if (try? FileSystem.status(path))??.isDirectory == true { return "it is a folder" }

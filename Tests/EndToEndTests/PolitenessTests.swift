@@ -149,6 +149,13 @@ import Testing
         #expect(refused.status == 74 && refused.standardError.contains("cannot write --stats"), "\(refused.standardError)")
         #expect(server.requests.count == requests)
         #expect(try fetch(["prefetch", "--stats", work.appending("no/such/folder/s.json"), list]).status == 74)
+        // The list itself, however named, is refused as --stats or --html-report (exit 64): it is left as it was.
+        let before = FileManager.default.contents(atPath: list)
+        for option in ["--stats", "--html-report"] {
+            let overwriting = try fetch(["prefetch", option, work.path + "/./" + URL(fileURLWithPath: list).lastPathComponent, list])
+            #expect(overwriting.status == 64 && overwriting.standardError.contains("the run reads: give another file"), "\(overwriting.standardError)")
+        }
+        #expect(FileManager.default.contents(atPath: list) == before && server.requests.count == requests)
         // A list that cannot be read to its end is not complete.
         let noColumn = try fetch(["--json", "prefetch", "--url-column", "nope", try work.write(lines: ["url", server.url("photo.jpg")], to: "t.csv")])
         let last = try noColumn.jsonLines().last

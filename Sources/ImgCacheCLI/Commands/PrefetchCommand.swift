@@ -40,6 +40,13 @@ extension PrefetchCommand {
             console.error("cannot write --html-report \(path): \(problem)")
             return .outputFailed
         }
+        // A report written over a list the run reads would lose the list.
+        let lists = ([arguments.input ?? "-"] + arguments.moreInputs).filter { $0 != "-" }
+        for (option, path) in [("--stats", arguments.statsFile), ("--html-report", arguments.htmlReport)] {
+            guard let path, let list = lists.first(where: { RequestFiles.isSameFile($0, path) }) else { continue }
+            console.error("\(option) \(ControlCharacters.escaped(path)) is the list \(ControlCharacters.escaped(list)) the run reads: give another file")
+            return .usage
+        }
         // What the report shows: each image as the run answered it, each failure and why.
         var reported: [ContactSheetPage.Item] = []
         var reportedFailures: [(url: String, reason: String, at: Double?)] = []
