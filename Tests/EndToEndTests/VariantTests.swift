@@ -26,7 +26,7 @@ import Testing
     @Test(arguments: [ImageFormat.jpeg, .png, .webp])
     func aVariantIsTheSameWhateverElseTheRunAsks(format: ImageFormat) throws {
         let docroot = try TemporaryDirectory("imgcache-stable-variants")
-        let (width, height) = (2600, 1700)
+        let (width, height) = (2100, 2000)
         var pixels = [UInt8](repeating: 255, count: width * height * 4)
         for y in 0..<height {
             for x in 0..<width {
@@ -43,6 +43,7 @@ import Testing
         func variant640(_ cache: String, _ sizes: String) throws -> Data? {
             let result = try ImgCacheProcess.run(["--cache-dir", home.appending(cache), "--json", "fetch", "--thumbnail", sizes, "--format", "jpeg,webp", url],
                                                  home: home.path)
+            #expect(result.status == 0, "\(sizes): \(result.standardError)")
             let variants = try result.jsonLines().first?["variants"] as? [[String: Any]] ?? []
             let path = variants.first { $0["width"] as? Int == 640 && $0["format"] as? String == "webp" }?["path"] as? String
             return path.flatMap { FileManager.default.contents(atPath: $0) }
@@ -52,7 +53,7 @@ import Testing
         #expect(try variant640("ladder", "320x,640x,1280x") == alone)
         #expect(try variant640("wider", "640x,1000x") == alone)
         // A warm cache that had the 640 made alone, asked the whole ladder: the same file is its answer.
-        #expect(try variant640("alone", "320x,640x,1280x,1000x") == alone)
+        #expect(try variant640("alone", "320x,640x,1000x") == alone)
     }
 
     @Test func theOriginalAndAnyNumberOfVariantsCostOneDownload() throws {

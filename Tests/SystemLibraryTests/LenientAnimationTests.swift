@@ -146,3 +146,47 @@ import Testing
         #expect(again.delays == (format == .gif ? [100, 100, 70, 20, 20] : [100, 100, 70, 11, 14]), "\(format): \(again.delays)")
     }
 }
+
+/// A header that lies about the size (a HEIC's `ispe` box claiming more than its pixels): `--verify
+/// full` and a thumbnail refuse it, rather than store or scale it at the size it claims. (libavif
+/// gives an AVIF's pixels the size its `ispe` claims, so an AVIF's lie is not seen this way.)
+@Suite struct LyingHeaderTests {
+    /// `bytes` with every `ispe` box saying `width` x `height`.
+    static func claiming(_ bytes: [UInt8], width: UInt32, height: UInt32) -> [UInt8] {
+        var patched = bytes
+        let tag = Array("ispe".utf8)
+        var index = 4
+        while index + 16 <= patched.count {
+            if Array(patched[index..<index + 4]) == tag {
+                for (offset, value) in [(8, width), (12, height)] {
+                    for byte in 0..<4 { patched[index + offset + byte] = UInt8(truncatingIfNeeded: value >> (24 - 8 * byte)) }
+                }
+            }
+            index += 1
+        }
+        return patched
+    }
+
+    @Test(arguments: ["formats/still.heic", "formats/alpha.heic"])
+    func aSizeTheHeaderClaimsAndThePixelsDoNotHaveIsRefused(name: String) throws {
+        let original = try DecoderTests.bytes(name)
+        let header = try ImageHeader.probe(original)
+        let lying = Self.claiming(original, width: UInt32(header.width * 3), height: UInt32(header.height * 3))
+        let claimed = try ImageHeader.probe(lying)
+        guard claimed.width == header.width * 3 else { return }  // a decoder that takes the size from elsewhere
+        let expected = "not the \(claimed.width)×\(claimed.height) its header says"
+        for work in [DecodeJob.Work.verify, .variants([ImageTransform(thumbnail: .init(width: 20, height: nil), format: .png)])] {
+            let result = DecodeJob(work: work, maximumPixels: .standard).perform(on: lying) { _ in }
+            guard case .failure(.decode(.corrupt(_, let reason))) = result else {
+                Issue.record("\(name) \(work): \(result)")
+                continue
+            }
+            #expect(reason.contains(expected), "\(name): \(reason)")
+        }
+        // The true header passes.
+        guard case .success = DecodeJob(work: .verify, maximumPixels: .standard).perform(on: original, phase: { _ in }) else {
+            Issue.record("\(name): the original is refused")
+            return
+        }
+    }
+}

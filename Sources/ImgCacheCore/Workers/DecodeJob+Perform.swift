@@ -27,7 +27,8 @@ extension DecodeJob {
             return .success(DecodeResult(outputs: [], header: header))
         case .verify:
             do {
-                _ = try ImageDecoder.decode(bytes, maximumPixels: maximumPixels)
+                let decoded = try ImageDecoder.decode(bytes, maximumPixels: maximumPixels)
+                if let mismatch = DecodeJob.sizeMismatch(decoded, header) { return .failure(.decode(.corrupt(header.format, mismatch))) }
                 return .success(DecodeResult(outputs: []))
             } catch {
                 return .failure(.decode(error))
@@ -50,6 +51,12 @@ extension DecodeJob {
                 } catch {
                     return .failure(.decode(error))
                 }
+                // Decoded whole, the pixels are the header's size: else the header lies (an AVIF's `ispe`
+                // box claiming 9000x9000 for 64x64 pixels), and no variant is made at the size it claims.
+                if requests[first].atLeast == nil || !DecodeJob.decodesSmaller.contains(header.format),
+                   let mismatch = DecodeJob.sizeMismatch(decoded, header) {
+                    return .failure(.decode(.corrupt(header.format, mismatch)))
+                }
                 for index in group {
                     phase(.transforming)
                     do {
@@ -62,5 +69,21 @@ extension DecodeJob {
             }
             return .success(DecodeResult(outputs: outputs.compactMap { $0 }))
         }
+    }
+}
+
+extension DecodeJob {
+    /// What a whole decode's size contradicts in the header (either way round: a decoder that
+    /// applies a rotation the container asks swaps the sides), nil when they agree. An SVG is
+    /// drawn at whatever size is asked.
+    /// The formats whose decoders may give fewer pixels than the image has, when asked for less
+    /// (JPEG's DCT scaling, WebP's scaled decode, PNG rows shrunk as read; an SVG drawn at a size).
+    static let decodesSmaller: Set<ImageFormat> = [.jpeg, .webp, .png, .svg]
+
+    static func sizeMismatch(_ decoded: DecodedImage, _ header: ImageHeader) -> String? {
+        guard header.format != .svg else { return nil }
+        let agrees = (decoded.width == header.width && decoded.height == header.height)
+            || (decoded.width == header.height && decoded.height == header.width)
+        return agrees ? nil : "its pixels are \(decoded.width)×\(decoded.height), not the \(header.width)×\(header.height) its header says"
     }
 }
