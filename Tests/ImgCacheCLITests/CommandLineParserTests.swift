@@ -170,6 +170,9 @@ import Testing
         // One srcset, one shape: cover crops of two shapes are refused for a page, taken otherwise.
         #expect(error("fetch --html --thumbnail 375x375,1400x788 --fit cover u")?.message.contains("makes boxes of two shapes") == true)
         #expect(error("fetch --srcset --thumbnail 320x180,640x360,1280x720 --fit cover u") == nil)
+        // One shape to a pixel of rounding: the usual 16:9 ladder is one; 16:10 beside it is another.
+        #expect(error("fetch --html --thumbnail 426x240,640x360,854x480,1280x720 --fit cover u") == nil)
+        #expect(error("fetch --html --thumbnail 640x400,1280x720 --fit cover u")?.message.contains("makes boxes of two shapes") == true)
         #expect(error("fetch --thumbnail 375x375,1400x788 --fit cover u") == nil)
         // The URL taken as an option's value is named, with the option as it is spelled short.
         #expect(error("fetch -j http://h/a.png") == .missingOperand(command: "fetch", operand:

@@ -461,7 +461,11 @@ extension ParsedOptions {
         if arguments.html || arguments.srcset {
             let shaped = variants.filter { $0.fit == .cover || $0.fit == .fill || $0.fit == .contain }.compactMap(\.thumbnail)
                 .filter(\.isComplete)
-            if let first = shaped.first, let other = shaped.first(where: { $0.width! * first.height! != first.width! * $0.height! }) {
+            // One shape to a pixel of rounding at the smaller box (a 16:9 ladder of 426x240 and 1280x720).
+            func sameShape(_ one: ImageTransform.BoxSize, _ other: ImageTransform.BoxSize) -> Bool {
+                abs(one.width! * other.height! - other.width! * one.height!) <= max(one.width!, other.width!)
+            }
+            if let first = shaped.first, let other = shaped.first(where: { !sameShape($0, first) }) {
                 throw .conflictingOptions("--thumbnail \(first)", "\(other)", reason: "--fit \(variants[0].fit.rawValue) makes boxes of two shapes, "
                                           + "which one srcset cannot offer (the browser would switch crops as the page widens); "
                                           + "run once per shape, and put each in a <source media=…> of your own")
