@@ -414,6 +414,22 @@ import Testing
         #expect(try fetch(["export", "--webdataset", out, "--shard-size", "1", list]).status == 0)
     }
 
+    /// The partial shards an export killed part way left (tars and folders, any number) are gone after
+    /// the next export into the folder, however few shards it writes.
+    @Test func theNextExportRemovesWhatAKilledOneLeftPartWritten() throws {
+        let list = try table(["photo.jpg", "logo.png"].map { server.url($0) }.joined(separator: "\n") + "\n", name: "list.txt")
+        #expect(try fetch(["prefetch", list]).status == 0)
+        let out = work.appending("left")
+        #expect(try fetch(["export", "--webdataset", out, list]).status == 0)
+        FileManager.default.createFile(atPath: out + "/.00007.tar.partial", contents: Data(repeating: 1, count: 512))
+        try FileManager.default.createDirectory(atPath: out + "/.00003.partial", withIntermediateDirectories: false)
+        FileManager.default.createFile(atPath: out + "/.00003.partial/k.jpg", contents: Data("x".utf8))
+        #expect(try fetch(["export", "--webdataset", out, list]).status == 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        #expect(!names.contains { $0.hasSuffix(".partial") }, "\(names)")
+        #expect(names.contains("00000.tar") && names.contains("manifest.jsonl"), "\(names)")
+    }
+
     /// Machines that kept only their variants (`--no-original`): one export, from one cache with the
     /// others read-only, finds them all, and `fetch --cache-only` does too.
     @Test func variantsMadeWithoutTheOriginalAreFoundInAReadOnlyCache() throws {

@@ -167,6 +167,14 @@ public final class WebDatasetExport {
             if let stranger = names.first(where: { !WebDatasetExport.isOwn($0) }) {
                 throw Failure(reason: "\(directory) holds \(stranger), which no export wrote: give an empty or new folder")
             }
+            // What an export killed part way left (its partial shards, tars or folders): no export is
+            // writing here (the folder is locked), so they are nobody's now.
+            if upload == nil {
+                for name in names where name.hasPrefix(".") && name.hasSuffix(".partial") && name != ".manifest.jsonl.partial" {
+                    let path = directory + "/" + name
+                    if (try? FileSystem.status(path))??.isDirectory == true { FolderShardWriter.removeFlat(path) } else { try? FileSystem.remove(path) }
+                }
+            }
         } catch let error as Failure {
             if folderLock >= 0 { close(folderLock) }
             throw error
