@@ -37,9 +37,12 @@ public struct PageSettings: Equatable, Sendable {
     /// The `style` attribute `--placeholder` gives an image with `placeholder` found, if any.
     /// An image with transparent pixels gets none: nothing takes the placeholder away once the image is
     /// shown, and it would show through.
-    func style(for result: FetchResult) -> String? {
+    /// `paddedTransparently`: a variant is padded with clear pixels (`--fit contain` without
+    /// `--background`), which would show the placeholder for good around the picture.
+    func style(for result: FetchResult, paddedTransparently: Bool = false) -> String? {
         // An animation's later frames may be transparent where its first is not: none behind animations either.
-        guard let placeholder, let found = result.placeholder?.metadata.placeholder, !found.hasAlpha, !FetchCommand.isAnimated(result) else {
+        guard let placeholder, let found = result.placeholder?.metadata.placeholder, !found.hasAlpha, !FetchCommand.isAnimated(result),
+              !paddedTransparently else {
             return nil
         }
         switch placeholder {

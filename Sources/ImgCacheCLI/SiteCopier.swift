@@ -110,6 +110,9 @@ struct SiteCopier {
         return (files, refused)
     }
 
+    /// Whether the run named no copy at all (an empty list): a prune then would empty the folder.
+    var namedNothing: Bool { owners.isEmpty }
+
     /// Whether the file at `path` is a copy imgcache wrote (it carries the URL it was written for):
     /// a file the site put there itself, whatever its name, is never one.
     static func isCopy(_ path: String) -> Bool {

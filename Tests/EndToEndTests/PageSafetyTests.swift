@@ -116,6 +116,10 @@ import Testing
         #expect(kept.status == 0 && !kept.output.contains("<source") && kept.output.contains(".svg\""), "\(kept.output)")
         let json = try imgcache(["--json", "fetch", "--keep-svg", "--thumbnail", "64x", nginx.url("icon.svg")]).jsonLines()
         #expect(json.first?["format"] as? String == "svg", "\(json)")
+        // --srcset keeps its columns: the SVG in the last (the fallback's), the others empty.
+        let columns = try imgcache(["fetch", "--srcset", "--keep-svg", "--thumbnail", "64x", "--format", "avif,webp,png", nginx.url("icon.svg")])
+            .output.trimmingCharacters(in: .newlines).split(separator: "\t", omittingEmptySubsequences: false)
+        #expect(columns.count == 3 && columns[0].isEmpty && columns[1].isEmpty && columns[2].contains(".svg "), "\(columns)")
     }
 
     /// An SVG that would run script or load another document when opened on its own (as a page of
@@ -236,6 +240,12 @@ import Testing
         #expect(failing.standardError.contains("--prune: nothing removed, since not every URL was answered with its image (exit status 1)"),
                 "\(failing.standardError)")
         #expect(files(under: out) == after, "\(files(under: out))")
+        // Nor does one that named nothing (a list of comments only): the folder is not emptied.
+        let empty = work.appending("empty.txt")
+        try "# no images this time\n".write(toFile: empty, atomically: true, encoding: .utf8)
+        let none = try imgcache(["fetch", "--html", "--prune", "--output-dir", out, "--thumbnail", "32x,64x", "-i", empty])
+        #expect(none.status == 0 && none.standardError.contains("--prune: nothing removed, since the run named no copy"), "\(none.standardError)")
+        #expect(files(under: out) == after, "\(files(under: out))")
         #expect(try imgcache(["fetch", "--prune", nginx.url("photo.jpg")]).status == 64)
     }
 
@@ -246,6 +256,16 @@ import Testing
         let lines = result.output.split(separator: "\n")
         // Nor behind an animation, whose later frames may be transparent where its first is not.
         #expect(lines[0].contains("style=\"background-color:#") && !lines[1].contains("style=") && !lines[2].contains("style="), "\(result.output)")
+        // Nor through the clear padding of --fit contain (an opaque photo in a box of another shape); with a
+        // --background the padding is opaque, and the placeholder is there again.
+        for placeholder in ["color", "lqip"] {
+            let padded = try imgcache(["fetch", "--html", "--placeholder", placeholder, "--fit", "contain", "--thumbnail", "32x32,64x64",
+                                       "--format", "webp,png", nginx.url("photo.jpg")])
+            #expect(padded.status == 0 && !padded.output.contains("style="), "\(padded.output)")
+        }
+        let filled = try imgcache(["fetch", "--html", "--placeholder", "color", "--fit", "contain", "--background", "#202020",
+                                   "--thumbnail", "32x32", "--format", "webp", nginx.url("photo.jpg")])
+        #expect(filled.output.contains("style=\"background-color:#"), "\(filled.output)")
     }
 
     @Test func aLinkInTheOutputFolderIsReplacedNotWrittenThrough() throws {

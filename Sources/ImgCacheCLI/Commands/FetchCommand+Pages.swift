@@ -96,7 +96,8 @@ extension FetchCommand {
             }
         }
         warn.printedMarkup = true
-        let markup = PictureMarkup(alt: alt, sizes: page.sizes, style: page.style(for: result), loading: page.loading,
+        let padded = arguments.manager.settings.variants.contains { $0.fit == .contain && $0.padding == nil && !$0.makesPlaceholder }
+        let markup = PictureMarkup(alt: alt, sizes: page.sizes, style: page.style(for: result, paddedTransparently: padded), loading: page.loading,
                                    fetchPriority: page.fetchPriority)
         let candidates = candidates(files)
         if page.address.siteRoot != nil, page.address.urlPrefix == nil, !warn.saidOutOfSite,
@@ -124,7 +125,14 @@ extension FetchCommand {
         for variant in result.variants {
             if let format = variant.metadata.format, !formats.contains(format) { formats.append(format) }
         }
-        let columns = formats.isEmpty ? shown : formats.map { format in shown.first { $0[0].format == format } ?? [] }
+        var columns = formats.isEmpty ? shown : formats.map { format in shown.first { $0[0].format == format } ?? [] }
+        // An image passed through as it is (an SVG with --keep-svg): in the last column, the
+        // fallback's, the others empty, so that the columns still line up with --format.
+        var asked: [ImageFormat] = []
+        for format in arguments.manager.settings.variants.compactMap(\.format) where !asked.contains(format) { asked.append(format) }
+        if result.variants.isEmpty, asked.count > 1, columns.count == 1 {
+            columns = Array(repeating: [], count: asked.count - 1) + columns
+        }
         return columns.map { PictureMarkup.srcset($0.sorted { $0.width < $1.width }) }.joined(separator: "\t")
     }
 

@@ -99,6 +99,9 @@ extension FetchCommand {
             // A URL that failed (the server down, a deadline) named no copy: its copies from
             // earlier runs are what the page still shows, so nothing is removed.
             console.note("--prune: nothing removed, since not every URL was answered with its image (exit status \(answers.status.rawValue))")
+        } else if arguments.prunes, answers.namedNoCopy {
+            // An empty list (a header alone, comments) names nothing: pruning would empty the folder.
+            console.note("--prune: nothing removed, since the run named no copy (an empty list?)")
         } else if arguments.prunes, let removed = answers.prune() {
             console.note("--prune: \(Plural.count(removed.count, "copy", "copies")) no longer named removed" + (removed.isEmpty ? "" : ": " + removed.prefix(5).joined(separator: ", ")
                          + (removed.count > 5 ? ", …" : "")))
@@ -136,6 +139,8 @@ extension FetchCommand {
 
         /// `--prune`: the copies this run did not name, removed (their names); nil without copies.
         func prune() -> [String]? { copier?.prune() }
+        /// Whether the run named no copy in `--output-dir`.
+        var namedNoCopy: Bool { copier?.namedNothing ?? true }
 
         mutating func print(url: String, _ answer: Result<FetchResult, FetchError>, row: JSONObject? = nil) throws(SystemError) {
             statistics.count(answer)
