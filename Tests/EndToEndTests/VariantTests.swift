@@ -56,6 +56,19 @@ import Testing
         #expect(try variant640("alone", "320x,640x,1000x") == alone)
     }
 
+    /// An animation written as PNG is its first frame whether or not it already fits the box (it
+    /// used to stay whole when it fitted: one size of a set animated, the others not).
+    @Test func anAPNGWrittenAsPNGIsItsFirstFrameAtEverySize() throws {
+        let apng = faults.baseURL + "/image/apng.png"  // 20x10, 3 frames
+        for size in ["8x", "20x", "64x64"] {
+            let variant = try #require((try json(["--thumbnail", size, "--format", "png", apng])["variants"] as? [[String: Any]])?.first)
+            #expect(variant["frames"] as? Int == 1, "\(size): \(variant)")
+        }
+        // A format that animates keeps the frames at every size.
+        let webp = try #require((try json(["--thumbnail", "64x64", "--format", "webp", apng])["variants"] as? [[String: Any]])?.first)
+        #expect(webp["frames"] as? Int == 3, "\(webp)")
+    }
+
     @Test func theOriginalAndAnyNumberOfVariantsCostOneDownload() throws {
         let first = try json(["--thumbnail", "32x32", photo])
         #expect(first["cache"] as? String == "none" && first["width"] as? Int == 32 && first["height"] as? Int == 21)

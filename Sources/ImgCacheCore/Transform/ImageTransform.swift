@@ -269,6 +269,8 @@ public struct ImageTransform: Equatable, Sendable {
         let layout = layout(width: shown.width, height: shown.height)
         return !makesPlaceholder && layout.scaled == shown && layout.canvas == shown && header.orientation <= 1
             && outputFormat(for: header.format, animated: header.isAnimated) == header.format && !header.hasColourProfile
+            // An animation written as PNG or JPEG XL is its first frame, fitting the box or not.
+            && (!header.isAnimated || ImageEncoder.animatedFormats.contains(header.format))
     }
 
     /// What a transform made.
