@@ -91,10 +91,14 @@ struct WebPCodec: ImageCodec {
                                          ic_webp_decode), of: bytes)
     }
 
-    /// A still image smaller where that keeps at least `size`: libwebp's scaled decoding, straight to that size.
+    /// A still image smaller where that keeps at least `size`: libwebp's scaled decoding, straight to that size
+    /// (an image with alpha, up to 4 megapixels, whole).
     func decode(_ bytes: [UInt8], header: ImageHeader, maximumPixels: PixelLimit, maximumFrames: Int,
                 atLeast size: (width: Int, height: Int)) throws(ImageDecoder.DecodeError) -> DecodedImage {
-        guard header.frameCount ?? 1 == 1 else {
+        // An image with alpha up to PNG's size for exact averaging is decoded whole: libwebp's
+        // scaler weighs pixels across an edge, so a thumbnail column of clear pixels alone came out
+        // partly opaque; the resizer's area averaging keeps hard edges of alpha where they are.
+        guard header.frameCount ?? 1 == 1, !(header.hasAlpha && header.width * header.height <= PNGCodec.exactlyAveragedPixels) else {
             return try decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames)
         }
         return withProfile(try CodecShim.decode(bytes, header: header, maximumPixels: maximumPixels, maximumFrames: maximumFrames,
