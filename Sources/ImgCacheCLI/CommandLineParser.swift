@@ -64,6 +64,10 @@ public enum CommandLineParser {
                     state.record(spec, value: inline, at: nil)
                 }
             } else {
+                // wget's -nv, -nc, -nd, -np, -nH would read as a namespace of one letter (-n v is one).
+                if argument.count == 3, argument.hasPrefix("-n"), let advice = ParsedOptions.habits[argument] {
+                    throw .habitOption(argument, command: state.command?.name, advice: advice)
+                }
                 var letters = argument.dropFirst()
                 while let letter = letters.first {
                     letters = letters.dropFirst()

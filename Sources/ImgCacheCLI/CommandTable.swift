@@ -31,7 +31,7 @@ public enum CommandTable {
         .value(.rate, metavar: "N/s", kind: .text,
                help: "Requests to one host at most N a second, evenly spaced (also N/m, N/h; default: no limit)"),
         .value(.maxTime, "m", metavar: "SECONDS", kind: .text,
-               help: "Give up a transfer that takes longer than this in all, however busy, a wait for another process downloading the URL included (default: no limit), as curl's -m"),
+               help: "Give up a transfer that takes longer than this in all, however busy, a wait for another process downloading the URL included (default: no limit), as curl's -m; each retry is a transfer of its own (--deadline bounds the whole run)"),
         .value(.retries, metavar: "N", kind: .text,
                help: "Try a transient failure (timeout, connection trouble, 5xx, 408, 429) again up to N times, with backoff (default 0)"),
         .value(.order, metavar: "ORDER", kind: .choice(DownloadOrder.allCases.map(\.rawValue)),

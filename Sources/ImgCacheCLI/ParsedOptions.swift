@@ -42,6 +42,18 @@ struct ParsedOptions {
             "--remote-name": "use -o FILE, or --output-dir DIR for copies named from their URLs",
             "-f": "an HTTP error fails its URL already (exit 1)", "--fail": "an HTTP error fails its URL already (exit 1)",
             "-A": "use -H 'User-Agent: NAME'", "--user-agent": "use -H 'User-Agent: NAME'",
+            "--compressed": "every encoding libcurl decodes is asked for and decoded already",
+            "-Z": "downloads run in parallel already (-j N of them)", "--parallel": "downloads run in parallel already (-j N of them)",
+            "--create-dirs": "-o and --output-dir make the folders they need", "--noproxy": "use -x \"\" for no proxy, or no_proxy in the environment",
+            "--referer": "use -H 'Referer: URL'", "-e": "use -H 'Referer: URL'",
+            "--retry-max-time": "use --deadline, which ends the whole run", "-C": "a transfer cut short is downloaded again, whole",
+            "-I": "use imgcache info URL for a cached image's metadata", "-w": "use --json, a line per URL",
+            // wget's.
+            "-P": "use --output-dir DIR", "-T": "use --timeout SECONDS", "-t": "use --retries N",
+            "--no-check-certificate": "use -k (--insecure)", "--tries": "use --retries N",
+            "-nv": "imgcache prints errors and a summary only (-q: errors only)", "-nc": "a cached image is not downloaded again already",
+            "-nd": "--output-dir puts every copy in one folder already", "-np": "imgcache downloads only the URLs given",
+            "-nH": "--output-dir puts every copy in one folder already",
         ]
 
         /// Where secrets were found in the words (see `secretLocations`): a byte

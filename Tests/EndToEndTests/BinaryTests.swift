@@ -63,7 +63,10 @@ import Testing
                       ("-L", "redirects are followed already (--max-redirects N limits them)"),
                       ("-O", "use -o FILE, or --output-dir DIR for copies named from their URLs"),
                       ("-f", "an HTTP error fails its URL already (exit 1)"), ("-A", "use -H 'User-Agent: NAME'"),
-                      ("--user-agent", "use -H 'User-Agent: NAME'")])
+                      ("--user-agent", "use -H 'User-Agent: NAME'"), ("-P", "use --output-dir DIR"),
+                      ("--compressed", "every encoding libcurl decodes is asked for and decoded already"),
+                      ("--noproxy", "use -x \"\" for no proxy, or no_proxy in the environment"),
+                      ("-nv", "imgcache prints errors and a summary only (-q: errors only)")])
     func curlsOptionsSayWhatToGiveInstead(option: String, advice: String) throws {
         let result = try run(["fetch", option, "x", "http://x/a.png"])
         #expect(result.status == 64)

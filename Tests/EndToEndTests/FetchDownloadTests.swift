@@ -80,6 +80,14 @@ import Testing
                                environment: ["http_proxy": faults.baseURL])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(faults.requests.first?.target == "http://images.example.invalid/image/logo.png")
+        // -x "": no proxy, the environment's neither (the made-up host is then looked up, and is not found).
+        let direct = try fetch(["fetch", "-x", "", "http://images.example.invalid/image/photo.jpg"], environment: ["http_proxy": faults.baseURL])
+        #expect(direct.status == 1 && direct.standardError.contains("cannot resolve host"), "\(direct.standardError)")
+        #expect(faults.requests.count == 1)
+        // A proxy whose name cannot be resolved is named as the proxy, not as the URL's host.
+        let unnamed = try fetch(["fetch", "-x", "http://no-such-proxy.invalid:3128", server.url("logo.png")])
+        #expect(unnamed.status == 1 && unnamed.standardError.contains("cannot resolve host: the proxy no-such-proxy.invalid"),
+                "\(unnamed.standardError)")
     }
 
     /// A failure seen through a proxy of the environment answers only requests through it: the same

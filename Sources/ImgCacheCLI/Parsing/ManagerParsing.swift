@@ -265,7 +265,10 @@ extension ParsedOptions {
             configuration.netrc = .file(path)
         }
         settings.usesNetrc = configuration.netrc != nil
-        if let proxy = last(.proxy) {
+        // -x "": no proxy at all, the environment's neither (as curl takes it).
+        if let proxy = last(.proxy), proxy.isEmpty {
+            configuration.proxy = ""
+        } else if let proxy = last(.proxy) {
             let schemes = ["http://", "https://", "socks4://", "socks4a://", "socks5://", "socks5h://"]
             guard schemes.contains(where: { proxy.lowercased().hasPrefix($0) }) || !proxy.contains("://") else {
                 throw .invalidValue(option: "--proxy", value: proxy, reason: "expected http://, https://, socks4://, socks5:// or socks5h://")

@@ -19,7 +19,7 @@ public struct DownloadConfiguration: Equatable, Sendable {
     var usesCookies: Bool { handleCookies || cookieJar != nil }
     /// Skip TLS certificate and host name checks (AllowInvalidSSLCertificates).
     public var allowInvalidCertificates = false
-    /// `-x`: the proxy every transfer goes through (else libcurl reads http_proxy and the like).
+    /// `-x`: the proxy every transfer goes through (else libcurl reads http_proxy and the like; "": none at all).
     public var proxy: String?
     /// `--netrc`: credentials for hosts without `-u` from ~/.netrc; `--netrc-file`: from this file.
     public var netrc: Netrc?

@@ -23,7 +23,11 @@ extension DownloadError {
             let target = easy.stringInfo(CURLINFO_EFFECTIVE_URL) ?? ""
             return .unsupportedScheme(String(target.prefix(while: { $0 != ":" })).lowercased())
         case CURLE_URL_MALFORMAT: return .invalidURL(text)
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            // The proxy's name, not the URL's host (libcurl's detail names it: "Could not resolve proxy: NAME").
+            let proxy = text.firstRange(of: "proxy: ").map { String(text[$0.upperBound...]) } ?? text
+            return .dns("the proxy " + proxy)
+        case CURLE_COULDNT_RESOLVE_HOST:
             let host = easy.stringInfo(CURLINFO_EFFECTIVE_URL).flatMap { try? RemoteURL(parsing: $0).host } ?? request.url.host
             return .dns(host)
         // No descriptor for the socket: this process's limit, not the host's fault.

@@ -49,7 +49,8 @@ public struct RequestFingerprint: Hashable, Sendable, CustomStringConvertible {
             parts.append("cookies of the run")
         }
         if let proxy = downloads.proxy {
-            parts.append("proxy " + proxy)
+            // "" (-x ""): no proxy, as a request without one.
+            if !proxy.isEmpty { parts.append("proxy " + proxy) }
         } else {
             // The proxies libcurl takes from the environment (each may carry a password): a failure
             // seen through one says nothing of the same URL asked directly, nor the other way round.
