@@ -1,9 +1,9 @@
 @testable import ImgCacheCore
 import Testing
 
-/// The misses waiting for a download lock (`FetchRun.lockDeferred`): a queue fed as fast as it is
-/// taken keeps a bounded size, however long the list (it used to keep a slot for every URL), and
-/// repeats still join the miss they repeat.
+/// The misses waiting for a download lock (`DeferredDownloads`): a queue fed as fast as it is taken
+/// keeps a bounded size, however long the list (it used to keep a slot for every URL), repeats still
+/// join the miss they repeat, and by server the earliest miss of a server with room comes first.
 @Suite struct DeferredDownloadsTests {
     static func miss(_ index: Int) -> (LookupOutcome, PendingFetch) {
         let url = "http://h/\(index).png"
@@ -20,9 +20,9 @@ import Testing
             run.deferDownload(outcome, request)
             // Ten behind: the queue never empties.
             if index >= 10, let next = run.nextDeferredDownload() { taken.append(next.request.firstIndex) }
-            let slots = run.lockDeferred.count
+            let slots = run.lockDeferred.slotCount
             #expect(slots <= 1024, "\(slots) slots after \(index + 1) URLs")
-            if run.lockDeferred.count > 1024 { break }
+            if slots > 1024 { break }
         }
         #expect(taken == Array(0..<taken.count) && taken.count == 100_000 - 10)
         // A repeat joins its miss after the queue was compacted.
@@ -33,5 +33,19 @@ import Testing
             if next.request.firstIndex == 99_995 { #expect(next.request.repeats.map { $0.0 } == [200_000]) }
         }
         #expect(!run.hasDeferredDownloads)
+    }
+
+    @Test func theEarliestMissOfAServerWithRoomComesFirst() {
+        var queue = DeferredDownloads()
+        for index in 0..<9 {
+            let (outcome, request) = Self.miss(index)
+            queue.append(outcome, request, server: ["slow", "fast", "other"][index < 4 ? 0 : (index < 7 ? 1 : 2)])
+        }
+        // The slow server has no room: the others' misses in the list's order, then the slow one's.
+        var taken: [Int] = []
+        while let next = queue.take(where: { $0 != "slow" }) { taken.append(next.request.firstIndex) }
+        #expect(taken == [4, 5, 6, 7, 8])
+        while let next = queue.take() { taken.append(next.request.firstIndex) }
+        #expect(taken == [4, 5, 6, 7, 8, 0, 1, 2, 3] && queue.isEmpty)
     }
 }

@@ -63,15 +63,9 @@ struct FetchRun {
     var lookedUpAgainForVariants: [KeyFingerprint: Int] = [:]
     /// Misses another process is downloading: looked up again once it is done.
     var lockWaits: [LockWait] = []
-    /// Misses not yet locked nor queued, because the run already holds as many download
-    /// locks as it can use soon (`ImageFetcher.downloadLocksAhead`): a URL is locked only
-    /// when its download is about to start, so that another process is not kept waiting
-    /// for one that is merely far down this run's queue.
-    var lockDeferred: [DeferredDownload?] = []
-    var lockDeferredHead = 0
-    /// Where each deferred key is in `lockDeferred`, so that its repeats join it.
-    var deferredSlots: [KeyFingerprint: Int] = [:]
-    var hasDeferredDownloads: Bool { !deferredSlots.isEmpty }
+    /// Misses waiting for a download lock, by server (`DeferredDownloads`).
+    var lockDeferred = DeferredDownloads()
+    var hasDeferredDownloads: Bool { !lockDeferred.isEmpty }
     /// Whether anything is left to wait for: input, transfers, writes, variants, other processes' downloads.
     var hasWork: Bool {
         inputOpen || !inFlight.isEmpty || pendingWrites > 0 || !variants.isEmpty || !lockWaits.isEmpty || hasDeferredDownloads
@@ -100,50 +94,21 @@ struct FetchRun {
         return true
     }
 
-    mutating func deferDownload(_ outcome: LookupOutcome, _ request: PendingFetch) {
-        deferredSlots[request.fingerprint] = lockDeferred.count
-        lockDeferred.append(DeferredDownload(outcome: outcome, request: request))
+    mutating func deferDownload(_ outcome: LookupOutcome, _ request: PendingFetch, server: String = "") {
+        lockDeferred.append(outcome, request, server: server)
     }
 
-    /// The first deferred miss `canStart` takes (in the list's order), taken off the queue; the
-    /// ones before it stay where they are.
-    mutating func nextDeferredDownload(where canStart: (DeferredDownload) -> Bool = { _ in true }) -> DeferredDownload? {
-        var index = lockDeferredHead
-        while index < lockDeferred.count {
-            if let next = lockDeferred[index], canStart(next) {
-                lockDeferred[index] = nil
-                deferredSlots[next.request.fingerprint] = nil
-                while lockDeferredHead < lockDeferred.count, lockDeferred[lockDeferredHead] == nil { lockDeferredHead += 1 }
-                if lockDeferredHead == lockDeferred.count {
-                    lockDeferred.removeAll(keepingCapacity: true)
-                    lockDeferredHead = 0
-                } else if lockDeferredHead >= 256, lockDeferredHead * 2 >= lockDeferred.count {
-                    // The slots taken are let go once they are half the queue: a queue fed as fast as
-                    // it is taken never empties, and would otherwise grow by a slot every URL.
-                    lockDeferred.removeFirst(lockDeferredHead)
-                    for (fingerprint, slot) in deferredSlots { deferredSlots[fingerprint] = slot - lockDeferredHead }
-                    lockDeferredHead = 0
-                }
-                return next
-            }
-            index += 1
-        }
-        return nil
+    /// The earliest deferred miss (in the list's order) of a server `canStart` takes, off the queue.
+    mutating func nextDeferredDownload(where canStart: (String) -> Bool = { _ in true }) -> DeferredDownload? {
+        lockDeferred.take(where: canStart)
     }
 
     /// Adds input `index` as a repeat of the deferred miss for `fingerprint`; false when there is none.
     mutating func joinDeferred(_ fingerprint: KeyFingerprint, index: Int, url: String) -> Bool {
-        guard let slot = deferredSlots[fingerprint] else { return false }
-        lockDeferred[slot]?.request.repeats.append((index, url))
-        return true
+        lockDeferred.join(fingerprint, index: index, url: url)
     }
 }
 
-/// A miss whose download lock is not taken yet, with what its lookup found.
-struct DeferredDownload {
-    let outcome: LookupOutcome
-    var request: PendingFetch
-}
 
 /// The images waiting for their variants, and the workers' share of the
 /// machine: at most `workers` at once, and within a memory budget (a job

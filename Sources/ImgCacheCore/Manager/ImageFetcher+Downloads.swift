@@ -54,9 +54,9 @@ extension ImageFetcher {
         if !request.unguarded, !settings.options.contains(.cacheMemoryOnly), !run.heldDownloadLocks.contains(request.fingerprint),
            let folder = try? bodyDirectory(for: request.key), let locks = downloadLocks() {
             // Locked only when its download can start soon (see `FetchRun.lockDeferred`).
-            let server = lockServer(of: request.url)
+            let server = lockServer(of: remote)
             guard mayLock(server: server, run) else {
-                run.deferDownload(outcome, request)
+                run.deferDownload(outcome, request, server: server ?? "")
                 return
             }
             guard locks.tryLock(request.fingerprint) else {
@@ -123,6 +123,11 @@ extension ImageFetcher {
         return (try? RemoteURL(parsing: url))?.server ?? ""
     }
 
+    /// `lockServer(of:)` of a URL parsed already.
+    func lockServer(of url: RemoteURL) -> String? {
+        countsLocksByServer ? url.server : nil
+    }
+
     /// Whether a lock can be taken for a download from `server` now.
     func mayLock(server: String?, _ run: FetchRun) -> Bool {
         mayLock(server: server, held: run.heldDownloadLocks.count, byServer: run.heldLocksByServer)
@@ -152,8 +157,7 @@ extension ImageFetcher {
         // By server: the first deferred miss (in the list's order) of a server with room.
         while !run.interrupted {
             let held = run.heldDownloadLocks.count, byServer = run.heldLocksByServer
-            guard let next = run.nextDeferredDownload(where: { mayLock(server: lockServer(of: $0.request.url), held: held, byServer: byServer) })
-            else { break }
+            guard let next = run.nextDeferredDownload(where: { mayLock(server: $0, held: held, byServer: byServer) }) else { break }
             try proceed(next.outcome, next.request, &run, emit: emit)
         }
     }

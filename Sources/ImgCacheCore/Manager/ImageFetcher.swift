@@ -393,7 +393,7 @@ public final class ImageFetcher {
         let url = URLText.withoutFragment(given)
         let key = settings.cacheKey(for: url)
         let fingerprint = KeyFingerprint(key, pin: pin)
-        if run.inFlight.contains(fingerprint) || run.variants.contains(fingerprint) || run.deferredSlots[fingerprint] != nil {
+        if run.inFlight.contains(fingerprint) || run.variants.contains(fingerprint) || run.lockDeferred.contains(fingerprint) {
             if run.repeats != .skipped {
                 if !run.inFlight.join(fingerprint, index: index, url: url), !run.joinDeferred(fingerprint, index: index, url: url) {
                     _ = run.variants.join(fingerprint, index: index, url: url)
