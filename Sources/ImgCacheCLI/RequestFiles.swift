@@ -72,10 +72,14 @@ enum RequestFiles {
 
     /// Why a file (the cookie jar, a --stats report) cannot be written at `path` when the run
     /// ends, if it cannot: a folder there, or no write permission on it or on its folder.
-    /// Whether `path` and `other` are one file (the same device and inode; both there).
+    /// Whether `path` and `other` are one file (the same device and inode; both there). "-" is
+    /// standard input, whatever file it was opened from (`< list.csv`).
     static func isSameFile(_ path: String, _ other: String) -> Bool {
         var first = stat(), second = stat()
-        guard stat(path, &first) == 0, stat(other, &second) == 0 else { return false }
+        func status(_ name: String, _ into: inout stat) -> Bool { name == "-" ? fstat(0, &into) == 0 : stat(name, &into) == 0 }
+        guard status(path, &first), status(other, &second) else { return false }
+        // Two pipes or terminals are not files a report could overwrite.
+        guard first.st_mode & S_IFMT == S_IFREG else { return false }
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 

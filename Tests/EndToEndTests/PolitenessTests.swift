@@ -155,6 +155,12 @@ import Testing
             let overwriting = try fetch(["prefetch", option, work.path + "/./" + URL(fileURLWithPath: list).lastPathComponent, list])
             #expect(overwriting.status == 64 && overwriting.standardError.contains("the run reads: give another file"), "\(overwriting.standardError)")
         }
+        // On standard input too (`< list`), and both reports into one file.
+        let stdin = try ImgCacheProcess.runShell("\"$BIN\" --cache-dir '\(cacheRoot)' prefetch --stats '\(list)' < '\(list)'",
+                                                 environment: ["BIN": Paths.binary, "PATH": "/usr/bin:/bin"], home: home.path, workingDirectory: "/")
+        #expect(stdin.status == 64 && stdin.standardError.contains("is the list the run reads on standard input"), "\(stdin.standardError)")
+        let both = try fetch(["prefetch", "--stats", work.appending("r.out"), "--html-report", work.appending("r.out"), list])
+        #expect(both.status == 64 && both.standardError.contains("give each a file of its own"), "\(both.standardError)")
         #expect(FileManager.default.contents(atPath: list) == before && server.requests.count == requests)
         // A list that cannot be read to its end is not complete.
         let noColumn = try fetch(["--json", "prefetch", "--url-column", "nope", try work.write(lines: ["url", server.url("photo.jpg")], to: "t.csv")])

@@ -41,10 +41,16 @@ extension PrefetchCommand {
             return .outputFailed
         }
         // A report written over a list the run reads would lose the list.
-        let lists = ([arguments.input ?? "-"] + arguments.moreInputs).filter { $0 != "-" }
+        let lists = [arguments.input ?? "-"] + arguments.moreInputs
         for (option, path) in [("--stats", arguments.statsFile), ("--html-report", arguments.htmlReport)] {
             guard let path, let list = lists.first(where: { RequestFiles.isSameFile($0, path) }) else { continue }
-            console.error("\(option) \(ControlCharacters.escaped(path)) is the list \(ControlCharacters.escaped(list)) the run reads: give another file")
+            let named = list == "-" ? "the list the run reads on standard input" : "the list " + ControlCharacters.escaped(list) + " the run reads"
+            console.error("\(option) \(ControlCharacters.escaped(path)) is \(named): give another file")
+            return .usage
+        }
+        // Both reports into one file: the second would replace the first.
+        if let stats = arguments.statsFile, let report = arguments.htmlReport, stats == report || RequestFiles.isSameFile(stats, report) {
+            console.error("--stats and --html-report are both \(ControlCharacters.escaped(stats)): give each a file of its own")
             return .usage
         }
         // What the report shows: each image as the run answered it, each failure and why.
