@@ -73,6 +73,11 @@ import Testing
 
     func file(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
+    /// The staging folders in TMPDIR (not the stores' lock files beside them).
+    func stagingFolders() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: staging).filter { $0.hasPrefix("imgcache-export.") }
+    }
+
     /// The names a local export wrote, and their bytes.
     func referenceObjects(_ reference: String) throws -> [String: Data] {
         var objects: [String: Data] = [:]
@@ -107,6 +112,30 @@ import Testing
         return seen && process.terminationReason == .uncaughtSignal
     }
 
+    /// A second export into a store prefix another export of this machine is writing is refused (exit
+    /// 74), before anything is sent: two would replace each other's shards under one manifest.
+    @Test func aSecondExportIntoAStoreBeingWrittenIsRefused() throws {
+        let (table, _) = try prepared()
+        let store = try WsgidavServer()
+        let lines = try String(contentsOfFile: table, encoding: .utf8).split(separator: "\n").map(String.init)
+        let input = Pipe()
+        let outputs = try TemporaryDirectory("imgcache-export-first")
+        let first = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "export", "--to", store.url("sets/busy"), "--caption-column", "caption",
+                                                        "--input-format", "csv", "-"],
+                                                       environment: ["TMPDIR": staging], home: home.path, outputs: outputs, input: input)
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) }; first.waitUntilExit() }
+        input.fileHandleForWriting.write(Data((lines[0...4].joined(separator: "\n") + "\n").utf8))
+        // The first holds the store once its staging folder is there.
+        for _ in 0..<400 where (try? stagingFolders().isEmpty) ?? true { usleep(25_000) }
+        let second = try run(exportArguments(table, to: store.url("sets/busy")))
+        #expect(second.status == 74 && second.standardError.contains("another export is writing"), "\(second.status) \(second.standardError)")
+        // Another prefix is another store.
+        #expect(try run(exportArguments(table, to: store.url("sets/other"))).status == 1)
+        try input.fileHandleForWriting.close()
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 1 || first.terminationStatus == 0, "\(first.terminationStatus)")
+    }
+
     @Test func aWebDAVStoreGetsTheFolderShardsAndAKillLeavesNoPartialShardVisible() throws {
         let (table, reference) = try prepared()
         let expected = try referenceObjects(reference)
@@ -120,7 +149,7 @@ import Testing
         #expect(!left.contains("manifest.jsonl"), "a manifest beside an unfinished data set: \(left)")
         let visible = left.filter { !$0.hasPrefix(".") }
         #expect(!visible.isEmpty && visible.count < 19, "\(left)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: staging).count == 1, "the killed run's staging folder")
+        #expect(try stagingFolders().count == 1, "the killed run's staging folder")
         for name in visible { #expect(file(folder + "/" + name) == expected[name], "\(name) is not the whole shard") }
 
         // Again with bigger shards: one shard and the manifest, the killed run's hidden upload and its
@@ -128,14 +157,14 @@ import Testing
         let bigger = try run(["export", "--to", store.url("sets/run"), "--caption-column", "caption", table])
         #expect(bigger.status == 1, "\(bigger.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["00000.tar", "00000_stats.json", "manifest.jsonl"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty, "the killed run's staging folder stays")
+        #expect(try stagingFolders().isEmpty, "the killed run's staging folder stays")
         // Run again as before: the whole data set, byte for byte, and nothing hidden left.
         let again = try run(exportArguments(table, to: store.url("sets/run")))
         #expect(again.status == 1 && again.output.contains("38 exported in 19 shards"), "\(again.output) \(again.standardError)")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         #expect(names == expected.keys.sorted().filter { $0 != ".imgcache-export" }, "\(names)")
         for name in names { #expect(file(folder + "/" + name) == expected[name], "\(name)") }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty)
+        #expect(try stagingFolders().isEmpty)
     }
 
     @Test func anS3BucketGetsTheFolderShardsTheManifestLastAndAKillLeavesWholeShardsOnly() throws {
@@ -171,7 +200,7 @@ import Testing
         #expect(!refused.standardError.contains("not-the-secret"))
         #expect(try s3.objects() == before)
         // Every finished run took its staging folder away, and the first took the killed one's.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty)
+        #expect(try stagingFolders().isEmpty)
 
         // A bucket that is not there: said before anything is read or made.
         let nowhere = try run(exportArguments(table, to: "s3://no-such-bucket/x?endpoint=\(s3.endpoint)"), environment: s3.credentials)
@@ -223,6 +252,6 @@ import Testing
         let port = Int(UInt16(bigEndian: address.sin_port))
         let stalled = try run(exportArguments(table, to: "http://127.0.0.1:\(port)/x|timeout=1s"))
         #expect(stalled.status == 74 && stalled.standardError.contains("after 1 s"), "\(stalled.standardError)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty)
+        #expect(try stagingFolders().isEmpty)
     }
 }

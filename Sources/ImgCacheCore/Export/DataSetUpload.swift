@@ -24,6 +24,8 @@ public final class DataSetUpload {
     /// A new folder of the export's own in $TMPDIR (else /tmp), where shards are written
     /// before they are sent: one being written, one being sent. Removed with the upload.
     public let stagingFolder: String
+    /// The lock file of the store (see `init`), held open; -1 when it could not be made.
+    private var storeLock: Int32 = -1
 
     /// The store as named (`s3://…`, `http(s)://…`), without credentials.
     public var identity: String { access.spec.identity }
@@ -40,8 +42,20 @@ public final class DataSetUpload {
         var base = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         while base.count > 1, base.hasSuffix("/") { base.removeLast() }
         DataSetUpload.removeAbandonedStaging(in: base)
+        // Two exports into one store at once would each replace the other's shards and leave a
+        // manifest beside shards it does not describe: the store is locked for this machine's
+        // exports (a file in TMPDIR named by the store, held with flock until this one ends).
+        let lockPath = base + "/imgcache-exporting-\(getuid())-\(MD5.hex(spec.identity)).lock"
+        let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if lock >= 0, flock(lock, LOCK_EX | LOCK_NB) != 0 {
+            let busy = errno == EWOULDBLOCK
+            close(lock)
+            if busy { throw RemoteFailure("another export is writing \(spec.identity) now: wait for it to end, or give another prefix") }
+        }
+        storeLock = lock
         var template = Array((base + "/imgcache-export.\(getpid()).XXXXXX").utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            if lock >= 0 { close(lock) }
             throw RemoteFailure("cannot make a folder in \(base) (TMPDIR) for the shards before they are sent: "
                                 + SystemError("mkdtemp", path: base, errno: Errno(errno)).reason)
         }
@@ -51,6 +65,7 @@ public final class DataSetUpload {
     deinit {
         running?.thread.join()
         FolderShardWriter.removeFlat(stagingFolder)
+        if storeLock >= 0 { close(storeLock) }
     }
 
     /// Staging folders (`imgcache-export.PID.XXXXXX`) of this user's exports that ended without removing
