@@ -190,3 +190,42 @@ import Testing
         }
     }
 }
+
+/// An APNG's eXIf orientation turns every frame, as a still PNG's turns its picture: the size as
+/// shown, the stills and the animations made of it are upright.
+@Suite struct AnimatedPNGOrientationTests {
+    /// A TIFF block with one orientation tag, as an eXIf chunk holds it.
+    static func exif(_ orientation: UInt8) -> [UInt8] {
+        Array("MM".utf8) + [0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, orientation, 0, 0, 0, 0, 0, 0]
+    }
+
+    @Test func everyFrameIsTurnedUpright() throws {
+        let original = try DecoderTests.bytes("apng.png")  // 20x10, 3 frames
+        let turned = try LenientAnimationTests.apng { chunks in
+            chunks.insert(("eXIf", Self.exif(6)), at: chunks.firstIndex { $0.type == "IDAT" }!)
+        }
+        let header = try ImageHeader.probe(turned)
+        #expect(header.orientation == 6 && header.uprightSize == (10, 20))
+        let plain = try ImageDecoder.decode(original)
+        for format in [ImageFormat.png, .webp, .gif] {
+            let job = DecodeJob(work: .variants([ImageTransform(thumbnail: nil, format: format)]), maximumPixels: .standard)
+            guard case .success(let result) = job.perform(on: turned, phase: { _ in }), let output = result.outputs.first else {
+                Issue.record("\(format): no variant")
+                continue
+            }
+            let made = try ImageDecoder.decode(output.bytes)
+            #expect(made.width == 10 && made.height == 20, "\(format): \(made.width)x\(made.height)")
+            #expect(made.frameCount == (format == .png ? 1 : 3), "\(format): \(made.frameCount) frames")
+            // Orientation 6: the stored picture turned a quarter clockwise; upright (x, y) is stored (y, 9 - x).
+            for (x, y) in [(0, 0), (9, 0), (0, 19), (9, 19), (4, 7)] where format != .webp {
+                let shown = Array(made.pixels[(y * 10 + x) * 4..<(y * 10 + x) * 4 + 4])
+                let (sx, sy) = (y, 9 - x)
+                let stored = Array(plain.pixels[(sy * 20 + sx) * 4..<(sy * 20 + sx) * 4 + 4])
+                // (GIF's alpha is one bit: a half-clear pixel is either.)
+                #expect(shown.map(Int.init).elementsEqual(stored.map(Int.init)) { abs($0 - $1) <= 2 } || stored[3] == 0
+                        || (format == .gif && stored[3] < 255),
+                        "\(format) (\(x),\(y)): \(shown) against \(stored)")
+            }
+        }
+    }
+}

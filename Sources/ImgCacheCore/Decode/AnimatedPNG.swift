@@ -175,8 +175,9 @@ struct AnimatedPNG {
             default: break
             }
         }
+        // Its eXIf orientation turns every frame, as a still PNG's turns its picture.
         var image = DecodedImage(format: .png, width: width, height: height, frameCount: count, pixels: pixels, delays: delays,
-                                 loopCount: count > 1 ? plays : nil, orientation: 1)
+                                 loopCount: count > 1 ? plays : nil, orientation: PNGCodec.exifOrientation(bytes) ?? 1)
         image.colour = colour
         return image
     }
