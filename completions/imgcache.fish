@@ -108,7 +108,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from fetch' -s k -l insecure -d 
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l cacert -r -F -d 'Trust the certificate authorities in this PEM file (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE, else the system\'s)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l capath -x -a '(__fish_complete_directories)' -d 'Trust the certificate authorities in this hashed folder, as c_rehash makes (default: $SSL_CERT_DIR)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l max-redirects -x -d 'Follow at most N redirects, to http or https only (default 10)'
-complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l max-size -x -d 'Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB)'
+complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l max-size -x -d 'Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB; default 1GiB, none: no limit)'
 complete -c imgcache -n '__fish_seen_subcommand_from fetch' -l deadline -x -d 'End the whole run after this long (also 90s, 10m, 2h): what is not done then fails, so nothing hangs at the end'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l no-progress -d 'No progress bar, even on a terminal'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l stats -r -F -d 'Write the run\'s numbers to FILE as JSON when it ends: outcomes, failures by kind, bytes, each host\'s downloads and failures, time'
@@ -162,7 +162,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -s k -l insecure 
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l cacert -r -F -d 'Trust the certificate authorities in this PEM file (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE, else the system\'s)'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l capath -x -a '(__fish_complete_directories)' -d 'Trust the certificate authorities in this hashed folder, as c_rehash makes (default: $SSL_CERT_DIR)'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l max-redirects -x -d 'Follow at most N redirects, to http or https only (default 10)'
-complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l max-size -x -d 'Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB)'
+complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l max-size -x -d 'Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB; default 1GiB, none: no limit)'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -l deadline -x -d 'End the whole run after this long (also 90s, 10m, 2h): what is not done then fails, so nothing hangs at the end'
 complete -c imgcache -n '__fish_seen_subcommand_from prefetch' -F
 complete -c imgcache -n '__fish_seen_subcommand_from export' -l webdataset -x -a '(__fish_complete_directories)' -d 'The folder the shards and manifest.jsonl go to (made if missing; one holding anything else is refused)'

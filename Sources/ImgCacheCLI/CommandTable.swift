@@ -58,7 +58,7 @@ public enum CommandTable {
         .value(.maxRedirects, metavar: "N", kind: .text,
                help: "Follow at most N redirects, to http or https only (default 10)"),
         .value(.maxSize, metavar: "SIZE", kind: .text,
-               help: "Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB)"),
+               help: "Abort a download whose body grows past SIZE (4096, 500k, 20M, 1.5GiB; default 1GiB, none: no limit)"),
         .value(.deadline, metavar: "SECONDS", kind: .text,
                help: "End the whole run after this long (also 90s, 10m, 2h): what is not done then fails, so nothing hangs at the end"),
     ]

@@ -279,6 +279,9 @@ import Testing
         let defaults = try fetch("fetch u").1
         #expect(defaults.manager.downloads == DownloadConfiguration())
         #expect(defaults.manager.settings == FetchSettings())
+        // A body is 1 GiB at most unless told otherwise (a server sending bytes for ever fills no disk); none lifts it.
+        #expect(defaults.manager.settings.maximumBytes == 1 << 30)
+        #expect(try fetch("fetch --max-size none u").1.manager.settings.maximumBytes == nil)
     }
 
     @Test func badDownloadOptionValuesAreUsageErrors() {

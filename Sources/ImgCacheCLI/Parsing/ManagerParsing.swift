@@ -321,7 +321,10 @@ extension ParsedOptions {
             guard !path.isEmpty else { throw .invalidValue(option: "--cookies", value: path, reason: "the path is empty") }
             configuration.cookieJar = path
         }
-        if let text = last(.maxSize) {
+        // `none` lifts the default (FetchSettings.defaultMaximumBytes).
+        if let text = last(.maxSize), text.lowercased() == "none" {
+            settings.maximumBytes = nil
+        } else if let text = last(.maxSize) {
             let size: ByteSize
             do { size = try ByteSize(parsing: text) } catch {
                 throw .invalidValue(option: "--max-size", value: text, reason: error.reason)

@@ -13,7 +13,10 @@ public struct FetchSettings: Equatable, Sendable {
     /// `--netrc`, `--netrc-file`: credentials may come from a netrc file.
     public var usesNetrc = false
     public var maximumRedirects = DownloadRequest.defaultMaximumRedirects
-    public var maximumBytes: Int64?
+    public var maximumBytes: Int64? = FetchSettings.defaultMaximumBytes
+    /// `maximumBytes` unless told otherwise: 1 GiB. A body past it is no image a run wants, and a
+    /// server sending bytes for ever would fill the disk.
+    public static let defaultMaximumBytes: Int64 = 1 << 30
     public var retries = 0
     /// Images with more pixels are refused from their header, before any decoding.
     public var maximumPixels = PixelLimit.standard
