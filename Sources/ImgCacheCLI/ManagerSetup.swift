@@ -73,6 +73,16 @@ enum ManagerSetup {
                         environment: Environment) -> Result<ImageFetcher, ExitStatus> {
         let cwd = arguments.readOnlyPaths.contains { !$0.hasPrefix("/") } ? FileSystem.currentDirectory() : ""
         let readOnly = arguments.readOnlyPaths.map { ReadOnlyCache(directory: $0.hasPrefix("/") ? $0 : cwd + "/" + $0) }
+        // A path that holds no namespace finds nothing: said, with the namespace folder when a cache root was given.
+        for (given, folder) in zip(arguments.readOnlyPaths, readOnly.map(\.directory)) {
+            let status = (try? FileSystem.status(folder)) ?? nil
+            if status?.isDirectory != true {
+                console.warning("--read-only-path \(ControlCharacters.escaped(given)) is no folder: nothing is read from it")
+            } else if (try? FileSystem.status(folder + "/" + cache.location.namespace.name))??.isDirectory == true {
+                console.warning("--read-only-path \(ControlCharacters.escaped(given)) is a cache's root, not a namespace's folder: "
+                                + "give \(ControlCharacters.escaped(given))/\(cache.location.namespace.name)")
+            }
+        }
         var settings = arguments.settings
         let remembered = DecodeLimits.trusted(cache.settings, writableByUserAlone: NamespaceSettings.writableByUserAlone(in: cache.directory))
         // Only the limits this run takes from the file are worth a word.

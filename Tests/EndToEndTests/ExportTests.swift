@@ -450,6 +450,11 @@ import Testing
         let statuses = try manifest(out).map { $0["status"] as? String ?? "" }
         #expect(statuses == Array(repeating: "exported", count: names.count), "\(statuses)")
         #expect(FileManager.default.contents(atPath: out + "/00000.tar") == FileManager.default.contents(atPath: work.appending("one/00000.tar")))
+        // A cache's root, or no folder at all, finds nothing, and the run says so.
+        let root = try on("m0", ["fetch", "--cache-only", "--read-only-path", work.appending("m1")] + variant + [server.url(names[0])])
+        #expect(root.standardError.contains("is a cache's root, not a namespace's folder: give \(work.appending("m1"))/default"), "\(root.standardError)")
+        let none = try on("m0", ["fetch", "--cache-only", "--read-only-path", work.appending("nowhere")] + variant + [server.url(names[0])])
+        #expect(none.standardError.contains("is no folder: nothing is read from it"), "\(none.standardError)")
         for name in names {
             let found = try on("m0", ["fetch", "--cache-only", "--read-only-path", work.appending("m1/default")] + variant + [server.url(name)])
             #expect(found.status == 0 && found.output.hasSuffix(".webp\n"), "\(name): \(found.standardError)")
