@@ -88,6 +88,13 @@ import Testing
         let unnamed = try fetch(["fetch", "-x", "http://no-such-proxy.invalid:3128", server.url("logo.png")])
         #expect(unnamed.status == 1 && unnamed.standardError.contains("cannot resolve host: the proxy no-such-proxy.invalid"),
                 "\(unnamed.standardError)")
+        // So is one that refuses the connection, given with -x or by the environment.
+        let closed = "http://127.0.0.1:\(try NginxServer.freePort())"
+        for (arguments, environment) in [(["-x", closed], [String: String]()), ([], ["http_proxy": closed])] {
+            let refused = try fetch(["fetch"] + arguments + [server.url("photo.jpg?refused")], environment: environment)
+            #expect(refused.status == 1 && refused.standardError.contains("cannot connect: the proxy \(closed): refused the connection"),
+                    "\(refused.standardError)")
+        }
     }
 
     /// A failure seen through a proxy of the environment answers only requests through it: the same

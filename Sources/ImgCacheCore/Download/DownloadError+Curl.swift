@@ -6,8 +6,9 @@ import CImgCacheShims
 extension DownloadError {
     /// Maps a failed transfer's libcurl result code to the cause a user can act on.
     /// `redirectTarget`: the last response's Location, when it was a redirect.
+    /// `proxy`: the proxy the request went through, when known: a connection it refused is said as its.
     static func classify(_ code: CURLcode, easy: CurlEasy, request: DownloadRequest, received: Int64,
-                         redirectTarget: String? = nil) -> DownloadError {
+                         redirectTarget: String? = nil, proxy: String? = nil) -> DownloadError {
         let generic = String(cString: ic_curl_easy_strerror(code))
         // libcurl's detail names the cause (self-signed, expired, name mismatch); its code's text does not.
         let text = easy.errorDetail.map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? generic
@@ -33,6 +34,9 @@ extension DownloadError {
         // No descriptor for the socket: this process's limit, not the host's fault.
         case CURLE_COULDNT_CONNECT where osError == EMFILE || osError == ENFILE:
             return .systemLimit(SystemError("open a connection", errno: Errno(osError)))
+        case CURLE_COULDNT_CONNECT where proxy != nil:
+            let cause = osError == ECONNREFUSED ? "refused the connection" : (osError != 0 ? String(cString: strerror(osError)) : text)
+            return .connectFailed("the proxy \(RemoteURL.displayed(proxy!)): \(cause)")
         case CURLE_COULDNT_CONNECT:
             return osError == ECONNREFUSED ? .connectionRefused : .connectFailed(osError != 0 ? String(cString: strerror(osError)) : text)
         case CURLE_OPERATION_TIMEDOUT:

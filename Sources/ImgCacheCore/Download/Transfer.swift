@@ -10,6 +10,9 @@ final class Transfer {
     let sink: TransferSink
     /// Keeps the sink alive while libcurl holds a raw pointer to it.
     private let retainedSink: Unmanaged<TransferSink>
+    /// The proxy the request goes through, as far as it is known (`-x`, else the environment's for
+    /// its scheme when no `no_proxy` may exempt it), for a message that names the proxy, not the host.
+    let proxy: String?
 
     /// libcurl's receive buffer: large reads mean few system calls and callbacks
     /// per image (the command-line tool's default is 100 KiB).
@@ -18,6 +21,7 @@ final class Transfer {
     /// Configures `easy`; nothing is sent yet, and no file is made until a body outgrows memory.
     init(request: DownloadRequest, easy: CurlEasy, configuration: DownloadConfiguration, share: CurlShare?) throws(DownloadError) {
         self.easy = easy
+        proxy = Transfer.proxy(for: request.url, configured: configuration.proxy)
         sink = TransferSink(spillDirectory: request.bodyDirectory, maximumBytes: request.maximumBytes,
                             memoryLimit: max(configuration.memoryBodyLimit, BodyCheck.probeLimit),
                             idleTimeout: request.timeout, bodyCheck: request.bodyCheck)
@@ -32,6 +36,16 @@ final class Transfer {
 
     deinit {
         retainedSink.release()
+    }
+
+    /// The proxy `url` goes through: `configured` (`-x`; "" is none), else libcurl's variables for
+    /// its scheme; nil when none, or when `no_proxy` may exempt the host (not worked out here).
+    static func proxy(for url: RemoteURL, configured: String?) -> String? {
+        if let configured { return configured.isEmpty ? nil : configured }
+        let environment = Environment.process
+        guard (environment["no_proxy"] ?? environment["NO_PROXY"] ?? "").isEmpty else { return nil }
+        let names = url.scheme == "https" ? ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] : ["http_proxy", "all_proxy", "ALL_PROXY"]
+        return names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
     }
 
     private func configure(_ request: DownloadRequest, configuration: DownloadConfiguration, share: CurlShare?) throws(DownloadError) {
@@ -166,7 +180,7 @@ final class Transfer {
             if let reason = sink.abortReason { return .failure(reason) }
             let status = easy.info(CURLINFO_RESPONSE_CODE)
             return .failure(DownloadError.classify(code, easy: easy, request: request, received: sink.receivedBytes,
-                                                   redirectTarget: (300..<400).contains(status) ? sink.headers["location"] : nil))
+                                                   redirectTarget: (300..<400).contains(status) ? sink.headers["location"] : nil, proxy: proxy))
         }
         let status = easy.info(CURLINFO_RESPONSE_CODE)
         let accepted = (200..<300).contains(status) || (status == 304 && request.validators != nil)
