@@ -81,6 +81,8 @@ struct ParsedOptions {
 
         /// The last value given (a later one overrides an earlier one, as in curl).
         func last(_ name: OptionName) -> String? { values[name]?.last }
+        /// Every value of `name`, in order, as one comma-separated list; nil when it was not given.
+        func joined(_ name: OptionName) -> String? { values[name].map { $0.joined(separator: ",") } }
 
 }
 

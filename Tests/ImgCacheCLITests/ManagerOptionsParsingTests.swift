@@ -90,6 +90,14 @@ import Testing
             == ["320x webp", "320x jpeg", "x240 webp", "x240 jpeg"])
     }
 
+    /// Given several times, --thumbnail, --format and --quality add up, as their comma lists do.
+    @Test func repeatedTransformOptionsAddUp() throws {
+        let variants = try manager("fetch --thumbnail 64x --thumbnail 128x --format avif --format webp --quality avif=40 --quality webp=60 u")
+            .settings.variants
+        #expect(variants.map { "\($0.thumbnail?.description ?? "-") \($0.format?.rawValue ?? "-") \($0.quality)" }
+            == ["64x avif 40", "64x webp 60", "128x avif 40", "128x webp 60"])
+    }
+
     @Test func transformsAreReadAndNeedEachOther() throws {
         let thumbnail = try #require(try manager("fetch --thumbnail 256x128 --format webp --quality 70 u").settings.variants.first)
         #expect(thumbnail.thumbnail == ImageTransform.BoxSize(width: 256, height: 128))

@@ -113,7 +113,8 @@ extension ParsedOptions {
     func variants(_ options: inout ImageOptions) throws(UsageError) -> [ImageTransform] {
         var base = ImageTransform()
         var sizes: [ImageTransform.BoxSize?] = [nil]
-        if let text = last(.thumbnail) {
+        // Given several times, --thumbnail and --format add up, as their comma lists do.
+        if let text = joined(.thumbnail) {
             sizes = []
             for item in text.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let box = ImageTransform.BoxSize(parsing: String(item.trimmingWhitespace)) else {
@@ -137,7 +138,7 @@ extension ParsedOptions {
         if has(.transformAnimated) { options.insert(.transformAnimatedImage) }
         base.transformsAnimations = options.contains(.transformAnimatedImage)
         var formats: [ImageFormat?] = [nil]
-        if let text = last(.format) {
+        if let text = joined(.format) {
             formats = []
             for item in text.split(separator: ",", omittingEmptySubsequences: false) {
                 // A format's name, or an extension that names it (jpg, as -o photo.jpg is taken).
@@ -162,7 +163,8 @@ extension ParsedOptions {
         // One quality for every format, or one per format (`avif=55,webp=80`); the others at their defaults.
         var qualities: [ImageFormat: Int] = [:]
         var givenQuality: Int?
-        if let text = last(.quality) {
+        // Given several times, each says its part (`--quality avif=40 --quality webp=60`; a plain N, the last).
+        for text in values[.quality] ?? [] {
             if text.contains("=") {
                 for pair in text.split(separator: ",", omittingEmptySubsequences: false) {
                     let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
