@@ -118,19 +118,20 @@ import ImgCacheCore
     func smallDisk(_ name: String, size: String) throws -> (path: String, unmount: () -> Void) {
         let mountPoint = home.appending(name)
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint]
-        try mount.run()
-        mount.waitUntilExit()
-        try #require(mount.terminationStatus == 0)
-        return (mountPoint, {
-            let unmount = Process()
-            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
-            unmount.arguments = [mountPoint]
-            try? unmount.run()
-            unmount.waitUntilExit()
-        })
+        try #require(try mount(["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint]) == 0)
+        return (mountPoint, { _ = try? self.run("/bin/umount", [mountPoint]) })
+    }
+
+    /// `mount ARGUMENTS`' exit status.
+    func mount(_ arguments: [String]) throws -> Int32 { try run("/bin/mount", arguments) }
+
+    private func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
     }
 
     /// Fills the file system of `folder` but `leaving` bytes (about: in 4 KiB blocks).
@@ -180,12 +181,7 @@ import ImgCacheCore
         defer { unmount() }
         let root = mountPoint + "/cache"
         #expect(try ImgCacheProcess.run(["--cache-dir", root, "fetch", server.url("photo.jpg")], home: home.path).status == 0)
-        let remount = Process()
-        remount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        remount.arguments = ["-o", "remount,ro", mountPoint]
-        try remount.run()
-        remount.waitUntilExit()
-        try #require(remount.terminationStatus == 0)
+        try #require(try mount(["-o", "remount,ro", mountPoint]) == 0)
         let output = home.appending("from-read-only.gif")
         let missed = try ImgCacheProcess.run(["--cache-dir", root, "fetch", "-o", output, server.url("anim.gif")], home: home.path)
         #expect(missed.status == 0 && missed.standardError.contains("cannot be written (Read-only file system): nothing is stored"),

@@ -76,41 +76,37 @@ import Testing
         #expect(faults.requests.count == 300, "\(faults.requests.count) requests")
     }
 
-    /// A run waiting for another process's download ends at its deadline: the URL fails as not done
-    /// in time, and the run exits (it used to wait for a message that never came).
-    @Test func aWaitForAnotherProcessEndsAtTheDeadline() throws {
-        let url = faults.baseURL + "/stall?deadline"
+    /// A holder downloading `url` from a stalling route, and a second fetch of it with `limit`
+    /// (waiting for the holder): whether the waiter ended within 10 s, its status and its errors.
+    func waitForStalledHolder(_ url: String, waiterLimit limit: [String]) throws -> (ended: Bool, status: Int32, errors: String) {
         let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "-q", "fetch", "--timeout", "20", url], home: home.path)
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
         waitUntil { faults.requests.count >= 1 }
-        let outputs = try TemporaryDirectory("imgcache-deadline-wait")
-        let waiter = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "fetch", "--deadline", "1", url], home: home.path, outputs: outputs)
+        let outputs = try TemporaryDirectory("imgcache-limited-wait")
+        let waiter = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "fetch"] + limit + [url], home: home.path, outputs: outputs)
         waitUntil { !waiter.isRunning }
         let ended = !waiter.isRunning
         if !ended { kill(waiter.processIdentifier, SIGKILL) }
         waiter.waitUntilExit()
-        #expect(ended, "still waiting 10 s after its deadline of 1 s")
         let errors = (try? String(contentsOfFile: outputs.appending("stderr"), encoding: .utf8)) ?? ""
-        #expect(waiter.terminationStatus == 1 && errors.contains("not done within the run's 1 s (--deadline)"), "\(waiter.terminationStatus) \(errors)")
+        return (ended, waiter.terminationStatus, errors)
+    }
+
+    /// A run waiting for another process's download ends at its deadline: the URL fails as not done
+    /// in time, and the run exits (it used to wait for a message that never came).
+    @Test func aWaitForAnotherProcessEndsAtTheDeadline() throws {
+        let waited = try waitForStalledHolder(faults.baseURL + "/stall?deadline", waiterLimit: ["--deadline", "1"])
+        #expect(waited.ended, "still waiting 10 s after its deadline of 1 s")
+        #expect(waited.status == 1 && waited.errors.contains("not done within the run's 1 s (--deadline)"), "\(waited.status) \(waited.errors)")
         #expect(faults.requests.count == 1)
     }
 
     /// `-m` bounds the whole request, as curl's does, the wait for another process's download of it
     /// included: a waiter on a stalled URL ends at its own limit, not after the holder gives up.
     @Test func maxTimeBoundsTheWaitForAnotherProcess() throws {
-        let url = faults.baseURL + "/stall?max-time"
-        let holder = try ImgCacheProcess.start(["--cache-dir", cacheRoot, "-q", "fetch", "--timeout", "20", url], home: home.path)
-        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
-        waitUntil { faults.requests.count >= 1 }
-        let outputs = try TemporaryDirectory("imgcache-max-time-wait")
-        let waiter = try ImgCacheProcess.startCapturing(["--cache-dir", cacheRoot, "fetch", "-m", "1", url], home: home.path, outputs: outputs)
-        waitUntil { !waiter.isRunning }
-        let ended = !waiter.isRunning
-        if !ended { kill(waiter.processIdentifier, SIGKILL) }
-        waiter.waitUntilExit()
-        #expect(ended, "still waiting 10 s past its -m 1")
-        let errors = (try? String(contentsOfFile: outputs.appending("stderr"), encoding: .utf8)) ?? ""
-        #expect(waiter.terminationStatus == 1 && errors.contains("not finished within 1 s (the maximum time)"), "\(waiter.terminationStatus) \(errors)")
+        let waited = try waitForStalledHolder(faults.baseURL + "/stall?max-time", waiterLimit: ["-m", "1"])
+        #expect(waited.ended, "still waiting 10 s past its -m 1")
+        #expect(waited.status == 1 && waited.errors.contains("not finished within 1 s (the maximum time)"), "\(waited.status) \(waited.errors)")
         #expect(faults.requests.count == 1)
     }
 
