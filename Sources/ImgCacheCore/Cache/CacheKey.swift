@@ -53,7 +53,7 @@ public struct CacheKey: Equatable, Hashable, Sendable {
 
     /// The file name of this key's entry when its bytes are `format`.
     public func fileName(for format: ImageFormat) -> String {
-        digest + "." + format.fileExtension
+        String.joined(digest, ".", format.fileExtension)
     }
 
     /// The names an entry of this key can have, the likeliest first: each
@@ -74,9 +74,9 @@ public struct CacheKey: Equatable, Hashable, Sendable {
     /// The first of `candidateFileNames`, without making the others (a hit needs no more).
     var likeliestFileName: String {
         guard let fileExtension, CacheKey.formatExtensions.contains(fileExtension) else {
-            return digest + "." + CacheKey.formatExtensions[0]
+            return String.joined(digest, ".", CacheKey.formatExtensions[0])
         }
-        return digest + "." + fileExtension
+        return String.joined(digest, ".", fileExtension)
     }
 
     /// The key as its metadata records it: credentials in the URL are hidden.
@@ -85,7 +85,7 @@ public struct CacheKey: Equatable, Hashable, Sendable {
 
     /// The likeliest file name of the entry (the first candidate).
     public var fileName: String {
-        digest + "." + (fileExtension ?? CacheKey.formatExtensions[0])
+        String.joined(digest, ".", fileExtension ?? CacheKey.formatExtensions[0])
     }
 
     /// The fan-out folder: the digest's first two hex digits (256 folders).
@@ -138,7 +138,10 @@ public struct CacheKey: Equatable, Hashable, Sendable {
         let ext = UnsafeBufferPointer(rebasing: bytes[(dot + 1)..<end])
         guard (1...maximumExtensionLength).contains(ext.count), ext.allSatisfy({ ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A || ($0 >= 0x30 && $0 <= 0x39) })
         else { return .some(nil) }
-        let lowered = String(decoding: ext.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        let lowered = String(unsafeUninitializedCapacity: ext.count) { lower in
+            for (at, byte) in ext.enumerated() { lower[at] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+            return ext.count
+        }
         return .some(reservedExtensions.contains(lowered) ? nil : lowered)
     }
 }

@@ -138,8 +138,11 @@ enum EntryAttribute {
         }
         if flags & 0x10 != 0 { guard let text = reader.text() else { return nil }; lastModified = text }
         // The name's last extension (a name without one has no format).
-        let format = fileName.utf8.lastIndex(of: UInt8(ascii: ".")).flatMap { dot in
-            ImageFormat(fileExtension: fileName[fileName.utf8.index(after: dot)...])
+        var name = fileName
+        let format = name.withUTF8 { bytes in
+            bytes.lastIndex(of: UInt8(ascii: ".")).flatMap { dot in
+                CodecRegistry.storedFormat(extensionBytes: UnsafeBufferPointer(rebasing: bytes[(dot + 1)...]))
+            }
         }
         if flags & 0x20 != 0 { guard let text = reader.text() else { return nil }; contentType = text }
         else if flags & 0x40 == 0 { contentType = format.map(defaultContentType) }
@@ -267,9 +270,13 @@ enum EntryAttribute {
             return Array(bytes[offset..<offset + count])
         }
 
+        /// `count` (at most 8) bytes as a little-endian number, read where they are.
         mutating func fixed(_ count: Int) -> UInt64? {
-            guard let taken = take(count) else { return nil }
-            return taken.enumerated().reduce(0) { $0 | UInt64($1.element) << UInt64(8 * $1.offset) }
+            guard count >= 0, count <= 8, bytes.count - offset >= count else { return nil }
+            var value: UInt64 = 0
+            for place in 0..<count { value |= UInt64(bytes[offset + place]) << UInt64(8 * place) }
+            offset += count
+            return value
         }
 
         mutating func varint() -> UInt64? {
@@ -283,8 +290,9 @@ enum EntryAttribute {
         }
 
         mutating func text() -> String? {
-            guard let length = varint(), length <= 4096, let taken = take(Int(length)) else { return nil }
-            return String(decoding: taken, as: UTF8.self)
+            guard let length = varint(), length <= 4096, bytes.count - offset >= Int(length) else { return nil }
+            defer { offset += Int(length) }
+            return String(decoding: bytes[offset..<offset + Int(length)], as: UTF8.self)
         }
     }
 }
@@ -343,27 +351,35 @@ enum HTTPDate {
         let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         let weekday = Int(((day % 7) + 11) % 7)  // 1970-01-01 was a Thursday
-        // Written byte by byte: every hit with a Last-Modified formats one.
-        var text: [UInt8] = []
-        text.reserveCapacity(32)
-        func twoDigits(_ value: Int64) {
-            text.append(UInt8(ascii: "0") + UInt8(value / 10))
-            text.append(UInt8(ascii: "0") + UInt8(value % 10))
+        // Written byte by byte into the string's own storage: every hit with a Last-Modified formats one.
+        let yearDigits = String(year).utf8
+        let weekdayName = weekdayBytes[weekday], monthName = monthBytes[Int(month) - 1]
+        return String(unsafeUninitializedCapacity: 25 + yearDigits.count) { text in
+            var at = 0
+            func put(_ byte: UInt8) { text[at] = byte; at += 1 }
+            func twoDigits(_ value: Int64) {
+                put(UInt8(ascii: "0") + UInt8(value / 10))
+                put(UInt8(ascii: "0") + UInt8(value % 10))
+            }
+            for byte in weekdayName { put(byte) }
+            put(UInt8(ascii: ","))
+            put(UInt8(ascii: " "))
+            twoDigits(dayOfMonth)
+            put(UInt8(ascii: " "))
+            for byte in monthName { put(byte) }
+            put(UInt8(ascii: " "))
+            for byte in yearDigits { put(byte) }
+            put(UInt8(ascii: " "))
+            twoDigits(secondOfDay / 3600)
+            put(UInt8(ascii: ":"))
+            twoDigits(secondOfDay / 60 % 60)
+            put(UInt8(ascii: ":"))
+            twoDigits(secondOfDay % 60)
+            for byte in " GMT".utf8 { put(byte) }
+            return at
         }
-        text.append(contentsOf: weekdays[weekday].utf8)
-        text.append(contentsOf: ", ".utf8)
-        twoDigits(dayOfMonth)
-        text.append(UInt8(ascii: " "))
-        text.append(contentsOf: months[Int(month) - 1].utf8)
-        text.append(UInt8(ascii: " "))
-        text.append(contentsOf: String(year).utf8)
-        text.append(UInt8(ascii: " "))
-        twoDigits(secondOfDay / 3600)
-        text.append(UInt8(ascii: ":"))
-        twoDigits(secondOfDay / 60 % 60)
-        text.append(UInt8(ascii: ":"))
-        twoDigits(secondOfDay % 60)
-        text.append(contentsOf: " GMT".utf8)
-        return String(decoding: text, as: UTF8.self)
     }
+
+    private static let monthBytes = months.map { Array($0.utf8) }
+    private static let weekdayBytes = weekdays.map { Array($0.utf8) }
 }

@@ -12,48 +12,183 @@ public struct EntryMetadata: Equatable, Sendable {
     }
 
     /// The image file's name inside its shard folder.
-    public var fileName: String
+    public var fileName: String {
+        get { box.fields.fileName }
+        set { unique().fields.fileName = newValue }
+    }
+
     /// Inode of the image file this metadata was written for.
-    public var inode: UInt64
+    public var inode: UInt64 {
+        get { box.fields.inode }
+        set { unique().fields.inode = newValue }
+    }
+
     /// Size in bytes of the image file.
-    public var byteCount: Int64
+    public var byteCount: Int64 {
+        get { box.fields.byteCount }
+        set { unique().fields.byteCount = newValue }
+    }
+
     /// The cache key (the URL, after any key filter).
-    public var key: String
+    public var key: String {
+        get { box.fields.key }
+        set { unique().fields.key = newValue }
+    }
+
     /// The URL the bytes were downloaded from.
-    public var url: String
-    public var etag: String?
-    public var lastModified: String?
-    public var contentType: String?
-    public var format: ImageFormat?
-    public var width: Int?
-    public var height: Int?
-    public var frameCount: Int?
+    public var url: String {
+        get { box.fields.url }
+        set { unique().fields.url = newValue }
+    }
+
+    public var etag: String? {
+        get { box.fields.etag }
+        set { unique().fields.etag = newValue }
+    }
+
+    public var lastModified: String? {
+        get { box.fields.lastModified }
+        set { unique().fields.lastModified = newValue }
+    }
+
+    public var contentType: String? {
+        get { box.fields.contentType }
+        set { unique().fields.contentType = newValue }
+    }
+
+    public var format: ImageFormat? {
+        get { box.fields.format }
+        set { unique().fields.format = newValue }
+    }
+
+    public var width: Int? {
+        get { box.fields.width }
+        set { unique().fields.width = newValue }
+    }
+
+    public var height: Int? {
+        get { box.fields.height }
+        set { unique().fields.height = newValue }
+    }
+
+    public var frameCount: Int? {
+        get { box.fields.frameCount }
+        set { unique().fields.frameCount = newValue }
+    }
+
     /// When the entry was stored, in seconds since the epoch.
-    public var storedAt: Double
+    public var storedAt: Double {
+        get { box.fields.storedAt }
+        set { unique().fields.storedAt = newValue }
+    }
+
     /// When the response it came from stops being fresh (RFC 9111), in
     /// seconds since the epoch; nil when not known (then it is stale).
-    public var freshUntil: Double?
+    public var freshUntil: Double? {
+        get { box.fields.freshUntil }
+        set { unique().fields.freshUntil = newValue }
+    }
+
     /// The EXIF orientation (2–8) a JPEG asks for; nil when upright as stored.
-    public var orientation: Int?
+    public var orientation: Int? {
+        get { box.fields.orientation }
+        set { unique().fields.orientation = newValue }
+    }
+
     /// A transformed entry's source had this many frames, when it had
     /// another number than the entry (an animation thumbnailed as a still).
-    public var sourceFrameCount: Int?
+    public var sourceFrameCount: Int? {
+        get { box.fields.sourceFrameCount }
+        set { unique().fields.sourceFrameCount = newValue }
+    }
+
     /// A variant's original as it was when the variant was made: the variant
     /// stands for that original only (a refresh that brings new bytes makes a
     /// new file, with another inode).
-    public var source: Source?
+    public var source: Source? {
+        get { box.fields.source }
+        set { unique().fields.source = newValue }
+    }
+
     /// A variant's original's width and height, upright: what the image as served measured,
     /// known from the variant alone (the original not kept, or in another cache).
-    public var sourceWidth: Int?
-    public var sourceHeight: Int?
+    public var sourceWidth: Int? {
+        get { box.fields.sourceWidth }
+        set { unique().fields.sourceWidth = newValue }
+    }
+
+    public var sourceHeight: Int? {
+        get { box.fields.sourceHeight }
+        set { unique().fields.sourceHeight = newValue }
+    }
+
     /// The server asked that the image not be used to train AI (X-Robots-Tag
     /// `noai` or `noimageai`): exports leave it out unless asked.
-    public var optedOut = false
+    public var optedOut: Bool {
+        get { box.fields.optedOut }
+        set { unique().fields.optedOut = newValue }
+    }
+
     /// An image's placeholder entry: its dominant colour and ThumbHash (the file is its preview).
-    public var placeholder: ImagePlaceholder?
+    public var placeholder: ImagePlaceholder? {
+        get { box.fields.placeholder }
+        set { unique().fields.placeholder = newValue }
+    }
+
     /// A sidecar's check of its image's first bytes (FNV-1a of up to 4 KiB): the image copied with a new
     /// inode (a cache restored by tar) is still known as its own.
-    public var head: UInt64?
+    public var head: UInt64? {
+        get { box.fields.head }
+        set { unique().fields.head = newValue }
+    }
+
+    /// The values, kept in one shared box: an entry's metadata travels through a lookup's answer,
+    /// copied at each step, and a copy is then one reference rather than some 300 bytes and a
+    /// retain of each string in them. Written only through `unique()`, copy on write.
+    private var box: Box
+
+    fileprivate struct Fields: Equatable {
+        var fileName: String
+        var inode: UInt64
+        var byteCount: Int64
+        var key: String
+        var url: String
+        var etag: String? = nil
+        var lastModified: String? = nil
+        var contentType: String? = nil
+        var format: ImageFormat? = nil
+        var width: Int? = nil
+        var height: Int? = nil
+        var frameCount: Int? = nil
+        var storedAt: Double
+        var freshUntil: Double? = nil
+        var orientation: Int? = nil
+        var sourceFrameCount: Int? = nil
+        var source: Source? = nil
+        var sourceWidth: Int? = nil
+        var sourceHeight: Int? = nil
+        var optedOut: Bool = false
+        var placeholder: ImagePlaceholder? = nil
+        var head: UInt64? = nil
+    }
+
+    /// A box of fields. `@unchecked Sendable`: a box is written only when this value holds the one
+    /// reference to it (`unique()` copies it first otherwise), so a box another thread can see is
+    /// never written.
+    private final class Box: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    /// The box, made this value's own first if it is shared.
+    private mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+        return box
+    }
+
+    public static func == (lhs: EntryMetadata, rhs: EntryMetadata) -> Bool {
+        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
+    }
 
     /// The `head` of a file's first bytes.
     public static func head(of prefix: ArraySlice<UInt8>) -> UInt64 {
@@ -89,24 +224,15 @@ public struct EntryMetadata: Equatable, Sendable {
                 format: ImageFormat? = nil, width: Int? = nil, height: Int? = nil, frameCount: Int? = nil,
                 storedAt: Double, freshUntil: Double? = nil, orientation: Int? = nil, sourceFrameCount: Int? = nil,
                 source: Source? = nil) {
-        self.fileName = fileName
-        self.inode = inode
-        self.byteCount = byteCount
-        self.key = key
-        self.url = url
-        self.etag = etag
-        self.lastModified = lastModified
-        self.contentType = contentType
-        self.format = format
-        self.width = width
-        self.height = height
-        self.frameCount = frameCount
-        self.storedAt = storedAt
-        // Whole seconds within what every form keeps (no trap on a value from a file).
-        self.freshUntil = freshUntil.flatMap { $0.isFinite ? min(max(0, $0.rounded(.down)), 1e12) : nil }
-        self.orientation = orientation.flatMap { (2...8).contains($0) ? $0 : nil }
-        self.sourceFrameCount = sourceFrameCount.flatMap { $0 > 0 ? $0 : nil }
-        self.source = source
+        box = Box(Fields(
+            fileName: fileName, inode: inode, byteCount: byteCount, key: key, url: url, etag: etag,
+            lastModified: lastModified, contentType: contentType, format: format, width: width, height: height,
+            frameCount: frameCount, storedAt: storedAt,
+            // Whole seconds within what every form keeps (no trap on a value from a file).
+            freshUntil: freshUntil.flatMap { $0.isFinite ? min(max(0, $0.rounded(.down)), 1e12) : nil },
+            orientation: orientation.flatMap { (2...8).contains($0) ? $0 : nil },
+            sourceFrameCount: sourceFrameCount.flatMap { $0 > 0 ? $0 : nil },
+            source: source))
     }
 
     /// This metadata, marked opted out of AI training when `optedOut`.

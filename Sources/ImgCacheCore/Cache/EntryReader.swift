@@ -27,10 +27,10 @@ struct EntryReader: Sendable {
     /// Largest metadata a lookup reads; anything bigger is not ours.
     static let metadataLimit = 64 * 1024
 
-    func shardDirectory(for key: CacheKey) -> String { directory + "/" + key.shard }
+    func shardDirectory(for key: CacheKey) -> String { String.joined(directory, "/", key.shard) }
     /// The likeliest path of `key`'s image (see `CacheKey.candidateFileNames`).
-    func imagePath(for key: CacheKey) -> String { shardDirectory(for: key) + "/" + key.fileName }
-    func sidecarPath(for key: CacheKey) -> String { shardDirectory(for: key) + "/" + key.digest + ".meta" }
+    func imagePath(for key: CacheKey) -> String { String.joined(directory, "/", key.shard, "/", key.fileName) }
+    func sidecarPath(for key: CacheKey) -> String { String.joined(directory, "/", key.shard, "/", key.digest + ".meta") }
 
     /// What reading an entry's metadata found.
     enum MetadataRead {
@@ -99,12 +99,14 @@ struct EntryReader: Sendable {
     /// A file found under one of a key's names, with the metadata read from it.
     struct Candidate {
         let path: String
-        /// `<shard>/<name>`, the path inside the namespace folder.
-        let relativePath: String
+        let shard: String
         let name: String
         let shardIndex: Int
         let metadata: EntryMetadata
         let placement: EntryMetadata.Placement
+
+        /// `<shard>/<name>`, the path inside the namespace folder.
+        var relativePath: String { String.joined(shard, "/", name) }
     }
 
     /// What looking for a key's file found: nothing, a verdict already (metadata
@@ -122,7 +124,7 @@ struct EntryReader: Sendable {
     /// the namespace folder, which refuses links itself.
     func find(_ key: CacheKey, checkingShard: Bool = false) -> Found {
         let generation = listings?.generation(of: key.shardIndex)
-        if let generation, listings?.excludes(key.digest, in: key.shardIndex, at: generation) == true { return .nothing }
+        if let generation, listings?.excludes(key, in: key.shardIndex, at: generation) == true { return .nothing }
         // A link in a shard folder's place is never followed (nor anything healed through it).
         // A single lookup opens the folder first: one call, and no shard to check. A run over a list
         // opens it with its first hit, and until then checks each shard once: a shard folder not
@@ -141,10 +143,10 @@ struct EntryReader: Sendable {
             }
             checkedShards?.insert(key.shardIndex)
         }
-        let folder = shardDirectory(for: key) + "/"
+        let shard = key.shard
         /// What the file `name` is, nil when there is none.
         func look(_ name: String) -> Found? {
-            let path = folder + name
+            let path = String.joined(directory, "/", shard, "/", name)
             func damaged(_ reason: String, metadataMissing: Bool = false) -> Found {
                 .decided(.damaged(path: path, reason: reason, metadataMissing: metadataMissing))
             }
@@ -157,7 +159,7 @@ struct EntryReader: Sendable {
                 guard metadata.key == key.storedForm, metadata.fileName == name else {
                     return damaged("its metadata belongs to another key")
                 }
-                return .candidate(Candidate(path: path, relativePath: key.shard + "/" + name, name: name, shardIndex: key.shardIndex,
+                return .candidate(Candidate(path: path, shard: shard, name: name, shardIndex: key.shardIndex,
                                             metadata: metadata, placement: placement))
             }
         }

@@ -97,7 +97,7 @@ public struct FailedURLStore: Sendable {
     public func lookup(_ key: CacheKey, ttl: AgeLimit, now: Double) -> [Record]? {
         let slot = ShardGenerations.failures
         let generation = listings?.generation(of: slot)
-        if let generation, listings?.excludes(key.digest, in: slot, at: generation) == true { return nil }
+        if let generation, listings?.excludes(key, in: slot, at: generation) == true { return nil }
         let path = directory + "/" + key.digest
         guard let status = try? FileSystem.status(path), status.isRegularFile else {
             if let generation { listings?.record(slot, path: directory, generation: generation, folderMissing: false) }

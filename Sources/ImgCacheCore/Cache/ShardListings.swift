@@ -98,9 +98,10 @@ final class ShardListings: Sendable {
         }
     }
 
-    /// Whether folder `slot`'s listing at `generation` says no file there begins with `digest`.
-    func excludes(_ digest: String, in slot: Int, at generation: UInt64) -> Bool {
-        guard let bits = ShardListings.bits(of: digest.utf8) else { return false }
+    /// Whether folder `slot`'s listing at `generation` says no file there begins with `key`'s digest.
+    func excludes(_ key: CacheKey, in slot: Int, at generation: UInt64) -> Bool {
+        // The key's digest as read already (the 64 bits `bits(of:)` reads from a name).
+        let bits = key.digestHigh
         return state.withLock { state in
             guard let listing = state.listings[slot], listing.generation == generation,
                   let digests = listing.digests else { return false }

@@ -12,30 +12,65 @@ public enum CodecRegistry {
 
     /// The codec of `format` (every format has one: formats come from codecs).
     public static func codec(for format: ImageFormat) -> any ImageCodec {
-        codec(named: format.rawValue) ?? codecs[0]
+        codecs[index(of: format.rawValue) ?? 0]
     }
 
     /// The codec whose format is called `name`.
     static func codec(named name: String) -> (any ImageCodec)? {
-        indexByName[name].map { codecs[$0] }
+        index(of: name).map { codecs[$0] }
     }
 
-    /// Each codec's place in `codecs` by its format's name, and each stored extension's, made on
-    /// first use: a hit asks both (a walk of the codecs compares a string with each).
-    private static let indexByName = Dictionary(uniqueKeysWithValues: codecs.indices.map { (codecs[$0].format.rawValue, $0) })
-    private static let indexByExtension: [String: Int] = codecs.indices.reduce(into: [:]) { table, index in
-        guard codecs[index].capabilities.contains(.decode) else { return }
-        for ext in codecs[index].fileExtensions where table[ext] == nil { table[ext] = index }
+    /// What a cache hit asks of a format (its extension, media type, name), read once from
+    /// each codec: a hit asks without going through a codec's existential or building a string.
+    struct Traits: Sendable {
+        let name: String
+        let fileExtension: String
+        let mediaType: String
+        let displayName: String
+        let capabilities: CodecCapabilities
+    }
+
+    static let traits: [Traits] = codecs.map { codec in
+        Traits(name: codec.format.rawValue, fileExtension: codec.fileExtensions.first ?? codec.format.rawValue,
+               mediaType: codec.mediaType, displayName: codec.displayName, capabilities: codec.capabilities)
+    }
+
+    /// `format`'s traits (every format has them: formats come from codecs).
+    static func traits(of format: ImageFormat) -> Traits { traits[index(of: format.rawValue) ?? 0] }
+
+    /// The place in `codecs` of the format called `name`. A walk of a dozen names: each is a
+    /// short string held inline, so a comparison is two words (a dictionary would hash it first).
+    private static func index(of name: String) -> Int? {
+        traitNames.firstIndex(of: name)
+    }
+
+    private static let traitNames = codecs.map(\.format.rawValue)
+
+    /// The stored format a file name extension names, read from its bytes in any case
+    /// (`JPG`, `jpeg`): no string made; nil for any other extension.
+    static func storedFormat(extensionBytes ext: UnsafeBufferPointer<UInt8>) -> ImageFormat? {
+        guard ext.count <= 8 else { return nil }
+        for (index, extensions) in storedExtensionBytes.enumerated() {
+            for candidate in extensions where candidate.count == ext.count {
+                var same = true
+                for offset in 0..<ext.count where candidate[offset] != (ext[offset] >= 0x41 && ext[offset] <= 0x5A ? ext[offset] | 0x20 : ext[offset]) {
+                    same = false
+                    break
+                }
+                if same { return codecs[index].format }
+            }
+        }
+        return nil
+    }
+
+    /// Each codec's extensions as bytes, in `codecs`' order (none for a codec that is not stored).
+    private static let storedExtensionBytes: [[[UInt8]]] = codecs.map { codec in
+        codec.capabilities.contains(.decode) ? codec.fileExtensions.map { Array($0.utf8) } : []
     }
 
     /// The codec of the first format whose signature `bytes` carry.
     public static func codec(recognizing bytes: [UInt8]) -> (any ImageCodec)? {
         codecs.first { $0.recognizes(bytes) }
-    }
-
-    /// The stored format a file name extension (lower case) names.
-    static func codec(forExtension ext: String) -> (any ImageCodec)? {
-        indexByExtension[ext].map { codecs[$0] }
     }
 
     /// The formats imgcache stores (it decodes their headers).

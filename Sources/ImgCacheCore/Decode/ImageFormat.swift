@@ -25,8 +25,9 @@ public struct ImageFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The stored format a file name's extension names (`jpg`, `jpeg` and
     /// `jpe` are JPEG), in any case; nil for any other extension.
     public init?(fileExtension ext: some StringProtocol) {
-        guard let codec = CodecRegistry.codec(forExtension: ext.lowercased()) else { return nil }
-        self = codec.format
+        var text = String(ext)
+        guard let format = text.withUTF8(CodecRegistry.storedFormat(extensionBytes:)) else { return nil }
+        self = format
     }
 
     /// The stored format the extension of the file name `path` names, if any.
@@ -36,19 +37,18 @@ public struct ImageFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
         self.init(fileExtension: name[name.index(after: dot)...])
     }
 
-    private var codec: any ImageCodec { CodecRegistry.codec(for: self) }
 
     /// The extension imgcache gives files of this format (`jpg` for JPEG).
-    public var fileExtension: String { codec.fileExtensions.first ?? rawValue }
+    public var fileExtension: String { CodecRegistry.traits(of: self).fileExtension }
 
     /// Formats imgcache stores and decodes; the rest are named but refused.
-    public var isSupported: Bool { codec.capabilities.contains(.decode) }
+    public var isSupported: Bool { CodecRegistry.traits(of: self).capabilities.contains(.decode) }
 
     /// The name users see ("JPEG", "WebP").
-    public var displayName: String { codec.displayName }
+    public var displayName: String { CodecRegistry.traits(of: self).displayName }
 
     /// The media type of its files (`image/jpeg`).
-    public var mediaType: String { codec.mediaType }
+    public var mediaType: String { CodecRegistry.traits(of: self).mediaType }
 
     public var description: String { rawValue }
 

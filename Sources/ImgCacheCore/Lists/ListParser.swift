@@ -31,6 +31,9 @@ struct ListParser {
     /// The same for what a gzipped list inflates to: a gzipped Parquet file is still one.
     private var inflatedSniffed = false
     private var inflatedHeld: [UInt8] = []
+    /// Lines are only counted, not made into items (`URLList.countURLLines`): `counted` says how many.
+    var countsOnly = false
+    private(set) var counted = 0
 
     init(format: ListFormat) {
         self.format = format
@@ -146,7 +149,12 @@ struct ListParser {
     private mutating func parse(_ bytes: ArraySlice<UInt8>, ending: Bool) throws(Failure) -> [Parsed] {
         switch format.kind {
         case .lines:
-            return (ending ? lines.finish() : lines.push(bytes)).compactMap { URLList.item(for: $0).map { ($0, nil) } }
+            let found = ending ? lines.finish() : lines.push(bytes)
+            guard !countsOnly else {
+                counted += found.reduce(0) { $0 + (URLList.isItem($1) ? 1 : 0) }
+                return []
+            }
+            return found.compactMap { URLList.item(for: $0).map { ($0, nil) } }
         case .jsonl:
             return (ending ? lines.finish() : lines.push(bytes)).compactMap(jsonRow)
         case .csv, .tsv:

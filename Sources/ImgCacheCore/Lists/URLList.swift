@@ -201,11 +201,7 @@ public final class URLList: Sendable {
             let start = String(decoding: line.bytes.prefix(60), as: UTF8.self)
             return .rejected(start + "…", line: line.number, reason: "longer than \(maximumLineLength / 1024) KiB")
         }
-        var bytes = line.bytes[...]
-        if line.number == 1, bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        while let last = bytes.last, last == 0x20 || last == 0x09 || last == 0x0D { bytes = bytes.dropLast() }
-        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
-        guard let first = bytes.first, first != UInt8(ascii: "#") else { return nil }
+        guard var bytes = urlBytes(of: line) else { return nil }
         // A comment after the URL ("URL  # note"): no URL holds a raw blank, so a blank then '#' ends it.
         // Looked for from each '#' (most lines have none): this runs on every line of a list.
         var search = bytes.startIndex
@@ -221,10 +217,27 @@ public final class URLList: Sendable {
         return .url(URLText.decode(bytes), line: line.number)
     }
 
+    /// Whether `line` is an item (a URL, or a line too long), as `item(for:)` would say, without
+    /// making its string: the count of a list before a run reads every line once more.
+    static func isItem(_ line: LineSplitter.Line) -> Bool {
+        line.truncated || urlBytes(of: line) != nil
+    }
+
+    /// A line's bytes without a byte order mark or the blanks around them; nil for a blank or comment line.
+    private static func urlBytes(of line: LineSplitter.Line) -> ArraySlice<UInt8>? {
+        var bytes = line.bytes
+        if line.number == 1, bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        while let last = bytes.last, last == 0x20 || last == 0x09 || last == 0x0D { bytes = bytes.dropLast() }
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
+        guard let first = bytes.first, first != UInt8(ascii: "#") else { return nil }
+        return bytes
+    }
+
     /// Counts the URL lines (a table's rows) of a regular file from `start` with `pread`, leaving the
     /// reader's offset alone; nil when it cannot.
     static func countURLLines(_ descriptor: Int32, from start: off_t, format: ListFormat, stopped: borrowing Atomic<Bool>) -> Int? {
         var parser = ListParser(format: format)
+        parser.countsOnly = true
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var offset = start
         var count = 0
@@ -235,7 +248,7 @@ public final class URLList: Sendable {
             offset += off_t(read)
             guard let items = try? (read == 0 ? parser.finish() : parser.push(buffer[0..<read])) else { return nil }
             count += items.count
-            if read == 0 { return count }
+            if read == 0 { return count + parser.counted }
         }
         return nil
     }
@@ -245,7 +258,8 @@ public final class URLList: Sendable {
 /// kept only up to it and marked truncated, so memory stays bounded.
 struct LineSplitter {
     struct Line: Equatable {
-        var bytes: [UInt8]
+        /// The line's bytes: a slice of the chunk it came in when it lies within one (no copy).
+        var bytes: ArraySlice<UInt8>
         var number: Int
         var truncated: Bool
     }
@@ -264,8 +278,14 @@ struct LineSplitter {
         var lines: [Line] = []
         var start = chunk.startIndex
         while let newline = chunk[start...].firstIndex(of: 0x0A) {
-            append(chunk[start..<newline])
-            lines.append(take())
+            if current.isEmpty, !truncated, newline - start <= maximumLength {
+                // Within this chunk, as nearly every line is: handed over where it lies.
+                number += 1
+                lines.append(Line(bytes: chunk[start..<newline], number: number, truncated: false))
+            } else {
+                append(chunk[start..<newline])
+                lines.append(take())
+            }
             start = newline + 1
         }
         append(chunk[start...])
@@ -293,7 +313,7 @@ struct LineSplitter {
             current.removeAll(keepingCapacity: true)
             truncated = false
         }
-        return Line(bytes: current, number: number, truncated: truncated)
+        return Line(bytes: current[...], number: number, truncated: truncated)
     }
 }
 

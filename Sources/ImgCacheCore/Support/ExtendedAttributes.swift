@@ -8,6 +8,17 @@ extension FileSystem {
     /// Nil when the file has no such attribute; throws ENOENT when the file is
     /// missing and ENOTSUP where the file system keeps no user attributes.
     package static func attribute(_ name: String, of path: String, limit: Int = 64 * 1024) throws(SystemError) -> [UInt8]? {
+        // An entry's attribute is tens of bytes: read on the stack first, then copied to its size
+        // (a hit reads one; a zeroed kilobyte each time cost more than the call).
+        let small = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer -> Result<[UInt8], Errno> in
+            SystemCall.getAttribute(path, name, buffer.baseAddress, buffer.count).map { Array(buffer[..<$0]) }
+        }
+        switch small {
+        case .success(let bytes): return bytes
+        case .failure(Errno(ENODATA)): return nil
+        case .failure(Errno(ERANGE)): break
+        case .failure(let errno): throw SystemError("read the metadata of", path: path, errno: errno)
+        }
         var capacity = 1024
         while true {
             var bytes = [UInt8](repeating: 0, count: capacity)
