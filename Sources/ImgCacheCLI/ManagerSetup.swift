@@ -108,9 +108,19 @@ enum ManagerSetup {
             case .failure(let status): return .failure(status)
             }
         }
+        var downloads = RequestFiles.resolved(arguments.downloads, environment: environment)
+        // Transfers the descriptor limit has room for: more would fail at a socket, a body's file or a
+        // decoder's library, each URL for want of a descriptor another transfer holds.
+        let fitting = DownloadConfiguration.transfersFitting(downloads.maximumConcurrentDownloads)
+        if fitting < downloads.maximumConcurrentDownloads {
+            if console.verbosity > 0 {
+                console.detail("\(downloads.maximumConcurrentDownloads) transfers at once lowered to \(fitting): the limit of open files "
+                               + "(ulimit -n \(DownloadConfiguration.openFileLimit ?? 0)) has room for no more")
+            }
+            downloads.maximumConcurrentDownloads = fitting
+        }
         let fetcher = ImageFetcher(cache: cache, readOnlyCaches: readOnly, settings: settings,
-                                   downloaderConfiguration: RequestFiles.resolved(arguments.downloads, environment: environment),
-                                   environment: environment)
+                                   downloaderConfiguration: downloads, environment: environment)
         // Checked on the first download: a hit reads none of these files.
         fetcher.checkRequestFiles = { [downloads = arguments.downloads] in RequestFiles.problem(downloads, environment: environment) }
         if console.verbosity > 0 { fetcher.log = { [console] line in console.detail(line) } }

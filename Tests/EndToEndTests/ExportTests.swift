@@ -280,6 +280,22 @@ import Testing
         #expect(samples.map { $0["url"] as? String } == [server.url("photo.jpg"), server.url("logo.png"), server.url("rotated.jpg")])
     }
 
+    /// Prefetched with `--no-original` and one variant, exported asking another: no original is kept to
+    /// make it from, said as such (not as never fetched), and an image opted out stays opted out.
+    @Test func anotherVariantOfAnImageKeptOnlyAsItsVariantsIsSaidSo() throws {
+        let urls = [faults.baseURL + "/robots/noai/photo.jpg", server.url("logo.png"), server.url("gray.jpg")]
+        let list = try work.write(lines: urls)
+        #expect(try fetch(["prefetch", "--no-original", "--thumbnail", "16x16", "--format", "webp", list]).status == 0)
+        let never = server.url("palette.png")
+        let out = work.appending("other-variant")
+        let result = try fetch(["export", "--webdataset", out, "--thumbnail", "32x32", list, try work.write(lines: [never], to: "more.txt")])
+        let rows = try manifest(out).map { "\($0["status"] as? String ?? "") \($0["reason"] as? String ?? "")" }
+        #expect(rows == ["opted_out noai", "missing original_not_kept", "missing original_not_kept", "missing never_fetched"],
+                "\(rows) \(result.standardError)")
+        // The variants prefetched are exported as ever.
+        #expect(try fetch(["export", "--webdataset", work.appending("same-variant"), "--thumbnail", "16x16", "--format", "webp", list]).status == 0)
+    }
+
     @Test func imagesOptedOutOfAITrainingAreLeftOutUnlessAsked() throws {
         let urls = [faults.baseURL + "/robots/noai/photo.jpg", faults.baseURL + "/robots/googlebot%3A%20noimageai/logo.png",
                     faults.baseURL + "/robots/noindex/gray.jpg"]

@@ -129,11 +129,22 @@ import Testing
         for _ in 0..<400 where (try? stagingFolders().isEmpty) ?? true { usleep(25_000) }
         let second = try run(exportArguments(table, to: store.url("sets/busy")))
         #expect(second.status == 74 && second.standardError.contains("another export is writing"), "\(second.status) \(second.standardError)")
+        // The same store however its URL is spelled: a trailing slash, an empty segment, an escape,
+        // the host's name, capitals.
+        let port = store.url().split(separator: ":").last.map(String.init) ?? ""
+        for spelled in [store.url("sets/busy/"), store.url("/sets//busy"), store.url("%73ets/busy"),
+                        "http://localhost:\(port)/sets/busy", "HTTP://127.0.0.1:\(port)/sets/busy"] {
+            let again = try run(exportArguments(table, to: spelled))
+            #expect(again.status == 74 && again.standardError.contains("another export is writing"), "\(spelled): \(again.status) \(again.standardError)")
+        }
         // Another prefix is another store.
         #expect(try run(exportArguments(table, to: store.url("sets/other"))).status == 1)
         try input.fileHandleForWriting.close()
         first.waitUntilExit()
         #expect(first.terminationStatus == 1 || first.terminationStatus == 0, "\(first.terminationStatus)")
+        // Each export removes its lock file as it ends: none piles up in TMPDIR.
+        let left = try FileManager.default.contentsOfDirectory(atPath: staging).filter { $0.hasPrefix("imgcache-exporting-") }
+        #expect(left.isEmpty, "\(left)")
     }
 
     @Test func aWebDAVStoreGetsTheFolderShardsAndAKillLeavesNoPartialShardVisible() throws {

@@ -97,6 +97,21 @@ import Testing
         }
     }
 
+    /// A proxy that wants credentials (407) is the proxy's trouble, not the URL's: named as the
+    /// proxy's, and never remembered, so the URL is asked again once the proxy is put right.
+    @Test func aProxysAuthenticationRequiredIsNotRememberedAgainstTheURL() throws {
+        let url = "http://images.example.invalid/status/407"
+        for _ in 0..<2 {
+            let refused = try fetch(["fetch", url], environment: ["http_proxy": faults.baseURL])
+            #expect(refused.status == 1 && refused.standardError.contains("HTTP 407 Proxy Authentication Required from the proxy \(faults.baseURL)"),
+                    "\(refused.standardError)")
+            #expect(!refused.standardError.contains("not tried again"), "\(refused.standardError)")
+        }
+        #expect(faults.requests.count == 2)
+        let failed = try fetch(["list", "--failed"])
+        #expect(failed.status == 0 && !failed.output.contains("407"), "\(failed.output)")
+    }
+
     /// A failure seen through a proxy of the environment answers only requests through it: the same
     /// URL asked directly is tried (and the other way round).
     @Test func aFailureThroughAProxyOfTheEnvironmentIsNotTheDirectRequests() throws {

@@ -50,6 +50,21 @@ import Testing
         #expect(limited > 0, "no run met the limit")
     }
 
+    /// More transfers asked for than the descriptors have room for: as many run as fit, and every
+    /// URL is stored (none fails for want of a descriptor another transfer holds).
+    @Test func transfersBeyondTheDescriptorLimitAreLoweredToFitAndEveryURLIsStored() throws {
+        guard getuid() == 0 else { return }
+        let urls = try list(120)
+        for descriptors in [24, 26, 32, 48] {
+            let result = try runLimited("-n \(descriptors)", ["-v", "--json", "prefetch", "-j", "16", urls])
+            #expect(result.status == 0, "ulimit -n \(descriptors): \(result.status) \(result.standardError.suffix(600))")
+            #expect(result.standardError.contains("16 transfers at once lowered to"), "ulimit -n \(descriptors)")
+            let summary = try result.jsonLines().last
+            #expect(summary?["downloaded"] as? Int == 120, "ulimit -n \(descriptors): \(String(describing: summary))")
+            _ = try fetch(["clear"])
+        }
+    }
+
     /// Under `ulimit -u 1` no thread can start at all; with a little more room a run may fit (how
     /// many threads it needs depends on the machine's cores), so each run either works or says why.
     @Test func noThreadToStartIsNamedAndExits71() throws {

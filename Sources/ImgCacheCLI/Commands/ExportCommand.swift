@@ -87,6 +87,7 @@ extension ExportCommand {
         }
         defer { fetcher.close() }
         var failure: WebDatasetExport.Failure?
+        let otherVariants = CachedVariants(namespace: cache.directory)
         var inputError: SystemError?
         var inputStatus = ExitStatus.noInput
         // In the list's order, so the same list gives the same shards.
@@ -95,10 +96,14 @@ extension ExportCommand {
             let row = list.rows.take(outcome.index)
             do throws(WebDatasetExport.Failure) {
                 var remembered: FailedURLStore.Record?
-                if case .failure(.notCached)? = outcome.result { remembered = fetcher.lastFailure(of: outcome.url) }
+                var others: WebDatasetExport.OtherVariants?
+                if case .failure(.notCached)? = outcome.result {
+                    remembered = fetcher.lastFailure(of: outcome.url)
+                    if remembered == nil { others = otherVariants.of(outcome.url) }
+                }
                 let filteredBefore = export.counts.filtered
                 try export.add(index: outcome.index, url: outcome.url, result: outcome.result ?? .failure(.interrupted(url: outcome.url)),
-                               row: row, lastFailure: remembered)
+                               row: row, lastFailure: remembered, otherVariants: others)
                 // A failed row is said as prefetch says it (a missing one, or one a filter left out, only in the manifest and the summary).
                 if case .failure(let error)? = outcome.result, export.counts.filtered == filteredBefore {
                     switch error {
@@ -329,5 +334,29 @@ extension ParsedOptions {
         // Nor IMGCACHE_REMOTE, nor the namespace's remembered stores.
         arguments.manager.usesRemotes = false
         return arguments
+    }
+}
+
+/// The URLs the cache holds variants of, read from the namespace on first use (a row not in the
+/// cache as asked, with no failure remembered, asks): a URL prefetched with `--no-original` and other
+/// variants is then said as such, not as never fetched.
+final class CachedVariants {
+    private let namespace: String
+    private var byURL: [String: WebDatasetExport.OtherVariants]?
+
+    init(namespace: String) {
+        self.namespace = namespace
+    }
+
+    func of(_ url: String) -> WebDatasetExport.OtherVariants? {
+        if byURL == nil {
+            var found: [String: WebDatasetExport.OtherVariants] = [:]
+            _ = try? CacheListing.forEach(in: namespace) { entry in
+                guard entry.transform != nil, let url = entry.url else { return }
+                if found[url]?.optedOut != true { found[url] = WebDatasetExport.OtherVariants(optedOut: entry.optedOut) }
+            }
+            byURL = found
+        }
+        return byURL?[url]
     }
 }

@@ -25,6 +25,8 @@ public struct ListedEntry: Sendable {
     /// When it was stored; nil when its metadata cannot be read.
     public let storedAt: Double?
     public let contentType: String?
+    /// The server opted the image out of AI training (X-Robots-Tag noai).
+    public var optedOut = false
 }
 
 /// The entries of a namespace, read a few shards at a time on a few threads
@@ -88,7 +90,8 @@ public enum CacheListing {
                 accept: variant?.accept,
                 bytes: image.size, allocatedBytes: image.allocatedSize, format: format,
                 width: metadata?.uprightSize.width, height: metadata?.uprightSize.height, frames: metadata?.frameCount,
-                lastUse: image.modified, storedAt: metadata?.storedAt, contentType: metadata?.contentType))
+                lastUse: image.modified, storedAt: metadata?.storedAt, contentType: metadata?.contentType,
+                optedOut: metadata?.optedOut ?? false))
         }
         return entries
     }

@@ -1,5 +1,24 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Settings shared by every download of one `Downloader`.
 public struct DownloadConfiguration: Equatable, Sendable {
+    /// The soft limit of open files (`ulimit -n`); nil when unlimited or unknown.
+    public static var openFileLimit: Int? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(Int.max) else { return nil }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// Of `asked` transfers at once, how many the limit of open files has room for: each takes about
+    /// four descriptors while it runs (its socket, its body's file, a lock, a decoder's pipe), beside the
+    /// thirty-odd a run holds anyway (the cache's folders and logs, libraries as they load); at least one.
+    public static func transfersFitting(_ asked: Int) -> Int {
+        guard let limit = openFileLimit else { return asked }
+        return max(1, min(asked, (limit - 32) / 4))
+    }
+
     /// Transfers running at once (SDWebImage's maxConcurrentDownloads).
     public var maximumConcurrentDownloads = DownloadConfiguration.defaultConcurrency
     public var order: DownloadOrder = .fifo

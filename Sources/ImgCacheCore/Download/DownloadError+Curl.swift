@@ -13,6 +13,8 @@ extension DownloadError {
         // libcurl's detail names the cause (self-signed, expired, name mismatch); its code's text does not.
         let text = easy.errorDetail.map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 } ?? generic
         let osError = easy.socketErrno != 0 ? easy.socketErrno : Int32(easy.info(CURLINFO_OS_ERRNO))
+        // An https URL's tunnel the proxy refused for want of credentials.
+        if easy.info(CURLINFO_HTTP_CONNECTCODE) == 407 { return .proxyAuthentication(proxy: proxy) }
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL:
             // libcurl says "unsupported protocol" for an answer that is not HTTP too.

@@ -30,6 +30,8 @@ public enum DownloadError: Error, Equatable, Sendable {
     case maximumTimeExceeded(seconds: Double)
     /// The final response's status was not 2xx.
     case httpStatus(Int)
+    /// A proxy answered 407: it wants credentials. About the proxy, not the URL (`proxy`: it, when known).
+    case proxyAuthentication(proxy: String?)
     /// The body grew past the size limit.
     case tooLarge(limit: Int64)
     /// The body ended before its announced Content-Length.
@@ -71,6 +73,9 @@ public enum DownloadError: Error, Equatable, Sendable {
         case .connectTimeout(let seconds): return "connect timed out after \(DownloadError.formatSeconds(seconds))"
         case .maximumTimeExceeded(let seconds): return "not finished within \(DownloadError.formatSeconds(seconds)) (the maximum time)"
         case .httpStatus(let code): return "HTTP \(code)" + (DownloadError.statusText[code].map { " " + $0 } ?? "")
+        case .proxyAuthentication(let proxy):
+            return "HTTP 407 Proxy Authentication Required from the proxy" + (proxy.map { " " + RemoteURL.displayed($0) } ?? "")
+                + ": give it a user and password (-x http://USER:PASSWORD@HOST:PORT, or in the proxy variable)"
         case .tooLarge(let limit): return "body larger than the \(limit)-byte limit"
         case .truncated(let detail): return "body cut short: \(detail)"
         case .tooManyRedirects(let limit): return "more than \(Plural.count(limit, "redirect"))"
@@ -96,7 +101,7 @@ public enum DownloadError: Error, Equatable, Sendable {
         switch self {
         case .dns, .connectionRefused, .connectFailed, .connectionReset, .connectionLost,
              .tlsHandshake, .timeout, .connectTimeout, .maximumTimeExceeded, .truncated, .cancelled, .localWrite, .libraryMissing, .other,
-             .notHTTP, .systemLimit:
+             .notHTTP, .systemLimit, .proxyAuthentication:
             return true
         case .httpStatus(let code):
             return code >= 500 || code == 408 || code == 429
@@ -109,7 +114,7 @@ public enum DownloadError: Error, Equatable, Sendable {
     /// or the server's side. A cancellation or a local write failure is not retried.
     public var isRetryable: Bool {
         switch self {
-        case .cancelled, .localWrite, .libraryMissing, .systemLimit: return false
+        case .cancelled, .localWrite, .libraryMissing, .systemLimit, .proxyAuthentication: return false
         default: return isTransient
         }
     }
@@ -127,7 +132,7 @@ public enum DownloadError: Error, Equatable, Sendable {
 
     static let statusText: [Int: String] = [
         400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-        408: "Request Timeout", 410: "Gone", 429: "Too Many Requests", 500: "Internal Server Error",
+        407: "Proxy Authentication Required", 408: "Request Timeout", 410: "Gone", 429: "Too Many Requests", 500: "Internal Server Error",
         502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
     ]
 }

@@ -177,14 +177,15 @@ final class Transfer {
     /// The response, or why there is none, once libcurl reports the transfer done.
     func outcome(_ code: CURLcode, request: DownloadRequest) -> Result<DownloadResponse, DownloadError> {
         if code != CURLE_OK {
-            if let reason = sink.abortReason { return .failure(reason) }
+            if let reason = sink.abortReason { return .failure(reason == .httpStatus(407) ? .proxyAuthentication(proxy: proxy) : reason) }
             let status = easy.info(CURLINFO_RESPONSE_CODE)
             return .failure(DownloadError.classify(code, easy: easy, request: request, received: sink.receivedBytes,
                                                    redirectTarget: (300..<400).contains(status) ? sink.headers["location"] : nil, proxy: proxy))
         }
         let status = easy.info(CURLINFO_RESPONSE_CODE)
         let accepted = (200..<300).contains(status) || (status == 304 && request.validators != nil)
-        guard accepted else { return .failure(.httpStatus(status)) }
+        // 407 comes from a proxy only (RFC 9110 §15.5.8): the proxy's trouble, never the URL's.
+        guard accepted else { return .failure(status == 407 ? .proxyAuthentication(proxy: proxy) : .httpStatus(status)) }
         if status != 304, let refusal = sink.finishBody() { return .failure(refusal) }
         var response = DownloadResponse(
             statusCode: status,

@@ -26,6 +26,7 @@ public final class DataSetUpload {
     public let stagingFolder: String
     /// The lock file of the store (see `init`), held open; -1 when it could not be made.
     private var storeLock: Int32 = -1
+    private var storeLockPath = ""
 
     /// The store as named (`s3://…`, `http(s)://…`), without credentials.
     public var identity: String { access.spec.identity }
@@ -45,27 +46,92 @@ public final class DataSetUpload {
         // Two exports into one store at once would each replace the other's shards and leave a
         // manifest beside shards it does not describe: the store is locked for this machine's
         // exports (a file in TMPDIR named by the store, held with flock until this one ends).
-        let lockPath = base + "/imgcache-exporting-\(getuid())-\(MD5.hex(spec.identity)).lock"
-        let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if lock >= 0, flock(lock, LOCK_EX | LOCK_NB) != 0 {
-            let busy = errno == EWOULDBLOCK
+        let lockPath = base + "/imgcache-exporting-\(getuid())-\(MD5.hex(DataSetUpload.lockIdentity(of: spec))).lock"
+        // The file is removed by the export that held it as it ends, so that they do not pile up: one
+        // taken after its holder removed it is no longer the store's lock, and is opened anew.
+        var lock: Int32 = -1
+        for _ in 0..<8 {
+            lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard lock >= 0 else { break }
+            if flock(lock, LOCK_EX | LOCK_NB) != 0 {
+                let busy = errno == EWOULDBLOCK
+                close(lock)
+                lock = -1
+                if busy { throw RemoteFailure("another export is writing \(spec.identity) now: wait for it to end, or give another prefix") }
+                break
+            }
+            var held = stat(), named = stat()
+            if fstat(lock, &held) == 0, lstat(lockPath, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev { break }
             close(lock)
-            if busy { throw RemoteFailure("another export is writing \(spec.identity) now: wait for it to end, or give another prefix") }
+            lock = -1
         }
         storeLock = lock
+        storeLockPath = lockPath
         var template = Array((base + "/imgcache-export.\(getpid()).XXXXXX").utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            if lock >= 0 { close(lock) }
+            if lock >= 0 { unlink(lockPath); close(lock) }
             throw RemoteFailure("cannot make a folder in \(base) (TMPDIR) for the shards before they are sent: "
                                 + SystemError("mkdtemp", path: base, errno: Errno(errno)).reason)
         }
         stagingFolder = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The store as the lock names it: the same however its URL is spelled. The URL's normal form
+    /// (case, default port, `.` segments, escapes), its path's empty segments and trailing slash
+    /// dropped, and the host as the address it reaches (`localhost` is `127.0.0.1`, and an IPv6
+    /// address written out in full is its short form).
+    static func lockIdentity(of spec: RemoteSpec) -> String {
+        switch spec.kind {
+        case .http(let base):
+            let normal = URLText.normalized(base)
+            guard let schemeEnd = normal.firstRange(of: "://") else { return spec.identity }
+            let afterScheme = normal[schemeEnd.upperBound...]
+            let authority = afterScheme.prefix { $0 != "/" }
+            let path = afterScheme.dropFirst(authority.count).split(separator: "/").joined(separator: "/")
+            var host = String(authority), port = ""
+            if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+                port = String(host[host.index(after: close)...])
+                host = String(host[host.index(after: host.startIndex)..<close])
+            } else if let colon = host.lastIndex(of: ":") {
+                port = String(host[colon...])
+                host = String(host[..<colon])
+            }
+            return normal[..<schemeEnd.upperBound] + "[" + reachedAddress(of: host) + "]" + port + "/" + path
+        case .s3(let bucket, let prefix, let endpoint, _):
+            let path = prefix.split(separator: "/").joined(separator: "/")
+            return "s3 " + URLText.normalized(endpoint) + " " + bucket + "/" + path
+        case .redis, .redisSocket:
+            return spec.identity
+        }
+    }
+
+    /// The numeric address `host` resolves to (the least, when it has several); `host` itself
+    /// when it does not resolve.
+    private static func reachedAddress(of host: String) -> String {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &found) == 0, let first = found else { return host }
+        defer { freeaddrinfo(first) }
+        var addresses: [String] = []
+        var next: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = next {
+            var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            if getnameinfo(entry.pointee.ai_addr, entry.pointee.ai_addrlen, &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST) == 0 {
+                addresses.append(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
+            next = entry.pointee.ai_next
+        }
+        return addresses.min() ?? host
+    }
+
     deinit {
         running?.thread.join()
         FolderShardWriter.removeFlat(stagingFolder)
-        if storeLock >= 0 { close(storeLock) }
+        if storeLock >= 0 {
+            unlink(storeLockPath)
+            close(storeLock)
+        }
     }
 
     /// Staging folders (`imgcache-export.PID.XXXXXX`) of this user's exports that ended without removing

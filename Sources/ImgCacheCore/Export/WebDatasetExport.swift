@@ -229,8 +229,16 @@ public final class WebDatasetExport {
 
     /// The answer for the row at `index` (its URL, and its other columns).
     /// `lastFailure`: the failure remembered for a row not in the cache, which then failed rather than was never fetched.
+    /// What the cache holds of a URL not in it as asked: only other variants of it (made with
+    /// `--no-original`, which keeps no original to make the one asked for from).
+    public struct OtherVariants: Sendable {
+        /// The server opted the image out of AI training.
+        public let optedOut: Bool
+        public init(optedOut: Bool) { self.optedOut = optedOut }
+    }
+
     public func add(index: Int, url: String, result: Result<FetchResult, FetchError>, row: JSONObject?,
-                    lastFailure: FailedURLStore.Record? = nil) throws(Failure) {
+                    lastFailure: FailedURLStore.Record? = nil, otherVariants: OtherVariants? = nil) throws(Failure) {
         counts.rows += 1
         let key = WebDatasetExport.padded(index, 9)
         var line = JSONObject()
@@ -337,6 +345,15 @@ public final class WebDatasetExport {
                 let said = "failed when fetched (\(Timestamp.iso8601(failure.failedAt))): " + failure.reason
                 try write(line, status: "failed", kind: failure.isRetried ? "failed_retryable" : "failed_url",
                           error: failure.isRetried ? said + "; the next prefetch tries it again" : said, row: row)
+            case .notCached where otherVariants?.optedOut == true && !includesOptedOut:
+                counts.optedOut += 1
+                try write(line, status: "opted_out", kind: "noai",
+                          error: "the server opted it out of AI training (X-Robots-Tag noai); --include-opted-out takes it", row: row)
+            case .notCached where otherVariants != nil:
+                counts.missing += 1
+                try write(line, status: "missing", kind: "original_not_kept",
+                          error: "only other variants of it are cached: prefetched with --no-original, it has no original to make this one "
+                              + "from; export the variants prefetched, or prefetch it again with these options", row: row)
             case .notCached:
                 counts.missing += 1
                 try write(line, status: "missing", kind: "never_fetched",

@@ -114,6 +114,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .localWrite: return "cache_unwritable"
             case .libraryMissing: return "library_missing"
             case .systemLimit: return "system_limit"
+            case .proxyAuthentication: return "proxy_authentication"
             case .invalidURL, .unsupportedScheme: return "invalid_url"
             case .other: return "network"
             }
