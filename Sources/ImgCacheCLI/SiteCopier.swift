@@ -92,14 +92,14 @@ struct SiteCopier {
                     // Another URL's copy, from an earlier run (its attribute says whose): a name without the hash
                     // never gives one image's copy to another.
                     let owner = (try? FileSystem.attribute(FetchCommand.copyOwnerAttribute, of: target, limit: 8192)).flatMap { $0 }
-                        .map { String(decoding: $0, as: UTF8.self) }
+                        .map { SiteCopier.CopyOwner($0).key }
                     if let owner, owner != copyKey {
                         refused.append("\(shown): not copied: \(ControlCharacters.escaped(target)) is \(RemoteURL.displayed(owner))'s copy "
                                    + "(from an earlier run), another image; put {hash8} in --name to keep them apart")
                         continue
                     }
                     try FetchCommand.copy(files[index].path, to: target, isCancelled: isCancelled)
-                    try? FileSystem.setAttribute(FetchCommand.copyOwnerAttribute, of: target, to: Array(copyKey.utf8))
+                    try? FileSystem.setAttribute(FetchCommand.copyOwnerAttribute, of: target, to: CopyOwner(key: copyKey, name: name).bytes)
                 }
                 files[index].copy = target
             } catch {
@@ -113,10 +113,37 @@ struct SiteCopier {
     /// Whether the run named no copy at all (an empty list): a prune then would empty the folder.
     var namedNothing: Bool { owners.isEmpty }
 
-    /// Whether the file at `path` is a copy imgcache wrote (it carries the URL it was written for):
-    /// a file the site put there itself, whatever its name, is never one.
-    static func isCopy(_ path: String) -> Bool {
-        ((try? FileSystem.attribute(FetchCommand.copyOwnerAttribute, of: path, limit: 8192)) ?? nil) != nil
+    /// What a copy's attribute says: the URL (or variant) it was written for, and the name, inside the
+    /// output folder, it was written under (copies of earlier versions say no name).
+    struct CopyOwner {
+        let key: String
+        let name: String?
+
+        init(key: String, name: String) {
+            self.key = key
+            self.name = name
+        }
+
+        /// Read from the attribute's bytes: the key, then a NUL and the name.
+        init(_ bytes: [UInt8]) {
+            if let zero = bytes.firstIndex(of: 0) {
+                key = String(decoding: bytes[..<zero], as: UTF8.self)
+                name = String(decoding: bytes[(zero + 1)...], as: UTF8.self)
+            } else {
+                key = String(decoding: bytes, as: UTF8.self)
+                name = nil
+            }
+        }
+
+        var bytes: [UInt8] { Array(key.utf8) + [0] + Array((name ?? "").utf8) }
+    }
+
+    /// Whether the file at `path` (`name` inside the output folder) is a copy imgcache wrote there: it
+    /// carries the URL it was written for and the name it was written under. A file the site put there
+    /// itself is never one, nor a copy of one made under another name (`cp -a` keeps the attribute).
+    static func isCopy(_ path: String, name: String) -> Bool {
+        guard let bytes = (try? FileSystem.attribute(FetchCommand.copyOwnerAttribute, of: path, limit: 8192)) ?? nil else { return false }
+        return CopyOwner(bytes).name.map { $0 == name } ?? true
     }
 
     /// Removes the files under the folder that this run did not name, that the template could have
@@ -136,7 +163,7 @@ struct SiteCopier {
                 guard let status = (try? FileSystem.status(path)) ?? nil else { continue }
                 if status.isDirectory {
                     walk(name, depth: depth + 1)
-                } else if status.isRegularFile, owners[path] == nil, template.couldHaveMade(name), SiteCopier.isCopy(path), unlink(path) == 0 {
+                } else if status.isRegularFile, owners[path] == nil, template.couldHaveMade(name), SiteCopier.isCopy(path, name: name), unlink(path) == 0 {
                     removed.append(name)
                 }
             }

@@ -249,6 +249,37 @@ import Testing
         #expect(try imgcache(["fetch", "--prune", nginx.url("photo.jpg")]).status == 64)
     }
 
+    /// Copies of formats copied as they are (SVG, TIFF) are pruned as the written ones are; a copy
+    /// the site made of a copy (`cp -a`, which keeps its attribute) under another name is the site's.
+    @Test func pruneRemovesCopiesOfEveryFormatButNotTheSitesDuplicates() throws {
+        let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"50\" height=\"40\"><rect width=\"50\" height=\"40\" fill=\"red\"/></svg>"
+        try svg.write(toFile: served.appending("mark.svg"), atomically: true, encoding: .utf8)
+        try Paths.fixture("scan.tiff").write(to: URL(fileURLWithPath: served.appending("scan.tiff")))
+        let out = work.appending("pruned-formats")
+        let first = try imgcache(["fetch", "--html", "--keep-svg", "--output-dir", out, "--thumbnail", "32x", "--format", "webp",
+                                  nginx.url("mark.svg"), nginx.url("photo.jpg")])
+        #expect(first.status == 0, "\(first.standardError)")
+        let plainOut = work.appending("pruned-plain")
+        #expect(try imgcache(["fetch", "--output-dir", plainOut, nginx.url("scan.tiff"), nginx.url("logo.png")]).status == 0)
+        #expect(files(under: plainOut).contains { $0.hasSuffix(".tiff") }, "\(files(under: plainOut))")
+        let copies = files(under: out)
+        guard let svgCopy = copies.first(where: { $0.hasSuffix(".svg") }), let webp = copies.first(where: { $0.hasSuffix(".webp") }) else {
+            Issue.record("\(copies)")
+            return
+        }
+        // The site's duplicate of a copy, under a name the template could have made, its attribute and all.
+        let duplicate = webp.replacingOccurrences(of: "photo-", with: "backup-")
+        #expect(try ImgCacheProcess.runShell("cp -a '\(out)/\(webp)' '\(out)/\(duplicate)'", environment: [:], home: work.path,
+                                             workingDirectory: work.path).status == 0)
+        let pruned = try imgcache(["fetch", "--html", "--keep-svg", "--prune", "--output-dir", out, "--thumbnail", "32x", "--format", "webp",
+                                   nginx.url("photo.jpg")])
+        #expect(pruned.status == 0, "\(pruned.standardError)")
+        let after = files(under: out)
+        #expect(!after.contains(svgCopy) && after.contains(webp) && after.contains(duplicate), "\(after)")
+        let plain = try imgcache(["fetch", "--prune", "--output-dir", plainOut, nginx.url("logo.png")])
+        #expect(plain.status == 0 && !files(under: plainOut).contains { $0.hasSuffix(".tiff") }, "\(files(under: plainOut))")
+    }
+
     @Test func aPlaceholderNeverShowsThroughATransparentImage() throws {
         try Paths.fixture("anim.gif").write(to: URL(fileURLWithPath: served.appending("anim.gif")))
         let result = try imgcache(["fetch", "--html", "--placeholder", "color", "--thumbnail", "32x", nginx.url("photo.jpg"), nginx.url("logo.png"),

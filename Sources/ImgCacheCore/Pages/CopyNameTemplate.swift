@@ -123,7 +123,8 @@ public struct CopyNameTemplate: Equatable, Sendable, CustomStringConvertible {
             while length < name.count, (0x30...0x39).contains(name[name.startIndex + length]) { length += 1 }
             return (1...max(1, length)).contains { length > 0 && matches(name.dropFirst($0), rest) }
         case .field(.ext), .field(.format):
-            return CodecRegistry.writableFormats.contains { format in
+            // Any stored format's: an SVG, BMP, TIFF or ICO is copied as it is, not written.
+            return CodecRegistry.storedFormats.contains { format in
                 let word = Array((part == .field(.ext) ? format.fileExtension : format.rawValue).utf8)
                 return name.starts(with: word) && matches(name.dropFirst(word.count), rest)
             }
