@@ -76,6 +76,12 @@ import Testing
         for encoding in ["UTF-8", "utf-8", "US-ASCII", "ISO-8859-1", "windows-1252"] {
             #expect(SVGActiveContent.find(in: Self.svg("<rect/>", prolog: "\u{FEFF}<?xml version=\"1.0\" encoding=\"\(encoding)\"?>")) == nil, "\(encoding)")
         }
+        // Latin-1 with a byte past ASCII: a browser opens it, but shows it in no page's <img>.
+        let cafe = Array("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><svg xmlns=\"http://www.w3.org/2000/svg\"><text>caf".utf8) + [0xE9]
+            + Array("</text></svg>".utf8)
+        #expect(SVGActiveContent.find(in: cafe)?.contains("bytes past ASCII") == true)
+        let utf8 = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?><svg xmlns=\"http://www.w3.org/2000/svg\"><text>café</text></svg>".utf8)
+        #expect(SVGActiveContent.find(in: utf8) == nil)
     }
 
     @Test func theFixturesEditorsWriteAreInert() throws {

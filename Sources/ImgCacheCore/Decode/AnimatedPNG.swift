@@ -46,8 +46,9 @@ struct AnimatedPNG {
     let header: Chunk
 
     /// The animation in `bytes`, nil for a PNG that is a still as browsers show it: no `acTL`, one
-    /// after the image data or more than one (the APNG rules: then it is a plain PNG), or no frame
-    /// at all (its default image is shown); a problem when its frames contradict themselves.
+    /// after the image data or more than one (the APNG rules: then it is a plain PNG), no frame
+    /// at all, or not the number its `acTL` announces (its default image is shown); a problem when
+    /// its frames contradict themselves.
     init?(_ bytes: [UInt8]) throws(ImageDecoder.DecodeError) {
         guard let chunks = AnimatedPNG.chunks(bytes), let header = chunks.first, header.type == "IHDR", header.data.count >= 13 else { return nil }
         let controls = chunks.indices.filter { chunks[$0].type == "acTL" }
@@ -96,17 +97,17 @@ struct AnimatedPNG {
         }
         // A last fcTL without data (the file ends after it) is no frame either.
         if let last = frames.last, last.data.isEmpty { frames.removeLast() }
-        // No frame at all: the default image, a still.
-        guard !frames.isEmpty else { return nil }
+        // No frame at all: the default image, a still. So is an acTL whose count is not the frames
+        // present (none, or a lie either way): Chromium then shows the default image, not an animation.
+        guard !frames.isEmpty, declaredFrames == frames.count else { return nil }
         self.frames = frames
         self.shared = shared
         if let problem = problem { throw .corrupt(.png, problem) }
     }
 
     /// What contradicts itself: a frame outside the canvas, a first frame that is not the canvas,
-    /// sequence numbers out of order, no frame at all. An `acTL` whose count is not the frames
-    /// present is not refused: the frames present are shown, as browsers show them (the limits
-    /// count those).
+    /// sequence numbers out of order, no frame at all. (An `acTL` whose count is not the frames
+    /// present makes a still, as in Chromium: no animation to check.)
     var problem: String? {
         guard !frames.isEmpty else { return "an animation without frames" }
         var sequence = -1

@@ -88,8 +88,8 @@ struct PNGCodec: ImageCodec {
     }
 
     /// An APNG's frame count (nil for a plain PNG: no `acTL` before the first
-    /// IDAT, or two of them, or no frame at all): the frames present, as they
-    /// are shown, when the chunks are there to the end; else what `acTL` announces.
+    /// IDAT, or two of them, no frame at all, or other frames than `acTL` announces):
+    /// the frames present when the chunks are there to the end; else what `acTL` announces.
     static func apngFrameCount(_ bytes: [UInt8]) -> Int? {
         var offset = 8
         var declared: Int?
@@ -101,7 +101,7 @@ struct PNGCodec: ImageCodec {
             let type = bytes[(offset + 4)..<(offset + 8)]
             if declared == nil {
                 if type.elementsEqual("acTL".utf8), length >= 8, offset + 16 <= bytes.count {
-                    declared = max(1, CodecShim.bigEndian(bytes, offset + 8))
+                    declared = CodecShim.bigEndian(bytes, offset + 8)
                 } else if type.elementsEqual("IDAT".utf8) {
                     return nil
                 }
@@ -114,12 +114,13 @@ struct PNGCodec: ImageCodec {
                 present += 1
                 pending = false
             } else if type.elementsEqual("IEND".utf8) {
-                return present == 0 ? nil : declared.map { _ in present }
+                // Frames other than announced (none among them): a still, as Chromium shows it.
+                return present == 0 || present != declared ? nil : present
             }
             guard length >= 0, length <= bytes.count else { break }
             offset += 12 + length
         }
-        return declared
+        return declared.map { max(1, $0) }
     }
 
     /// Chunk by chunk to IEND; whatever follows it (rare) does not matter.

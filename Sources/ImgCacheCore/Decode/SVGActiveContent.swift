@@ -129,6 +129,7 @@ public enum SVGActiveContent {
     /// Encodings whose markup is its bytes as the rules read them (ASCII bytes are the ASCII
     /// characters, nothing else becomes one): a browser reads any other declared encoding
     /// otherwise (ISO-2022-JP's escapes decode to nothing, so `scr<ESC>(Bipt` is `script`).
+    static let utf8Names: Set<String> = ["utf-8", "utf8", "us-ascii", "ascii"]
     static let byteTransparentEncodings: Set<String> = ["utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "iso8859-1", "latin1", "windows-1252"]
 
     /// Why the markup is not read as its bytes: an encoding declared other than UTF-8 or
@@ -149,7 +150,14 @@ public enum SVGActiveContent {
         guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
         let encoding = String(rest.dropFirst().prefix { $0 != quote })
         // A label with spaces around it is still the encoding to a browser: found, as doubtful.
-        guard !byteTransparentEncodings.contains(encoding) else { return nil }
+        guard !byteTransparentEncodings.contains(encoding) else {
+            // Latin-1's bytes past ASCII are characters to a browser opening the file, but an SVG in a
+            // page (`<img>`) is then not shown at all: passed through only when it holds none.
+            if !utf8Names.contains(encoding), bytes[start...].contains(where: { $0 >= 0x80 }) {
+                return "bytes past ASCII in the encoding \(encoding) declared (a browser shows such an SVG in a page only in UTF-8)"
+            }
+            return nil
+        }
         return "the encoding \(encoding) declared (a browser reads its bytes otherwise than as UTF-8)"
     }
 
