@@ -47,13 +47,16 @@ struct ParsedOptions {
             "--create-dirs": "-o and --output-dir make the folders they need", "--noproxy": "use -x \"\" for no proxy, or no_proxy in the environment",
             "--referer": "use -H 'Referer: URL'", "-e": "use -H 'Referer: URL'",
             "--retry-max-time": "use --deadline, which ends the whole run", "-C": "a transfer cut short is downloaded again, whole",
-            "-I": "use imgcache info URL for a cached image's metadata", "-w": "use --json, a line per URL",
+            "-I": "use imgcache --json fetch URL for an image's metadata (size, format, type, cache)", "-w": "use --json, a line per URL",
             // wget's.
             "-P": "use --output-dir DIR", "-T": "use --timeout SECONDS", "-t": "use --retries N",
             "--no-check-certificate": "use -k (--insecure)", "--tries": "use --retries N",
             "-nv": "imgcache prints errors and a summary only (-q: errors only)", "-nc": "a cached image is not downloaded again already",
             "-nd": "--output-dir puts every copy in one folder already", "-np": "imgcache downloads only the URLs given",
             "-nH": "--output-dir puts every copy in one folder already",
+            // fetch's own option, given to a command that takes its list as an argument.
+            "-i": "give the list itself: imgcache prefetch FILE (or - for stdin); -i FILE is fetch's",
+            "--input-file": "give the list itself: imgcache prefetch FILE (or - for stdin); -i FILE is fetch's",
         ]
 
         /// Where secrets were found in the words (see `secretLocations`): a byte

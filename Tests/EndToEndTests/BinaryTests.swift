@@ -75,6 +75,15 @@ import Testing
         #expect(jpg.status == 1 && !jpg.standardError.contains("--format"), "\(jpg.standardError)")
     }
 
+    /// fetch's -i given to prefetch, and curl's -I: each says what to give instead.
+    @Test func optionsOfAnotherCommandOrToolSayWhatToGive() throws {
+        let input = try run(["prefetch", "-i", "urls.txt"])
+        #expect(input.status == 64 && input.errorLines.first == "imgcache: error: unknown option '-i' for 'prefetch': give the list itself: "
+                + "imgcache prefetch FILE (or - for stdin); -i FILE is fetch's", "\(input.errorLines)")
+        let head = try run(["fetch", "-I", "http://x/a.png"])
+        #expect(head.status == 64 && head.standardError.contains("use imgcache --json fetch URL for an image's metadata"), "\(head.standardError)")
+    }
+
     @Test func aBadValueInACommandPointsToThatCommandsHelp() throws {
         let result = try run(["prefetch", "--thumbnail", "10"])
         #expect(result.status == 64)

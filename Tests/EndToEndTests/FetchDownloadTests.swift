@@ -88,6 +88,10 @@ import Testing
         let unnamed = try fetch(["fetch", "-x", "http://no-such-proxy.invalid:3128", server.url("logo.png")])
         #expect(unnamed.status == 1 && unnamed.standardError.contains("cannot resolve host: the proxy no-such-proxy.invalid"),
                 "\(unnamed.standardError)")
+        // A proxy setting that is no URL at all is said as that.
+        let garbage = try fetch(["fetch", server.url("logo.png?garbage")], environment: ["http_proxy": "garbage value"])
+        #expect(garbage.status == 1 && garbage.standardError.contains("the proxy (-x, or the proxy variable) is no proxy URL"),
+                "\(garbage.standardError)")
         // So is one that refuses the connection, given with -x or by the environment.
         let closed = "http://127.0.0.1:\(try NginxServer.freePort())"
         for (arguments, environment) in [(["-x", closed], [String: String]()), ([], ["http_proxy": closed])] {
@@ -161,7 +165,7 @@ import Testing
     @Test func anEndlessBodyIsCutAtMaxSizeAndNothingIsStored() throws {
         let result = try fetch(["fetch", "--max-size", "100k", faults.baseURL + "/endless"])
         #expect(result.status == 1)
-        #expect(result.errorLines == ["imgcache: error: \(faults.baseURL)/endless: body larger than the 100000-byte limit"])
+        #expect(result.errorLines == ["imgcache: error: \(faults.baseURL)/endless: body larger than the limit of 100.0 kB (100000 bytes) (--max-size)"])
         #expect(CacheInspection.storedFiles(under: cacheRoot).isEmpty)
     }
 

@@ -96,6 +96,13 @@ import Testing
             .settings.variants
         #expect(variants.map { "\($0.thumbnail?.description ?? "-") \($0.format?.rawValue ?? "-") \($0.quality)" }
             == ["64x avif 40", "64x webp 60", "128x avif 40", "128x webp 60"])
+        // A size or format given twice is one variant; a plain quality in a list is every other format's, as given apart.
+        let once = try manager("fetch --thumbnail 64x --thumbnail 64x,64x --format webp,webp --format jpg,jpeg u").settings.variants
+        #expect(once.map { "\($0.thumbnail?.description ?? "-") \($0.format?.rawValue ?? "-")" } == ["64x webp", "64x jpeg"])
+        for words in ["--quality 50,webp=90", "--quality 50 --quality webp=90", "--quality webp=90,50"] {
+            let variants = try manager("fetch --thumbnail 8x --format avif,webp " + words + " u").settings.variants
+            #expect(variants.map(\.quality) == [50, 90], "\(words)")
+        }
     }
 
     @Test func transformsAreReadAndNeedEachOther() throws {

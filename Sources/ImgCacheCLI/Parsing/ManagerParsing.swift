@@ -121,7 +121,8 @@ extension ParsedOptions {
                     throw .invalidValue(option: "--thumbnail", value: text,
                                         reason: "expected WIDTHxHEIGHT, WIDTHx or xHEIGHT (each from 1 to 65535), comma-separated")
                 }
-                sizes.append(box)
+                // A size given twice is one variant (as `--thumbnail 64x,64x` asks for one file).
+                if !sizes.contains(box) { sizes.append(box) }
             }
         }
         if let text = last(.scaleDown) {
@@ -148,7 +149,7 @@ extension ParsedOptions {
                     throw .invalidValue(option: "--format", value: text,
                                         reason: "expected \(CodecRegistry.writableFormats.map(\.rawValue).joined(separator: ", ")), comma-separated")
                 }
-                formats.append(format)
+                if !formats.contains(format) { formats.append(format) }
             }
         }
         // --format alone converts: the image is stored in that format, at its size.
@@ -164,20 +165,21 @@ extension ParsedOptions {
         var qualities: [ImageFormat: Int] = [:]
         var givenQuality: Int?
         // Given several times, each says its part (`--quality avif=40 --quality webp=60`; a plain N, the last).
+        // A comma list is the same as the option given once per item: a plain N among FORMAT=N pairs (`50,webp=90`) is every other format's.
         for text in values[.quality] ?? [] {
-            if text.contains("=") {
-                for pair in text.split(separator: ",", omittingEmptySubsequences: false) {
-                    let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
-                    guard parts.count == 2, let format = ImageFormat(rawValue: parts[0].lowercased()) ?? (parts[0].lowercased() == "jpg" ? .jpeg : nil),
-                          CodecRegistry.codec(for: format).capabilities.contains(.quality) else {
-                        throw .invalidValue(option: "--quality", value: text,
-                                            reason: "expected N, or FORMAT=N for each of " + CodecRegistry.spelled(CodecRegistry.writableFormats.filter {
-                                                CodecRegistry.codec(for: $0).capabilities.contains(.quality) }) + " (avif=60,webp=80)")
-                    }
-                    qualities[format] = try integer(parts[1], option: "--quality", in: 1...100)
+            for pair in text.split(separator: ",", omittingEmptySubsequences: false) {
+                guard pair.contains("=") else {
+                    givenQuality = try integer(String(pair), option: "--quality", in: 1...100)
+                    continue
                 }
-            } else {
-                givenQuality = try integer(text, option: "--quality", in: 1...100)
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let format = ImageFormat(rawValue: parts[0].lowercased()) ?? (parts[0].lowercased() == "jpg" ? .jpeg : nil),
+                      CodecRegistry.codec(for: format).capabilities.contains(.quality) else {
+                    throw .invalidValue(option: "--quality", value: text,
+                                        reason: "expected N, or FORMAT=N for each of " + CodecRegistry.spelled(CodecRegistry.writableFormats.filter {
+                                            CodecRegistry.codec(for: $0).capabilities.contains(.quality) }) + " (avif=60,webp=80)")
+                }
+                qualities[format] = try integer(parts[1], option: "--quality", in: 1...100)
             }
             guard transforms else { throw .requires("--quality", "--thumbnail, --scale-down or --format") }
         }

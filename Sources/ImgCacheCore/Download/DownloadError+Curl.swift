@@ -28,8 +28,11 @@ extension DownloadError {
         case CURLE_URL_MALFORMAT: return .invalidURL(text)
         case CURLE_COULDNT_RESOLVE_PROXY:
             // The proxy's name, not the URL's host (libcurl's detail names it: "Could not resolve proxy: NAME").
-            let proxy = text.firstRange(of: "proxy: ").map { String(text[$0.upperBound...]) } ?? text
-            return .dns("the proxy " + proxy)
+            // A proxy setting that is no URL at all (libcurl: "Unsupported proxy syntax in '…'"): said as that.
+            guard let named = text.firstRange(of: "proxy: ") else {
+                return .connectFailed("the proxy (-x, or the proxy variable) is no proxy URL: \(text)")
+            }
+            return .dns("the proxy " + String(text[named.upperBound...]))
         case CURLE_COULDNT_RESOLVE_HOST:
             let host = easy.stringInfo(CURLINFO_EFFECTIVE_URL).flatMap { try? RemoteURL(parsing: $0).host } ?? request.url.host
             return .dns(host)

@@ -76,7 +76,7 @@ public enum DownloadError: Error, Equatable, Sendable {
         case .proxyAuthentication(let proxy):
             return "HTTP 407 Proxy Authentication Required from the proxy" + (proxy.map { " " + RemoteURL.displayed($0) } ?? "")
                 + ": give it a user and password (-x http://USER:PASSWORD@HOST:PORT, or in the proxy variable)"
-        case .tooLarge(let limit): return "body larger than the \(limit)-byte limit"
+        case .tooLarge(let limit): return "body larger than the limit of \(ByteSize.spelledLimit(limit)) (--max-size)"
         case .truncated(let detail): return "body cut short: \(detail)"
         case .tooManyRedirects(let limit): return "more than \(Plural.count(limit, "redirect"))"
         case .cancelled: return "cancelled"

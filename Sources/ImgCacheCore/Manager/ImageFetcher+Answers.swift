@@ -12,10 +12,12 @@ extension ImageFetcher {
             // A refresh that failed keeps the entry, which answers later fetches: the list answers misses only.
             guard miss.cached == nil else { return }
             // A failure the next run tries again is kept too, never to refuse a request: an export says why the row has no image.
-            guard let scope = error.rememberedScope(request: request.fingerprint(for: miss.url)) ?? error.retriedScope else { return }
+            let remembered = error.rememberedScope(request: request.fingerprint(for: miss.url))
+            guard let scope = remembered ?? error.retriedScope else { return }
             do {
                 try failedURLs.record(settings.failureKey(for: miss.url), url: miss.url, reason: error.recordedReason, scope: scope, now: WallClock.now())
-                log?("\(RemoteURL.displayed(miss.url)): remembered as failed")
+                log?("\(RemoteURL.displayed(miss.url)): " + (remembered != nil ? "remembered as failed"
+                                                               : "its failure noted for an export to say (the next run tries it again)"))
             } catch {
                 log?("cannot remember the failure of \(RemoteURL.displayed(miss.url)): \(error)")
             }

@@ -58,6 +58,19 @@ public struct ByteSize: Equatable, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension ByteSize {
+    /// A limit as people give it: `1 GiB` for an exact power of 1024's multiple, else decimal
+    /// (`100.0 kB`), with the bytes when they are more than a thousand (`1 GiB (1073741824 bytes)`).
+    public static func spelledLimit(_ bytes: Int64) -> String {
+        guard bytes >= 1000 else { return "\(bytes) bytes" }
+        for (unit, size) in [("TiB", Int64(1) << 40), ("GiB", Int64(1) << 30), ("MiB", Int64(1) << 20), ("KiB", Int64(1) << 10)]
+        where bytes % size == 0 {
+            return "\(bytes / size) \(unit) (\(bytes) bytes)"
+        }
+        return "\(humanised(bytes)) (\(bytes) bytes)"
+    }
+}
+
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs.
     var trimmingSpaces: Substring {
