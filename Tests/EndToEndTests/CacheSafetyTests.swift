@@ -166,6 +166,14 @@ import ImgCacheCore
         #expect(delivered.status == 0 && delivered.standardError.contains("not stored: the cache's disk is full"), "\(delivered.standardError)")
         #expect(FileManager.default.contents(atPath: output) == (try Paths.fixture("anim.gif")))
         #expect(CacheInspection.temporaryFiles(under: root).isEmpty)
+        // So does a thumbnail or a conversion of an image cached already: made, delivered, not stored.
+        for (arguments, name) in [(["--thumbnail", "16x"], "thumbnail.webp"), (["--format", "png"], "converted.png")] {
+            let made = home.appending(name)
+            let result = try ImgCacheProcess.run(["--cache-dir", root, "fetch"] + arguments + ["-o", made, server.url("photo.jpg")], home: home.path)
+            #expect(result.status == 0 && result.standardError.contains("not stored: the cache's disk is full"), "\(name): \(result.standardError)")
+            #expect((try? Data(contentsOf: URL(fileURLWithPath: made)).count) ?? 0 > 0, "\(name)")
+            #expect(CacheInspection.temporaryFiles(under: root).isEmpty, "\(name)")
+        }
         server.stop()
         let again = try ImgCacheProcess.run(["--cache-dir", root, "--json", "fetch", server.url("logo.png"), server.url("photo.jpg")], home: home.path)
         #expect(again.status == 0)

@@ -42,6 +42,8 @@ public struct FetchResult: Equatable, Sendable {
         public let path: String
         public let metadata: EntryMetadata
         public let isStored: Bool
+        /// Made for the output but not stored: the cache's disk was full (`-o`).
+        public var notStoredBecause: SystemError? = nil
     }
 
     public init(url: String, path: String, cacheType: CacheType, metadata: EntryMetadata, isStored: Bool = true,
@@ -89,6 +91,7 @@ public struct FetchResult: Equatable, Sendable {
         originalPath = original.isStored ? original.path : nil
         originalByteCount = original.metadata.byteCount
         notModified = original.notModified
+        notStoredBecause = original.notStoredBecause ?? variants.lazy.compactMap(\.notStoredBecause).first
     }
 
     /// Every temporary file the answer hands over (CacheMemoryOnly, `--no-original`): removed once it is delivered.

@@ -260,9 +260,19 @@ struct VariantMaker {
             }
             // Made anew from a new original: whatever name the old one had (its format may differ) goes.
             let shard = cache.shardDirectory(for: key) + "/"
-            let entry = try committer.commit(body, key: key, superseding: key.candidateFileNames.map { shard + $0 },
-                                             describe: describe)
-            return FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true)
+            do throws(SystemError) {
+                let entry = try committer.commit(body, key: key, superseding: key.candidateFileNames.map { shard + $0 },
+                                                 describe: describe)
+                return FetchResult.Variant(path: entry.path, metadata: entry.metadata, isStored: true)
+            } catch where settings.deliversToOutput && (error.errno == .noSpace || error.errno == Errno(EDQUOT)) {
+                // No room in the cache: the output still gets the variant, from a file outside it.
+                let handed: EntryCommitter.Body = if case .file(let made) = body { .copy(of: made) } else { body }
+                let path = try committer.handOver(handed)
+                let size = (try? FileSystem.status(path))??.size ?? 0
+                var variant = FetchResult.Variant(path: path, metadata: describe(inode: 0, size: size), isStored: false)
+                variant.notStoredBecause = error
+                return variant
+            }
         } catch {
             throw .cacheUnwritable(error)
         }
