@@ -53,10 +53,18 @@ struct HostPoliteness {
         return max(now, state.nextStart)
     }
 
+    /// How late a paced request may start and still keep its host's cadence: the next is then due an
+    /// interval after the turn this one had, not after it started. A loop that wakes a little late
+    /// (its poll counts whole milliseconds) would otherwise add its lateness to every interval (a
+    /// thousand a second came out as 530); a host idle for longer starts its cadence anew.
+    static let cadenceSlack = 0.02
+
     /// A transfer to `host` starts.
     mutating func started(_ host: String, now: Double) {
         hosts[host, default: Host()].running += 1
-        if let interval { hosts[host]!.nextStart = now + interval }
+        guard let interval else { return }
+        let turn = hosts[host]!.nextStart
+        hosts[host]!.nextStart = turn > 0 && now - turn < HostPoliteness.cadenceSlack ? turn + interval : now + interval
     }
 
     /// A transfer to `host` was stopped (cancelled): it says nothing of the host.
