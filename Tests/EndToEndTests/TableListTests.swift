@@ -168,6 +168,8 @@ import Testing
             let result = try fetch(["prefetch", path])
             #expect(result.status == 66 && result.standardError.contains("it is \(name)"), "\(result.standardError)")
             #expect(!result.standardError.contains("binary"), "\(result.standardError)")
+            // No run to sum up: no summary of 0 URLs.
+            #expect(result.output.isEmpty, "\(result.output)")
             // Gzipped, it is still what it is.
             let gzip = Process()
             gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")

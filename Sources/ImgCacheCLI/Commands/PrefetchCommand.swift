@@ -161,9 +161,12 @@ extension PrefetchCommand {
             }
             if made != .success { summary.failedOutput = true }
         }
-        try report(summary, remotes: fetcher.settings.remotes.isEmpty ? nil : fetcher.remoteStatistics,
-                   seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil,
-                   complete: inputError == nil)
+        // A list refused before any line of it was read has no run to sum up (but for --json, whose last line is always the summary).
+        if globals.json || inputError == nil || summary.urls + summary.repeats + summary.otherShards > 0 {
+            try report(summary, remotes: fetcher.settings.remotes.isEmpty ? nil : fetcher.remoteStatistics,
+                       seconds: WallClock.monotonic() - started, interrupted: fetcher.interruption.signal != nil,
+                       complete: inputError == nil)
+        }
         if fetcher.interruption.signal != nil { return ManagerSetup.interruptedStatus(fetcher, console: console) }
         let status = summary.failedOutput ? ExitStatus.worse(summary.status, .outputFailed) : summary.status
         return inputError == nil ? status : .worse(status, inputStatus)
