@@ -101,6 +101,15 @@ import Testing
         }
     }
 
+    /// A host with letters past ASCII is fetched in its IDNA form, as curl fetches it; both spellings are one entry.
+    @Test func anInternationalHostNameIsFetchedAndBothSpellingsShareOneEntry() throws {
+        let port = server.url("logo.png").split(separator: ":")[2].split(separator: "/")[0]
+        let unicode = try fetch(["--json", "fetch", "http://bücher.localhost:\(port)/logo.png"])
+        #expect(unicode.status == 0, "\(unicode.standardError)")
+        let ascii = try fetch(["--json", "fetch", "http://xn--bcher-kva.localhost:\(port)/logo.png"])
+        #expect(try ascii.jsonLines().first?["cache"] as? String == "disk", "\(ascii.output) \(ascii.standardError)")
+    }
+
     /// A proxy that wants credentials (407) is the proxy's trouble, not the URL's: named as the
     /// proxy's, and never remembered, so the URL is asked again once the proxy is put right.
     @Test func aProxysAuthenticationRequiredIsNotRememberedAgainstTheURL() throws {

@@ -54,9 +54,15 @@ public struct RemoteURL: Equatable, Hashable, Sendable {
                 throw .invalid("bad port '\(port)'")
             }
         }
-        self.string = text
+        // A host with letters past ASCII is sent as its IDNA form (what libcurl takes, as curl does).
+        if let ascii = Punycode.asciiHost(host) {
+            self.string = String(text[..<host.startIndex]) + ascii + String(text[host.endIndex...])
+            self.host = ascii
+        } else {
+            self.string = text
+            self.host = String(host)
+        }
         self.scheme = scheme
-        self.host = String(host)
     }
 
     /// The server it names, as requests are counted against (`--per-host`, `--rate`, giving up,

@@ -6,7 +6,8 @@ extension URLText {
     /// percent-encoded unreserved characters decoded and other escapes in
     /// upper case, bytes past ASCII in the path and query percent-encoded (a
     /// raw UTF-8 URL is the same request as its encoded form).
-    /// `HTTP://Host:80/im%67/./café.png` is `http://host/img/caf%C3%A9.png`.
+    /// `HTTP://Host:80/im%67/./café.png` is `http://host/img/caf%C3%A9.png`; a host with
+    /// letters past ASCII is in its IDNA form (`bücher.example` is `xn--bcher-kva.example`).
     /// User information (`user:password@`) is left out: what names an entry
     /// in the cache must never hold a password in a form a guess could check
     /// (`CredentialKey.keyed` puts a keyed digest of it back).
@@ -47,7 +48,12 @@ extension URLText {
             host = hostAndPort[..<colon]
             port = hostAndPort[(colon + 1)...]
         }
-        result += percentNormalized(host).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        // A host with letters past ASCII as it is sent, in its IDNA form.
+        if let ascii = Punycode.asciiHost(String(decoding: percentNormalized(host), as: UTF8.self)) {
+            result += Array(ascii.utf8)
+        } else {
+            result += percentNormalized(host).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        }
         let defaultPort = scheme == "http" ? "80" : "443"
         if !port.isEmpty, !port.elementsEqual(defaultPort.utf8) {
             result.append(UInt8(ascii: ":"))
@@ -117,7 +123,7 @@ extension URLText {
         var portStart: Int?
         for index in authority {
             let byte = utf8[index]
-            if (0x41...0x5A).contains(byte) || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "@") { return false }
+            if (0x41...0x5A).contains(byte) || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "@") || byte >= 0x80 { return false }
             if byte == UInt8(ascii: "[") { inBrackets = true }
             if byte == UInt8(ascii: "]") { inBrackets = false }
             if byte == UInt8(ascii: ":"), !inBrackets {

@@ -1,0 +1,73 @@
+/// A host name with letters past ASCII in the form DNS and HTTP carry (`bücher.example` is
+/// `xn--bcher-kva.example`): each such label lower-cased and Punycode-encoded (RFC 3492), as
+/// IDNA asks and as curl and browsers send it. So a URL with such a host is fetched, and both
+/// spellings of it share one cache entry.
+package enum Punycode {
+    /// `host` with every label holding a letter past ASCII encoded; nil when it has none (it is
+    /// used as it is) or cannot be encoded.
+    package static func asciiHost<S: StringProtocol>(_ host: S) -> String? {
+        guard host.utf8.contains(where: { $0 >= 0x80 }) else { return nil }
+        var labels: [String] = []
+        for label in host.lowercased().split(separator: ".", omittingEmptySubsequences: false) {
+            guard label.utf8.contains(where: { $0 >= 0x80 }) else {
+                labels.append(String(label))
+                continue
+            }
+            guard let encoded = encode(Array(label.unicodeScalars.map(\.value))) else { return nil }
+            labels.append("xn--" + encoded)
+        }
+        return labels.joined(separator: ".")
+    }
+
+    private static let base = 36, tMin = 1, tMax = 26, skew = 38, damp = 700
+
+    /// RFC 3492 §6.3's encoding of `input`'s code points.
+    package static func encode(_ input: [UInt32]) -> String? {
+        var output: [UInt8] = input.filter { $0 < 0x80 }.map { UInt8($0) }
+        let basic = output.count
+        var handled = basic
+        if basic > 0 { output.append(UInt8(ascii: "-")) }
+        var n: UInt32 = 128, delta = 0, bias = 72
+        while handled < input.count {
+            guard let next = input.filter({ $0 >= n }).min() else { return nil }
+            let (step, overflow) = Int(next - n).multipliedReportingOverflow(by: handled + 1)
+            guard !overflow, delta <= Int(Int32.max) - step else { return nil }
+            delta += step
+            n = next
+            for code in input {
+                if code < n { delta += 1 }
+                guard code == n else { continue }
+                var q = delta, k = base
+                while true {
+                    let t = k <= bias ? tMin : (k >= bias + tMax ? tMax : k - bias)
+                    if q < t { break }
+                    output.append(digit(t + (q - t) % (base - t)))
+                    q = (q - t) / (base - t)
+                    k += base
+                }
+                output.append(digit(q))
+                bias = adapt(delta, points: handled + 1, first: handled == basic)
+                delta = 0
+                handled += 1
+            }
+            delta += 1
+            n += 1
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func digit(_ value: Int) -> UInt8 {
+        value < 26 ? UInt8(ascii: "a") + UInt8(value) : UInt8(ascii: "0") + UInt8(value - 26)
+    }
+
+    private static func adapt(_ delta: Int, points: Int, first: Bool) -> Int {
+        var delta = first ? delta / damp : delta / 2
+        delta += delta / points
+        var k = 0
+        while delta > ((base - tMin) * tMax) / 2 {
+            delta /= base - tMin
+            k += base
+        }
+        return k + (base - tMin + 1) * delta / (delta + skew)
+    }
+}
