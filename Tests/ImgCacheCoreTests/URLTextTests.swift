@@ -30,6 +30,9 @@ import Testing
         ("http://User:PW@Host:80/a.png", "http://host/a.png"),
         ("http://[::1]:80/a.png", "http://[::1]/a.png"),
         ("http://[::1]/a.png", "http://[::1]/a.png"),
+        // An IPv6 address in its one canonical text.
+        ("http://[0:0:0:0:0:0:0:1]:8080/a.png", "http://[::1]:8080/a.png"),
+        ("http://[2001:DB8:0:0:0::1]/a.png", "http://[2001:db8::1]/a.png"),
         ("http://host/a.png?x=%41%2b", "http://host/a.png?x=A%2B"),
         ("http://host/.hidden/a..b.png", "http://host/.hidden/a..b.png"),
         // Bytes past ASCII are the escapes a client sends for them.

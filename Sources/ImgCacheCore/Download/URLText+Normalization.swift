@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension URLText {
     /// The form of an http or https URL that its equivalents share (RFC 3986
     /// §6.2.2 and §6.2.3), so that they share one cache entry: scheme and host
@@ -7,7 +11,8 @@ extension URLText {
     /// upper case, bytes past ASCII in the path and query percent-encoded (a
     /// raw UTF-8 URL is the same request as its encoded form).
     /// `HTTP://Host:80/im%67/./café.png` is `http://host/img/caf%C3%A9.png`; a host with
-    /// letters past ASCII is in its IDNA form (`bücher.example` is `xn--bcher-kva.example`).
+    /// letters past ASCII is in its IDNA form (`bücher.example` is `xn--bcher-kva.example`), an IPv6
+    /// address in its canonical text (`[0:0::1]` is `[::1]`).
     /// User information (`user:password@`) is left out: what names an entry
     /// in the cache must never hold a password in a form a guess could check
     /// (`CredentialKey.keyed` puts a keyed digest of it back).
@@ -48,9 +53,13 @@ extension URLText {
             host = hostAndPort[..<colon]
             port = hostAndPort[(colon + 1)...]
         }
-        // A host with letters past ASCII as it is sent, in its IDNA form.
+        // A host with letters past ASCII as it is sent, in its IDNA form; an IPv6 address in its
+        // canonical text (RFC 5952: `[0:0::1]` is `[::1]`).
         if let ascii = Punycode.asciiHost(String(decoding: percentNormalized(host), as: UTF8.self)) {
             result += Array(ascii.utf8)
+        } else if host.first == UInt8(ascii: "["), host.last == UInt8(ascii: "]"),
+                  let canonical = canonicalIPv6(String(decoding: host.dropFirst().dropLast(), as: UTF8.self)) {
+            result += Array(("[" + canonical + "]").utf8)
         } else {
             result += percentNormalized(host).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
         }
@@ -66,6 +75,16 @@ extension URLText {
         result += withoutDotSegments(path)
         result += percentNormalized(utf8[queryStart...], encodingNonASCII: true)
         return String(decoding: result, as: UTF8.self)
+    }
+
+    /// `text`'s IPv6 address as RFC 5952 writes it (lower case, the longest run of zeros as `::`);
+    /// nil when it is not one.
+    static func canonicalIPv6(_ text: String) -> String? {
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The user information of an http or https URL (`user:password` of
@@ -119,14 +138,13 @@ extension URLText {
     /// path, no `%` and no dot segment anywhere. One pass, no allocation.
     private static func isNormal(_ utf8: UnsafeBufferPointer<UInt8>, scheme: Int, authority: Range<Int>) -> Bool {
         for index in 0..<scheme where (0x41...0x5A).contains(utf8[index]) { return false }
-        var inBrackets = false
         var portStart: Int?
         for index in authority {
             let byte = utf8[index]
             if (0x41...0x5A).contains(byte) || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "@") || byte >= 0x80 { return false }
-            if byte == UInt8(ascii: "[") { inBrackets = true }
-            if byte == UInt8(ascii: "]") { inBrackets = false }
-            if byte == UInt8(ascii: ":"), !inBrackets {
+            // An IPv6 address may be written in several ways: rebuilt to its one canonical text.
+            if byte == UInt8(ascii: "[") { return false }
+            if byte == UInt8(ascii: ":") {
                 guard portStart == nil else { return false }
                 portStart = index + 1
             }
