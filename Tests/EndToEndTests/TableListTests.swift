@@ -194,7 +194,7 @@ import Testing
 
         // JSONL: the other members as they are (numbers, arrays, objects).
         let jsonl = """
-            {"url": "\(server.url("gray.jpg"))", "width": 40, "tags": ["a", "b"], "meta": {"nsfw": false}}
+            {"url": "\(server.url("gray.jpg"))", "width": 40, "tags": ["a", "b"], "meta": {"nsfw": false}, "big": 18446744073709551615, "short": 1e5, "half": 0.5}
 
             {"caption": "no url"}
             not json at all
@@ -208,6 +208,9 @@ import Testing
         let row = try #require(gray["row"] as? [String: Any])
         #expect(row["width"] as? Int == 40 && row["tags"] as? [String] == ["a", "b"])
         #expect((row["meta"] as? [String: Bool]) == ["nsfw": false])
+        // Numbers no Int64 or Double gives back as written go on as their table wrote them.
+        let grayLine = try #require(fromJSONL.output.split(separator: "\n").first { $0.contains("gray.jpg") && $0.contains("\"row\"") })
+        #expect(grayLine.contains("\"big\":18446744073709551615,\"short\":1e5,\"half\":0.5"), "\(grayLine)")
         let errors = rows.compactMap { $0["error"] as? String }.sorted()
         #expect(errors == ["line 3 of the list: no member \"url\"", "line 4 of the list: not JSON: unexpected word at byte 1",
                            "line 5 of the list: member \"url\" is not a URL string", "line 6 of the list: no URL in member \"url\""], "\(errors)")

@@ -92,6 +92,7 @@ extension FetchCommand {
             case .string(let text): alt = text
             case .integer(let number): alt = String(number)
             case .number(let number): alt = String(number)
+            case .numberText(let text): alt = text
             default: break
             }
         }

@@ -4,6 +4,9 @@ public enum JSONValue: Equatable, Sendable {
     case string(String)
     case integer(Int64)
     case number(Double)
+    /// A number kept as its JSON text, where no Int64 or Double gives it back as written (an integer
+    /// past 2^63, `1e400`, `1e5`): a row's column goes on as its table wrote it.
+    case numberText(String)
     case bool(Bool)
     case null
     case object(JSONObject)
@@ -15,6 +18,7 @@ public enum JSONValue: Equatable, Sendable {
         case .string(let text): return JSONValue.quote(text)
         case .integer(let value): return String(value)
         case .number(let value): return value.isFinite ? String(value) : "null"
+        case .numberText(let text): return text
         case .bool(let value): return value ? "true" : "false"
         case .null: return "null"
         case .object(let object): return object.serialized

@@ -219,7 +219,8 @@ public struct JSONParser {
         }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
         if integral, let value = Int64(text) { return .integer(value) }
-        guard let value = Double(text) else { throw failure("bad number") }
+        // Kept as written unless a Double writes it back the same.
+        guard let value = Double(text), value.isFinite, String(value) == text else { return .numberText(text) }
         return .number(value)
     }
 }
