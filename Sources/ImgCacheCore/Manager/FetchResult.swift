@@ -1,33 +1,108 @@
 /// The answer to a fetch: where the image is and what it is.
 public struct FetchResult: Equatable, Sendable {
     /// The URL as requested.
-    public let url: String
+    public var url: String { box.fields.url }
+
     /// The cached image file; with CacheMemoryOnly a temporary file, removed
     /// once the answer has been delivered.
-    public let path: String
-    public let cacheType: CacheType
-    public let metadata: EntryMetadata
+    public var path: String { box.fields.path }
+
+    public var cacheType: CacheType { box.fields.cacheType }
+
+    public var metadata: EntryMetadata { box.fields.metadata }
+
     /// False with CacheMemoryOnly: `path` is not a cache entry.
-    public let isStored: Bool
+    public var isStored: Bool { box.fields.isStored }
+
     /// Why the refresh of a `stale` answer failed.
-    public let refreshFailure: DownloadError?
+    public var refreshFailure: DownloadError? { box.fields.refreshFailure }
+
     /// Why a downloaded image was handed over without being stored: the cache's disk was full
     /// (with `-o`, the output is written all the same).
-    public var notStoredBecause: SystemError?
+    public var notStoredBecause: SystemError? {
+        get { box.fields.notStoredBecause }
+        set { unique().fields.notStoredBecause = newValue }
+    }
+
     /// With `--thumbnail`, `--format` or `--scale-down`: every variant asked for, in
     /// order (the first is also `path`); empty otherwise.
-    public internal(set) var variants: [Variant] = []
+    public internal(set) var variants: [Variant] {
+        get { box.fields.variants }
+        set { unique().fields.variants = newValue }
+    }
+
     /// With variants: the image as served, when it is in the cache.
-    public internal(set) var originalPath: String?
+    public internal(set) var originalPath: String? {
+        get { box.fields.originalPath }
+        set { unique().fields.originalPath = newValue }
+    }
+
     /// With variants: the size of the image as served.
-    public internal(set) var originalByteCount: Int64?
+    public internal(set) var originalByteCount: Int64? {
+        get { box.fields.originalByteCount }
+        set { unique().fields.originalByteCount = newValue }
+    }
+
     /// A refresh the server answered 304: no body came.
-    public internal(set) var notModified = false
+    public internal(set) var notModified: Bool {
+        get { box.fields.notModified }
+        set { unique().fields.notModified = newValue }
+    }
+
     /// The width and height of the image as served, upright, when known (with variants only: as they recorded it).
-    public internal(set) var originalWidth: Int?
-    public internal(set) var originalHeight: Int?
+    public internal(set) var originalWidth: Int? {
+        get { box.fields.originalWidth }
+        set { unique().fields.originalWidth = newValue }
+    }
+
+    public internal(set) var originalHeight: Int? {
+        get { box.fields.originalHeight }
+        set { unique().fields.originalHeight = newValue }
+    }
+
     /// With `--placeholders`: the image's placeholder entry (its file the preview, its metadata the colour and ThumbHash).
-    public internal(set) var placeholder: Variant?
+    public internal(set) var placeholder: Variant? {
+        get { box.fields.placeholder }
+        set { unique().fields.placeholder = newValue }
+    }
+
+    /// The values, in one shared box: an answer is handed from the lookup to the command through
+    /// several steps, each a copy; a copy is then one reference, not some 330 bytes and a retain of
+    /// each string in them. Written only through `unique()`, copy on write.
+    private var box: Box
+
+    private struct Fields: Equatable {
+        var url: String
+        var path: String
+        var cacheType: CacheType
+        var metadata: EntryMetadata
+        var isStored: Bool
+        var refreshFailure: DownloadError? = nil
+        var notStoredBecause: SystemError? = nil
+        var variants: [Variant] = []
+        var originalPath: String? = nil
+        var originalByteCount: Int64? = nil
+        var notModified: Bool = false
+        var originalWidth: Int? = nil
+        var originalHeight: Int? = nil
+        var placeholder: Variant? = nil
+    }
+
+    /// `@unchecked Sendable`: a box is written only when this value holds the one reference to it
+    /// (`unique()` copies it first otherwise), so a box another thread can see is never written.
+    private final class Box: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+        return box
+    }
+
+    public static func == (lhs: FetchResult, rhs: FetchResult) -> Bool {
+        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
+    }
 
     /// The size of what was downloaded (or revalidated) for this answer: the
     /// image as served, not its variants; nil when nothing was.
@@ -48,12 +123,8 @@ public struct FetchResult: Equatable, Sendable {
 
     public init(url: String, path: String, cacheType: CacheType, metadata: EntryMetadata, isStored: Bool = true,
                 refreshFailure: DownloadError? = nil) {
-        self.url = url
-        self.path = path
-        self.cacheType = cacheType
-        self.metadata = metadata
-        self.isStored = isStored
-        self.refreshFailure = refreshFailure
+        box = Box(Fields(url: url, path: path, cacheType: cacheType, metadata: metadata, isStored: isStored,
+                         refreshFailure: refreshFailure))
     }
 
     /// The same image answered again for another request in this process.
