@@ -57,6 +57,8 @@ struct ParsedOptions {
             // fetch's own option, given to a command that takes its list as an argument.
             "-i": "give the list itself: imgcache prefetch FILE (or - for stdin); -i FILE is fetch's",
             "--input-file": "give the list itself: imgcache prefetch FILE (or - for stdin); -i FILE is fetch's",
+            "--input": "give the list itself: imgcache prefetch FILE (or - for stdin); -i FILE is fetch's",
+            "--head": "use imgcache --json fetch URL for an image's metadata (size, format, type, cache)",
         ]
 
         /// Where secrets were found in the words (see `secretLocations`): a byte

@@ -49,8 +49,8 @@ struct SiteCopier {
                 }
                 // An SVG in a site is a page of its origin when opened on its own: only an inert one is copied.
                 if format == .svg, let found = SVGActiveContent.activeContent(at: path) {
-                    refused.append("\(shown): not copied: the SVG holds \(found), which would run or load on the site's origin when its copy "
-                                   + "is opened; give --format png (or --thumbnail) to copy a picture of it")
+                    refused.append("\(shown): not copied: the SVG holds \(found), not to be copied into a site as it is; "
+                                   + "give --format png (or --thumbnail) to copy a picture of it")
                     continue
                 }
                 if let owner = owners[target] {

@@ -80,8 +80,12 @@ import Testing
         let input = try run(["prefetch", "-i", "urls.txt"])
         #expect(input.status == 64 && input.errorLines.first == "imgcache: error: unknown option '-i' for 'prefetch': give the list itself: "
                 + "imgcache prefetch FILE (or - for stdin); -i FILE is fetch's", "\(input.errorLines)")
-        let head = try run(["fetch", "-I", "http://x/a.png"])
-        #expect(head.status == 64 && head.standardError.contains("use imgcache --json fetch URL for an image's metadata"), "\(head.standardError)")
+        for option in ["-I", "--head"] {
+            let head = try run(["fetch", option, "http://x/a.png"])
+            #expect(head.status == 64 && head.standardError.contains("use imgcache --json fetch URL for an image's metadata"), "\(head.standardError)")
+        }
+        let long = try run(["prefetch", "--input", "urls.txt"])
+        #expect(long.status == 64 && long.standardError.contains("give the list itself: imgcache prefetch FILE"), "\(long.standardError)")
     }
 
     @Test func aBadValueInACommandPointsToThatCommandsHelp() throws {

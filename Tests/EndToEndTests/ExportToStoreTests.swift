@@ -130,13 +130,17 @@ import Testing
         let second = try run(exportArguments(table, to: store.url("sets/busy")))
         #expect(second.status == 74 && second.standardError.contains("another export is writing"), "\(second.status) \(second.standardError)")
         // The same store however its URL is spelled: a trailing slash, an empty segment, an escape,
-        // the host's name, capitals.
+        // the host's name, capitals, a port with a leading zero, an IPv4 address mapped into IPv6, slashes escaped.
         let port = store.url().split(separator: ":").last.map(String.init) ?? ""
         for spelled in [store.url("sets/busy/"), store.url("/sets//busy"), store.url("%73ets/busy"),
-                        "http://localhost:\(port)/sets/busy", "HTTP://127.0.0.1:\(port)/sets/busy"] {
+                        "http://localhost:\(port)/sets/busy", "HTTP://127.0.0.1:\(port)/sets/busy", "http://127.0.0.1:0\(port)/sets/busy",
+                        "http://[::ffff:127.0.0.1]:\(port)/sets/busy", store.url("sets%2Fbusy"), store.url("sets/busy%2f%2F")] {
             let again = try run(exportArguments(table, to: spelled))
             #expect(again.status == 74 && again.standardError.contains("another export is writing"), "\(spelled): \(again.status) \(again.standardError)")
         }
+        // `..` escaped as a server that decodes `%2F` reads it is refused as `..` is.
+        let escaped = try run(exportArguments(table, to: store.url("sets/%2e%2e%2fescape")))
+        #expect(escaped.status == 64 && escaped.standardError.contains("has a '.' or '..' in its path"), "\(escaped.standardError)")
         // Another prefix is another store.
         #expect(try run(exportArguments(table, to: store.url("sets/other"))).status == 1)
         try input.fileHandleForWriting.close()

@@ -92,6 +92,9 @@ import Testing
         let garbage = try fetch(["fetch", server.url("logo.png?garbage")], environment: ["http_proxy": "garbage value"])
         #expect(garbage.status == 1 && garbage.standardError.contains("the proxy (-x, or the proxy variable) is no proxy URL"),
                 "\(garbage.standardError)")
+        // The proxy's fault, not the host's: no host is given up for it.
+        let several = try fetch(["fetch"] + (0..<5).map { server.url("logo.png?garbage\($0)") }, environment: ["http_proxy": "garbage value"])
+        #expect(several.status == 1 && !several.standardError.contains("given up"), "\(several.standardError)")
         // So is one that refuses the connection, given with -x or by the environment.
         let closed = "http://127.0.0.1:\(try NginxServer.freePort())"
         for (arguments, environment) in [(["-x", closed], [String: String]()), ([], ["http_proxy": closed])] {
@@ -121,6 +124,11 @@ import Testing
             #expect(!refused.standardError.contains("not tried again"), "\(refused.standardError)")
         }
         #expect(faults.requests.count == 2)
+        // Credentials given in the proxy's URL and refused are said as such.
+        let proxyWithUser = faults.baseURL.replacingOccurrences(of: "http://", with: "http://user:secret@")
+        let refusedUser = try fetch(["fetch", "-x", proxyWithUser, url])
+        #expect(refusedUser.standardError.contains("it refused the user and password given") && !refusedUser.standardError.contains("secret"),
+                "\(refusedUser.standardError)")
         let failed = try fetch(["list", "--failed"])
         #expect(failed.status == 0 && !failed.output.contains("407"), "\(failed.output)")
     }

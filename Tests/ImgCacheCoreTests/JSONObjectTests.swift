@@ -13,7 +13,7 @@ import Testing
 
     /// A number goes on as written wherever no Int64 or Double gives it back the same.
     @Test func numbersNoIntegerOrDoubleHoldAreKeptAsWritten() throws {
-        for text in ["18446744073709551615", "-99999999999999999999", "1e400", "1e5", "123456789012345678901234567890", "0.1e1"] {
+        for text in ["18446744073709551615", "-99999999999999999999", "1e400", "1e5", "123456789012345678901234567890", "0.1e1", "-0"] {
             #expect(try JSONParser.parse(Array(text.utf8)).serialized == text, "\(text)")
         }
         #expect(try JSONParser.parse(Array("-5".utf8)) == .integer(-5))

@@ -62,6 +62,11 @@ import Testing
         #expect(Punycode.asciiHost("MÜNCHEN.de") == "xn--mnchen-3ya.de")
         #expect(Punycode.asciiHost("例え.テスト") == "xn--r8jz45g.xn--zckzah")
         #expect(Punycode.asciiHost("plain.example") == nil)
+        // As curl sends them: a name typed decomposed (NFD) is the same name; a full-width dot is a dot.
+        #expect(Punycode.asciiHost("bu\u{308}cher.example") == "xn--bcher-kva.example")
+        #expect(Punycode.asciiHost("bücher\u{3002}example") == "xn--bcher-kva.example")
+        // Without libidn2, the same encoding of a name already composed.
+        #expect(Punycode.encodedHere("bücher.example") == "xn--bcher-kva.example")
         #expect(Punycode.encode(Array("ليهمابتكلموشعربي؟".unicodeScalars.map(\.value))) == "egbpdaj6bu4bxfgehfvwxn")
     }
 

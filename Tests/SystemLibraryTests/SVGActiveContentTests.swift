@@ -82,6 +82,11 @@ import Testing
         #expect(SVGActiveContent.find(in: cafe)?.contains("bytes past ASCII") == true)
         let utf8 = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?><svg xmlns=\"http://www.w3.org/2000/svg\"><text>café</text></svg>".utf8)
         #expect(SVGActiveContent.find(in: utf8) == nil)
+        // No declaration, or UTF-8 declared, and a byte that is not UTF-8: shown in no page either.
+        for prolog in ["", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"] {
+            let raw = Array((prolog + "<svg xmlns=\"http://www.w3.org/2000/svg\"><title>Caf").utf8) + [0xE9] + Array("</title></svg>".utf8)
+            #expect(SVGActiveContent.find(in: raw)?.contains("not UTF-8") == true, "\(prolog)")
+        }
     }
 
     @Test func theFixturesEditorsWriteAreInert() throws {

@@ -384,6 +384,11 @@ int ic_lcms_version(void);
 /// it cannot be loaded in `version`.
 int ic_library_describe(int library, char *version, size_t version_size, char *path, size_t path_size);
 
+/// `host` (UTF-8, NUL-terminated) as IDNA writes it (NFC, UTS #46 mapping, Punycode) into
+/// `output`: 0 when done, 1 when it is no host name IDNA allows, -1 when libidn2 is missing
+/// (why in `error`).
+int ic_idn_to_ascii(const char *host, char *output, size_t output_size, char *error, size_t error_size);
+
 /// gzip streams (lists of URLs given compressed): a decompressor, or NULL
 /// with why in `error` (zlib missing). `ic_gunzip_step` inflates from `input`
 /// into `output`, saying how much of each it used: 0 to go on, 1 at the end

@@ -91,19 +91,8 @@ public struct CacheKey: Equatable, Hashable, Sendable {
     /// The fan-out folder: the digest's first two hex digits (256 folders).
     public var shard: String { String(decoding: digest.utf8.prefix(2), as: UTF8.self) }
 
-    /// The shard as a number, 0–255 (read from the digest's bytes: a lookup asks it several times).
-    public var shardIndex: Int {
-        func value(_ digit: UInt8) -> Int {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(digit - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return Int(digit - UInt8(ascii: "a")) + 10
-            default: return 0
-            }
-        }
-        var digits = digest.utf8.makeIterator()
-        guard let high = digits.next(), let low = digits.next() else { return 0 }
-        return value(high) << 4 | value(low)
-    }
+    /// The shard as a number, 0–255: the digest's first byte (its first two hex digits), kept as a number already.
+    public var shardIndex: Int { Int(digestHigh >> 56) }
 
     /// The extension of the URL's path (query and fragment ignored) when it is
     /// 1–8 ASCII letters or digits and not one the cache reserves.

@@ -38,23 +38,94 @@ public enum MD5 {
     }
 
     /// One 64-byte block into the state (RFC 1321 §3.4).
+    /// RFC 1321's 64 steps on one 64-byte block, written out (constants and shifts in the code: a
+    /// table looked up per step cost twice the instructions, and every key is hashed).
     private static func compress(_ state: inout (UInt32, UInt32, UInt32, UInt32), _ block: UnsafeRawPointer) {
         @inline(__always) func word(_ index: Int) -> UInt32 {
             UInt32(littleEndian: block.loadUnaligned(fromByteOffset: index &* 4, as: UInt32.self))
         }
+        @inline(__always) func rotate(_ value: UInt32, _ shift: UInt32) -> UInt32 { (value << shift) | (value >> (32 &- shift)) }
+        let w0 = word(0)
+        let w1 = word(1)
+        let w2 = word(2)
+        let w3 = word(3)
+        let w4 = word(4)
+        let w5 = word(5)
+        let w6 = word(6)
+        let w7 = word(7)
+        let w8 = word(8)
+        let w9 = word(9)
+        let w10 = word(10)
+        let w11 = word(11)
+        let w12 = word(12)
+        let w13 = word(13)
+        let w14 = word(14)
+        let w15 = word(15)
         var (a, b, c, d) = state
-        @inline(__always) func step(_ f: UInt32, _ round: Int, _ g: Int) {
-            let sum = f &+ a &+ constants[round] &+ word(g)
-            let shift = shifts[round]
-            a = d
-            d = c
-            c = b
-            b = b &+ ((sum << shift) | (sum >> (32 &- shift)))
-        }
-        for round in 0..<16 { step((b & c) | (~b & d), round, round) }
-        for round in 16..<32 { step((d & b) | (~d & c), round, (5 &* round &+ 1) & 15) }
-        for round in 32..<48 { step(b ^ c ^ d, round, (3 &* round &+ 5) & 15) }
-        for round in 48..<64 { step(c ^ (b | ~d), round, (7 &* round) & 15) }
+        a = b &+ rotate(a &+ ((b & c) | (~b & d)) &+ 0xd76aa478 &+ w0, 7)
+        d = a &+ rotate(d &+ ((a & b) | (~a & c)) &+ 0xe8c7b756 &+ w1, 12)
+        c = d &+ rotate(c &+ ((d & a) | (~d & b)) &+ 0x242070db &+ w2, 17)
+        b = c &+ rotate(b &+ ((c & d) | (~c & a)) &+ 0xc1bdceee &+ w3, 22)
+        a = b &+ rotate(a &+ ((b & c) | (~b & d)) &+ 0xf57c0faf &+ w4, 7)
+        d = a &+ rotate(d &+ ((a & b) | (~a & c)) &+ 0x4787c62a &+ w5, 12)
+        c = d &+ rotate(c &+ ((d & a) | (~d & b)) &+ 0xa8304613 &+ w6, 17)
+        b = c &+ rotate(b &+ ((c & d) | (~c & a)) &+ 0xfd469501 &+ w7, 22)
+        a = b &+ rotate(a &+ ((b & c) | (~b & d)) &+ 0x698098d8 &+ w8, 7)
+        d = a &+ rotate(d &+ ((a & b) | (~a & c)) &+ 0x8b44f7af &+ w9, 12)
+        c = d &+ rotate(c &+ ((d & a) | (~d & b)) &+ 0xffff5bb1 &+ w10, 17)
+        b = c &+ rotate(b &+ ((c & d) | (~c & a)) &+ 0x895cd7be &+ w11, 22)
+        a = b &+ rotate(a &+ ((b & c) | (~b & d)) &+ 0x6b901122 &+ w12, 7)
+        d = a &+ rotate(d &+ ((a & b) | (~a & c)) &+ 0xfd987193 &+ w13, 12)
+        c = d &+ rotate(c &+ ((d & a) | (~d & b)) &+ 0xa679438e &+ w14, 17)
+        b = c &+ rotate(b &+ ((c & d) | (~c & a)) &+ 0x49b40821 &+ w15, 22)
+        a = b &+ rotate(a &+ ((d & b) | (~d & c)) &+ 0xf61e2562 &+ w1, 5)
+        d = a &+ rotate(d &+ ((c & a) | (~c & b)) &+ 0xc040b340 &+ w6, 9)
+        c = d &+ rotate(c &+ ((b & d) | (~b & a)) &+ 0x265e5a51 &+ w11, 14)
+        b = c &+ rotate(b &+ ((a & c) | (~a & d)) &+ 0xe9b6c7aa &+ w0, 20)
+        a = b &+ rotate(a &+ ((d & b) | (~d & c)) &+ 0xd62f105d &+ w5, 5)
+        d = a &+ rotate(d &+ ((c & a) | (~c & b)) &+ 0x02441453 &+ w10, 9)
+        c = d &+ rotate(c &+ ((b & d) | (~b & a)) &+ 0xd8a1e681 &+ w15, 14)
+        b = c &+ rotate(b &+ ((a & c) | (~a & d)) &+ 0xe7d3fbc8 &+ w4, 20)
+        a = b &+ rotate(a &+ ((d & b) | (~d & c)) &+ 0x21e1cde6 &+ w9, 5)
+        d = a &+ rotate(d &+ ((c & a) | (~c & b)) &+ 0xc33707d6 &+ w14, 9)
+        c = d &+ rotate(c &+ ((b & d) | (~b & a)) &+ 0xf4d50d87 &+ w3, 14)
+        b = c &+ rotate(b &+ ((a & c) | (~a & d)) &+ 0x455a14ed &+ w8, 20)
+        a = b &+ rotate(a &+ ((d & b) | (~d & c)) &+ 0xa9e3e905 &+ w13, 5)
+        d = a &+ rotate(d &+ ((c & a) | (~c & b)) &+ 0xfcefa3f8 &+ w2, 9)
+        c = d &+ rotate(c &+ ((b & d) | (~b & a)) &+ 0x676f02d9 &+ w7, 14)
+        b = c &+ rotate(b &+ ((a & c) | (~a & d)) &+ 0x8d2a4c8a &+ w12, 20)
+        a = b &+ rotate(a &+ (b ^ c ^ d) &+ 0xfffa3942 &+ w5, 4)
+        d = a &+ rotate(d &+ (a ^ b ^ c) &+ 0x8771f681 &+ w8, 11)
+        c = d &+ rotate(c &+ (d ^ a ^ b) &+ 0x6d9d6122 &+ w11, 16)
+        b = c &+ rotate(b &+ (c ^ d ^ a) &+ 0xfde5380c &+ w14, 23)
+        a = b &+ rotate(a &+ (b ^ c ^ d) &+ 0xa4beea44 &+ w1, 4)
+        d = a &+ rotate(d &+ (a ^ b ^ c) &+ 0x4bdecfa9 &+ w4, 11)
+        c = d &+ rotate(c &+ (d ^ a ^ b) &+ 0xf6bb4b60 &+ w7, 16)
+        b = c &+ rotate(b &+ (c ^ d ^ a) &+ 0xbebfbc70 &+ w10, 23)
+        a = b &+ rotate(a &+ (b ^ c ^ d) &+ 0x289b7ec6 &+ w13, 4)
+        d = a &+ rotate(d &+ (a ^ b ^ c) &+ 0xeaa127fa &+ w0, 11)
+        c = d &+ rotate(c &+ (d ^ a ^ b) &+ 0xd4ef3085 &+ w3, 16)
+        b = c &+ rotate(b &+ (c ^ d ^ a) &+ 0x04881d05 &+ w6, 23)
+        a = b &+ rotate(a &+ (b ^ c ^ d) &+ 0xd9d4d039 &+ w9, 4)
+        d = a &+ rotate(d &+ (a ^ b ^ c) &+ 0xe6db99e5 &+ w12, 11)
+        c = d &+ rotate(c &+ (d ^ a ^ b) &+ 0x1fa27cf8 &+ w15, 16)
+        b = c &+ rotate(b &+ (c ^ d ^ a) &+ 0xc4ac5665 &+ w2, 23)
+        a = b &+ rotate(a &+ (c ^ (b | ~d)) &+ 0xf4292244 &+ w0, 6)
+        d = a &+ rotate(d &+ (b ^ (a | ~c)) &+ 0x432aff97 &+ w7, 10)
+        c = d &+ rotate(c &+ (a ^ (d | ~b)) &+ 0xab9423a7 &+ w14, 15)
+        b = c &+ rotate(b &+ (d ^ (c | ~a)) &+ 0xfc93a039 &+ w5, 21)
+        a = b &+ rotate(a &+ (c ^ (b | ~d)) &+ 0x655b59c3 &+ w12, 6)
+        d = a &+ rotate(d &+ (b ^ (a | ~c)) &+ 0x8f0ccc92 &+ w3, 10)
+        c = d &+ rotate(c &+ (a ^ (d | ~b)) &+ 0xffeff47d &+ w10, 15)
+        b = c &+ rotate(b &+ (d ^ (c | ~a)) &+ 0x85845dd1 &+ w1, 21)
+        a = b &+ rotate(a &+ (c ^ (b | ~d)) &+ 0x6fa87e4f &+ w8, 6)
+        d = a &+ rotate(d &+ (b ^ (a | ~c)) &+ 0xfe2ce6e0 &+ w15, 10)
+        c = d &+ rotate(c &+ (a ^ (d | ~b)) &+ 0xa3014314 &+ w6, 15)
+        b = c &+ rotate(b &+ (d ^ (c | ~a)) &+ 0x4e0811a1 &+ w13, 21)
+        a = b &+ rotate(a &+ (c ^ (b | ~d)) &+ 0xf7537e82 &+ w4, 6)
+        d = a &+ rotate(d &+ (b ^ (a | ~c)) &+ 0xbd3af235 &+ w11, 10)
+        c = d &+ rotate(c &+ (a ^ (d | ~b)) &+ 0x2ad7d2bb &+ w2, 15)
+        b = c &+ rotate(b &+ (d ^ (c | ~a)) &+ 0xeb86d391 &+ w9, 21)
         state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
     }
 
@@ -106,23 +177,4 @@ public enum MD5 {
         }
         return String(decoding: out, as: UTF8.self)
     }
-
-    private static let shifts: [UInt32] = [
-        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
-        5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
-        4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
-        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
-    ]
-
-    /// floor(abs(sin(i + 1)) * 2^32), as RFC 1321 tabulates them.
-    private static let constants: [UInt32] = [
-        0xd76a_a478, 0xe8c7_b756, 0x2420_70db, 0xc1bd_ceee, 0xf57c_0faf, 0x4787_c62a, 0xa830_4613, 0xfd46_9501,
-        0x6980_98d8, 0x8b44_f7af, 0xffff_5bb1, 0x895c_d7be, 0x6b90_1122, 0xfd98_7193, 0xa679_438e, 0x49b4_0821,
-        0xf61e_2562, 0xc040_b340, 0x265e_5a51, 0xe9b6_c7aa, 0xd62f_105d, 0x0244_1453, 0xd8a1_e681, 0xe7d3_fbc8,
-        0x21e1_cde6, 0xc337_07d6, 0xf4d5_0d87, 0x455a_14ed, 0xa9e3_e905, 0xfcef_a3f8, 0x676f_02d9, 0x8d2a_4c8a,
-        0xfffa_3942, 0x8771_f681, 0x6d9d_6122, 0xfde5_380c, 0xa4be_ea44, 0x4bde_cfa9, 0xf6bb_4b60, 0xbebf_bc70,
-        0x289b_7ec6, 0xeaa1_27fa, 0xd4ef_3085, 0x0488_1d05, 0xd9d4_d039, 0xe6db_99e5, 0x1fa2_7cf8, 0xc4ac_5665,
-        0xf429_2244, 0x432a_ff97, 0xab94_23a7, 0xfc93_a039, 0x655b_59c3, 0x8f0c_cc92, 0xffef_f47d, 0x8584_5dd1,
-        0x6fa8_7e4f, 0xfe2c_e6e0, 0xa301_4314, 0x4e08_11a1, 0xf753_7e82, 0xbd3a_f235, 0x2ad7_d2bb, 0xeb86_d391,
-    ]
 }

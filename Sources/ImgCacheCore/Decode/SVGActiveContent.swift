@@ -137,7 +137,26 @@ public enum SVGActiveContent {
     static func encodingProblem(of bytes: [UInt8]) -> String? {
         if bytes.contains(0x1B) { return "an escape byte (an ISO-2022 shift, which a browser reads as no character)" }
         let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        let head = Array(bytes[start..<min(bytes.count, start + 1024)])
+        let encoding = declaredEncoding(bytes[start...])
+        if let encoding, !byteTransparentEncodings.contains(encoding) {
+            return "the encoding \(encoding) declared (a browser reads its bytes otherwise than as UTF-8)"
+        }
+        if let encoding, !utf8Names.contains(encoding) {
+            // Latin-1's bytes past ASCII are characters to a browser opening the file, but an SVG in a
+            // page (`<img>`) is then not shown at all: passed through only when it holds none.
+            guard !bytes[start...].contains(where: { $0 >= 0x80 }) else {
+                return "bytes past ASCII in the encoding \(encoding) declared (a browser shows such an SVG in a page only in UTF-8)"
+            }
+            return nil
+        }
+        // UTF-8, declared or not: bytes that are not UTF-8 make markup a browser shows in no page.
+        let valid = bytes[start...].withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) != nil }
+        return valid ? nil : "bytes that are not UTF-8 (a browser shows such an SVG in no page)"
+    }
+
+    /// The encoding the XML declaration names, in lower case; nil when there is none.
+    private static func declaredEncoding(_ bytes: ArraySlice<UInt8>) -> String? {
+        let head = Array(bytes.prefix(1024))
         guard head.starts(with: Array("<?xml".utf8)),
               let end = (0..<max(0, head.count - 1)).first(where: { head[$0] == UInt8(ascii: "?") && head[$0 + 1] == UInt8(ascii: ">") })
         else { return nil }
@@ -148,17 +167,8 @@ public enum SVGActiveContent {
         guard rest.first == "=" else { return nil }
         rest = rest.dropFirst().drop { spaces.contains($0) }
         guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
-        let encoding = String(rest.dropFirst().prefix { $0 != quote })
         // A label with spaces around it is still the encoding to a browser: found, as doubtful.
-        guard !byteTransparentEncodings.contains(encoding) else {
-            // Latin-1's bytes past ASCII are characters to a browser opening the file, but an SVG in a
-            // page (`<img>`) is then not shown at all: passed through only when it holds none.
-            if !utf8Names.contains(encoding), bytes[start...].contains(where: { $0 >= 0x80 }) {
-                return "bytes past ASCII in the encoding \(encoding) declared (a browser shows such an SVG in a page only in UTF-8)"
-            }
-            return nil
-        }
-        return "the encoding \(encoding) declared (a browser reads its bytes otherwise than as UTF-8)"
+        return String(rest.dropFirst().prefix { $0 != quote })
     }
 
     static func isInert(path: String) -> Bool { activeContent(at: path) == nil }

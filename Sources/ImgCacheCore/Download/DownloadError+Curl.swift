@@ -30,7 +30,8 @@ extension DownloadError {
             // The proxy's name, not the URL's host (libcurl's detail names it: "Could not resolve proxy: NAME").
             // A proxy setting that is no URL at all (libcurl: "Unsupported proxy syntax in '…'"): said as that.
             guard let named = text.firstRange(of: "proxy: ") else {
-                return .connectFailed("the proxy (-x, or the proxy variable) is no proxy URL: \(text)")
+                // Not the host's failure: no host is given up for it.
+                return .other(code: Int(code.rawValue), message: "the proxy (-x, or the proxy variable) is no proxy URL: \(text)")
             }
             return .dns("the proxy " + String(text[named.upperBound...]))
         case CURLE_COULDNT_RESOLVE_HOST:

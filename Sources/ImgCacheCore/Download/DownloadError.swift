@@ -74,8 +74,12 @@ public enum DownloadError: Error, Equatable, Sendable {
         case .maximumTimeExceeded(let seconds): return "not finished within \(DownloadError.formatSeconds(seconds)) (the maximum time)"
         case .httpStatus(let code): return "HTTP \(code)" + (DownloadError.statusText[code].map { " " + $0 } ?? "")
         case .proxyAuthentication(let proxy):
-            return "HTTP 407 Proxy Authentication Required from the proxy" + (proxy.map { " " + RemoteURL.displayed($0) } ?? "")
-                + ": give it a user and password (-x http://USER:PASSWORD@HOST:PORT, or in the proxy variable)"
+            let named = "HTTP 407 Proxy Authentication Required from the proxy" + (proxy.map { " " + RemoteURL.displayed($0) } ?? "")
+            // Credentials given in the proxy's URL were refused; else none were given.
+            if let proxy, URLText.userInfo(of: proxy.contains("://") ? proxy : "http://" + proxy) != nil {
+                return named + ": it refused the user and password given"
+            }
+            return named + ": give it a user and password (-x http://USER:PASSWORD@HOST:PORT, or in the proxy variable)"
         case .tooLarge(let limit): return "body larger than the limit of \(ByteSize.spelledLimit(limit)) (--max-size)"
         case .truncated(let detail): return "body cut short: \(detail)"
         case .tooManyRedirects(let limit): return "more than \(Plural.count(limit, "redirect"))"

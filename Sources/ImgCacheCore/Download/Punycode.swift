@@ -1,12 +1,26 @@
+import CImgCacheShims
+
 /// A host name with letters past ASCII in the form DNS and HTTP carry (`bücher.example` is
-/// `xn--bcher-kva.example`): each such label lower-cased and Punycode-encoded (RFC 3492), as
-/// IDNA asks and as curl and browsers send it. So a URL with such a host is fetched, and both
-/// spellings of it share one cache entry.
+/// `xn--bcher-kva.example`), as curl and browsers send it: by libidn2, as curl does (NFC first,
+/// so a name typed decomposed is the same name, and UTS #46's mapping, a full-width dot a dot);
+/// where libidn2 is missing, each such label lower-cased and Punycode-encoded (RFC 3492) here.
+/// So a URL with such a host is fetched, and its spellings share one cache entry.
 package enum Punycode {
     /// `host` with every label holding a letter past ASCII encoded; nil when it has none (it is
     /// used as it is) or cannot be encoded.
     package static func asciiHost<S: StringProtocol>(_ host: S) -> String? {
         guard host.utf8.contains(where: { $0 >= 0x80 }) else { return nil }
+        var output = [CChar](repeating: 0, count: 1024)
+        var error = [CChar](repeating: 0, count: 256)
+        switch ic_idn_to_ascii(String(host), &output, output.count, &error, error.count) {
+        case 0: return String(decoding: output.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        case 1: return nil
+        default: return encodedHere(host)
+        }
+    }
+
+    /// `asciiHost` without libidn2: labels lower-cased and encoded, no normalisation or mapping.
+    package static func encodedHere<S: StringProtocol>(_ host: S) -> String? {
         var labels: [String] = []
         for label in host.lowercased().split(separator: ".", omittingEmptySubsequences: false) {
             guard label.utf8.contains(where: { $0 >= 0x80 }) else {

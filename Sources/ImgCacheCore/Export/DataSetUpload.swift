@@ -87,7 +87,8 @@ public final class DataSetUpload {
             guard let schemeEnd = normal.firstRange(of: "://") else { return spec.identity }
             let afterScheme = normal[schemeEnd.upperBound...]
             let authority = afterScheme.prefix { $0 != "/" }
-            let path = afterScheme.dropFirst(authority.count).split(separator: "/").joined(separator: "/")
+            // A server may decode `%2F`: a path is the same store with its slashes escaped.
+            let path = RemoteSpec.segments(afterScheme.dropFirst(authority.count)).joined(separator: "/")
             var host = String(authority), port = ""
             if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
                 port = String(host[host.index(after: close)...])
@@ -95,6 +96,11 @@ public final class DataSetUpload {
             } else if let colon = host.lastIndex(of: ":") {
                 port = String(host[colon...])
                 host = String(host[..<colon])
+            }
+            // A port with leading zeros is the same port (`:020751` is 20751); the scheme's own, none.
+            if let number = Int(port.dropFirst()) {
+                let scheme = normal[..<schemeEnd.lowerBound]
+                port = (scheme == "http" && number == 80) || (scheme == "https" && number == 443) ? "" : ":" + String(number)
             }
             return normal[..<schemeEnd.upperBound] + "[" + reachedAddress(of: host) + "]" + port + "/" + path
         case .s3(let bucket, let prefix, let endpoint, _):
@@ -122,7 +128,8 @@ public final class DataSetUpload {
             }
             next = entry.pointee.ai_next
         }
-        return addresses.min() ?? host
+        // An IPv4 address mapped into IPv6 (`::ffff:127.0.0.1`) is that IPv4 address.
+        return addresses.map { $0.hasPrefix("::ffff:") && $0.contains(".") ? String($0.dropFirst(7)) : $0 }.min() ?? host
     }
 
     deinit {

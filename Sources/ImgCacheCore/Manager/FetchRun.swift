@@ -292,4 +292,9 @@ struct KeyFingerprint: Hashable {
             low = UInt64(digest.suffix(16), radix: 16) ?? 0
         }
     }
+
+    /// One word hashed: the bits are a digest's already (every URL of a run is hashed into a set or two).
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(high ^ low)
+    }
 }

@@ -33,8 +33,9 @@ extension ImageFetcher {
     /// another gets its raster variants, and the run says why.
     private func passesThrough(_ original: FetchResult, url: String) -> Bool {
         guard let found = SVGActiveContent.activeContent(at: original.path) else { return true }
-        warn?("\(RemoteURL.displayed(url)): not passed through as SVG (--keep-svg): it holds \(found), which would run or load "
-              + "when the file is opened on its own; its raster variants are made instead", nil)
+        // What it holds is said as found: content that would run or load, or markup a browser would read otherwise (or not show).
+        warn?("\(RemoteURL.displayed(url)): not passed through as SVG (--keep-svg): it holds \(found); "
+              + "its raster variants are made instead", nil)
         return false
     }
 

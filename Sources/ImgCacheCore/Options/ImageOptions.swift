@@ -100,17 +100,21 @@ public struct ImageOptions: OptionSet, Hashable, Sendable {
 
     /// `RetryFailed` as the CLI spells it: `retry-failed`.
     public static func spelled(_ name: String) -> String {
-        let letters = Array(name)
-        var result = ""
+        // The names are ASCII: read as bytes (every run's option table spells them all).
+        let letters = Array(name.utf8)
+        func isUpper(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x5A }
+        func isLower(_ byte: UInt8) -> Bool { byte >= 0x61 && byte <= 0x7A }
+        var result: [UInt8] = []
+        result.reserveCapacity(letters.count + 4)
         for (index, letter) in letters.enumerated() {
             // A word starts at a capital after a small letter, or at the last capital of an acronym ("SSLCertificates").
-            if letter.isUppercase, index > 0,
-               letters[index - 1].isLowercase || (index + 1 < letters.count && letters[index + 1].isLowercase) {
-                result.append("-")
+            if isUpper(letter), index > 0,
+               isLower(letters[index - 1]) || (index + 1 < letters.count && isLower(letters[index + 1])) {
+                result.append(UInt8(ascii: "-"))
             }
-            result.append(Character(letter.lowercased()))
+            result.append(isUpper(letter) ? letter | 0x20 : letter)
         }
-        return result
+        return String(decoding: result, as: UTF8.self)
     }
 
     static func option(named item: String) -> ImageOptions? {

@@ -102,6 +102,12 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// A path segment that means "this folder" or "the one above", written plainly or percent-encoded.
+    /// A path's segments as a server that decodes `%2F` reads them (`a%2F..` is two, `..` the second).
+    static func segments(_ path: Substring) -> [Substring] {
+        let slashes = path.replacing("%2f", with: "/").replacing("%2F", with: "/")
+        return slashes.split(separator: "/").map { Substring($0) }
+    }
+
     private static func isDotSegment(_ segment: Substring) -> Bool {
         let decoded = segment.lowercased().replacing("%2e", with: ".")
         return decoded == "." || decoded == ".."
@@ -167,7 +173,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             while base.hasSuffix("/") { base.removeLast() }
             // "." and ".." would be resolved on the way (by libcurl, or the server): objects would land outside the path named.
             let path = base.dropFirst(scheme.count + 3).drop { $0 != "/" }
-            if path.split(separator: "/").contains(where: RemoteSpec.isDotSegment) {
+            if RemoteSpec.segments(path).contains(where: RemoteSpec.isDotSegment) {
                 throw .invalid("'\(shown)' has a '.' or '..' in its path: name the store's folder itself")
             }
             return .http(base: base)
@@ -231,7 +237,7 @@ public struct RemoteSpec: Equatable, Sendable, CustomStringConvertible {
             while prefix.hasPrefix("/") { prefix.removeFirst() }
             while prefix.hasSuffix("/") { prefix.removeLast() }
             // Resolved on the way, ".." would reach another bucket.
-            if prefix.split(separator: "/").contains(where: RemoteSpec.isDotSegment) {
+            if RemoteSpec.segments(prefix[...]).contains(where: RemoteSpec.isDotSegment) {
                 throw .invalid("'\(shown)' has a '.' or '..' in its prefix: name the prefix itself")
             }
             var endpoint = "https://s3.amazonaws.com", region = "us-east-1"

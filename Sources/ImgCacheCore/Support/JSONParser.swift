@@ -218,7 +218,8 @@ public struct JSONParser {
             while let byte = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { position += 1 }
         }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
-        if integral, let value = Int64(text) { return .integer(value) }
+        // `-0` is no integer's text: kept as written.
+        if integral, text != "-0", let value = Int64(text) { return .integer(value) }
         // Kept as written unless a Double writes it back the same.
         guard let value = Double(text), value.isFinite, String(value) == text else { return .numberText(text) }
         return .number(value)
