@@ -27,10 +27,10 @@ done
 count=200
 # The limits --check holds: the targets, with room for what moves with timing
 # (curl's event loop, how a cold run's downloads interleave).
-cold_limit=3.5     # cold prefetch per URL, against curl --parallel's
-warm_limit=100000  # warm prefetch, instructions per URL
-hit_limit=2.5      # one fetch hit, against the hello world
-help_limit=2.0     # help, against the hello world
+cold_limit=3.2     # cold prefetch per URL, against curl --parallel's
+warm_limit=50000   # warm prefetch, instructions per URL
+hit_limit=2.2      # one fetch hit, against the hello world
+help_limit=1.8     # help, against the hello world
 source "$root/scripts/bench-corpus.sh"
 corpus=$(bench_corpus "$root" "$count")
 bench_serve_corpus 18700
