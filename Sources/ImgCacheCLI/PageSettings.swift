@@ -60,6 +60,8 @@ struct PageWarnings {
     var sawAltColumn = false
     /// An address led out of `--site-root` (said once).
     var saidOutOfSite = false
+    /// Whether the run said a page shows an image in a format browsers do not (said once).
+    var saidUnshownFormat = false
     /// Markup was printed for some image.
     var printedMarkup = false
 }

@@ -280,6 +280,17 @@ import Testing
         #expect(plain.status == 0 && !files(under: plainOut).contains { $0.hasSuffix(".tiff") }, "\(files(under: plainOut))")
     }
 
+    /// A page whose image only browsers few show (a TIFF copied as it is) says so, once; with a
+    /// format browsers show, nothing is said.
+    @Test func aPageOfAFormatBrowsersDoNotShowIsSaid() throws {
+        try Paths.fixture("scan.tiff").write(to: URL(fileURLWithPath: served.appending("scan.tiff")))
+        let tiff = try imgcache(["fetch", "--html", "--output-dir", work.appending("tiff-site"), nginx.url("scan.tiff")])
+        #expect(tiff.status == 0 && tiff.standardError.contains("its <img> is TIFF, which most browsers do not show: give --format webp"),
+                "\(tiff.standardError)")
+        let webp = try imgcache(["fetch", "--html", "--format", "webp", "--output-dir", work.appending("webp-site"), nginx.url("scan.tiff")])
+        #expect(webp.status == 0 && !webp.standardError.contains("do not show"), "\(webp.standardError)")
+    }
+
     @Test func aPlaceholderNeverShowsThroughATransparentImage() throws {
         try Paths.fixture("anim.gif").write(to: URL(fileURLWithPath: served.appending("anim.gif")))
         let result = try imgcache(["fetch", "--html", "--placeholder", "color", "--thumbnail", "32x", nginx.url("photo.jpg"), nginx.url("logo.png"),

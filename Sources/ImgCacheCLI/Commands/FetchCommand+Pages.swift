@@ -107,8 +107,18 @@ extension FetchCommand {
             console.warning("\(outside.address) is outside --site-root \(page.address.siteRoot!): a site served from there cannot "
                             + "reach it (copy the images into the site with --output-dir)")
         }
+        // A page of TIFF, HEIC or JPEG XL alone shows a broken image in most browsers: said once.
+        if !warn.saidUnshownFormat, let format = candidates.first?.format, !FetchCommand.browserFormats.contains(format),
+           !candidates.contains(where: { FetchCommand.browserFormats.contains($0.format) }) {
+            warn.saidUnshownFormat = true
+            console.warning("\(RemoteURL.displayed(result.url)): its <img> is \(format.displayName), which most browsers do not show: "
+                            + "give --format webp (or avif, jpeg, png) for a copy they do")
+        }
         return markup.picture(candidates, animated: FetchCommand.isAnimated(result))
     }
+
+    /// The formats every current browser shows in an `<img>`.
+    static let browserFormats: Set<ImageFormat> = [.jpeg, .png, .gif, .webp, .avif, .svg, .bmp, .ico]
 
     /// Whether the image as served is an animation (its variants say how many frames it had).
     static func isAnimated(_ result: FetchResult) -> Bool {
