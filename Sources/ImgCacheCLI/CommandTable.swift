@@ -161,11 +161,11 @@ public enum CommandTable {
 
     /// The command called `name`.
     static func subcommand(named name: String) -> (any Subcommand.Type)? {
-        subcommands.first { $0.spec.name == name }
+        subcommands.first { $0.name == name }
     }
 
-    /// The command called `name`, if there is one. Only the table entries up to it are
-    /// built (each is a lazily made static): a run builds its own command's, not all eleven.
+    /// The command called `name`, if there is one. Only its table entry is built (each is a
+    /// lazily made static): a run builds its own command's, not all twelve.
     public static func command(named name: String) -> CommandSpec? {
         subcommand(named: name)?.spec
     }

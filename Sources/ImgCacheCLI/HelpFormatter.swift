@@ -11,8 +11,9 @@ public enum HelpFormatter {
             "",
             "Commands:",
         ]
-        let width = CommandTable.commands.map(\.name.count).max() ?? 0
-        for command in CommandTable.commands {
+        // Names and summaries only: no command's table is built for the overview.
+        let width = CommandTable.subcommands.map { $0.name.count }.max() ?? 0
+        for command in CommandTable.subcommands {
             lines.append("  " + pad(command.name, width) + "  " + command.summary)
         }
         lines += ["", "Global options:"]

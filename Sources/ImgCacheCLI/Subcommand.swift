@@ -7,6 +7,9 @@ import ImgCacheCore
 /// is the one list of them: the parser and the runner look a command up
 /// there, by its name, and never switch over the commands.
 protocol Subcommand: Equatable, Sendable {
+    /// The command's name (`fetch`) and summary: the same as its table's, without building it.
+    static var name: String { get }
+    static var summary: String { get }
     /// The command's entry in the table: what the parser, help, man page and completions read.
     static var spec: CommandSpec { get }
     /// What the command line asks of this command, read from the words

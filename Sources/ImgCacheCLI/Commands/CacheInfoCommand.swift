@@ -135,8 +135,12 @@ extension CacheInfoCommand {
 }
 
 extension CacheInfoArguments: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "cache-info"
+    static let summary = "Show what a namespace holds and its limits"
     static let spec = CommandSpec(
-        name: "cache-info", summary: "Show what a namespace holds and its limits",
+        name: name, summary: summary,
         description: """
             Prints the namespace's folder, its entries with their size (the bytes of the \
             images, and the space they take on disk), the oldest and newest last use, the \

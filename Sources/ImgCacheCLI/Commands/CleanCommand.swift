@@ -161,8 +161,12 @@ extension CleanCommand {
 }
 
 extension CleanArguments: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "clean"
+    static let summary = "Expire unused entries and trim the namespace to size"
     static let spec = CommandSpec(
-        name: "clean", summary: "Expire unused entries and trim the namespace to size",
+        name: name, summary: summary,
         description: """
             Removes entries not used for --max-age; then, if the entries still take more \
             than --max-size on disk, removes the least recently used until they take less \

@@ -79,8 +79,12 @@ extension ClearCommand {
 }
 
 extension ClearArguments: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "clear"
+    static let summary = "Remove every entry of a namespace (or its failed URLs)"
     static let spec = CommandSpec(
-        name: "clear", summary: "Remove every entry of a namespace (or its failed URLs)",
+        name: name, summary: summary,
         description: """
             Removes every entry of the namespace, shard by shard, so that concurrent readers \
             see an entry whole or not at all. Stores running at the same time finish \

@@ -115,8 +115,16 @@ extension ConfigCommand {
 extension ConfigArguments: Subcommand {
     var changesUmask: Bool { umask != nil }
 
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+
+    /// `help` lists them all, without building every command's table.
+
+    static let name = "config"
+
+    static let summary = "Show or set a namespace's remembered limits"
+
     static let spec = CommandSpec(
-        name: "config", summary: "Show or set a namespace's remembered limits",
+        name: name, summary: summary,
         description: """
             Without options, shows the limits clean applies and the failed TTL fetch uses, \
             each with where it comes from (remembered, or the default), and the remote \

@@ -203,8 +203,12 @@ extension ExportCommand {
 }
 
 extension ExportArguments: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "export"
+    static let summary = "Write a list's cached images as WebDataset tar shards"
     static let spec = CommandSpec(
-        name: "export", summary: "Write a list's cached images as WebDataset tar shards",
+        name: name, summary: summary,
         description: """
             Reads a list (lines, or a CSV, TSV or JSONL table, as prefetch does) and writes the \
             image each row has in the cache, in the list's order, into tar shards of --shard-size \

@@ -327,9 +327,13 @@ extension FetchCommand {
 }
 
 extension FetchArguments: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "fetch"
+    static let summary = "Get images: from the cache if there, else download and store them"
     static let spec = CommandSpec(
-        name: "fetch",
-        summary: "Get images: from the cache if there, else download and store them",
+        name: name,
+        summary: summary,
         description: """
             Looks each URL up in the cache; the misses are downloaded together, up to -j at \
             a time over kept-alive connections (redirects followed, a 15 s idle timeout), and \

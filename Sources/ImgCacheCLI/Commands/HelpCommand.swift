@@ -3,8 +3,12 @@ import ImgCacheCore
 /// `imgcache help [COMMAND]` and `imgcache help --man`: answered by the
 /// invocation itself (the text is printed without a cache), so its run is never reached.
 struct HelpRequest: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "help"
+    static let summary = "Show help for imgcache or one of its commands"
     static let spec = CommandSpec(
-        name: "help", summary: "Show help for imgcache or one of its commands",
+        name: name, summary: summary,
         description: "Shows the overview, or with a command name that command's help.",
         options: [.flag(.man, help: "Print the manual page instead (man(7) source; read it with man -l -)")],
         operands: [OperandSpec(name: "COMMAND", kind: .command, help: "the command to explain", minimum: 0, maximum: 1)],
@@ -29,8 +33,12 @@ struct HelpRequest: Subcommand {
 
 /// `imgcache completions SHELL`: answered by the invocation (the script is printed), never run.
 struct CompletionsRequest: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "completions"
+    static let summary = "Print a shell completion script"
     static let spec = CommandSpec(
-        name: "completions", summary: "Print a shell completion script",
+        name: name, summary: summary,
         description: "Prints the completion script for bash, zsh or fish. `make install` installs all three.",
         operands: [OperandSpec(name: "SHELL", kind: .choice(CompletionScript.shells), help: "bash, zsh or fish",
                                minimum: 1, maximum: 1)],

@@ -152,8 +152,12 @@ extension ListCommand {
 }
 
 extension ListArguments: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "list"
+    static let summary = "List the cached images (or the failed URLs) of a namespace"
     static let spec = CommandSpec(
-        name: "list", summary: "List the cached images (or the failed URLs) of a namespace",
+        name: name, summary: summary,
         description: """
             Prints a line per entry: its last use, size, format, pixel size and URL (a \
             thumbnail's transform after the URL, in brackets), a shard at a time, so that \

@@ -240,8 +240,12 @@ extension PrefetchCommand {
 }
 
 extension PrefetchArguments: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "prefetch"
+    static let summary = "Warm the cache from a list of URLs"
     static let spec = CommandSpec(
-        name: "prefetch", summary: "Warm the cache from a list of URLs",
+        name: name, summary: summary,
         description: """
             Reads URLs from FILE, or standard input when FILE is '-' or absent: one per line \
             (blank lines and lines starting with '#' are skipped), or a CSV, TSV or JSONL table \

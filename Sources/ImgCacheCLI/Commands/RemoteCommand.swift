@@ -70,8 +70,12 @@ extension RemoteCommand {
 }
 
 extension RemoteArguments: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "remote"
+    static let summary = "Check the remote stores: write, read back and remove a probe"
     static let spec = CommandSpec(
-        name: "remote", summary: "Check the remote stores: write, read back and remove a probe",
+        name: name, summary: summary,
         description: """
             'remote check' checks each remote store fetch and prefetch would use (--remote, \
             else $IMGCACHE_REMOTE, else the namespace's remembered ones): it reads an object \

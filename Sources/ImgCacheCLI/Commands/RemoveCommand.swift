@@ -120,8 +120,12 @@ extension RemoveCommand {
 }
 
 extension RemoveArguments: Subcommand {
+    /// The command's name and one-line summary, apart from its table: a run finds its command, and
+    /// `help` lists them all, without building every command's table.
+    static let name = "remove"
+    static let summary = "Remove the entries of some URLs"
     static let spec = CommandSpec(
-        name: "remove", summary: "Remove the entries of some URLs",
+        name: name, summary: summary,
         description: """
             Removes each URL's entries: the image as served and its thumbnails and shrunk \
             copies. A URL is found by its key, as fetch finds it (its normal form; give \
