@@ -18,10 +18,15 @@ let systemLibraries: [Target] = [
 /// Nothing here uses regular expressions or Swift concurrency (threads and
 /// mutexes do the work), so the modules the compiler would import implicitly
 /// are left out: linked in, their runtimes (and libdispatch under them) cost
-/// every start-up some 9,000 relocations.
+/// every start-up some 9,000 relocations. A generic type's metadata is got
+/// through its accessor, not by demangling its name at first use: a name makes
+/// the runtime look each conformance up by scanning every conformance record
+/// (some 100,000 instructions for each type a run first uses, a `Set` of keys,
+/// a dictionary of options).
 let leanImports: [SwiftSetting] = [
     .unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import",
-                  "-Xfrontend", "-disable-implicit-concurrency-module-import"]),
+                  "-Xfrontend", "-disable-implicit-concurrency-module-import",
+                  "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
 ]
 
 let package = Package(

@@ -50,7 +50,9 @@ public enum CommandLineParser {
                 let body = argument.dropFirst(2)
                 let name = body.prefix { $0 != "=" }
                 let inline = name.endIndex < body.endIndex ? String(body[body.index(after: name.endIndex)...]) : nil
-                let spec = try state.option(long: String(name), spelled: "--" + name)
+                // Joined as Strings: `String + Substring` is a generic append whose first use looks its witnesses up (some 90,000 instructions).
+                let long = String(name)
+                let spec = try state.option(long: long, spelled: "--" + long)
                 if spec.takesValue {
                     if let inline {
                         state.record(spec, value: inline, at: (index - 1, name.utf8.count + 3))
@@ -116,15 +118,16 @@ extension ParsedOptions {
             if operands.count < operand.minimum {
                 // The words it may be, when there are few: "'completions' needs SHELL (bash, zsh or fish)".
                 var wanted = operand.name
-                if case .choice(let words) = operand.kind { wanted += " (" + UsageError.either(words) + ")" }
+                if case .choice(let words) = operand.kind { wanted += " (" + UsageError.either(words.list) + ")" }
                 throw .missingOperand(command: command.name, operand: wanted)
             }
-            if case .choice(let words) = operand.kind, let wrong = operands.first(where: { !words.contains($0) }) {
+            if case .choice(let choice) = operand.kind, case let words = choice.list, let wrong = operands.first(where: { !words.contains($0) }) {
                 throw .invalidValue(option: operand.name, value: wrong, reason: "expected " + UsageError.either(words))
             }
         }
         for spec in command.options + CommandTable.globalOptions {
-            guard case .choice(let words)? = spec.kind, let given = values[spec.name]?.last else { continue }
+            guard case .choice(let choice)? = spec.kind, let given = values[spec.name]?.last else { continue }
+            let words = choice.list
             if !words.contains(given) {
                 throw .invalidValue(option: spec.longSpelling, value: given, reason: "expected " + UsageError.either(words))
             }

@@ -214,7 +214,7 @@ import Testing
     @Test func everyDeclaredOptionParses() throws {
         // Each option of the table, spelled long and short, is accepted where it belongs.
         for spec in CommandTable.globalOptions where !["help", "version"].contains(spec.long) {
-            let value = spec.kind == .choice(ColorChoice.allCases.map(\.rawValue)) ? ["never"] : (spec.takesValue ? ["v1"] : [])
+            let value = spec.kind == .choice(ValueKind.Words(ColorChoice.allCases.map(\.rawValue))) ? ["never"] : (spec.takesValue ? ["v1"] : [])
             _ = try CommandLineParser.parse(["--" + spec.long] + value + ["fetch", "u"])
             if let short = spec.short { _ = try CommandLineParser.parse(["-\(short)"] + value + ["fetch", "u"]) }
         }

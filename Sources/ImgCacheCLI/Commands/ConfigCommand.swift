@@ -145,7 +145,7 @@ extension ConfigArguments: Subcommand {
                    help: "Remember the time one image's decode may take (default 30s; 100ms to 1h)"),
             .value(.maxDecodeMemory, metavar: "SIZE", kind: .text,
                    help: "Remember the memory every image's decode may take (default: what each image's size says it needs, at most a quarter of this machine's and 2G)"),
-            .value(.unset, metavar: "KEY", kind: .choice(NamespaceSettings.keys), repeatable: true,
+            .value(.unset, metavar: "KEY", kind: .choice(ValueKind.Words(NamespaceSettings.keys)), repeatable: true,
                    help: "Forget one remembered setting: \(NamespaceSettings.keys.dropLast().joined(separator: ", ")) or \(NamespaceSettings.keys.last!) (repeatable)"),
             .flag(.reset, help: "Forget every remembered limit and remote store of the namespace"),
         ],

@@ -365,7 +365,7 @@ extension FetchArguments: Subcommand {
             .value(.alt, metavar: "TEXT", kind: .text, help: "The alt text of every --html image (default: empty, a decorative image)"),
             .value(.altColumn, metavar: "NAME", kind: .text, help: "Take each --html image's alt text from this column of a table list (--input)"),
             .value(.sizes, metavar: "SIZES", kind: .text, help: "The sizes attribute of --html images: how wide they are shown (default 100vw)"),
-            .value(.placeholder, metavar: "KIND", kind: .choice(PageSettings.Placeholder.allCases.map(\.rawValue)),
+            .value(.placeholder, metavar: "KIND", kind: .choice(ValueKind.Words(PageSettings.Placeholder.allCases.map(\.rawValue))),
                    help: "What an --html image shows while it loads: color (its dominant colour) or lqip (its tiny preview, inline), behind an opaque image only; makes --placeholders"),
             .value(.loading, metavar: "MODE", kind: .choice(["lazy", "eager"]),
                    help: "The loading attribute of --html images: lazy (default) or eager (for the image a page shows first)"),

@@ -40,7 +40,7 @@ struct CompletionsRequest: Subcommand {
     static let spec = CommandSpec(
         name: name, summary: summary,
         description: "Prints the completion script for bash, zsh or fish. `make install` installs all three.",
-        operands: [OperandSpec(name: "SHELL", kind: .choice(CompletionScript.shells), help: "bash, zsh or fish",
+        operands: [OperandSpec(name: "SHELL", kind: .choice(ValueKind.Words(CompletionScript.shells)), help: "bash, zsh or fish",
                                minimum: 1, maximum: 1)],
         examples: [("source <(imgcache completions bash)", "completion in the current bash session")]
     )

@@ -22,7 +22,7 @@ public enum CompletionScript {
     /// The fixed words a value of this kind can be (nil when it is open-ended).
     private static func choices(_ kind: ValueKind?) -> [String]? {
         switch kind {
-        case .choice(let words)?, .suggestions(let words)?: return words
+        case .choice(let words)?, .suggestions(let words)?: return words.list
         case .command?: return commandNames
         default: return nil
         }
@@ -60,7 +60,8 @@ public enum CompletionScript {
         for option in allOptions where option.takesValue {
             let words = spellings([option]).joined(separator: "|")
             switch option.kind {
-            case .choice(let values)?, .suggestions(let values)?:
+            case .choice(let choices)?, .suggestions(let choices)?:
+                let values = choices.list
                 // A list (webp,avif) is completed after its last comma; a choice that is a prefix
                 // (keep-query=) waits for the rest: no space after it.
                 let list = option.metavar.map { $0.contains(",") || $0 == "LIST" } ?? false
@@ -148,7 +149,7 @@ public enum CompletionScript {
             let message = (option.metavar ?? option.optionalValue ?? "").replacing("'", with: "").replacing(":", with: "\\:")
             let action: String
             switch option.kind {
-            case .choice(let values)?, .suggestions(let values)?: action = ":\(message):(\(values.joined(separator: " ")))"
+            case .choice(let values)?, .suggestions(let values)?: action = ":\(message):(\(values.list.joined(separator: " ")))"
             case .directory?: action = ":\(message):_files -/"
             case .namespace?: action = ":\(message):_imgcache_namespaces"
             case .path?: action = ":\(message):_files"
@@ -251,8 +252,8 @@ public enum CompletionScript {
             text += " -l \(option.long)"
             switch option.kind {
             // Each value with a short word of its own (fish shows it beside the value, in place of the option's help).
-            case .choice(let values)?, .suggestions(let values)?:
-                text += " -x -a '" + values.map { value in
+            case .choice(let words)?, .suggestions(let words)?:
+                text += " -x -a '" + words.list.map { value in
                     "\(value)\\t\"\(fishEscape(ValueDescriptions.of(option.long, value) ?? option.metavar?.lowercased() ?? option.long))\""
                 }.joined(separator: " ") + "'"
             case .namespace?: text += " -x -a '(__imgcache_namespaces)'"
