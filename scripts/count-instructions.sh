@@ -29,8 +29,8 @@ count=200
 # (curl's event loop, how a cold run's downloads interleave).
 cold_limit=3.2     # cold prefetch per URL, against curl --parallel's
 warm_limit=50000   # warm prefetch, instructions per URL
-hit_limit=2.2      # one fetch hit, against the hello world
-help_limit=1.8     # help, against the hello world
+hit_limit=1.6      # one fetch hit, against the hello world
+help_limit=1.45    # help, against the hello world
 source "$root/scripts/bench-corpus.sh"
 corpus=$(bench_corpus "$root" "$count")
 bench_serve_corpus 18700
