@@ -24,8 +24,9 @@ public struct CacheKey: Equatable, Hashable, Sendable {
 
     /// Extensions longer than this are left off the file name.
     public static let maximumExtensionLength = 8
-    /// Extensions the cache uses for its own files, never taken from a URL.
-    static let reservedExtensions: Set<String> = ["meta", "tmp"]
+    /// Whether `ext` (lower case) is one the cache uses for its own files, never taken from a URL. Two words compared, not a
+    /// `Set`: every key asks, and a set's first use costs its type's set-up.
+    static func isReserved(_ ext: String) -> Bool { ext == "meta" || ext == "tmp" }
     /// The extensions of the formats stored, most common first: the order a
     /// lookup tries them when the URL does not say.
     public static let formatExtensions = CodecRegistry.storedFormats.map(\.fileExtension)
@@ -110,7 +111,7 @@ public struct CacheKey: Equatable, Hashable, Sendable {
         guard (1...maximumExtensionLength).contains(ext.count),
               ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
         let lowered = ext.lowercased()
-        return reservedExtensions.contains(lowered) ? nil : lowered
+        return isReserved(lowered) ? nil : lowered
     }
 
     /// `plainExtension(ofURL:)` of a URL's bytes when they are all ASCII (one byte a
@@ -131,6 +132,6 @@ public struct CacheKey: Equatable, Hashable, Sendable {
             for (at, byte) in ext.enumerated() { lower[at] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
             return ext.count
         }
-        return .some(reservedExtensions.contains(lowered) ? nil : lowered)
+        return .some(isReserved(lowered) ? nil : lowered)
     }
 }

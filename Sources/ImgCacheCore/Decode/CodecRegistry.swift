@@ -20,19 +20,19 @@ public enum CodecRegistry {
         index(of: name).map { codecs[$0] }
     }
 
-    /// What a cache hit asks of a format (its extension, media type, name), read once from
-    /// each codec: a hit asks without going through a codec's existential or building a string.
+    /// What a cache hit asks of a format (its extension, media type), read once from each codec:
+    /// a hit asks without going through a codec's existential or building a string. (Its name, for
+    /// messages only, is asked of the codec.)
     struct Traits: Sendable {
         let name: String
         let fileExtension: String
         let mediaType: String
-        let displayName: String
         let capabilities: CodecCapabilities
     }
 
     static let traits: [Traits] = codecs.map { codec in
         Traits(name: codec.format.rawValue, fileExtension: codec.fileExtensions.first ?? codec.format.rawValue,
-               mediaType: codec.mediaType, displayName: codec.displayName, capabilities: codec.capabilities)
+               mediaType: codec.mediaType, capabilities: codec.capabilities)
     }
 
     /// `format`'s traits (every format has them: formats come from codecs).

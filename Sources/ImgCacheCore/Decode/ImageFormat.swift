@@ -45,7 +45,7 @@ public struct ImageFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
     public var isSupported: Bool { CodecRegistry.traits(of: self).capabilities.contains(.decode) }
 
     /// The name users see ("JPEG", "WebP").
-    public var displayName: String { CodecRegistry.traits(of: self).displayName }
+    public var displayName: String { CodecRegistry.codec(for: self).displayName }
 
     /// The media type of its files (`image/jpeg`).
     public var mediaType: String { CodecRegistry.traits(of: self).mediaType }
