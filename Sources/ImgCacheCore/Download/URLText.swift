@@ -11,6 +11,9 @@ public enum URLText {
     /// runtime lookup of its conformances.)
     public static func decode(_ bytes: UnsafeRawBufferPointer) -> String {
         let buffer = bytes.bindMemory(to: UInt8.self)
+        // ASCII (nearly every URL, every option) is UTF-8 already: made without the validating
+        // initialiser, whose generic path costs some thousands of instructions a call.
+        if !buffer.contains(where: { $0 >= 0x80 }) { return String(decoding: buffer, as: UTF8.self) }
         if let valid = String(validating: buffer, as: UTF8.self) { return valid }
         var text = ""
         text.reserveCapacity(bytes.count + 8)
