@@ -370,6 +370,13 @@ public final class ImageFetcher {
             // The same key in flight (looked up before its download ended), or its variants being made: answered with it.
             if run.inFlight.join(fingerprint, index: index, url: url) || run.joinDeferred(fingerprint, index: index, url: url)
                 || run.variants.join(fingerprint, index: index, url: url) { return }
+            // A plain hit (no pin, no variants, nothing to forget or share) is delivered as it is:
+            // what `proceed` and `settle` would do for it comes to `deliver` alone.
+            if case .answer(.success(let hit), let note) = outcome, note == nil, pin == nil, settings.variants.isEmpty,
+               !settings.options.contains(.retryFailed), !settings.remoteReshare {
+                try deliver(fingerprint, .success(hit), first: index, url: url, repeats: [], &run, emit: emit)
+                return
+            }
             var outcome = outcome
             if case .download = outcome, run.recentlySettled.contains(fingerprint) {
                 // Looked up before the same key's answer was stored: looked up again, now.
