@@ -142,10 +142,8 @@ public struct EntryMetadata: Equatable, Sendable {
         set { unique().fields.head = newValue }
     }
 
-    /// The values, kept in one shared box: an entry's metadata travels through a lookup's answer,
-    /// copied at each step, and a copy is then one reference rather than some 300 bytes and a
-    /// retain of each string in them. Written only through `unique()`, copy on write.
-    private var box: Box
+    /// The values, copy-on-write (`CopyOnWriteBox`): an entry's metadata is copied at each step of a lookup's answer.
+    private var box: CopyOnWriteBox<Fields>
 
     fileprivate struct Fields: Equatable {
         var fileName: String
@@ -172,23 +170,9 @@ public struct EntryMetadata: Equatable, Sendable {
         var head: UInt64? = nil
     }
 
-    /// A box of fields. `@unchecked Sendable`: a box is written only when this value holds the one
-    /// reference to it (`unique()` copies it first otherwise), so a box another thread can see is
-    /// never written.
-    private final class Box: @unchecked Sendable {
-        var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
+    private mutating func unique() -> CopyOnWriteBox<Fields> { CopyOnWriteBox.unique(&box) }
 
-    /// The box, made this value's own first if it is shared.
-    private mutating func unique() -> Box {
-        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
-        return box
-    }
-
-    public static func == (lhs: EntryMetadata, rhs: EntryMetadata) -> Bool {
-        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
-    }
+    public static func == (lhs: EntryMetadata, rhs: EntryMetadata) -> Bool { CopyOnWriteBox.same(lhs.box, rhs.box) }
 
     /// The `head` of a file's first bytes.
     public static func head(of prefix: ArraySlice<UInt8>) -> UInt64 {
@@ -224,7 +208,7 @@ public struct EntryMetadata: Equatable, Sendable {
                 format: ImageFormat? = nil, width: Int? = nil, height: Int? = nil, frameCount: Int? = nil,
                 storedAt: Double, freshUntil: Double? = nil, orientation: Int? = nil, sourceFrameCount: Int? = nil,
                 source: Source? = nil) {
-        box = Box(Fields(
+        box = CopyOnWriteBox(Fields(
             fileName: fileName, inode: inode, byteCount: byteCount, key: key, url: url, etag: etag,
             lastModified: lastModified, contentType: contentType, format: format, width: width, height: height,
             frameCount: frameCount, storedAt: storedAt,

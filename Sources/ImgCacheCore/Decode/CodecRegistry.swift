@@ -41,10 +41,8 @@ public enum CodecRegistry {
     /// The place in `codecs` of the format called `name`. A walk of a dozen names: each is a
     /// short string held inline, so a comparison is two words (a dictionary would hash it first).
     private static func index(of name: String) -> Int? {
-        traitNames.firstIndex(of: name)
+        traits.firstIndex { $0.name == name }
     }
-
-    private static let traitNames = codecs.map(\.format.rawValue)
 
     /// The stored format a file name extension names, read from its bytes in any case
     /// (`JPG`, `jpeg`): no string made; nil for any other extension.

@@ -66,10 +66,8 @@ public struct FetchResult: Equatable, Sendable {
         set { unique().fields.placeholder = newValue }
     }
 
-    /// The values, in one shared box: an answer is handed from the lookup to the command through
-    /// several steps, each a copy; a copy is then one reference, not some 330 bytes and a retain of
-    /// each string in them. Written only through `unique()`, copy on write.
-    private var box: Box
+    /// The values, copy-on-write (`CopyOnWriteBox`): an answer is copied at each step from the lookup to the command.
+    private var box: CopyOnWriteBox<Fields>
 
     private struct Fields: Equatable {
         var url: String
@@ -88,21 +86,9 @@ public struct FetchResult: Equatable, Sendable {
         var placeholder: Variant? = nil
     }
 
-    /// `@unchecked Sendable`: a box is written only when this value holds the one reference to it
-    /// (`unique()` copies it first otherwise), so a box another thread can see is never written.
-    private final class Box: @unchecked Sendable {
-        var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
+    private mutating func unique() -> CopyOnWriteBox<Fields> { CopyOnWriteBox.unique(&box) }
 
-    private mutating func unique() -> Box {
-        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
-        return box
-    }
-
-    public static func == (lhs: FetchResult, rhs: FetchResult) -> Bool {
-        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
-    }
+    public static func == (lhs: FetchResult, rhs: FetchResult) -> Bool { CopyOnWriteBox.same(lhs.box, rhs.box) }
 
     /// The size of what was downloaded (or revalidated) for this answer: the
     /// image as served, not its variants; nil when nothing was.
@@ -123,7 +109,7 @@ public struct FetchResult: Equatable, Sendable {
 
     public init(url: String, path: String, cacheType: CacheType, metadata: EntryMetadata, isStored: Bool = true,
                 refreshFailure: DownloadError? = nil) {
-        box = Box(Fields(url: url, path: path, cacheType: cacheType, metadata: metadata, isStored: isStored,
+        box = CopyOnWriteBox(Fields(url: url, path: path, cacheType: cacheType, metadata: metadata, isStored: isStored,
                          refreshFailure: refreshFailure))
     }
 
