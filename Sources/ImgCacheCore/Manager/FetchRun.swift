@@ -30,7 +30,8 @@ struct FetchRun {
     var deadline: Double?
     /// Fetches waiting on a remote store or the origin.
     var inFlight = InFlightFetches()
-    /// Keys answered, unless repeats are looked up again; answered from memory, their answers too.
+    /// Keys answered when repeats are answered from memory, with their answers (a prefetch's list
+    /// reader skips its repeats itself, and a list's fetch looks them up again).
     var seen: Set<KeyFingerprint> = []
     var answers: [KeyFingerprint: Result<FetchResult, FetchError>] = [:]
     /// Downloads queued by this round of messages, submitted together.

@@ -45,7 +45,7 @@ extension ImageFetcher {
     /// Streams `list`: each distinct URL answered as it finishes (completion
     /// order), repeats answered with a nil result, at most `window` URLs
     /// (by default `readAhead`) between the list reader and the answers.
-    /// Memory stays flat but for 16 bytes per distinct key.
+    /// Memory stays flat but for 8 bytes per distinct key (`ListLookup`).
     public func prefetch<E: Error>(_ list: URLList, window: Int? = nil, deliver: (PrefetchUpdate) throws(E) -> Void) throws(E) {
         try stream(list, window: window, repeats: .skipped, releasesOnAnswer: true, deliver: deliver)
     }
