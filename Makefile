@@ -85,6 +85,7 @@ bench: build bench-deps test-deps
 	$(SWIFT) build -c release --static-swift-stdlib --product imgcache-codec-bench
 	scripts/bench.sh $(RELEASE_BIN) Docs/PERFORMANCE.md
 	scripts/bench-downloads.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
+	scripts/count-instructions.sh $(RELEASE_BIN) Docs/PERFORMANCE.md
 	scripts/bench-remote.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
 	scripts/bench-remote-faults.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 500
 	scripts/bench-cache.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 100000
