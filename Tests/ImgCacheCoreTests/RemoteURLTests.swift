@@ -16,6 +16,29 @@ import Testing
         }
     }
 
+    /// The byte-level reading of common URLs answers as the full parse does, over URLs made of the
+    /// pieces that decide a parse (scheme case, user information, IPv6 brackets, ports at and past
+    /// their bounds, controls, bytes past ASCII), and says nothing of any other.
+    @Test func thePlainURLReadingAgreesWithTheFullParse() throws {
+        let schemes = ["http://", "https://", "HTTP://", "hTTpS://", "httpx://", "http:/", "http:", "ftp://", ""]
+        let authorities = ["h", "Example.com", "h:80", "h:0", "h:65535", "h:65536", "h:0080", "h:", "h:8x", ":80", "",
+                           "u@h", "u:p@h:1", "[::1]", "[::1]:8080", "h]", "a:b:80", "h\u{7F}", "h h", "bü.example", "h\t"]
+        let rests = ["", "/", "/a.png", "?q=1", "#f", "/a b", "/ä.png", "/a\u{0}", "/%20?x#y", "//"]
+        var plain = 0
+        for scheme in schemes {
+            for authority in authorities {
+                for rest in rests {
+                    let text = scheme + authority + rest
+                    let full = Result { () throws(RemoteURL.ParseError) in try RemoteURL(checkingEveryCase: text) }
+                    guard let fast = RemoteURL.plainASCII(text) else { continue }
+                    plain += 1
+                    #expect(full == .success(fast), "\(text)")
+                }
+            }
+        }
+        #expect(plain > 150)
+    }
+
     @Test func acceptsHTTPAndHTTPS() throws {
         let url = try RemoteURL(parsing: "HTTPS://user:pw@Example.com:8443/a.png?x=1")
         #expect(url.scheme == "https")
