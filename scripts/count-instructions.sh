@@ -27,8 +27,8 @@ done
 count=200
 # The limits --check holds: the targets, with room for what moves with timing
 # (curl's event loop, how a cold run's downloads interleave).
-cold_limit=3.2     # cold prefetch per URL, against curl --parallel's
-warm_limit=45000   # warm prefetch, instructions per URL
+cold_limit=2.9     # cold prefetch per URL, against curl --parallel's
+warm_limit=40000   # warm prefetch, instructions per URL
 hit_limit=1.6      # one fetch hit, against the hello world
 help_limit=1.45    # help, against the hello world
 source "$root/scripts/bench-corpus.sh"
