@@ -39,6 +39,18 @@ import Testing
         #expect(plain > 150)
     }
 
+    /// Fullwidth `：＠／＃？` map to ASCII delimiters in a host's IDNA form: refused, never another port,
+    /// user or path than the URL shows.
+    @Test func aHostWhoseInternationalFormGainsURLSyntaxIsRefused() throws {
+        for text in ["http://127.0.0.1\u{FF1A}20880/a.png", "http://127.0.0.1\u{FF1A}20880\u{FF03}.allowed.example:20810/a.png",
+                     "http://allowed.example\u{FF20}127.0.0.1\u{FF1A}20880/a.png", "http://h\u{FF0F}x/a.png", "http://h\u{FF1F}x/a.png"] {
+            #expect(throws: RemoteURL.ParseError.self, "\(text)") { try RemoteURL(parsing: text) }
+        }
+        #expect(try RemoteURL(parsing: "http://bücher.example:8080/a.png").host == "xn--bcher-kva.example")
+        // Nor does its key become the plain URL's (a hit is answered without a parse).
+        #expect(URLText.normalized("http://127.0.0.1\u{FF1A}20880/a.png") != URLText.normalized("http://127.0.0.1:20880/a.png"))
+    }
+
     @Test func acceptsHTTPAndHTTPS() throws {
         let url = try RemoteURL(parsing: "HTTPS://user:pw@Example.com:8443/a.png?x=1")
         #expect(url.scheme == "https")

@@ -19,6 +19,15 @@ package enum Punycode {
         }
     }
 
+    /// Whether an IDNA form holds only a name's bytes (letters, digits, `-`, `.`, `_`): IDNA maps
+    /// fullwidth `：／＃？＠` to ASCII delimiters, which must not become another port, path or user.
+    package static func isName(_ ascii: String) -> Bool {
+        ascii.utf8.allSatisfy { byte in
+            // `| 0x20` lowercases a letter and lands nothing else on a..z.
+            (0x30...0x39).contains(byte) || (0x61...0x7A).contains(byte | 0x20) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+        }
+    }
+
     /// `asciiHost` without libidn2: labels lower-cased and encoded, no normalisation or mapping.
     package static func encodedHere<S: StringProtocol>(_ host: S) -> String? {
         var labels: [String] = []

@@ -115,6 +115,11 @@ public struct RemoteURL: Equatable, Hashable, Sendable {
         }
         // A host with letters past ASCII is sent as its IDNA form (what libcurl takes, as curl does).
         if let ascii = Punycode.asciiHost(host) {
+            // IDNA maps fullwidth `：／＃？＠` to their ASCII forms: a host must not gain URL syntax that
+            // way (another port, path or user than the URL shows), so only a name's own bytes may come out.
+            guard Punycode.isName(ascii) else {
+                throw .invalid("the host becomes '\(Self.displayed(ascii))' in its international form, where URL syntax appears")
+            }
             self.string = String(text[..<host.startIndex]) + ascii + String(text[host.endIndex...])
             self.host = ascii
         } else {

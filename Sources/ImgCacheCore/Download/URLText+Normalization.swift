@@ -55,7 +55,8 @@ extension URLText {
         }
         // A host with letters past ASCII as it is sent, in its IDNA form; an IPv6 address in its
         // canonical text (RFC 5952: `[0:0::1]` is `[::1]`).
-        if let ascii = Punycode.asciiHost(String(decoding: percentNormalized(host), as: UTF8.self)) {
+        // (A form that gains URL syntax, `：` become `:`, is no name: the URL is refused, its key kept apart.)
+        if let ascii = Punycode.asciiHost(String(decoding: percentNormalized(host), as: UTF8.self)), Punycode.isName(ascii) {
             result += Array(ascii.utf8)
         } else if host.first == UInt8(ascii: "["), host.last == UInt8(ascii: "]"),
                   let canonical = canonicalIPv6(String(decoding: host.dropFirst().dropLast(), as: UTF8.self)) {
