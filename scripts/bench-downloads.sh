@@ -130,13 +130,15 @@ sys.stdout.buffer.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBB
 tiny_port=$("$root/scripts/free-port.sh" 18760)
 "$root/scripts/nginx-serve.sh" "$work/tiny" "$work/tiny-nginx" "$tiny_port" &
 tiny_pid=$!
-for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$tiny_port") 2>/dev/null && break; sleep 0.05; done
+trap 'kill "$tiny_pid" 2>/dev/null; rm -rf "$shm"; stop_sample_server' EXIT
+wait_for_port "$tiny_port"
 for lines in 20000 200000 1000000; do
     awk -v n="$lines" -v base="http://127.0.0.1:$tiny_port/t.png" 'BEGIN { for (i = 0; i < n; i++) print base "?v=" i }' > "$work/distinct-$lines.txt"
     echo "$lines $(timed "$bin" --cache-dir "$shm/cache-distinct" -q prefetch -j 6 "$work/distinct-$lines.txt")" >> "$work/distinct.runs"
     rm -rf "$shm/cache-distinct" "$work/distinct-$lines.txt"
 done
 kill "$tiny_pid"; wait "$tiny_pid" 2>/dev/null || true
+trap 'rm -rf "$shm"; stop_sample_server' EXIT
 
 # Median, smallest and largest of column $2 of file $1.
 median() { cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

@@ -103,7 +103,7 @@ port=$("$root/scripts/free-port.sh" 18800)
 "$root/scripts/nginx-serve.sh" "$big" "$work/nginx-big" "$port" &
 big_server=$!
 trap 'kill $big_server 2>/dev/null; rm -rf "$shm"; stop_sample_server' EXIT
-for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
+wait_for_port "$port"
 for name in big-64mp.jpg big-36mp.webp big-16mp.png; do
     for round in 1 2 3 4 5; do
         run=$((run + 1))

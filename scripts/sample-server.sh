@@ -10,11 +10,16 @@ start_sample_server() {
     "$scripts/nginx-serve.sh" "$1" "$server_work/nginx" "$port" &
     server_pid=$!
     trap stop_sample_server EXIT
+    wait_for_port "$port"
+    server_base="http://127.0.0.1:$port"
+}
+
+# wait_for_port PORT: until something accepts on 127.0.0.1:PORT (at most 5 s).
+wait_for_port() {
     for _ in $(seq 1 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return
         sleep 0.05
     done
-    server_base="http://127.0.0.1:$port"
 }
 
 stop_sample_server() {

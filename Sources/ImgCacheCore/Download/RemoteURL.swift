@@ -46,14 +46,14 @@ public struct RemoteURL: Equatable, Hashable, Sendable {
             if bytes.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) { return nil }
             let start = colon + 3
             var end = start, portColon: Int?
-            while end < count {
+            authority: while end < count {
                 switch bytes[end] {
-                case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"): break
+                case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"): break authority
                 case UInt8(ascii: "@"), UInt8(ascii: "["), UInt8(ascii: "]"): return nil
-                case UInt8(ascii: ":"): portColon = end; end += 1; continue
-                default: end += 1; continue
+                case UInt8(ascii: ":"): portColon = end
+                default: break
                 }
-                break
+                end += 1
             }
             let hostEnd = portColon ?? end
             guard hostEnd > start else { return nil }

@@ -103,13 +103,14 @@ extension ImageFetcher {
     func deliver<E: Error>(_ fingerprint: KeyFingerprint, _ answer: Result<FetchResult, FetchError>, first: Int, url: String,
                                    repeats: [(Int, String)], _ run: inout FetchRun, emit: (FetchOutcome) throws(E) -> Void) throws(E) {
         switch run.repeats {
-        case .answeredFromMemory: run.seen.insert(fingerprint)
+        case .answeredFromMemory:
+            run.seen.insert(fingerprint)
+            run.answers[fingerprint] = answer
         // The list's reader already skips a prefetch's repeats (`ListLookup`): a second set of keys would
         // only double what each distinct URL costs in memory.
         case .skipped: break
         case .lookedUpAgain: run.recentlySettled.add(fingerprint)
         }
-        if run.repeats == .answeredFromMemory { run.answers[fingerprint] = answer }
         try emit(FetchOutcome(index: first, url: url, result: answer))
         run.answered += 1
         for (index, repeatURL) in repeats {
