@@ -33,7 +33,13 @@ let package = Package(
     name: "imgcache",
     products: [
         .executable(name: "imgcache", targets: ["imgcache"]),
+        .executable(name: "imgcache-serve", targets: ["imgcache-serve"]),
         .library(name: "ImgCacheCore", targets: ["ImgCacheCore"]),
+    ],
+    // SwiftNIO only for the image server, a program of its own that `imgcache serve`
+    // runs: the command-line tool links none of it, so its start-up pays nothing.
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: systemLibraries + [
         .target(name: "CImgCacheShims", linkerSettings: [.linkedLibrary("dl")]),
@@ -41,11 +47,20 @@ let package = Package(
         .target(name: "ImgCacheCLI", dependencies: ["ImgCacheCore"], swiftSettings: leanImports),
         .executableTarget(name: "imgcache", dependencies: ["ImgCacheCLI", "ImgCacheCore"], swiftSettings: leanImports,
                          linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]),
+        // What the image server decides (its URLs, signatures, negotiation, memory tier,
+        // metrics), without the network: the unit tests drive it directly.
+        .target(name: "ImgCacheServe", dependencies: ["ImgCacheCore"]),
+        .executableTarget(name: "imgcache-serve",
+                          dependencies: ["ImgCacheServe", "ImgCacheCLI", "ImgCacheCore",
+                                         .product(name: "NIOCore", package: "swift-nio"),
+                                         .product(name: "NIOPosix", package: "swift-nio"),
+                                         .product(name: "NIOHTTP1", package: "swift-nio")]),
         // The codec work alone, over a folder of images, for `make bench`.
         .executableTarget(name: "imgcache-codec-bench", dependencies: ["ImgCacheCore"]),
         .testTarget(name: "ImgCacheCoreTests", dependencies: ["ImgCacheCore"]),
         .testTarget(name: "ImgCacheCLITests", dependencies: ["ImgCacheCLI", "ImgCacheCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ImgCacheCore"]),
+        .testTarget(name: "ImgCacheServeTests", dependencies: ["ImgCacheServe", "ImgCacheCore"]),
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CImgCacheShims", "ImgCacheCore", "CCurl", "COpenSSL", "CPNG", "CJPEG", "CWebP", "CGIF"]

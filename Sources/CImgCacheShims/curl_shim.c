@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,20 +101,73 @@ struct curl_slist *ic_curl_slist_append(struct curl_slist *list, const char *val
 }
 void ic_curl_slist_free_all(struct curl_slist *list) { p_curl_slist_free_all(list); }
 
+// Whether an address is one a service open to the world must not be made to reach: loopback,
+// private (RFC 1918, unique local), shared (100.64/10), link-local, multicast, unspecified,
+// broadcast or reserved; an IPv4 address inside an IPv6 one (mapped, compatible, NAT64, 6to4)
+// counts as itself.
+static int ic_ipv4_is_private(const unsigned char *a) {
+    if (a[0] == 0 || a[0] == 10 || a[0] == 127) return 1;
+    if (a[0] == 100 && (a[1] & 0xc0) == 64) return 1;
+    if (a[0] == 169 && a[1] == 254) return 1;
+    if (a[0] == 172 && (a[1] & 0xf0) == 16) return 1;
+    if (a[0] == 192 && a[1] == 168) return 1;
+    if (a[0] == 192 && a[1] == 0 && a[2] == 0) return 1;
+    if (a[0] == 198 && (a[1] & 0xfe) == 18) return 1;
+    if (a[0] >= 224) return 1;
+    return 0;
+}
+
+int ic_address_is_private(const struct sockaddr *address) {
+    if (address->sa_family == AF_INET) {
+        return ic_ipv4_is_private((const unsigned char *)&((const struct sockaddr_in *)address)->sin_addr);
+    }
+    if (address->sa_family != AF_INET6) return 1;
+    const unsigned char *a = ((const struct sockaddr_in6 *)address)->sin6_addr.s6_addr;
+    static const unsigned char zeros[16] = {0};
+    if (memcmp(a, zeros, 10) == 0 && ((a[10] == 0xff && a[11] == 0xff) || (a[10] == 0 && a[11] == 0))) {
+        // ::ffff:a.b.c.d and ::a.b.c.d (:: and ::1 among them).
+        return ic_ipv4_is_private(a + 12);
+    }
+    if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b) return ic_ipv4_is_private(a + 12);
+    if (a[0] == 0x20 && a[1] == 0x02) return ic_ipv4_is_private(a + 2);
+    if ((a[0] & 0xfe) == 0xfc) return 1;                  // fc00::/7, unique local
+    if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return 1;  // fe80::/10, link-local
+    if (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0) return 1;  // fec0::/10, site-local (deprecated)
+    if (a[0] == 0xff) return 1;                           // multicast
+    if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8) return 1;  // documentation
+    return 0;
+}
+
 // libcurl keeps no errno when socket() fails: a process out of descriptors would look like a
-// host that refuses connections. The socket is opened here instead, and the errno kept.
+// host that refuses connections. The socket is opened here instead, and the errno kept. Here
+// too, for every connection a transfer makes (each redirect's, after DNS, the address about to
+// be connected), an address a guarded transfer must not reach is refused before any byte goes.
 static curl_socket_t ic_curl_open_socket(void *user, curlsocktype purpose, struct curl_sockaddr *address) {
     (void)purpose;
-    int *failure = user;
+    struct ic_socket_guard *guard = user;
+    if (guard->refuses_private && ic_address_is_private(&address->addr)) {
+        guard->error = 0;
+        guard->refused = 1;
+        if (address->family == AF_INET) {
+            inet_ntop(AF_INET, &((struct sockaddr_in *)&address->addr)->sin_addr, guard->address, sizeof guard->address);
+        } else if (address->family == AF_INET6) {
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&address->addr)->sin6_addr, guard->address, sizeof guard->address);
+        } else {
+            snprintf(guard->address, sizeof guard->address, "an address of family %d", address->family);
+        }
+        return CURL_SOCKET_BAD;
+    }
     curl_socket_t socket_fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-    *failure = socket_fd == CURL_SOCKET_BAD ? errno : 0;
+    guard->error = socket_fd == CURL_SOCKET_BAD ? errno : 0;
     return socket_fd;
 }
 
-CURLcode ic_curl_easy_keep_socket_errno(CURL *handle, int *failure) {
-    *failure = 0;
+CURLcode ic_curl_easy_guard_sockets(CURL *handle, struct ic_socket_guard *guard) {
+    guard->error = 0;
+    guard->refused = 0;
+    guard->address[0] = 0;
     CURLcode code = p_curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, ic_curl_open_socket);
-    return code == CURLE_OK ? p_curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, (void *)failure) : code;
+    return code == CURLE_OK ? p_curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, (void *)guard) : code;
 }
 
 CURLM *ic_curl_multi_init(void) { return p_curl_multi_init(); }

@@ -151,7 +151,7 @@ public enum CommandTable {
     /// Every command, as the type that reads its arguments and runs it, in
     /// the order help lists them: adding a command is its file and a line here.
     static let subcommands: [any Subcommand.Type] = [
-        FetchArguments.self, PrefetchArguments.self, ExportArguments.self, ListArguments.self, CacheInfoArguments.self, CleanArguments.self,
+        FetchArguments.self, PrefetchArguments.self, ServeArguments.self, ExportArguments.self, ListArguments.self, CacheInfoArguments.self, CleanArguments.self,
         ClearArguments.self, RemoveArguments.self, ConfigArguments.self, RemoteArguments.self, CompletionsRequest.self,
         HelpRequest.self,
     ]

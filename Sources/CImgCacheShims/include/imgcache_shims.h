@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <curl/curl.h>
+#include <sys/socket.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,9 +54,22 @@ CURLcode ic_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ic_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLcode ic_curl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
 
-/// Opens the handle's sockets through imgcache's own callback, which keeps socket()'s errno in
-/// `*failure` (0 when it succeeded): libcurl keeps none.
-CURLcode ic_curl_easy_keep_socket_errno(CURL *handle, int *failure);
+/// What the handle's own socket callback keeps and checks: socket()'s errno (0 when it
+/// succeeded; libcurl keeps none), and, when `refuses_private` is set, whether it refused to
+/// connect to a private address (and which).
+struct ic_socket_guard {
+    int error;
+    int refuses_private;
+    int refused;
+    char address[64];
+};
+
+/// Opens the handle's sockets through imgcache's own callback, which fills `guard`.
+CURLcode ic_curl_easy_guard_sockets(CURL *handle, struct ic_socket_guard *guard);
+
+/// 1 when `address` is loopback, private, shared, link-local, multicast, unspecified or
+/// reserved (an IPv4 address inside an IPv6 one judged as itself); 0 when public.
+int ic_address_is_private(const struct sockaddr *address);
 
 struct curl_slist *ic_curl_slist_append(struct curl_slist *list, const char *value);
 void ic_curl_slist_free_all(struct curl_slist *list);

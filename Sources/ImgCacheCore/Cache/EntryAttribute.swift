@@ -298,11 +298,11 @@ enum EntryAttribute {
 }
 
 /// HTTP dates (RFC 9110's IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`).
-enum HTTPDate {
+package enum HTTPDate {
     /// Seconds since the epoch of an IMF-fixdate; nil for anything else.
     /// (The weekday is not checked here; callers keep the seconds only when
     /// `format` gives the text back exactly.)
-    static func seconds(_ text: String) -> Int64? {
+    package static func seconds(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         // "Sun, 06 Nov 1994 08:49:37 GMT"
         guard bytes.count == 29, bytes[3] == 0x2C, bytes[4] == 0x20, bytes[7] == 0x20, bytes[11] == 0x20,
@@ -337,7 +337,7 @@ enum HTTPDate {
     /// The IMF-fixdate of `seconds` since the epoch. Worked out by hand: glibc's
     /// `gmtime_r` and `strftime` read the time zone files first, seven system
     /// calls on every hit.
-    static func format(_ seconds: Int64) -> String {
+    package static func format(_ seconds: Int64) -> String {
         let (days, second) = seconds.quotientAndRemainder(dividingBy: 86_400)
         let (day, secondOfDay) = second < 0 ? (days - 1, second + 86_400) : (days, second)
         // Days since 1970-01-01 to a civil date (the proleptic Gregorian calendar, in 400-year eras).

@@ -8,14 +8,15 @@ final class CurlEasy {
     /// precise than the result code's text: "SSL certificate problem:
     /// self-signed certificate" rather than "peer certificate was not OK".
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
-    /// socket()'s errno for the last connection tried (0: it opened), which libcurl does not keep.
-    private let socketFailure = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    /// socket()'s errno for the last connection tried (0: it opened), which libcurl does not keep,
+    /// and whether a private address was refused.
+    private let socketGuard = UnsafeMutablePointer<ic_socket_guard>.allocate(capacity: 1)
 
     init() throws(DownloadError) {
         try CurlLibrary.load()
         guard let handle = ic_curl_easy_init() else {
             errorBuffer.deallocate()
-            socketFailure.deallocate()
+            socketGuard.deallocate()
             throw .other(code: -1, message: "curl_easy_init failed")
         }
         self.handle = handle
@@ -26,11 +27,27 @@ final class CurlEasy {
         ic_curl_easy_cleanup(handle)
         if let headerList { ic_curl_slist_free_all(headerList) }
         errorBuffer.deallocate()
-        socketFailure.deallocate()
+        socketGuard.deallocate()
     }
 
     /// Why the last socket could not be opened (EMFILE: no descriptor left), 0 when it opened.
-    var socketErrno: Int32 { socketFailure.pointee }
+    var socketErrno: Int32 { socketGuard.pointee.error }
+
+    /// Whether connections to loopback, private, link-local, multicast and unspecified addresses
+    /// are refused: each one the transfer opens, redirects' included, checked on the address
+    /// about to be connected (after DNS, so a name that resolves to one is refused too).
+    var refusesPrivateAddresses: Bool {
+        get { socketGuard.pointee.refuses_private != 0 }
+        set { socketGuard.pointee.refuses_private = newValue ? 1 : 0 }
+    }
+
+    /// The private address the last transfer was refused, nil when none was.
+    var refusedAddress: String? {
+        guard socketGuard.pointee.refused != 0 else { return nil }
+        return withUnsafeBytes(of: socketGuard.pointee.address) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
 
     /// The detail libcurl wrote for the last failed transfer, if any.
     var errorDetail: String? {
@@ -40,7 +57,8 @@ final class CurlEasy {
     private func attachErrorBuffer() {
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         _ = ic_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
-        _ = ic_curl_easy_keep_socket_errno(handle, socketFailure)
+        socketGuard.initialize(to: ic_socket_guard())
+        _ = ic_curl_easy_guard_sockets(handle, socketGuard)
     }
 
     func set(_ option: CURLoption, _ value: Int) throws(DownloadError) {

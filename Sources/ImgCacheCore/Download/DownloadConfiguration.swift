@@ -38,6 +38,10 @@ public struct DownloadConfiguration: Equatable, Sendable {
     var usesCookies: Bool { handleCookies || cookieJar != nil }
     /// Skip TLS certificate and host name checks (AllowInvalidSSLCertificates).
     public var allowInvalidCertificates = false
+    /// Whether every connection to a loopback, private, link-local, multicast or unspecified
+    /// address is refused (a server's sources), checked on the address connected, after DNS and
+    /// every redirect.
+    public var refusesPrivateAddresses = false
     /// `-x`: the proxy every transfer goes through (else libcurl reads http_proxy and the like; "": none at all).
     public var proxy: String?
     /// `--netrc`: credentials for hosts without `-u` from ~/.netrc; `--netrc-file`: from this file.

@@ -15,6 +15,7 @@ extension DownloadError {
         let osError = easy.socketErrno != 0 ? easy.socketErrno : Int32(easy.info(CURLINFO_OS_ERRNO))
         // An https URL's tunnel the proxy refused for want of credentials.
         if easy.info(CURLINFO_HTTP_CONNECTCODE) == 407 { return .proxyAuthentication(proxy: proxy) }
+        if code == CURLE_COULDNT_CONNECT, let address = easy.refusedAddress { return .privateAddress(address) }
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL:
             // libcurl says "unsupported protocol" for an answer that is not HTTP too.

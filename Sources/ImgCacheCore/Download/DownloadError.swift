@@ -53,6 +53,9 @@ public enum DownloadError: Error, Equatable, Sendable {
     case other(code: Int, message: String)
     /// Not tried: the host failed to connect `failures` times in a row this run (`cause`, the last).
     case hostGivenUp(host: String, failures: Int, cause: String)
+    /// Not connected: the address (after DNS, or a redirect's) is loopback, private, link-local,
+    /// multicast or unspecified, which a server's sources may not be.
+    case privateAddress(String)
 
     /// The short human cause ("HTTP 404", "connection refused").
     public var reason: String {
@@ -94,6 +97,8 @@ public enum DownloadError: Error, Equatable, Sendable {
         case .refused(.inflatesTooMuch(let encoding)):
             return "grew more than \(TransferSink.maximumExpansion) times as its Content-Encoding (\(encoding)) was decoded: refused as a decompression bomb"
         case .other(let code, let message): return "\(message) (curl error \(code))"
+        case .privateAddress(let address):
+            return "refused to connect to \(address): a loopback, private, link-local, multicast or unspecified address"
         case .hostGivenUp(let host, let failures, let cause):
             return "not tried: \(host) failed \(failures) times in a row (\(cause)); given up for this run"
         }
@@ -109,7 +114,8 @@ public enum DownloadError: Error, Equatable, Sendable {
             return true
         case .httpStatus(let code):
             return code >= 500 || code == 408 || code == 429
-        case .invalidURL, .unsupportedScheme, .redirectedToScheme, .tlsCertificate, .tooLarge, .tooManyRedirects, .refused, .hostGivenUp:
+        case .invalidURL, .unsupportedScheme, .redirectedToScheme, .tlsCertificate, .tooLarge, .tooManyRedirects, .refused, .hostGivenUp,
+             .privateAddress:
             return false
         }
     }

@@ -50,6 +50,7 @@ final class Transfer {
 
     private func configure(_ request: DownloadRequest, configuration: DownloadConfiguration, share: CurlShare?) throws(DownloadError) {
         easy.reset()
+        easy.refusesPrivateAddresses = configuration.refusesPrivateAddresses
         let timeoutSeconds = max(1, Int(request.timeout.rounded(.up)))
         try easy.set(CURLOPT_URL, request.url.string)
         // Signals belong to the process; timeouts do not need SIGALRM with the threaded resolver.

@@ -106,6 +106,7 @@ public enum FetchError: Error, Equatable, Sendable {
             case .redirectedToScheme: return "unsupported_redirect"
             case .notHTTP: return "not_http"
             case .hostGivenUp: return "host_given_up"
+            case .privateAddress: return "private_address"
             case .refused(.notAnImage): return "not_an_image"
             case .refused(.unsupported): return "unsupported_format"
             case .refused(.tooManyPixels): return "too_many_pixels"

@@ -63,14 +63,14 @@ public struct FetchSettings: Equatable, Sendable {
     /// The cache key of the image `url` serves: its normal form (equivalent
     /// URLs share one entry), after the key filter, with the Accept sent when
     /// it is not the default (a server may answer it with another format: `Vary: Accept`).
-    func cacheKey(for url: String) -> CacheKey {
+    package func cacheKey(for url: String) -> CacheKey {
         let key = keyFilter.key(for: keyedURL(url))
         guard let accept = acceptSent else { return CacheKey(key) }
         return CacheKey(KeyVariant(transform: nil, accept: accept).key(for: key), fileExtension: CacheKey(key).fileExtension)
     }
 
     /// The cache key of `transform`'s variant of the image `url` serves: the URL's key with the transformer key.
-    func variantKey(for url: String, _ transform: ImageTransform) -> CacheKey {
+    package func variantKey(for url: String, _ transform: ImageTransform) -> CacheKey {
         transform.cacheKey(for: keyFilter.key(for: keyedURL(url)), accept: acceptSent)
     }
 

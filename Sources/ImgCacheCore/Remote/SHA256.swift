@@ -20,6 +20,23 @@ public enum SHA256 {
         return hex(digest: digest)
     }
 
+    /// The 32-byte digest of `bytes`.
+    public static func digest(_ bytes: [UInt8]) throws(Unavailable) -> [UInt8] {
+        try load()
+        var digest = [UInt8](repeating: 0, count: 32)
+        let status = bytes.withUnsafeBytes { raw in ic_sha256(raw.baseAddress, raw.count, &digest) }
+        guard status == 0 else { throw Unavailable(reason: "SHA-256 failed") }
+        return digest
+    }
+
+    /// HMAC-SHA256 (RFC 2104) of `message` under `key`.
+    public static func hmac(key: [UInt8], message: [UInt8]) throws(Unavailable) -> [UInt8] {
+        var block = key.count > 64 ? try digest(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        let inner = try digest(block.map { $0 ^ 0x36 } + message)
+        return try digest(block.map { $0 ^ 0x5c } + inner)
+    }
+
     /// The digest of the file at `path`, read in chunks, as 64 lowercase hex digits.
     public static func hex(file path: String) throws(Unavailable) -> String {
         try load()

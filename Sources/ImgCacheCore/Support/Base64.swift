@@ -34,4 +34,34 @@ public enum Base64 {
         }
         return out
     }
+
+    private static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// `bytes` in URL-safe base64 without padding (RFC 4648 section 5), as signatures in URLs are written.
+    public static func urlEncoded(_ bytes: [UInt8]) -> String {
+        String(decoding: encoded(bytes).utf8.compactMap { byte -> UInt8? in
+            switch byte {
+            case UInt8(ascii: "="): return nil
+            case UInt8(ascii: "+"): return UInt8(ascii: "-")
+            case UInt8(ascii: "/"): return UInt8(ascii: "_")
+            default: return byte
+            }
+        }, as: UTF8.self)
+    }
+
+    /// The bytes of URL-safe base64 `text` (padding optional); nil when a character is not of its alphabet.
+    public static func urlDecoded(_ text: String) -> [UInt8]? {
+        var bits: UInt32 = 0, count = 0
+        var out: [UInt8] = []
+        for byte in text.utf8 where byte != UInt8(ascii: "=") {
+            guard let value = urlAlphabet.firstIndex(of: byte) else { return nil }
+            bits = bits << 6 | UInt32(value)
+            count += 6
+            if count >= 8 {
+                count -= 8
+                out.append(UInt8(bits >> UInt32(count) & 255))
+            }
+        }
+        return out
+    }
 }

@@ -5,14 +5,14 @@ import Synchronization
 
 /// A POSIX thread that runs one closure, joined exactly once; or, through
 /// `startDetached`, one that nobody waits for.
-final class WorkerThread: Sendable {
+package final class WorkerThread: Sendable {
     private struct State {
         var thread: pthread_t?
         var joined = false
     }
     private let state = Mutex(State())
 
-    init() {}
+    package init() {}
 
     /// The body, moved to the new thread through an unmanaged pointer.
     private final class Body {
@@ -25,7 +25,7 @@ final class WorkerThread: Sendable {
     /// main thread, or `SignalWatcher`'s, which waits for them in `sigwait`). `run` is
     /// `sending`: what it captures belongs to the new thread from then on, and
     /// the compiler refuses a caller that goes on using it.
-    func start(_ run: sending @escaping () -> Void) throws(SystemError) {
+    package func start(_ run: sending @escaping () -> Void) throws(SystemError) {
         let thread = try WorkerThread.create(run, detached: false)
         state.withLock { $0.thread = thread }
     }
@@ -33,7 +33,7 @@ final class WorkerThread: Sendable {
     /// Starts `run` on a thread that is never joined; the system frees it when
     /// it ends. Only for threads that may be blocked when the process is done
     /// with them (a `read` of a pipe, `sigwait`), which the exit ends.
-    static func startDetached(_ run: sending @escaping () -> Void) throws(SystemError) {
+    package static func startDetached(_ run: sending @escaping () -> Void) throws(SystemError) {
         _ = try create(run, detached: true)
     }
 
@@ -61,7 +61,7 @@ final class WorkerThread: Sendable {
     }
 
     /// Waits for the thread to end; later calls return at once.
-    func join() {
+    package func join() {
         let thread: pthread_t? = state.withLock { state in
             guard !state.joined, let thread = state.thread else { return nil }
             state.joined = true

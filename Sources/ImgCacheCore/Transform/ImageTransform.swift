@@ -60,6 +60,32 @@ public struct ImageTransform: Equatable, Sendable {
     public var upscale = false
     /// `--background` when given: what `contain` pads with (transparent when nil, white where there is no alpha).
     public var padding: RGBColor?
+    /// Which part of the picture `cover` keeps, and where `contain` places it: the centre by default.
+    public var gravity = Gravity.centre
+
+    /// Where a picture sits in a box of another shape: its centre, a side or a corner.
+    public enum Gravity: String, CaseIterable, Equatable, Sendable {
+        case centre, north, south, east, west, northEast = "north-east", northWest = "north-west",
+             southEast = "south-east", southWest = "south-west"
+
+        /// The picture's share of the room left over, across and down: 0 at the left or top, 1 at the right or bottom.
+        var weights: (x: Int, y: Int) {
+            switch self {
+            case .centre: return (1, 1)
+            case .north: return (1, 0)
+            case .south: return (1, 2)
+            case .east: return (2, 1)
+            case .west: return (0, 1)
+            case .northEast: return (2, 0)
+            case .northWest: return (0, 0)
+            case .southEast: return (2, 2)
+            case .southWest: return (0, 2)
+            }
+        }
+
+        /// Where a side of `inner` starts in one of `outer` (negative: cropped), in halves of the room left (0, 1 or 2).
+        static func start(inner: Int, outer: Int, weight: Int) -> Int { (outer - inner) * weight / 2 }
+    }
 
     /// A width and a height, as in `256x256`; either may be left out (`256x`, `x256`).
     public struct BoxSize: Equatable, Sendable, CustomStringConvertible {
@@ -113,6 +139,7 @@ public struct ImageTransform: Equatable, Sendable {
         if thumbnail != nil, fit != .inside { parts.append("fit(\(fit.rawValue))") }
         if thumbnail != nil, upscale { parts.append("upscale") }
         if thumbnail != nil, fit == .contain { parts.append("padding(\(padding.map(\.description) ?? "none"))") }
+        if thumbnail != nil, fit == .cover || fit == .contain, gravity != .centre { parts.append("gravity(\(gravity.rawValue))") }
         if let scaleDownLimit { parts.append("scale-down(\(scaleDownLimit.pixels))") }
         if let format { parts.append("format(\(format.rawValue))") }
         let capabilities = format.map { CodecRegistry.codec(for: $0).capabilities }
@@ -203,8 +230,10 @@ public struct ImageTransform: Equatable, Sendable {
             }
         }
         let finalCanvas = canvas ?? scaled
+        let weights = gravity.weights
         return Layout(scaled: scaled, canvas: finalCanvas,
-                      offset: ((finalCanvas.width - scaled.width) / 2, (finalCanvas.height - scaled.height) / 2))
+                      offset: (Gravity.start(inner: scaled.width, outer: finalCanvas.width, weight: weights.x),
+                               Gravity.start(inner: scaled.height, outer: finalCanvas.height, weight: weights.y)))
     }
 
     /// `size` shrunk, proportions kept, until it is within `limit`.

@@ -102,6 +102,7 @@ extension ImageTransform {
         if let scaleDownLimit { parts.append("scale-down=\(scaleDownLimit.pixels)") }
         if let format { parts.append("format=\(format.rawValue)") }
         if let padding { parts.append("padding=\(padding)") }
+        if gravity != .centre { parts.append("gravity=\(gravity.rawValue)") }
         if makesPlaceholder { parts.append("placeholder=1") }
         return parts.joined(separator: ";")
     }
@@ -126,6 +127,9 @@ extension ImageTransform {
             case "padding":
                 guard let color = try? RGBColor(parsing: value) else { return nil }
                 padding = color
+            case "gravity":
+                guard let gravity = Gravity(rawValue: value) else { return nil }
+                self.gravity = gravity
             case "animations": transformsAnimations = value == "1"
             case "placeholder": makesPlaceholder = value == "1"
             case "thumbnail":

@@ -1,0 +1,393 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ImgCacheCore
+import Synchronization
+
+/// Answers an image server's requests from the cache: a URL in imgproxy's format is checked
+/// (signature, options, source), its variant looked up in memory, then on disk, and made on a
+/// miss (the original downloaded once, each size made from it), with one download and one
+/// encode for every request waiting on the same variant. Knows no sockets: the HTTP side
+/// hands it a request and sends the answer it gets back.
+public final class ImageService: Sendable {
+    public let settings: ServeSettings
+    public let template: FetchTemplate
+    public let memory: MemoryTier
+    public let metrics: ServeMetrics
+    private let pool: WorkPool
+    /// Requests waiting for a download or a variant being made, by the key of what is awaited.
+    private let waiting = Mutex<[String: [@Sendable (Fetched) -> Void]]>([:])
+    /// What is known of each source (format, size, frames), so that a hit needs no lookup of the original.
+    private let sources = Mutex<[String: SourceFacts]>([:])
+    /// ETags of files sent from disk (too large for the memory tier), by path and inode.
+    private let etags = Mutex<[String: (inode: UInt64, etag: String)]>([:])
+
+    /// Sources' facts and ETags kept at most, each table emptied when it fills.
+    static let tableLimit = 65_536
+
+    public init(settings: ServeSettings, template: FetchTemplate, metrics: ServeMetrics = ServeMetrics()) throws(SystemError) {
+        self.settings = settings
+        self.template = template
+        self.metrics = metrics
+        memory = MemoryTier(budget: settings.memoryBudget)
+        pool = try WorkPool(threads: settings.workers, queueLimit: settings.queueLimit)
+    }
+
+    /// A request as the HTTP side read it.
+    public struct Request: Sendable {
+        public var method: String
+        /// The path, query removed.
+        public var path: String
+        public var accept: String?
+        public var ifNoneMatch: String?
+
+        public init(method: String, path: String, accept: String? = nil, ifNoneMatch: String? = nil) {
+            self.method = method
+            self.path = path
+            self.accept = accept
+            self.ifNoneMatch = ifNoneMatch
+        }
+    }
+
+    /// What a source is, from its cached original.
+    struct SourceFacts: Sendable {
+        let format: ImageFormat?
+        let width: Int?
+        let height: Int?
+        let frames: Int
+
+        init(_ metadata: EntryMetadata) {
+            format = metadata.format
+            let upright = metadata.uprightSize
+            width = upright.width
+            height = upright.height
+            frames = metadata.frameCount ?? 1
+        }
+    }
+
+    /// A request checked: what to fetch and how to make it.
+    struct Checked: Sendable {
+        let url: String
+        let options: ProcessingOptions
+        let request: Request
+    }
+
+    /// Answers `request`, calling `done` once: at once for a hit or a refusal, from a worker's
+    /// thread for a miss.
+    public func respond(_ request: Request, done: @escaping @Sendable (ServeResponse) -> Void) {
+        let checked: Checked
+        switch check(request) {
+        case .failure(let refusal): return done(refusal)
+        case .success(let value): checked = value
+        }
+        if let answer = cached(checked) { return done(answer) }
+        metrics.workers(busyChange: 0, queuedChange: 1)
+        let accepted = pool.submit { [self] in
+            metrics.workers(busyChange: 1, queuedChange: -1)
+            make(checked) { [self] answer in
+                done(answer)
+            }
+            metrics.workers(busyChange: -1, queuedChange: 0)
+        }
+        if !accepted {
+            metrics.workers(busyChange: 0, queuedChange: -1)
+            metrics.refusedForBusy()
+            var answer = ServeResponse.error(503, "busy: \(settings.queueLimit) requests already wait for a worker")
+            answer.headers.append(("Retry-After", "1"))
+            done(answer)
+        }
+    }
+
+    /// Stops the workers once the queue is empty.
+    public func close() { pool.close() }
+
+    // MARK: - Checks
+
+    func check(_ request: Request) -> Result<Checked, ServeResponse> {
+        let path: ImgproxyPath
+        do {
+            path = try ImgproxyPath(parsing: request.path)
+        } catch {
+            return .failure(.error(400, "bad URL: \(error)"))
+        }
+        if !settings.allowsUnsigned {
+            do {
+                guard try settings.signature.accepts(path.signature, for: path.signedPart) else {
+                    return .failure(.error(403, "bad signature"))
+                }
+            } catch {
+                return .failure(.error(500, "signatures cannot be checked: \(error.reason)"))
+            }
+        }
+        let options: ProcessingOptions
+        do {
+            options = try ProcessingOptions(path.options, fileExtension: path.fileExtension, presets: settings.presets)
+        } catch {
+            return .failure(.error(400, error.description))
+        }
+        let remote: RemoteURL
+        do {
+            remote = try RemoteURL(parsing: path.source)
+        } catch {
+            return .failure(.error(400, "bad source URL: \(error)"))
+        }
+        guard settings.sources.allows(remote) else { return .failure(.error(403, "source not allowed")) }
+        return .success(Checked(url: path.source, options: options, request: request))
+    }
+
+    // MARK: - Cache tiers
+
+    /// The answer from memory or disk; nil on a miss.
+    func cached(_ checked: Checked) -> ServeResponse? {
+        guard let facts = facts(of: checked.url, lookingOnDisk: true) else { return nil }
+        let plan = self.plan(checked, facts: facts)
+        if let item = memory.item(plan.key.string) {
+            metrics.served(from: .memory)
+            return respond(with: item, checked: checked, plan: plan, tier: "memory")
+        }
+        let now = WallClock.now()
+        let entry = template.cache.lookup(plan.key, now: now).entry
+            ?? template.readOnlyCaches.lazy.compactMap { $0.lookup(plan.key) }.first
+        guard let entry else { return nil }
+        metrics.served(from: .disk)
+        return respond(with: entry, checked: checked, plan: plan, tier: "disk")
+    }
+
+    /// How a request's image is made of a source, and the key it is kept under.
+    struct Plan {
+        /// nil: the original as served.
+        let transform: ImageTransform?
+        let key: CacheKey
+        /// Whether the format was chosen by the request's Accept (`Vary: Accept`).
+        let negotiated: Bool
+    }
+
+    func plan(_ checked: Checked, facts: SourceFacts) -> Plan {
+        let options = checked.options
+        var format = options.format
+        var negotiated = false
+        if format == nil {
+            negotiated = true
+            format = AcceptNegotiation.format(accept: checked.request.accept, source: facts.format, animated: facts.frames > 1)
+        }
+        let size = facts.width.flatMap { width in facts.height.map { (width, $0) } }
+        let transform = options.transform(sourceSize: size, format: format)
+        if transform.thumbnail == nil, transform.format == nil {
+            return Plan(transform: nil, key: template.settings.cacheKey(for: checked.url), negotiated: negotiated)
+        }
+        return Plan(transform: transform, key: template.settings.variantKey(for: checked.url, transform), negotiated: negotiated)
+    }
+
+    func facts(of url: String, lookingOnDisk: Bool) -> SourceFacts? {
+        if let known = sources.withLock({ $0[url] }) { return known }
+        guard lookingOnDisk else { return nil }
+        let key = template.settings.cacheKey(for: url)
+        guard let entry = template.cache.lookup(key, now: WallClock.now()).entry
+                ?? template.readOnlyCaches.lazy.compactMap({ $0.lookup(key) }).first else { return nil }
+        let facts = SourceFacts(entry.metadata)
+        remember(facts, of: url)
+        return facts
+    }
+
+    private func remember(_ facts: SourceFacts, of url: String) {
+        sources.withLock { table in
+            if table.count >= ImageService.tableLimit { table.removeAll(keepingCapacity: true) }
+            table[url] = facts
+        }
+    }
+
+    // MARK: - Answers
+
+    private func headers(etag: String, lastModified: String, contentType: String, plan: Plan, tier: String) -> [(String, String)] {
+        var headers = [("Content-Type", contentType), ("ETag", etag), ("Last-Modified", lastModified),
+                       ("Cache-Control", "public, max-age=\(settings.maxAge)"), ("X-Imgcache", tier)]
+        if plan.negotiated { headers.append(("Vary", "Accept")) }
+        return headers
+    }
+
+    private func notModified(_ etag: String, _ request: Request) -> Bool {
+        guard let given = request.ifNoneMatch else { return false }
+        return given.split(separator: ",").contains { part in
+            let tag = part.trimmingCharacters()
+            return tag == "*" || tag == etag || tag == "W/" + etag
+        }
+    }
+
+    func respond(with item: MemoryTier.Item, checked: Checked, plan: Plan, tier: String) -> ServeResponse {
+        let headers = self.headers(etag: item.etag, lastModified: item.lastModified, contentType: item.contentType, plan: plan, tier: tier)
+        if notModified(item.etag, checked.request) { return ServeResponse(status: 304, headers: headers, body: .empty) }
+        return ServeResponse(status: 200, headers: headers, body: checked.request.method == "HEAD" ? .length(item.bytes.count) : .bytes(item.bytes))
+    }
+
+    static func etag(of bytes: some Collection<UInt8>) -> String { "\"" + MD5.hexString(MD5.digest(bytes)) + "\"" }
+
+    func respond(with entry: CacheEntry, checked: Checked, plan: Plan, tier: String) -> ServeResponse {
+        let metadata = entry.metadata
+        let contentType = metadata.format?.mediaType ?? metadata.contentType ?? "application/octet-stream"
+        let lastModified = HTTPDate.format(Int64(metadata.storedAt))
+        let size = Int(metadata.byteCount)
+        if size <= memory.budget / 8, let bytes = try? FileSystem.readFile(entry.path, limit: size + 1), bytes.count == size {
+            let item = MemoryTier.Item(bytes: bytes, contentType: contentType, etag: ImageService.etag(of: bytes),
+                                       lastModified: lastModified, path: entry.path, inode: entry.inode)
+            memory.insert(item, for: plan.key.string)
+            return respond(with: item, checked: checked, plan: plan, tier: tier)
+        }
+        // Too large for memory: sent from the file (sendfile), its ETag worked out once per file.
+        let descriptor = open(entry.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .error(500, "the cached file cannot be opened") }
+        let etag: String
+        if let known = etags.withLock({ $0[entry.path] }), known.inode == entry.inode {
+            etag = known.etag
+        } else {
+            guard let digest = ImageService.fileDigest(descriptor) else {
+                Glibc.close(descriptor)
+                return .error(500, "the cached file cannot be read")
+            }
+            etag = digest
+            etags.withLock { table in
+                if table.count >= ImageService.tableLimit { table.removeAll(keepingCapacity: true) }
+                table[entry.path] = (entry.inode, etag)
+            }
+        }
+        let headers = self.headers(etag: etag, lastModified: lastModified, contentType: contentType, plan: plan, tier: tier)
+        if notModified(etag, checked.request) || checked.request.method == "HEAD" {
+            Glibc.close(descriptor)
+            if notModified(etag, checked.request) { return ServeResponse(status: 304, headers: headers, body: .empty) }
+            return ServeResponse(status: 200, headers: headers, body: .length(size))
+        }
+        return ServeResponse(status: 200, headers: headers, body: .file(descriptor: descriptor, length: size))
+    }
+
+    /// The ETag of the open file's bytes, read from its start.
+    static func fileDigest(_ descriptor: Int32) -> String? {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var offset: off_t = 0
+        while true {
+            let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+            if count < 0 { return nil }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+            offset += off_t(count)
+        }
+        return etag(of: bytes)
+    }
+
+    // MARK: - Misses
+
+    /// Makes what `checked` asks (downloading the original first when it is not cached) and answers.
+    func make(_ checked: Checked, done: @escaping @Sendable (ServeResponse) -> Void) {
+        if let facts = facts(of: checked.url, lookingOnDisk: true) {
+            return makeVariant(checked, facts: facts, done: done)
+        }
+        let originalKey = template.settings.cacheKey(for: checked.url).string
+        awaitFetch(key: originalKey, url: checked.url, transform: nil) { [self] fetched in
+            switch fetched.result {
+            case .failure(let error): done(ServeResponse.error(ServeStatus.of(error), ServeResponse.message(error)))
+            case .success(let fetched):
+                let facts = SourceFacts(fetched.metadata)
+                remember(facts, of: checked.url)
+                // Made on a worker again: the waiters of one download must not make their sizes one after another.
+                let accepted = pool.submit { [self] in makeVariant(checked, facts: facts, done: done) }
+                if !accepted { makeVariant(checked, facts: facts, done: done) }
+            }
+        }
+    }
+
+    private func makeVariant(_ checked: Checked, facts: SourceFacts, done: @escaping @Sendable (ServeResponse) -> Void) {
+        let plan = self.plan(checked, facts: facts)
+        if let answer = cached(checked) { return done(answer) }
+        awaitFetch(key: plan.key.string, url: checked.url, transform: plan.transform) { [self] outcome in
+            switch outcome.result {
+            case .failure(let error): done(ServeResponse.error(ServeStatus.of(error), ServeResponse.message(error)))
+            case .success(let fetched):
+                let variant = plan.transform == nil ? nil : fetched.variants.first
+                let path = variant?.path ?? fetched.path
+                let metadata = variant?.metadata ?? fetched.metadata
+                let entry = CacheEntry(path: path, metadata: metadata, lastAccess: WallClock.now(), placement: .attribute, inode: metadata.inode)
+                if variant?.isStored == false || (variant == nil && !fetched.isStored) {
+                    // Not kept (the cache is full): answered from the bytes made, read while they were there.
+                    guard let bytes = outcome.unkeptBytes else { return done(.error(500, "the image was made but cannot be read")) }
+                    let item = MemoryTier.Item(bytes: bytes, contentType: metadata.format?.mediaType ?? "application/octet-stream",
+                                               etag: ImageService.etag(of: bytes), lastModified: HTTPDate.format(Int64(WallClock.now())),
+                                               path: path, inode: 0)
+                    return done(respond(with: item, checked: checked, plan: plan, tier: "made"))
+                }
+                metrics.served(from: .made)
+                done(respond(with: entry, checked: checked, plan: plan, tier: "made"))
+            }
+        }
+    }
+
+    /// Runs one fetch of `url` (with the variant `transform`) for every request waiting on `key`:
+    /// the first runs it, on this thread; the others are answered with its result.
+    private func awaitFetch(key: String, url: String, transform: ImageTransform?,
+                            then: @escaping @Sendable (Fetched) -> Void) {
+        let first = waiting.withLock { table -> Bool in
+            if table[key] != nil {
+                table[key]!.append(then)
+                return false
+            }
+            table[key] = [then]
+            return true
+        }
+        guard first else { return }
+        let result = fetch(url, transform: transform)
+        let waiters = waiting.withLock { $0.removeValue(forKey: key) ?? [] }
+        for waiter in waiters { waiter(result) }
+    }
+
+    /// A fetch's answer, and the bytes of what it made but could not keep.
+    struct Fetched: Sendable {
+        let result: Result<FetchResult, FetchError>
+        var unkeptBytes: [UInt8]?
+    }
+
+    /// One run of the fetcher for `url`, as `imgcache fetch` would make it.
+    private func fetch(_ url: String, transform: ImageTransform?) -> Fetched {
+        var settings = template.settings
+        settings.variants = transform.map { [$0] } ?? []
+        let fetcher = ImageFetcher(cache: template.cache, readOnlyCaches: template.readOnlyCaches, settings: settings,
+                                   downloaderConfiguration: template.downloads, environment: template.environment)
+        var answer: Result<FetchResult, FetchError> = .failure(.interrupted(url: url))
+        var unkept: [UInt8]?
+        fetcher.fetch([url]) { _, result in
+            answer = result
+            // What was made but not kept (the cache full) is removed as this returns: read now.
+            if case .success(let fetched) = result {
+                let notKept = transform == nil ? (fetched.isStored ? nil : fetched.path)
+                    : fetched.variants.first.flatMap { $0.isStored ? nil : $0.path }
+                if let notKept { unkept = try? FileSystem.readFile(notKept, limit: 1 << 30) }
+            }
+        }
+        fetcher.close()
+        switch answer {
+        case .success(let fetched) where fetched.cacheType == .downloaded || fetched.cacheType == .remote:
+            metrics.originFetched(failed: false)
+        case .failure(.download):
+            metrics.originFetched(failed: true)
+        default: break
+        }
+        return Fetched(result: answer, unkeptBytes: unkept)
+    }
+}
+
+/// What the fetcher for a miss is made of: the cache and the settings of the command line.
+public struct FetchTemplate: Sendable {
+    public let cache: DiskCache
+    public let readOnlyCaches: [ReadOnlyCache]
+    public let settings: FetchSettings
+    public let downloads: DownloadConfiguration
+    public let environment: Environment
+
+    public init(cache: DiskCache, readOnlyCaches: [ReadOnlyCache], settings: FetchSettings, downloads: DownloadConfiguration,
+                environment: Environment) {
+        self.cache = cache
+        self.readOnlyCaches = readOnlyCaches
+        var settings = settings
+        settings.credentialKey = settings.credentialKey ?? CredentialKey(cache: cache)
+        self.settings = settings
+        self.downloads = downloads
+        self.environment = environment
+    }
+}

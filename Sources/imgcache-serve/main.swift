@@ -1,0 +1,4 @@
+import NIOCore
+import NIOPosix
+import NIOHTTP1
+print("stub")
