@@ -208,7 +208,7 @@ public struct ProcessingOptions: Equatable, Sendable {
     /// The variant of a source of `sourceSize` (upright) in `format` (nil: the source's own).
     public func transform(sourceSize: (width: Int, height: Int)?, format: ImageFormat?) -> ImageTransform {
         var transform = ImageTransform(thumbnail: box, format: format)
-        if quality > 0 { transform.quality = quality }
+        transform.quality = quality > 0 ? quality : ImageEncoder.Settings.defaultQuality(for: format)
         if let background { transform.background = background }
         transform.upscale = enlarge
         transform.gravity = gravity

@@ -30,7 +30,12 @@ public struct ServeResponse: Error, Sendable {
 
     /// A failed fetch in one line, the source URL's secrets left out.
     static func message(_ error: FetchError) -> String {
-        ControlCharacters.escaped(RemoteURL.redacted(error.message))
+        // Where a name resolves inside the network is not told to whoever asked.
+        if case .download(let url, .privateAddress) = error {
+            return ControlCharacters.escaped(RemoteURL.redacted(url)) + ": source not allowed: it reaches a loopback, private, link-local, "
+                + "multicast or unspecified address"
+        }
+        return ControlCharacters.escaped(RemoteURL.redacted(error.message))
     }
 
     /// The one line of an error's body, when it is one.
