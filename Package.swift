@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "ImgCacheCoreTests", dependencies: ["ImgCacheCore"]),
         .testTarget(name: "ImgCacheCLITests", dependencies: ["ImgCacheCLI", "ImgCacheCore"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ImgCacheCore"]),
-        .testTarget(name: "ImgCacheServeTests", dependencies: ["ImgCacheServe", "ImgCacheCore"]),
+        .testTarget(name: "ImgCacheServeTests", dependencies: ["ImgCacheServe", "ImgCacheCore", "CImgCacheShims"]),
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CImgCacheShims", "ImgCacheCore", "CCurl", "COpenSSL", "CPNG", "CJPEG", "CWebP", "CGIF"]

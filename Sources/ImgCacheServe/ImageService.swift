@@ -129,7 +129,10 @@ public final class ImageService: Sendable {
         do {
             remote = try RemoteURL(parsing: path.source)
         } catch {
-            return .failure(.error(400, "bad source URL: \(error)"))
+            switch error {
+            case .invalid(let reason): return .failure(.error(400, "bad source URL: \(reason)"))
+            case .unsupportedScheme(let scheme): return .failure(.error(400, "bad source URL: unsupported scheme '\(scheme)' (only http and https)"))
+            }
         }
         guard settings.sources.allows(remote) else { return .failure(.error(403, "source not allowed")) }
         return .success(Checked(url: path.source, options: options, request: request))

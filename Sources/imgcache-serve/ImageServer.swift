@@ -124,6 +124,12 @@ enum ImageServer {
         }
         let server = ServerContext(service: service, log: log, maximumConnections: arguments.maxConnections)
 
+        // Every connection is a descriptor: as many as the hard limit allows.
+        var files = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
+            files.rlim_cur = files.rlim_max
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
+        }
         // Signals are taken on a queue of their own, never in a handler.
         for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { Glibc.signal(signal, SIG_IGN) }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))

@@ -1,0 +1,296 @@
+import Foundation
+import ImgCacheCore
+import Synchronization
+import Testing
+
+/// `imgcache serve` as a page, a CDN and an attacker meet it: imgproxy's URLs against nginx
+/// and the fault server on loopback, answers read off the socket.
+@Suite final class ServeTests: FaultServerSuite {
+    /// imgproxy's documented example pair.
+    static let key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
+    static let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
+
+    func serve(_ arguments: [String] = ["--allow-unsigned", "--allow-private-sources"], environment: [String: String] = [:],
+               listen: [String] = ["--listen", "127.0.0.1:0"]) throws -> ImageServerProcess {
+        try ImageServerProcess(arguments, cacheRoot: cacheRoot, home: home.path, environment: environment, listen: listen)
+    }
+
+    func header(_ reply: HTTPReply) throws -> ImageHeader { try ImageHeader.probe(Array(reply.body)) }
+
+    @Test func sizesOfOneImageShareOneDownloadAndTheCommandsSeeThem() throws {
+        let imgcache = try serve()
+        for (options, width, height) in [("rs:fit:48:48", 48, 32), ("rs:fill:40:40", 40, 40), ("w:24", 24, 16), ("rs:force:30:50", 30, 50)] {
+            let reply = try imgcache.request("/_/\(options)/plain/\(server.url("photo.jpg"))@png")
+            #expect(reply.status == 200, "\(options): \(String(decoding: reply.body, as: UTF8.self))")
+            let made = try header(reply)
+            #expect(made.format == .png && made.width == width && made.height == height, "\(options): \(made.width)x\(made.height)")
+            #expect(reply.header("content-type") == "image/png")
+        }
+        #expect(server.requests.filter { $0.uri == "/photo.jpg" }.count == 1)
+        // The same namespace the commands read: the original and the four sizes.
+        let listed = try fetch(["list"])
+        #expect(listed.output.components(separatedBy: "\n").filter { $0.contains("photo.jpg") }.count == 5, "\(listed.output)")
+        // A size asked again comes from memory; a new server finds it on disk.
+        let again = try imgcache.request("/_/w:24/plain/\(server.url("photo.jpg"))@png")
+        #expect(again.header("x-imgcache") == "memory")
+        _ = imgcache.stop()
+        let restarted = try serve()
+        let fromDisk = try restarted.request("/_/w:24/plain/\(server.url("photo.jpg"))@png")
+        #expect(fromDisk.header("x-imgcache") == "disk")
+        #expect(fromDisk.body == again.body)
+        #expect(server.requests.filter { $0.uri == "/photo.jpg" }.count == 1)
+    }
+
+    @Test func manyRequestsForOneNewSizeWaitForOneDownloadAndOneEncode() throws {
+        let imgcache = try serve()
+        let url = "/_/rs:fill:20:20/plain/\(faults.baseURL)/delay/300/photo.jpg@webp"
+        let replies = Mutex([HTTPReply]())
+        let port = imgcache.port
+        DispatchQueue.concurrentPerform(iterations: 12) { _ in
+            if let reply = try? HTTPReply.exchange(port: port, raw: HTTPReply.requestText(url)) { replies.withLock { $0.append(reply) } }
+        }
+        let all = replies.withLock { $0 }
+        #expect(all.count == 12)
+        #expect(all.allSatisfy { $0.status == 200 && $0.body == all[0].body })
+        #expect(faults.requestCount(path: "/delay/300/photo.jpg") == 1)
+        #expect(all.filter { $0.header("x-imgcache") == "made" }.count >= 1)
+    }
+
+    @Test func theFormatFollowsAcceptUnlessOneIsAsked() throws {
+        let imgcache = try serve()
+        let path = "/_/w:32/plain/\(server.url("photo.jpg"))"
+        let cases: [(String?, String)] = [("image/avif,image/webp,image/apng,image/*,*/*;q=0.8", "image/avif"),
+                                          ("image/webp,*/*", "image/webp"), ("image/avif;q=0,image/webp", "image/webp"),
+                                          ("*/*", "image/jpeg"), (nil, "image/jpeg")]
+        for (accept, type) in cases {
+            let reply = try imgcache.request(path, headers: accept.map { [("Accept", $0)] } ?? [])
+            #expect(reply.status == 200 && reply.header("content-type") == type, "\(accept ?? "none")")
+            #expect(reply.header("vary") == "Accept")
+        }
+        let asked = try imgcache.request(path + "@png", headers: [("Accept", "image/avif")])
+        #expect(asked.header("content-type") == "image/png")
+        #expect(asked.header("vary") == nil)
+        // An animation keeps its frames: WebP where allowed, else its own GIF.
+        let animated = try imgcache.request("/_/w:16/plain/\(server.url("anim.gif"))", headers: [("Accept", "image/avif,image/webp")])
+        #expect(animated.header("content-type") == "image/webp")
+        #expect(try header(animated).frameCount ?? 1 > 1)
+    }
+
+    @Test func validatorsAnswerRepeatsWithNotModified() throws {
+        let imgcache = try serve(["--allow-unsigned", "--allow-private-sources", "--max-age", "1h"])
+        let path = "/_/w:32/plain/\(server.url("photo.jpg"))@jpg"
+        let first = try imgcache.request(path)
+        let etag = try #require(first.header("etag"))
+        #expect(first.header("cache-control") == "public, max-age=3600")
+        #expect(first.header("last-modified") != nil)
+        #expect(first.header("content-length") == String(first.body.count))
+        let repeated = try imgcache.request(path, headers: [("If-None-Match", etag)])
+        #expect(repeated.status == 304 && repeated.body.isEmpty && repeated.header("etag") == etag)
+        let other = try imgcache.request(path, headers: [("If-None-Match", "\"something-else\"")])
+        #expect(other.status == 200)
+        let head = try imgcache.request(path, method: "HEAD")
+        #expect(head.status == 200 && head.body.isEmpty && head.header("content-length") == String(first.body.count))
+    }
+
+    @Test func failuresAreStatusCodesWithOneLine() throws {
+        let imgcache = try serve()
+        let cases: [(String, Int, String)] = [
+            ("/_/w:10/plain/\(server.url("status/404"))", 404, "404"),
+            ("/_/w:10/plain/\(server.url("status/410"))", 410, "410"),
+            ("/_/w:10/plain/\(server.url("page.html"))", 415, "not an image"),
+            ("/_/w:10/plain/\(server.url("status/500"))", 502, "500"),
+            ("/_/blur:5/plain/\(server.url("photo.jpg"))", 400, "option 'blur' is not supported"),
+            ("/_/w:99999/plain/\(server.url("photo.jpg"))", 400, "w"),
+            ("/_/w:10/plain/ftp://127.0.0.1/a.jpg", 400, "scheme"),
+            ("/_/w:10", 400, "no source"),
+            ("/_/w:10/plain/\(server.url("photo.jpg"))@bmpx", 400, "not a format"),
+        ]
+        for (path, status, words) in cases {
+            let reply = try imgcache.request(path)
+            let text = String(decoding: reply.body, as: UTF8.self)
+            #expect(reply.status == status, "\(path): \(text)")
+            #expect(text.contains(words) && text.hasSuffix("\n") && text.dropLast().contains("\n") == false, "\(path): \(text)")
+            #expect(reply.header("content-type")?.hasPrefix("text/plain") == true)
+        }
+        #expect(try imgcache.request("/_/w:10/plain/\(server.url("photo.jpg"))", method: "POST").status == 405)
+        let body = try HTTPReply.exchange(port: imgcache.port, raw: "GET /_/w:10/plain/\(server.url("photo.jpg")) HTTP/1.1\r\nHost: x\r\n"
+                                          + "Content-Length: 5\r\n\r\nhello")
+        #expect(body.status == 413)
+        let big = try serve(["--allow-unsigned", "--allow-private-sources", "--max-pixels", "1000"])
+        #expect(try big.request("/_/w:10/plain/\(server.url("photo.jpg"))").status == 413)
+    }
+
+    @Test func signaturesAreImgproxysAndEveryPairOfARotationIsTaken() throws {
+        let other = (key: "00112233445566778899aabbccddeeff", salt: "ffeeddccbbaa99887766554433221100")
+        let imgcache = try serve(["--allow-private-sources"], environment: [
+            "IMGPROXY_KEY": "\(other.key),\(ServeTests.key)", "IMGPROXY_SALT": "\(other.salt),\(ServeTests.salt)"])
+        let signedPart = "/rs:fit:20:20/plain/\(server.url("photo.jpg"))@png"
+        for pair in [other, (key: ServeTests.key, salt: ServeTests.salt)] {
+            let signature = try ServeTests.sign(signedPart, key: pair.key, salt: pair.salt)
+            #expect(try imgcache.request("/" + signature + signedPart).status == 200)
+        }
+        let good = try ServeTests.sign(signedPart, key: ServeTests.key, salt: ServeTests.salt)
+        for forged in ["/_" + signedPart, "/insecure" + signedPart, "/" + good + signedPart.replacingOccurrences(of: "20:20", with: "2000:2000"),
+                       "/" + String(good.dropLast()) + signedPart, "/" + good.uppercased() + signedPart] {
+            #expect(try imgcache.request(forged).status == 403, "\(forged)")
+        }
+        // No key and no --allow-unsigned: the server does not start.
+        #expect(throws: ImageServerProcess.StartFailure.self) { try self.serve(["--allow-private-sources"]) }
+        // The key never reaches the log or the messages.
+        _ = imgcache.stop()
+        #expect(!imgcache.accessLog.contains(ServeTests.key) && !imgcache.standardError.contains(ServeTests.key))
+    }
+
+    /// imgproxy's signature of `path`, as its URL builders compute it (openssl here).
+    static func sign(_ path: String, key: String, salt: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", """
+            import base64, hashlib, hmac, sys
+            digest = hmac.new(bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2]) + sys.argv[3].encode(), hashlib.sha256).digest()
+            print(base64.urlsafe_b64encode(digest).rstrip(b"=").decode())
+            """, key, salt, path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func privateAddressesAreRefusedWhateverTheNameOrSpelling() throws {
+        let imgcache = try serve(["--allow-unsigned"])
+        for source in [server.url("photo.jpg"), "http://localhost:\(server.port)/photo.jpg", "http://[::ffff:127.0.0.1]:\(server.port)/photo.jpg",
+                       "http://2130706433:\(server.port)/photo.jpg", "http://0.0.0.0:\(server.port)/photo.jpg"] {
+            let reply = try imgcache.request("/_/w:10/plain/" + source)
+            #expect(reply.status == 403, "\(source): \(String(decoding: reply.body, as: UTF8.self))")
+            #expect(!String(decoding: reply.body, as: UTF8.self).contains("127.0.0.1:") || source.contains("127.0.0.1"))
+        }
+        #expect(server.requests.isEmpty)
+        // Not remembered as the URL's failure: allowed, it is fetched.
+        _ = imgcache.stop()
+        let allowed = try serve()
+        #expect(try allowed.request("/_/w:10/plain/" + server.url("photo.jpg")).status == 200)
+    }
+
+    @Test func onlyAllowedSourcesAreFetched() throws {
+        let imgcache = try serve(["--allow-unsigned", "--allow-private-sources", "--allow-source", "http://127.0.0.1:\(server.port)/"])
+        #expect(try imgcache.request("/_/w:10/plain/" + server.url("photo.jpg")).status == 200)
+        for source in ["\(faults.baseURL)/image/photo.jpg", "http://127.0.0.1:\(server.port)@127.0.0.1:\(faults.port)/image/photo.jpg"] {
+            let reply = try imgcache.request("/_/w:10/plain/" + source)
+            #expect(reply.status == 403 || reply.status == 400, "\(source): \(reply.status)")
+        }
+        #expect(faults.requests.isEmpty)
+        let refused = try? serve(["--allow-unsigned", "--allow-source", "http://127.0.0.1:\(server.port)"])
+        #expect(refused == nil)
+    }
+
+    @Test func aSlowClientIsCutOffAndAHugeHeadRefused() throws {
+        let imgcache = try serve(["--allow-unsigned", "--allow-private-sources", "--header-timeout", "1s", "--max-header-size", "4k"])
+        // A head trickled byte by byte: closed at the deadline (the wait bounded at 30 s).
+        let slow = try HTTPReply.connect(port: imgcache.port)
+        defer { close(slow) }
+        var closed = false
+        for byte in "GET /health HTTP/1.1\r\nX-Slow: ".utf8 + Array(repeating: UInt8(ascii: "a"), count: 200) {
+            var value = byte
+            if Glibc.send(slow, &value, 1, Int32(MSG_NOSIGNAL)) <= 0 { closed = true; break }
+            var pollee = pollfd(fd: slow, events: Int16(POLLIN), revents: 0)
+            if poll(&pollee, 1, 100) > 0 { var sink = [UInt8](repeating: 0, count: 64); if recv(slow, &sink, 64, 0) <= 0 { closed = true; break } }
+        }
+        #expect(closed, "a head sent over 20 s was still being read")
+        // An idle keep-alive connection is closed too.
+        let idle = try HTTPReply.connect(port: imgcache.port)
+        defer { close(idle) }
+        #expect(HTTPReply.readAll(idle).isEmpty)
+        let huge = try HTTPReply.exchange(port: imgcache.port, raw: "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 8000))\r\n\r\n")
+        #expect(huge.status == 431)
+        #expect(try imgcache.request("/health").status == 200)
+    }
+
+    @Test func healthMetricsAndTheAccessLog() throws {
+        let imgcache = try serve(["--allow-unsigned", "--allow-private-sources", "--json"])
+        #expect(String(decoding: try imgcache.request("/health").body, as: UTF8.self) == "ok\n")
+        _ = try imgcache.request("/_/w:10/plain/" + server.url("photo.jpg"))
+        _ = try imgcache.request("/_/w:10/plain/" + server.url("photo.jpg"))
+        _ = try imgcache.request("/_/w:10/plain/" + server.url("status/404"))
+        let metrics = String(decoding: try imgcache.request("/metrics").body, as: UTF8.self)
+        for line in ["imgcache_serve_requests_total{status=\"200\"} 3", "imgcache_serve_requests_total{status=\"404\"} 1",
+                     "imgcache_serve_answers_total{tier=\"made\"} 1", "imgcache_serve_answers_total{tier=\"memory\"} 1",
+                     "imgcache_serve_origin_fetches_total 2", "imgcache_serve_request_duration_seconds_count 4"] {
+            #expect(metrics.contains(line + "\n"), "\(line)\n\(metrics)")
+        }
+        _ = imgcache.stop()
+        let lines = imgcache.accessLog.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(lines.count == 5, "\(imgcache.accessLog)")
+        #expect(lines.map { $0["status"] as? Int } == [200, 200, 200, 404, 200])
+        #expect(lines[1]["tier"] as? String == "made" && lines[2]["tier"] as? String == "memory")
+        #expect((lines[3]["error"] as? String)?.contains("404") == true)
+    }
+
+    @Test func sigtermFinishesTheRequestsInFlightThenExits() throws {
+        let imgcache = try serve()
+        let reply = Mutex<HTTPReply?>(nil)
+        let started = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let (port, path) = (imgcache.port, "/_/w:10/plain/\(faults.baseURL)/slow-drip/2/photo.jpg")
+        DispatchQueue.global().async {
+            started.signal()
+            let answer = try? HTTPReply.exchange(port: port, raw: HTTPReply.requestText(path))
+            reply.withLock { $0 = answer }
+            done.signal()
+        }
+        started.wait()
+        for _ in 0..<500 where faults.requestCount(path: "/slow-drip/2/photo.jpg") == 0 { usleep(10_000) }
+        let status = imgcache.stop(with: SIGTERM)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(reply.withLock { $0?.status } == 200)
+        #expect(status == 0, "\(imgcache.standardError)")
+        #expect(CacheInspection.temporaryFiles(under: cacheRoot).isEmpty)
+    }
+
+    @Test func aUnixSocketServesAndIsRemovedOnExit() throws {
+        let socketPath = home.appending("serve.sock")
+        let imgcache = try serve(listen: ["--listen", "unix:" + socketPath])
+        let reply = try HTTPReply.exchange(port: 0, raw: HTTPReply.requestText("/_/w:10/plain/" + server.url("photo.jpg")), unixPath: socketPath)
+        #expect(reply.status == 200)
+        #expect(imgcache.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: socketPath))
+    }
+
+    @Test func aKilledServerLeavesTheCacheWhole() throws {
+        let imgcache = try serve()
+        let gotIt = DispatchSemaphore(value: 0)
+        let (port, path) = (imgcache.port, "/_/w:10/plain/\(faults.baseURL)/slow-drip/3/photo.jpg")
+        DispatchQueue.global().async {
+            _ = try? HTTPReply.exchange(port: port, raw: HTTPReply.requestText(path))
+            gotIt.signal()
+        }
+        for _ in 0..<500 where faults.requestCount(path: "/slow-drip/3/photo.jpg") == 0 { usleep(10_000) }
+        usleep(300_000)
+        _ = imgcache.stop(with: SIGKILL)
+        _ = gotIt.wait(timeout: .now() + 30)
+        let info = try fetch(["cache-info"])
+        #expect(info.status == 0, "\(info.standardError)")
+        let restarted = try serve()
+        let reply = try restarted.request("/_/w:10/plain/\(faults.baseURL)/slow-drip/1/photo.jpg")
+        #expect(reply.status == 200 && (try? header(reply).width) == 10)
+    }
+
+    @Test func aThousandConnectionsAtOnceAreAllAnswered() throws {
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = min(limit.rlim_max, 4096)
+        setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        let imgcache = try serve()
+        let count = limit.rlim_cur >= 2200 ? 1000 : 400
+        var sockets: [Int32] = []
+        defer { for socket in sockets { close(socket) } }
+        for _ in 0..<count { sockets.append(try HTTPReply.connect(port: imgcache.port)) }
+        for socket in sockets { HTTPReply.send(socket, HTTPReply.requestText("/health")) }
+        var answered = 0
+        for socket in sockets where (try? HTTPReply.parse(HTTPReply.readAll(socket)))?.status == 200 { answered += 1 }
+        #expect(answered == count)
+    }
+}
