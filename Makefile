@@ -9,18 +9,21 @@ DESTDIR ?=
 
 # C libraries (headers for the build, shared objects loaded at run time, hiredis
 # for Redis remote stores), nginx (and openssl for a test certificate; zsh and fish to try the completions; jq, man-db,
-# file and curl, which the recipes in README.md and Docs/ use), redis-server for the tests and the demo, and chromium
+# file and curl, which the recipes in README.md and Docs/ use), redis-server for the tests and the demo, systemd (its
+# analyzer and socket activator, for the server's units) and wrk (load on the server), and chromium
 # (headless, to look at the pages fetch --html and list --html write), valgrind (instructions counted); moto's S3
 # server and wsgidav (Python, scripts/pip-install.sh) for the S3 and WebDAV tests; hyperfine,
 # wget, curl, aria2, GNU time, perf (system calls per URL), Pillow (the corpus, and the codec comparison) and
 # vipsthumbnail for benchmarks.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libhiredis-dev pkgconf \
 	libavif-dev libheif-dev libjxl-dev libtiff-dev librsvg2-dev liblcms2-dev libarchive-dev libseccomp-dev
-TEST_PACKAGES := nginx openssl zsh fish jq man-db file curl redis-server parallel strace libgs-common chromium valgrind binutils
+TEST_PACKAGES := nginx openssl zsh fish jq man-db file curl redis-server parallel strace libgs-common chromium valgrind binutils \
+	systemd wrk
 BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools linux-perf \
 	libavif-bin libheif-examples libjxl-tools librsvg2-bin
 
 RELEASE_BIN := .build/release/imgcache
+SERVE_BIN := .build/release/imgcache-serve
 # The last commit that decoded in the imgcache process itself: `make bench` times thumbnails
 # against it, to show what decode workers cost.
 IN_PROCESS_BASELINE := b03c4aa
@@ -47,6 +50,7 @@ bench-deps: deps
 # failed system calls less at every start).
 build: deps
 	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --product imgcache
+	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --product imgcache-serve
 
 # The fuzzer is built too (unoptimised) and run once over its corpus, so its
 # targets cannot fall behind the code they drive. Then the release binary's work
@@ -68,6 +72,7 @@ install: build
 		"$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 755 $(RELEASE_BIN) "$(DESTDIR)$(PREFIX)/bin/imgcache"
+	install -m 755 $(SERVE_BIN) "$(DESTDIR)$(PREFIX)/bin/imgcache-serve"
 	install -m 644 Docs/imgcache.1 "$(DESTDIR)$(PREFIX)/share/man/man1/imgcache.1"
 	install -m 644 completions/imgcache.bash "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/imgcache"
 	install -m 644 completions/_imgcache "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_imgcache"

@@ -8,7 +8,7 @@ _imgcache() {
     command=
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            fetch|prefetch|export|list|cache-info|clean|clear|remove|config|remote|completions|help) command=${COMP_WORDS[i]}; break ;;
+            fetch|prefetch|serve|export|list|cache-info|clean|clear|remove|config|remote|completions|help) command=${COMP_WORDS[i]}; break ;;
         esac
     done
     if [[ ${COMP_WORDS[COMP_CWORD-1]} == = ]]; then
@@ -108,6 +108,45 @@ _imgcache() {
         --max-redirects) return ;;
         --max-size) return ;;
         --deadline) return ;;
+        --listen) return ;;
+        --key-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --allow-source) return ;;
+        --memory-cache) return ;;
+        --max-age) return ;;
+        --presets) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --grace) return ;;
+        --max-connections) return ;;
+        --workers) return ;;
+        --queue) return ;;
+        --access-log) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --header-timeout) return ;;
+        --max-header-size) return ;;
+        --failed-ttl) return ;;
+        --verify) COMPREPLY=($(compgen -W "header full" -- "$cur")); _imgcache_nospace; return ;;
+        --max-pixels) return ;;
+        --max-decode-time) return ;;
+        --max-decode-memory) return ;;
+        --key-filter) COMPREPLY=($(compgen -W "strip-query keep-query= drop-query= none" -- "$cur")); _imgcache_nospace; return ;;
+        --read-only-path) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --remote) return ;;
+        --timeout) return ;;
+        --connect-timeout) return ;;
+        --per-host) return ;;
+        --rate) return ;;
+        --max-time|-m) return ;;
+        --retries) return ;;
+        --order) COMPREPLY=($(compgen -W "fifo lifo" -- "$cur")); _imgcache_nospace; return ;;
+        --priority) COMPREPLY=($(compgen -W "high normal low" -- "$cur")); _imgcache_nospace; return ;;
+        --accept) return ;;
+        --header|-H) return ;;
+        --user|-u) return ;;
+        --netrc-file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --proxy|-x) return ;;
+        --cookies) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --cacert) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --capath) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --max-redirects) return ;;
+        --max-size) return ;;
         --webdataset) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --files) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --to) return ;;
@@ -155,6 +194,9 @@ _imgcache() {
         prefetch)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--no-progress --stats --html-report --shard --input-format --url-column --refresh --cache-only --no-cache-read --retry-failed --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --remember --concurrency -j --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --deadline --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+        serve)
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--listen --key-file --allow-unsigned --allow-source --allow-private-sources --memory-cache --max-age --presets --grace --max-connections --workers --queue --access-log --header-timeout --max-header-size --retry-failed --failed-ttl --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --remote --remote-reshare --timeout --connect-timeout --per-host --rate --max-time -m --retries --order --priority --accept --header -H --user -u --netrc --netrc-file --proxy -x --cookies --insecure -k --cacert --capath --max-redirects --max-size --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
+            else COMPREPLY=($(compgen -W "" -- "$cur")); fi ;;
         export)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--webdataset --files --to --shard-size --caption-column --include-opted-out --min-size --max-aspect --report --input-format --url-column --cache-only --failed-ttl --options --thumbnail --fit --upscale --no-original --placeholders --keep-svg --scale-down --transform-animated --format --background --quality --verify --max-pixels --max-decode-time --max-decode-memory --key-filter --read-only-path --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
             else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;
@@ -184,10 +226,10 @@ _imgcache() {
             else COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); fi ;;
         help)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--man --cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
-            else COMPREPLY=($(compgen -W "fetch prefetch export list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
+            else COMPREPLY=($(compgen -W "fetch prefetch serve export list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
         *)
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--cache-dir --namespace -n --json --quiet -q --verbose -v --color --help -h --version" -- "$cur"))
-            else COMPREPLY=($(compgen -W "fetch prefetch export list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
+            else COMPREPLY=($(compgen -W "fetch prefetch serve export list cache-info clean clear remove config remote completions help" -- "$cur")); fi ;;
     esac
 }
 # WORDS for the last item of a comma-separated list: 'webp,a' offers 'webp,avif'.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Python packages the tests need when python3 cannot import them
 # yet: moto's S3-compatible server (with boto3, which sets it up) and the
-# wsgidav WebDAV server (with cheroot, which serves it); with
+# wsgidav WebDAV server (with cheroot, which serves it), and imgproxy's URL builder; with
 # --bench, those the format benchmark needs instead: Pillow 11.3+ (which reads
 # AVIF), pillow-heif and pillow-jxl-plugin; with --img2dataset [VENV], img2dataset
 # in a virtual environment (default .build/img2dataset).
@@ -18,8 +18,8 @@ if [ "${1:-}" = --img2dataset ]; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check 'img2dataset==1.47.0'
     exit 0
 fi
-packages=('moto[server]>=5,<6' 'wsgidav>=4,<5' cheroot pyarrow webdataset pillow)
-check='import moto.server, boto3, flask, wsgidav, cheroot, pyarrow, webdataset, PIL'
+packages=('moto[server]>=5,<6' 'wsgidav>=4,<5' cheroot pyarrow webdataset pillow 'imgproxy==1.0.0')
+check='import moto.server, boto3, flask, wsgidav, cheroot, pyarrow, webdataset, PIL, imgproxy'
 if [ "${1:-}" = --bench ]; then
     packages=('pillow>=11.3' pillow-heif pillow-jxl-plugin)
     check='import PIL, pillow_heif, pillow_jxl; from PIL import features; assert features.check("avif")'

@@ -21,7 +21,8 @@ import Testing
     }
 
     /// The documents whose recipes run; `everyDocumentWithRecipesIsCovered` keeps the list whole.
-    static let documents = ["README.md", "Docs/USAGE.md", "Docs/OPTIONS.md", "Docs/FLEET.md", "Docs/DATASETS.md", "Docs/SITES.md"]
+    static let documents = ["README.md", "Docs/USAGE.md", "Docs/OPTIONS.md", "Docs/FLEET.md", "Docs/DATASETS.md", "Docs/SITES.md",
+                            "Docs/SERVE.md"]
 
     /// The runnable blocks of `document`: fenced `sh` or `cron`, not `no-test`.
     static func recipes(in document: String) throws -> [Recipe] {
@@ -91,6 +92,9 @@ import Testing
 
     deinit { origin.stop() }
 
+    /// The port SERVE.md's recipes listen on instead of 8080.
+    lazy var servePort: Int = (try? NginxServer.freePort()) ?? 18_080
+
     func write(_ path: String, _ text: String) throws {
         try text.write(toFile: path, atomically: false, encoding: .utf8)
     }
@@ -113,6 +117,9 @@ import Testing
             .replacing("/usr/share/app/images", with: work.appending("shipped"))
             // The installed binary's full path (as cron needs it) is the one under test.
             .replacing("/usr/local/bin/imgcache", with: "imgcache")
+            // A server's port, free here; its sources are on loopback here, which a server refuses unless told.
+            .replacing("127.0.0.1:8080", with: "127.0.0.1:\(servePort)")
+            .replacing("imgcache serve ", with: "imgcache serve --allow-private-sources ")
         if recipe.language == "cron" {
             text = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
                 .map { $0.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true).last.map(String.init) ?? "" }
@@ -188,6 +195,9 @@ import Testing
                     #expect(looked.status == 0 && seen?.isEmpty == true, "\(width) px, scale \(scale): \(looked.output) \(looked.standardError)")
                 }
             }
+        case "Docs/SERVE.md":
+            #expect(format(work.appending("photo.webp")) == .webp)
+            #expect(format(work.appending("signed.webp")) == .webp)
         case "Docs/SITES.md":
             #expect(format(work.appending("sheet.html")) == nil && FileManager.default.fileExists(atPath: work.appending("report.html")))
             #expect(Set((try? FileManager.default.contentsOfDirectory(atPath: work.appending("dist"))) ?? []).isSuperset(of: ["96", "64", "img"]))

@@ -294,3 +294,117 @@ import Testing
         #expect(answered == count)
     }
 }
+
+/// What Docs/SERVE.md shows for running the server: its nginx front with `proxy_cache`, its
+/// systemd units (checked by systemd-analyze, socket activation through systemd's own
+/// activator), and a URL made by imgproxy's URL builder from PyPI.
+@Suite final class ServeDeploymentTests: LoopbackCacheSuite {
+    /// The fenced blocks of SERVE.md in `language`, in order.
+    static func blocks(_ language: String) throws -> [String] {
+        let text = try String(contentsOf: Paths.repository.appendingPathComponent("Docs/SERVE.md"), encoding: .utf8)
+        var blocks: [String] = []
+        var body: [String]?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "```" + language { body = []; continue }
+            if line == "```", let done = body { blocks.append(done.joined(separator: "\n")); body = nil; continue }
+            body?.append(String(line))
+        }
+        return blocks
+    }
+
+    @Test func theNginxFrontKeepsAnswersAndPassesPlainSourcesWhole() throws {
+        let imgcache = try ImageServerProcess(["--allow-unsigned", "--allow-private-sources"], cacheRoot: cacheRoot, home: home.path)
+        let work = try TemporaryDirectory("imgcache-front")
+        let port = try NginxServer.freePort()
+        let snippet = try #require(Self.blocks("nginx").first)
+            .replacingOccurrences(of: "/var/cache/nginx/images", with: work.appending("cache"))
+            .replacingOccurrences(of: "listen 80;", with: "listen 127.0.0.1:\(port);")
+            .replacingOccurrences(of: "127.0.0.1:8080", with: "127.0.0.1:\(imgcache.port)")
+        let temporary = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "\($0)_temp_path \(work.appending($0));" }.joined(separator: " ")
+        let config = """
+            daemon off; master_process off; pid \(work.appending("nginx.pid")); error_log \(work.appending("error.log"));
+            events {}
+            http { access_log off; \(temporary)
+            \(snippet)
+            }
+            """
+        try config.write(toFile: work.appending("nginx.conf"), atomically: true, encoding: .utf8)
+        let nginx = Process()
+        nginx.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        nginx.arguments = ["-c", work.appending("nginx.conf"), "-p", work.path]
+        nginx.standardError = FileHandle.nullDevice
+        try nginx.run()
+        defer { kill(nginx.processIdentifier, SIGKILL); nginx.waitUntilExit() }
+        #expect(NginxServer.waitUntilListening(port: port, while: nginx))
+        let path = "/_/rs:fill:40:30/plain/\(server.url("photo.jpg"))"
+        var statuses: [String] = []
+        for _ in 0..<3 {
+            let reply = try HTTPReply.exchange(port: port, raw: HTTPReply.requestText(path, headers: [("Accept", "image/webp")]))
+            #expect(reply.status == 200 && reply.header("content-type") == "image/webp")
+            statuses.append(reply.header("x-cache-status") ?? "")
+        }
+        #expect(statuses == ["MISS", "HIT", "HIT"])
+        // Another Accept is another copy (Vary: Accept).
+        let other = try HTTPReply.exchange(port: port, raw: HTTPReply.requestText(path, headers: [("Accept", "image/avif")]))
+        #expect(other.header("content-type") == "image/avif" && other.header("x-cache-status") == "MISS")
+        _ = imgcache.stop()
+        #expect(imgcache.accessLog.split(separator: "\n").count == 2, "\(imgcache.accessLog)")
+    }
+
+    @Test func theUnitsVerifyAndSocketActivationServes() throws {
+        let work = try TemporaryDirectory("imgcache-units")
+        let units = try Self.blocks("ini")
+        #expect(units.count == 2)
+        try units[0].replacingOccurrences(of: "/usr/local/bin/imgcache", with: Paths.binary)
+            .write(toFile: work.appending("imgcache.service"), atomically: true, encoding: .utf8)
+        try units[1].write(toFile: work.appending("imgcache.socket"), atomically: true, encoding: .utf8)
+        let verified = try ImgCacheProcess.runShell("systemd-analyze verify ./imgcache.service ./imgcache.socket", environment: [:],
+                                                    home: home.path, workingDirectory: work.path)
+        #expect(verified.status == 0 && verified.standardError.isEmpty, "\(verified.standardError)")
+        // The socket passed as systemd passes it (LISTEN_FDS), the server started without --listen.
+        let port = try NginxServer.freePort()
+        let outputs = try TemporaryDirectory("imgcache-activate")
+        let activator = Process()
+        activator.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
+        activator.arguments = ["-l", "127.0.0.1:\(port)", Paths.binary, "--cache-dir", cacheRoot, "serve", "--allow-unsigned", "--allow-private-sources"]
+        activator.environment = ["HOME": home.path, "PATH": "/usr/bin:/bin"]
+        activator.standardOutput = FileHandle.nullDevice
+        activator.standardError = FileHandle(forWritingAtPath: outputs.appending("stderr")) ?? {
+            FileManager.default.createFile(atPath: outputs.appending("stderr"), contents: nil)
+            return FileHandle(forWritingAtPath: outputs.appending("stderr"))!
+        }()
+        try activator.run()
+        defer { kill(activator.processIdentifier, SIGKILL); activator.waitUntilExit() }
+        #expect(NginxServer.waitUntilListening(port: port, while: activator))
+        let reply = try HTTPReply.exchange(port: port, raw: HTTPReply.requestText("/_/w:12/plain/" + server.url("photo.jpg")))
+        #expect(reply.status == 200 && (try? ImageHeader.probe(Array(reply.body)).width) == 12)
+        kill(activator.processIdentifier, SIGTERM)
+        for _ in 0..<3000 where activator.isRunning { usleep(10_000) }
+        #expect(!activator.isRunning && activator.terminationStatus == 0)
+        #expect(!((try? String(contentsOfFile: outputs.appending("stderr"), encoding: .utf8)) ?? "").contains("127.0.0.1:8080"))
+    }
+
+    @Test func aURLFromImgproxysPythonBuilderIsServed() throws {
+        let key = ServeTests.key, salt = ServeTests.salt
+        let imgcache = try ImageServerProcess(["--allow-private-sources"], cacheRoot: cacheRoot, home: home.path,
+                                              environment: ["IMGPROXY_KEY": key, "IMGPROXY_SALT": salt])
+        let script = """
+            import sys
+            from imgproxy import ImgProxy
+            for options in [dict(width=40, height=30, resizing_type='fill'), dict(width=24, extension='webp'), dict(width=20, height=20, resizing_type='fit', enlarge=True)]:
+                print(ImgProxy(sys.argv[1], key=sys.argv[2], salt=sys.argv[3], **options)())
+            """
+        let made = try ImgCacheProcess.runShell("python3 -c \"$SCRIPT\" '\(server.url("photo.jpg"))' \(key) \(salt)",
+                                                environment: ["SCRIPT": script, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"],
+                                                home: home.path, workingDirectory: home.path)
+        let paths = made.output.split(separator: "\n").map(String.init)
+        #expect(made.status == 0 && paths.count == 3, "\(made.standardError)")
+        let expected = [(40, 30, ImageFormat.jpeg), (24, 16, .webp), (20, 13, .jpeg)]
+        for (path, (width, height, format)) in zip(paths, expected) {
+            let reply = try imgcache.request(path)
+            let header = try? ImageHeader.probe(Array(reply.body))
+            #expect(reply.status == 200 && header?.width == width && header?.height == height && header?.format == format,
+                    "\(path): \(reply.status) \(String(decoding: reply.body.prefix(200), as: UTF8.self))")
+        }
+    }
+}

@@ -121,7 +121,7 @@ final class NginxServer {
     }
 
     /// Polls for a listener, at most 10 s; false if nginx exits first.
-    private static func waitUntilListening(port: Int, while process: Process) -> Bool {
+    static func waitUntilListening(port: Int, while process: Process) -> Bool {
         for _ in 0..<1000 {
             if !process.isRunning { return false }
             if canConnect(port: port) { return true }
