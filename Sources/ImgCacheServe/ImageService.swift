@@ -22,6 +22,9 @@ public final class ImageService: Sendable {
     /// ETags of files sent from disk (too large for the memory tier), by path and inode.
     private let etags = Mutex<[String: (inode: UInt64, etag: String)]>([:])
 
+    /// Seconds a variant is answered from memory before the disk is asked about it again.
+    static let memoryRecheck = 60.0
+
     /// Sources' facts and ETags kept at most, each table emptied when it fills.
     static let tableLimit = 65_536
 
@@ -144,14 +147,19 @@ public final class ImageService: Sendable {
     func cached(_ checked: Checked) -> ServeResponse? {
         guard let facts = facts(of: checked.url, lookingOnDisk: true) else { return nil }
         let plan = self.plan(checked, facts: facts)
-        if let item = memory.item(plan.key.string) {
+        // Each minute a hot item goes through the disk lookup again: it marks the entry used (cron's
+        // `clean` trims the least recently used) and finds it removed or replaced.
+        if let item = memory.item(plan.key.string), WallClock.monotonic() - item.checkedAt < ImageService.memoryRecheck {
             metrics.served(from: .memory)
             return respond(with: item, checked: checked, plan: plan, tier: "memory")
         }
         let now = WallClock.now()
         let entry = template.cache.lookup(plan.key, now: now).entry
             ?? template.readOnlyCaches.lazy.compactMap { $0.lookup(plan.key) }.first
-        guard let entry else { return nil }
+        guard let entry else {
+            memory.remove(plan.key.string)
+            return nil
+        }
         metrics.served(from: .disk)
         return respond(with: entry, checked: checked, plan: plan, tier: "disk")
     }
@@ -231,7 +239,7 @@ public final class ImageService: Sendable {
         let size = Int(metadata.byteCount)
         if size <= memory.budget / 8, let bytes = try? FileSystem.readFile(entry.path, limit: size + 1), bytes.count == size {
             let item = MemoryTier.Item(bytes: bytes, contentType: contentType, etag: ImageService.etag(of: bytes),
-                                       lastModified: lastModified, path: entry.path, inode: entry.inode)
+                                       lastModified: lastModified, path: entry.path, inode: entry.inode, checkedAt: WallClock.monotonic())
             memory.insert(item, for: plan.key.string)
             return respond(with: item, checked: checked, plan: plan, tier: tier)
         }

@@ -12,6 +12,8 @@ public final class MemoryTier: Sendable {
         /// The cache file they came from, and its inode: a stale copy of a replaced file is dropped.
         public let path: String
         public let inode: UInt64
+        /// When the disk was last asked about the file (monotonic seconds).
+        public var checkedAt: Double = 0
     }
 
     private struct Entry {

@@ -278,6 +278,20 @@ import Testing
         #expect(reply.status == 200 && (try? header(reply).width) == 10)
     }
 
+    @Test func instancesSharingARemoteStoreAskTheOriginOncePerOriginal() throws {
+        let remote = server.url("store")
+        let first = try serve(["--allow-unsigned", "--allow-private-sources", "--remote", remote])
+        let second = try ImageServerProcess(["--allow-unsigned", "--allow-private-sources", "--remote", remote],
+                                            cacheRoot: home.appending("other-cache"), home: home.path)
+        let source = "\(faults.baseURL)/image/photo.jpg"
+        #expect(try first.request("/_/w:24/plain/\(source)@png").status == 200)
+        for size in ["w:24", "w:30", "rs:fill:20:20"] {
+            let reply = try second.request("/_/\(size)/plain/\(source)@png")
+            #expect(reply.status == 200, "\(size): \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        #expect(faults.requestCount(path: "/image/photo.jpg") == 1)
+    }
+
     @Test func aThousandConnectionsAtOnceAreAllAnswered() throws {
         var limit = rlimit()
         getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
