@@ -85,7 +85,8 @@ LUA
 
 measure() {
     local connections=$1 port=$2 paths=$3
-    PATHS=$paths wrk -t 2 -c "$connections" -d 3s -s "$work/rotate.lua" "http://127.0.0.1:$port" 2>/dev/null | awk '/^RESULT/ { print $2, $3 }'
+    local threads=$(( connections < 2 ? 1 : 2 ))
+    PATHS=$paths wrk -t "$threads" -c "$connections" -d 3s -s "$work/rotate.lua" "http://127.0.0.1:$port" 2>/dev/null | awk '/^RESULT/ { print $2, $3 }'
 }
 table="| Connections | imgcache serve [req/s] | nginx static [req/s] | Ratio | imgcache p99 [ms] | nginx p99 [ms] |\n|---:|---:|---:|---:|---:|---:|\n"
 # Warm the memory tier and the page cache once.

@@ -16,9 +16,12 @@ public final class ImageService: Sendable {
     public let metrics: ServeMetrics
     private let pool: WorkPool
     /// Requests waiting for a download or a variant being made, by the key of what is awaited.
-    private let waiting = Mutex<[String: [@Sendable (Fetched) -> Void]]>([:])
+    private let waiting = Mutex<[String: [@Sendable (Fetched, WorkPool.WorkerContext) -> Void]]>([:])
     /// What is known of each source (format, size, frames), so that a hit needs no lookup of the original.
     private let sources = Mutex<[String: SourceFacts]>([:])
+    /// For a path (and Accept) already checked and planned, the key of its variant and whether
+    /// Accept chose the format: a hit in memory then reads no option and derives no key again.
+    private let routes = Mutex<[String: (key: String, negotiated: Bool)]>([:])
     /// ETags of files sent from disk (too large for the memory tier), by path and inode.
     private let etags = Mutex<[String: (inode: UInt64, etag: String)]>([:])
 
@@ -33,7 +36,7 @@ public final class ImageService: Sendable {
         self.template = template
         self.metrics = metrics
         memory = MemoryTier(budget: settings.memoryBudget)
-        pool = try WorkPool(threads: settings.workers, queueLimit: settings.queueLimit)
+        pool = try WorkPool(threads: settings.workers, queueLimit: settings.queueLimit, limits: template.settings.decodeLimits)
     }
 
     /// A request as the HTTP side read it.
@@ -78,6 +81,12 @@ public final class ImageService: Sendable {
     /// Answers `request`, calling `done` once: at once for a hit or a refusal, from a worker's
     /// thread for a miss.
     public func respond(_ request: Request, done: @escaping @Sendable (ServeResponse) -> Void) {
+        let route = request.path + "\n" + (request.accept ?? "")
+        if let known = routes.withLock({ $0[route] }), let item = memory.item(known.key),
+           WallClock.monotonic() - item.checkedAt < ImageService.memoryRecheck {
+            metrics.served(from: .memory)
+            return done(respond(with: item, request: request, negotiated: known.negotiated, tier: "memory"))
+        }
         let checked: Checked
         switch check(request) {
         case .failure(let refusal): return done(refusal)
@@ -85,11 +94,9 @@ public final class ImageService: Sendable {
         }
         if let answer = cached(checked) { return done(answer) }
         metrics.workers(busyChange: 0, queuedChange: 1)
-        let accepted = pool.submit { [self] in
+        let accepted = pool.submit { [self] context in
             metrics.workers(busyChange: 1, queuedChange: -1)
-            make(checked) { [self] answer in
-                done(answer)
-            }
+            make(checked, context: context, done: done)
             metrics.workers(busyChange: -1, queuedChange: 0)
         }
         if !accepted {
@@ -147,6 +154,10 @@ public final class ImageService: Sendable {
     func cached(_ checked: Checked) -> ServeResponse? {
         guard let facts = facts(of: checked.url, lookingOnDisk: true) else { return nil }
         let plan = self.plan(checked, facts: facts)
+        routes.withLock { table in
+            if table.count >= ImageService.tableLimit { table.removeAll(keepingCapacity: true) }
+            table[checked.request.path + "\n" + (checked.request.accept ?? "")] = (plan.key.string, plan.negotiated)
+        }
         // Each minute a hot item goes through the disk lookup again: it marks the entry used (cron's
         // `clean` trims the least recently used) and finds it removed or replaced.
         if let item = memory.item(plan.key.string), WallClock.monotonic() - item.checkedAt < ImageService.memoryRecheck {
@@ -209,10 +220,10 @@ public final class ImageService: Sendable {
 
     // MARK: - Answers
 
-    private func headers(etag: String, lastModified: String, contentType: String, plan: Plan, tier: String) -> [(String, String)] {
+    private func headers(etag: String, lastModified: String, contentType: String, negotiated: Bool, tier: String) -> [(String, String)] {
         var headers = [("Content-Type", contentType), ("ETag", etag), ("Last-Modified", lastModified),
                        ("Cache-Control", "public, max-age=\(settings.maxAge)"), ("X-Imgcache", tier)]
-        if plan.negotiated { headers.append(("Vary", "Accept")) }
+        if negotiated { headers.append(("Vary", "Accept")) }
         return headers
     }
 
@@ -225,9 +236,13 @@ public final class ImageService: Sendable {
     }
 
     func respond(with item: MemoryTier.Item, checked: Checked, plan: Plan, tier: String) -> ServeResponse {
-        let headers = self.headers(etag: item.etag, lastModified: item.lastModified, contentType: item.contentType, plan: plan, tier: tier)
-        if notModified(item.etag, checked.request) { return ServeResponse(status: 304, headers: headers, body: .empty) }
-        return ServeResponse(status: 200, headers: headers, body: checked.request.method == "HEAD" ? .length(item.bytes.count) : .bytes(item.bytes))
+        respond(with: item, request: checked.request, negotiated: plan.negotiated, tier: tier)
+    }
+
+    func respond(with item: MemoryTier.Item, request: Request, negotiated: Bool, tier: String) -> ServeResponse {
+        let headers = self.headers(etag: item.etag, lastModified: item.lastModified, contentType: item.contentType, negotiated: negotiated, tier: tier)
+        if notModified(item.etag, request) { return ServeResponse(status: 304, headers: headers, body: .empty) }
+        return ServeResponse(status: 200, headers: headers, body: request.method == "HEAD" ? .length(item.bytes.count) : .bytes(item.bytes))
     }
 
     static func etag(of bytes: some Collection<UInt8>) -> String { "\"" + MD5.hexString(MD5.digest(bytes)) + "\"" }
@@ -260,7 +275,7 @@ public final class ImageService: Sendable {
                 table[entry.path] = (entry.inode, etag)
             }
         }
-        let headers = self.headers(etag: etag, lastModified: lastModified, contentType: contentType, plan: plan, tier: tier)
+        let headers = self.headers(etag: etag, lastModified: lastModified, contentType: contentType, negotiated: plan.negotiated, tier: tier)
         if notModified(etag, checked.request) || checked.request.method == "HEAD" {
             Glibc.close(descriptor)
             if notModified(etag, checked.request) { return ServeResponse(status: 304, headers: headers, body: .empty) }
@@ -287,53 +302,58 @@ public final class ImageService: Sendable {
     // MARK: - Misses
 
     /// Makes what `checked` asks (downloading the original first when it is not cached) and answers.
-    func make(_ checked: Checked, done: @escaping @Sendable (ServeResponse) -> Void) {
+    func make(_ checked: Checked, context: WorkPool.WorkerContext, done: @escaping @Sendable (ServeResponse) -> Void) {
         if let facts = facts(of: checked.url, lookingOnDisk: true) {
-            return makeVariant(checked, facts: facts, done: done)
+            return makeVariant(checked, facts: facts, context: context, done: done)
         }
         let originalKey = template.settings.cacheKey(for: checked.url).string
-        awaitFetch(key: originalKey, url: checked.url, transform: nil) { [self] fetched in
+        awaitResult(key: originalKey, context: context, work: { [self] _ in download(checked.url) }) { [self] fetched, context in
             switch fetched.result {
             case .failure(let error): done(ServeResponse.error(ServeStatus.of(error), ServeResponse.message(error)))
-            case .success(let fetched):
-                let facts = SourceFacts(fetched.metadata)
+            case .success(let original):
+                let facts = SourceFacts(original.metadata)
                 remember(facts, of: checked.url)
-                // Made on a worker again: the waiters of one download must not make their sizes one after another.
-                let accepted = pool.submit { [self] in makeVariant(checked, facts: facts, done: done) }
-                if !accepted { makeVariant(checked, facts: facts, done: done) }
+                // Each request that waited on the download makes its size on a worker of its own
+                // (here when none is free), not one after another on this thread.
+                let accepted = pool.submit { [self] context in makeVariant(checked, facts: facts, context: context, done: done) }
+                if !accepted { makeVariant(checked, facts: facts, context: context, done: done) }
             }
         }
     }
 
-    private func makeVariant(_ checked: Checked, facts: SourceFacts, done: @escaping @Sendable (ServeResponse) -> Void) {
-        let plan = self.plan(checked, facts: facts)
+    private func makeVariant(_ checked: Checked, facts: SourceFacts, context: WorkPool.WorkerContext,
+                             done: @escaping @Sendable (ServeResponse) -> Void) {
         if let answer = cached(checked) { return done(answer) }
-        awaitFetch(key: plan.key.string, url: checked.url, transform: plan.transform) { [self] outcome in
+        let plan = self.plan(checked, facts: facts)
+        awaitResult(key: plan.key.string, context: context, work: { [self] context in
+            make(checked.url, transform: plan.transform, context: context)
+        }) { [self] outcome, _ in
             switch outcome.result {
             case .failure(let error): done(ServeResponse.error(ServeStatus.of(error), ServeResponse.message(error)))
             case .success(let fetched):
                 let variant = plan.transform == nil ? nil : fetched.variants.first
                 let path = variant?.path ?? fetched.path
                 let metadata = variant?.metadata ?? fetched.metadata
-                let entry = CacheEntry(path: path, metadata: metadata, lastAccess: WallClock.now(), placement: .attribute, inode: metadata.inode)
                 if variant?.isStored == false || (variant == nil && !fetched.isStored) {
                     // Not kept (the cache is full): answered from the bytes made, read while they were there.
                     guard let bytes = outcome.unkeptBytes else { return done(.error(500, "the image was made but cannot be read")) }
                     let item = MemoryTier.Item(bytes: bytes, contentType: metadata.format?.mediaType ?? "application/octet-stream",
                                                etag: ImageService.etag(of: bytes), lastModified: HTTPDate.format(Int64(WallClock.now())),
                                                path: path, inode: 0)
+                    metrics.served(from: .made)
                     return done(respond(with: item, checked: checked, plan: plan, tier: "made"))
                 }
+                let entry = CacheEntry(path: path, metadata: metadata, lastAccess: WallClock.now(), placement: .attribute, inode: metadata.inode)
                 metrics.served(from: .made)
                 done(respond(with: entry, checked: checked, plan: plan, tier: "made"))
             }
         }
     }
 
-    /// Runs one fetch of `url` (with the variant `transform`) for every request waiting on `key`:
-    /// the first runs it, on this thread; the others are answered with its result.
-    private func awaitFetch(key: String, url: String, transform: ImageTransform?,
-                            then: @escaping @Sendable (Fetched) -> Void) {
+    /// Runs `work` once for every request waiting on `key`: the first runs it, on its thread;
+    /// the others are answered with its result, on the same thread, after it.
+    private func awaitResult(key: String, context: WorkPool.WorkerContext, work: (WorkPool.WorkerContext) -> Fetched,
+                             then: @escaping @Sendable (Fetched, WorkPool.WorkerContext) -> Void) {
         let first = waiting.withLock { table -> Bool in
             if table[key] != nil {
                 table[key]!.append(then)
@@ -343,9 +363,9 @@ public final class ImageService: Sendable {
             return true
         }
         guard first else { return }
-        let result = fetch(url, transform: transform)
+        let result = work(context)
         let waiters = waiting.withLock { $0.removeValue(forKey: key) ?? [] }
-        for waiter in waiters { waiter(result) }
+        for waiter in waiters { waiter(result, context) }
     }
 
     /// A fetch's answer, and the bytes of what it made but could not keep.
@@ -354,21 +374,45 @@ public final class ImageService: Sendable {
         var unkeptBytes: [UInt8]?
     }
 
-    /// One run of the fetcher for `url`, as `imgcache fetch` would make it.
-    private func fetch(_ url: String, transform: ImageTransform?) -> Fetched {
+    /// The original of `url`: the cached one, else downloaded (as `imgcache fetch` would, no
+    /// variant made, so no decode).
+    private func original(_ url: String) -> Fetched {
+        let key = template.settings.cacheKey(for: url)
+        if let entry = template.cache.lookup(key, now: WallClock.now()).entry
+            ?? template.readOnlyCaches.lazy.compactMap({ $0.lookup(key) }).first {
+            return Fetched(result: .success(FetchResult(url: url, path: entry.path, cacheType: .disk, metadata: entry.metadata)))
+        }
+        return download(url)
+    }
+
+    /// `transform`'s variant of `url` made on this thread (its decode in the thread's worker
+    /// process), from the original; nil `transform`: the original itself.
+    private func make(_ url: String, transform: ImageTransform?, context: WorkPool.WorkerContext) -> Fetched {
+        let found = original(url)
+        guard let transform, case .success(let original) = found.result else { return found }
         var settings = template.settings
-        settings.variants = transform.map { [$0] } ?? []
-        let fetcher = ImageFetcher(cache: template.cache, readOnlyCaches: template.readOnlyCaches, settings: settings,
+        settings.variants = [transform]
+        let maker = VariantMaker(cache: template.cache, settings: settings, log: nil, lockHandle: context.lockHandle, decoder: context.decoder)
+        let answer = maker.answer(for: original)
+        var unkept: [UInt8]?
+        if case .success(let made) = answer, let variant = made.variants.first, !variant.isStored {
+            unkept = try? FileSystem.readFile(variant.path, limit: 1 << 30)
+            unlink(variant.path)
+        }
+        return Fetched(result: answer, unkeptBytes: unkept)
+    }
+
+    /// One download of `url` by the fetcher, as `imgcache fetch` makes it.
+    private func download(_ url: String) -> Fetched {
+        let fetcher = ImageFetcher(cache: template.cache, readOnlyCaches: template.readOnlyCaches, settings: template.settings,
                                    downloaderConfiguration: template.downloads, environment: template.environment)
         var answer: Result<FetchResult, FetchError> = .failure(.interrupted(url: url))
         var unkept: [UInt8]?
         fetcher.fetch([url]) { _, result in
             answer = result
-            // What was made but not kept (the cache full) is removed as this returns: read now.
-            if case .success(let fetched) = result {
-                let notKept = transform == nil ? (fetched.isStored ? nil : fetched.path)
-                    : fetched.variants.first.flatMap { $0.isStored ? nil : $0.path }
-                if let notKept { unkept = try? FileSystem.readFile(notKept, limit: 1 << 30) }
+            // What was downloaded but not kept (the cache full) is removed as this returns: read now.
+            if case .success(let fetched) = result, !fetched.isStored {
+                unkept = try? FileSystem.readFile(fetched.path, limit: 1 << 30)
             }
         }
         fetcher.close()

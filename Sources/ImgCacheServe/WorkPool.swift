@@ -11,25 +11,38 @@ final class WorkPool: Sendable {
 
     /// A job, or the end of one thread.
     private enum Job: Sendable {
-        case run(@Sendable () -> Void)
+        case run(@Sendable (WorkerContext) -> Void)
         case stop
     }
 
-    init(threads: Int, queueLimit: Int) throws(SystemError) {
+    /// What a thread keeps from one job to the next: its decode worker process (started with
+    /// its first variant, so that later ones start none) and its open lock file.
+    final class WorkerContext {
+        let decoder: DecodeWorkerProcess
+        let lockHandle = NamespaceLock.Handle()
+
+        init(limits: DecodeLimits) {
+            decoder = DecodeWorkerProcess(limits: limits)
+        }
+    }
+
+    init(threads: Int, queueLimit: Int, limits: DecodeLimits) throws(SystemError) {
         self.threads = threads
         self.queueLimit = queueLimit
         for _ in 0..<threads {
             try WorkerThread.startDetached { [self] in
+                let context = WorkerContext(limits: limits)
+                defer { context.decoder.close() }
                 while case .run(let job) = queue.pop() {
                     queued.withLock { $0 -= 1 }
-                    job()
+                    job(context)
                 }
             }
         }
     }
 
     /// Queues `job`; false when `queueLimit` jobs already wait beyond those running.
-    func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+    func submit(_ job: @escaping @Sendable (WorkerContext) -> Void) -> Bool {
         let taken = queued.withLock { count -> Bool in
             guard count < queueLimit else { return false }
             count += 1

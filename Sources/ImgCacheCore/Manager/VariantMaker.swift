@@ -10,7 +10,7 @@ import Glibc
 /// just downloaded or refreshed makes them anew. The original is decoded
 /// once for all of them. Runs on the manager's thread, the one thread of the
 /// process that writes entries.
-struct VariantMaker {
+package struct VariantMaker {
     let cache: DiskCache
     let settings: FetchSettings
     /// A line of detail for `-v`; nil when nobody listens.
@@ -22,8 +22,17 @@ struct VariantMaker {
 
     private var committer: EntryCommitter { EntryCommitter(cache: cache, options: settings.options, lockHandle: lockHandle) }
 
+    package init(cache: DiskCache, settings: FetchSettings, log: ((String) -> Void)?, lockHandle: NamespaceLock.Handle,
+                 decoder: DecodeWorkerProcess) {
+        self.cache = cache
+        self.settings = settings
+        self.log = log
+        self.lockHandle = lockHandle
+        self.decoder = decoder
+    }
+
     /// The answer for `original` (the image as served, found or stored) with every variant.
-    func answer(for original: FetchResult) -> Result<FetchResult, FetchError> {
+    package func answer(for original: FetchResult) -> Result<FetchResult, FetchError> {
         // An original handed over in a temporary file (CacheMemoryOnly, --no-original) is not kept.
         defer { if !original.isStored { try? FileSystem.remove(original.path) } }
         let url = original.url

@@ -9,7 +9,7 @@ import CImgCacheShims
 /// the job goes out, watched with the job's wall-clock deadline (SIGKILL when
 /// it passes), and replaced after any failure. What a library prints in it
 /// is kept (`printed`) for `-v`. Owned by one thread: not Sendable.
-final class DecodeWorkerProcess {
+package final class DecodeWorkerProcess {
     /// What bounds each job.
     let limits: DecodeLimits
     /// The lines the worker's libraries printed during the last job.
@@ -43,7 +43,7 @@ final class DecodeWorkerProcess {
     /// How long a new worker may take to say it is ready.
     static let startTimeout = 10.0
 
-    init(limits: DecodeLimits) {
+    package init(limits: DecodeLimits) {
         self.limits = limits
     }
 
@@ -334,7 +334,7 @@ final class DecodeWorkerProcess {
     }
 
     /// Ends the worker: its channel closed (it exits), then killed and reaped.
-    func close() {
+    package func close() {
         guard let running = worker else { return }
         kill(running.pid, SIGKILL)
         _ = DecodeWorkerProcess.reap(running.pid)
