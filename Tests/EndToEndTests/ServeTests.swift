@@ -398,6 +398,42 @@ import Testing
         #expect(!((try? String(contentsOfFile: outputs.appending("stderr"), encoding: .utf8)) ?? "").contains("127.0.0.1:8080"))
     }
 
+    @Test func chromiumGetsAVIFForEveryImageOfAPageAndDecodesIt() throws {
+        let imgcache = try ImageServerProcess(["--allow-unsigned", "--allow-private-sources", "--json"], cacheRoot: cacheRoot, home: home.path)
+        let base = "http://127.0.0.1:\(imgcache.port)/_"
+        let images: [(String, Int, Int)] = [("rs:fill:60:40/plain/\(server.url("photo.jpg"))", 60, 40),
+                                            ("w:50/plain/\(server.url("logo.png"))", 50, 0), ("rs:fit:20:20/plain/\(server.url("sticker.webp"))", 20, 0),
+                                            ("w:16/plain/\(server.url("anim.gif"))", 16, 0)]
+        var page = "<!DOCTYPE html><html><body>"
+        for (index, image) in images.enumerated() { page += "<img id=i\(index) src=\"\(base)/\(image.0)\">" }
+        page += "<picture><source srcset=\"\(base)/w:30/plain/\(server.url("photo.jpg"))@webp\" type=image/webp><img id=p src=\"\(base)/w:30/plain/\(server.url("photo.jpg"))@jpg\"></picture>"
+        page += "</body></html>\n"
+        let work = try TemporaryDirectory("imgcache-serve-page")
+        try page.write(toFile: work.appending("page.html"), atomically: true, encoding: .utf8)
+        let check = """
+            await Promise.all([...document.images].map(i => i.complete ? 0 : new Promise(r => { i.onload = i.onerror = r; })));
+            return [...document.images].map(i => ({id: i.id, width: i.naturalWidth, height: i.naturalHeight, src: i.currentSrc}));
+            """
+        try check.write(toFile: work.appending("check.js"), atomically: true, encoding: .utf8)
+        let looked = try ImgCacheProcess.runShell("python3 '\(Paths.repository.path)/Tests/Fixtures/browser/look.py' 'file://\(work.appending("page.html"))' "
+                                                  + "--evaluate '\(work.appending("check.js"))'", environment: [:], home: work.path, workingDirectory: work.path)
+        let shown = ((try? JSONSerialization.jsonObject(with: looked.standardOutput) as? [String: Any])?["value"] as? [[String: Any]]) ?? []
+        #expect(shown.count == images.count + 1, "\(looked.output) \(looked.standardError)")
+        for (index, image) in images.enumerated() {
+            let seen = shown.first { $0["id"] as? String == "i\(index)" }
+            #expect(seen?["width"] as? Int == image.1, "\(image.0): \(String(describing: seen))")
+            if image.2 > 0 { #expect(seen?["height"] as? Int == image.2) }
+        }
+        #expect(shown.first { $0["id"] as? String == "p" }?["width"] as? Int == 30)
+        _ = imgcache.stop()
+        // What Chromium's Accept chose: AVIF for the stills, WebP for the animation, the <source>'s WebP.
+        let types = imgcache.accessLog.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(types.count == images.count + 1 && types.allSatisfy { $0["status"] as? Int == 200 }, "\(imgcache.accessLog)")
+        let listed = try fetch(["--json", "list"]).output
+        #expect(listed.components(separatedBy: "\"format\":\"avif\"").count - 1 == 3, "\(listed)")
+        #expect(listed.contains("thumbnail(16x)-format(webp)"), "\(listed)")
+    }
+
     @Test func aURLFromImgproxysPythonBuilderIsServed() throws {
         let key = ServeTests.key, salt = ServeTests.salt
         let imgcache = try ImageServerProcess(["--allow-private-sources"], cacheRoot: cacheRoot, home: home.path,
