@@ -49,7 +49,7 @@ let package = Package(
                          linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]),
         // What the image server decides (its URLs, signatures, negotiation, memory tier,
         // metrics), without the network: the unit tests drive it directly.
-        .target(name: "ImgCacheServe", dependencies: ["ImgCacheCore"]),
+        .target(name: "ImgCacheServe", dependencies: ["ImgCacheCore", "CImgCacheShims"]),
         .executableTarget(name: "imgcache-serve",
                           dependencies: ["ImgCacheServe", "ImgCacheCLI", "ImgCacheCore",
                                          .product(name: "NIOCore", package: "swift-nio"),

@@ -21,7 +21,15 @@ public final class ImageService: Sendable {
     private let sources = Mutex<[String: SourceFacts]>([:])
     /// For a path (and Accept) already checked and planned, the key of its variant and whether
     /// Accept chose the format: a hit in memory then reads no option and derives no key again.
-    private let routes = Mutex<[String: (key: String, negotiated: Bool)]>([:])
+    private let routes = Mutex<[String: Route]>([:])
+
+    /// A checked path's variant key, whether Accept chose its format, and its source's host.
+    struct Route: Sendable {
+        let key: String
+        let negotiated: Bool
+        let hostIsPrivate: @Sendable () -> Bool
+    }
+    private let privateHosts = PrivateHosts()
     /// ETags of files sent from disk (too large for the memory tier), by path and inode.
     private let etags = Mutex<[String: (inode: UInt64, etag: String)]>([:])
 
@@ -83,9 +91,10 @@ public final class ImageService: Sendable {
     public func respond(_ request: Request, done: @escaping @Sendable (ServeResponse) -> Void) {
         let route = request.path + "\n" + (request.accept ?? "")
         if let known = routes.withLock({ $0[route] }), let item = memory.item(known.key),
-           WallClock.monotonic() - item.checkedAt < ImageService.memoryRecheck {
-            metrics.served(from: .memory)
-            return done(respond(with: item, request: request, negotiated: known.negotiated, tier: "memory"))
+           WallClock.monotonic() - item.checkedAt < ImageService.memoryRecheck, !settings.refusesPrivateSources || !known.hostIsPrivate() {
+            let answer = respond(with: item, request: request, negotiated: known.negotiated, tier: "memory")
+            if answer.status == 200 { metrics.served(from: .memory) }
+            return done(answer)
         }
         let checked: Checked
         switch check(request) {
@@ -93,6 +102,13 @@ public final class ImageService: Sendable {
         case .success(let value): checked = value
         }
         if let answer = cached(checked) { return done(answer) }
+        // The same variant, or the original it needs, already being made: waited for outside the queue.
+        if let facts = facts(of: checked.url, lookingOnDisk: false) {
+            let plan = self.plan(checked, facts: facts)
+            if join(plan.key.string, then: afterVariant(checked, plan: plan, done: done)) { return }
+        } else if join(template.settings.cacheKey(for: checked.url).string, then: afterOriginal(checked, done: done)) {
+            return
+        }
         metrics.workers(busyChange: 0, queuedChange: 1)
         let accepted = pool.submit { [self] context in
             metrics.workers(busyChange: 1, queuedChange: -1)
@@ -145,6 +161,10 @@ public final class ImageService: Sendable {
             }
         }
         guard settings.sources.allows(remote) else { return .failure(.error(403, "source not allowed")) }
+        if settings.refusesPrivateSources, privateHosts.reachesPrivate(remote.host) {
+            return .failure(.error(403, ControlCharacters.escaped(RemoteURL.redacted(path.source)) + ": source not allowed: it reaches a loopback, "
+                                   + "private, link-local, multicast or unspecified address"))
+        }
         return .success(Checked(url: path.source, options: options, request: request))
     }
 
@@ -156,13 +176,16 @@ public final class ImageService: Sendable {
         let plan = self.plan(checked, facts: facts)
         routes.withLock { table in
             if table.count >= ImageService.tableLimit { table.removeAll(keepingCapacity: true) }
-            table[checked.request.path + "\n" + (checked.request.accept ?? "")] = (plan.key.string, plan.negotiated)
+            let host = (try? RemoteURL(parsing: checked.url))?.host ?? ""
+            table[checked.request.path + "\n" + (checked.request.accept ?? "")] = Route(
+                key: plan.key.string, negotiated: plan.negotiated, hostIsPrivate: { [privateHosts] in privateHosts.reachesPrivate(host) })
         }
         // Each minute a hot item goes through the disk lookup again: it marks the entry used (cron's
         // `clean` trims the least recently used) and finds it removed or replaced.
         if let item = memory.item(plan.key.string), WallClock.monotonic() - item.checkedAt < ImageService.memoryRecheck {
-            metrics.served(from: .memory)
-            return respond(with: item, checked: checked, plan: plan, tier: "memory")
+            let answer = respond(with: item, checked: checked, plan: plan, tier: "memory")
+            if answer.status == 200 { metrics.served(from: .memory) }
+            return answer
         }
         let now = WallClock.now()
         let entry = template.cache.lookup(plan.key, now: now).entry
@@ -171,8 +194,9 @@ public final class ImageService: Sendable {
             memory.remove(plan.key.string)
             return nil
         }
-        metrics.served(from: .disk)
-        return respond(with: entry, checked: checked, plan: plan, tier: "disk")
+        let answer = respond(with: entry, checked: checked, plan: plan, tier: "disk")
+        if answer.status == 200 { metrics.served(from: .disk) }
+        return answer
     }
 
     /// How a request's image is made of a source, and the key it is kept under.
@@ -194,9 +218,6 @@ public final class ImageService: Sendable {
         }
         let size = facts.width.flatMap { width in facts.height.map { (width, $0) } }
         let transform = options.transform(sourceSize: size, format: format)
-        if transform.thumbnail == nil, transform.format == nil {
-            return Plan(transform: nil, key: template.settings.cacheKey(for: checked.url), negotiated: negotiated)
-        }
         return Plan(transform: transform, key: template.settings.variantKey(for: checked.url, transform), negotiated: negotiated)
     }
 
@@ -307,7 +328,13 @@ public final class ImageService: Sendable {
             return makeVariant(checked, facts: facts, context: context, done: done)
         }
         let originalKey = template.settings.cacheKey(for: checked.url).string
-        awaitResult(key: originalKey, context: context, work: { [self] _ in download(checked.url) }) { [self] fetched, context in
+        awaitResult(key: originalKey, context: context, work: { [self] _ in download(checked.url) }, then: afterOriginal(checked, done: done))
+    }
+
+    /// What a request does once the original it waited for is there: its size is made.
+    private func afterOriginal(_ checked: Checked, done: @escaping @Sendable (ServeResponse) -> Void)
+        -> @Sendable (Fetched, WorkPool.WorkerContext) -> Void {
+        { [self] fetched, context in
             switch fetched.result {
             case .failure(let error): done(ServeResponse.error(ServeStatus.of(error), ServeResponse.message(error)))
             case .success(let original):
@@ -327,7 +354,13 @@ public final class ImageService: Sendable {
         let plan = self.plan(checked, facts: facts)
         awaitResult(key: plan.key.string, context: context, work: { [self] context in
             make(checked.url, transform: plan.transform, context: context)
-        }) { [self] outcome, _ in
+        }, then: afterVariant(checked, plan: plan, done: done))
+    }
+
+    /// What a request does once the variant it waited for is made: its answer.
+    private func afterVariant(_ checked: Checked, plan: Plan, done: @escaping @Sendable (ServeResponse) -> Void)
+        -> @Sendable (Fetched, WorkPool.WorkerContext) -> Void {
+        { [self] outcome, _ in
             switch outcome.result {
             case .failure(let error): done(ServeResponse.error(ServeStatus.of(error), ServeResponse.message(error)))
             case .success(let fetched):
@@ -347,6 +380,16 @@ public final class ImageService: Sendable {
                 metrics.served(from: .made)
                 done(respond(with: entry, checked: checked, plan: plan, tier: "made"))
             }
+        }
+    }
+
+    /// Adds `then` to the requests waiting on `key`, when something is under way for it: a
+    /// request that only waits takes no place in the queue. False when nothing is.
+    private func join(_ key: String, then: @escaping @Sendable (Fetched, WorkPool.WorkerContext) -> Void) -> Bool {
+        waiting.withLock { table in
+            guard table[key] != nil else { return false }
+            table[key]!.append(then)
+            return true
         }
     }
 

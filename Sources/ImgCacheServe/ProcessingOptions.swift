@@ -55,6 +55,9 @@ public struct ProcessingOptions: Equatable, Sendable {
                     throw Problem(description: "option '\(option.name)' takes \(range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)") argument(s), not \(arguments.count)")
                 }
             }
+            // An empty argument keeps the current value, as in imgproxy (`w:` changes nothing).
+            if arguments.count == 1, arguments[0].isEmpty, option.name != "preset", option.name != "pr",
+               option.name != "background", option.name != "bg" { continue }
             switch option.name {
             case "resize", "rs":
                 try expect(1...6)
@@ -208,6 +211,9 @@ public struct ProcessingOptions: Equatable, Sendable {
     /// The variant of a source of `sourceSize` (upright) in `format` (nil: the source's own).
     public func transform(sourceSize: (width: Int, height: Int)?, format: ImageFormat?) -> ImageTransform {
         var transform = ImageTransform(thumbnail: box, format: format)
+        // Always encoded anew: the source's metadata never goes out, and `q` always applies.
+        transform.reencodes = true
+        transform.padsToBox = true
         transform.quality = quality > 0 ? quality : ImageEncoder.Settings.defaultQuality(for: format)
         if let background { transform.background = background }
         transform.upscale = enlarge

@@ -6,6 +6,8 @@ public struct ServeSettings: Sendable {
     public var signature = URLSignature(pairs: [])
     /// `--allow-unsigned`: any signature segment is taken (as imgproxy without a key).
     public var allowsUnsigned = false
+    /// Without `--allow-private-sources`: a cached answer of a source whose host reaches a private address is refused too.
+    public var refusesPrivateSources = true
     /// `--allow-source`.
     public var sources = SourcePolicy.any
     /// `--presets`.

@@ -21,7 +21,9 @@ public enum ServeStatus {
             default: return 502
             }
         case .notAnImage, .unsupportedFormat: return 415
-        case .corruptImage, .notUsable, .variantsNotMade, .decodeStopped: return 415
+        case .variantsNotMade(_, .tooManyPixels, _): return 413
+        case .decodeStopped: return 413
+        case .corruptImage, .notUsable, .variantsNotMade: return 415
         case .tooManyPixels: return 413
         case .blacklisted(_, let reason, _, _, _):
             // The failed list keeps the cause in words: its status is read back from them.

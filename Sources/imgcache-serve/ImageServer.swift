@@ -48,6 +48,14 @@ final class ServerContext: Sendable {
         connections.withLock { $0 -= 1 }
         service.metrics.connections(change: -1)
     }
+
+    var openConnections: Int { connections.withLock { $0 } }
+    /// Requests answered when the drain last looked (only the draining thread uses it).
+    private let answeredSeen = Mutex(0)
+    var answeredAtLastLook: Int {
+        get { answeredSeen.withLock { $0 } }
+        set { answeredSeen.withLock { $0 = newValue } }
+    }
 }
 
 /// Counts a connection out when it closes.
@@ -80,6 +88,7 @@ enum ImageServer {
             return .usage
         }
         settings.allowsUnsigned = arguments.allowsUnsigned
+        settings.refusesPrivateSources = !arguments.allowsPrivateSources
         do {
             settings.sources = try SourcePolicy(prefixes: arguments.allowedSources)
         } catch {
@@ -94,6 +103,15 @@ enum ImageServer {
             do { settings.presets = try PresetTable(fileText: text) } catch {
                 launch.error("--presets \(ControlCharacters.escaped(path)): \(error)")
                 return .usage
+            }
+            // Each preset read as a request would read it, so that a bad one is said now, not per request.
+            for name in settings.presets.names {
+                do {
+                    _ = try ProcessingOptions([ImgproxyPath.Option(name: "pr", arguments: [name])], fileExtension: nil, presets: settings.presets)
+                } catch {
+                    launch.error("--presets \(ControlCharacters.escaped(path)): preset '\(name)': \(error)")
+                    return .usage
+                }
             }
         }
         settings.maxAge = arguments.maxAge
@@ -140,7 +158,8 @@ enum ImageServer {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 4096)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            // TCP_NODELAY is a TCP-level option: at the socket level it would be SO_DEBUG, which only root may set.
+            .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 guard server.connectionOpened() else { return channel.close() }
@@ -220,8 +239,16 @@ enum ImageServer {
         stopped.wait()
         // Draining: no new connection; requests in flight are answered, within the grace time.
         for listener in listeners { try? listener.close().wait() }
+        // Requests already sent on open connections are answered too (each answer then closes its
+        // connection): the server ends once none has been in flight for a quarter of a second.
         let deadline = WallClock.monotonic() + arguments.grace
-        while server.requestsInFlight > 0, WallClock.monotonic() < deadline {
+        var quietSince = WallClock.monotonic()
+        while WallClock.monotonic() < deadline {
+            if server.requestsInFlight > 0 || server.openConnections > 0 && server.service.metrics.requestCount != server.answeredAtLastLook {
+                quietSince = WallClock.monotonic()
+            }
+            server.answeredAtLastLook = server.service.metrics.requestCount
+            if WallClock.monotonic() - quietSince >= 0.25 { break }
             _ = stopped.wait(timeout: .now() + .milliseconds(20))
         }
         let unfinished = server.requestsInFlight

@@ -137,6 +137,7 @@ final class RequestHandler: ChannelInboundHandler {
                                         userAgent: head.headers.first(name: "user-agent"), seconds: WallClock.monotonic() - started,
                                         tier: answer.headers.first { $0.0 == "X-Imgcache" }?.1, error: answer.errorLine))
         server.service.metrics.answered(status: answer.status, seconds: WallClock.monotonic() - started)
+        if answer.status == 304 { server.service.metrics.served(from: .notModified) }
         self.head = nil
     }
 
@@ -149,6 +150,8 @@ final class RequestHandler: ChannelInboundHandler {
         let status = parserError == .headerOverflow ? 431 : 400
         let message = status == 431 ? "request head too large" : "malformed request"
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "-")
+        // Timed from now: no head was read, so nothing started the clock.
+        if self.head == nil { started = WallClock.monotonic() }
         if !state.answering {
             send(.error(status, message), head: head, context: context, close: true)
         } else {

@@ -430,8 +430,8 @@ import Testing
         let types = imgcache.accessLog.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(types.count == images.count + 1 && types.allSatisfy { $0["status"] as? Int == 200 }, "\(imgcache.accessLog)")
         let listed = try fetch(["--json", "list"]).output
-        #expect(listed.components(separatedBy: "\"format\":\"avif\"").count - 1 == 3, "\(listed)")
-        #expect(listed.contains("thumbnail(16x)-format(webp)"), "\(listed)")
+        #expect(listed.components(separatedBy: "-format(avif)").count - 1 == 3, "\(listed)")
+        #expect(listed.contains("thumbnail(16x)-reencode-format(webp)"), "\(listed)")
     }
 
     @Test func aURLFromImgproxysPythonBuilderIsServed() throws {
@@ -456,5 +456,122 @@ import Testing
             #expect(reply.status == 200 && header?.width == width && header?.height == height && header?.format == format,
                     "\(path): \(reply.status) \(String(decoding: reply.body.prefix(200), as: UTF8.self))")
         }
+    }
+}
+
+/// What a web developer found trying the server from outside, each kept as a case.
+@Suite final class ServeTrialTests: FaultServerSuite {
+    func serve(_ arguments: [String] = ["--allow-unsigned", "--allow-private-sources"]) throws -> ImageServerProcess {
+        try ImageServerProcess(arguments, cacheRoot: cacheRoot, home: home.path)
+    }
+
+    @Test func itServesAsAUserWithoutPrivileges() throws {
+        guard getuid() == 0 else { return }  // dropping to another user needs root; a user's run is that case already
+        let work = try TemporaryDirectory("imgcache-serve-user")
+        chmod(work.path, 0o755)
+        for name in ["imgcache", "imgcache-serve"] {
+            let from = URL(fileURLWithPath: Paths.binary).deletingLastPathComponent().appendingPathComponent(name).path
+            try FileManager.default.copyItem(atPath: from, toPath: work.appending(name))
+        }
+        let cache = work.appending("cache")
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        chown(cache, 65534, 65534)
+        let port = try NginxServer.freePort()
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        server.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", work.appending("imgcache"), "--cache-dir", cache, "serve",
+                            "--allow-unsigned", "--allow-private-sources", "--listen", "127.0.0.1:\(port)"]
+        server.environment = ["HOME": cache, "PATH": "/usr/bin:/bin"]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        #expect(NginxServer.waitUntilListening(port: port, while: server))
+        let reply = try HTTPReply.exchange(port: port, raw: HTTPReply.requestText("/_/w:10/plain/" + self.server.url("photo.jpg")))
+        #expect(reply.status == 200 && (try? ImageHeader.probe(Array(reply.body)).width) == 10)
+    }
+
+    @Test func metadataNeverGoesOutAndQualityAlwaysApplies() throws {
+        let imgcache = try serve()
+        let source = server.url("rotated.jpg")
+        #expect(try Paths.fixture("rotated.jpg").range(of: Data("Exif".utf8)) != nil)
+        for path in ["/_/plain/\(source)", "/_/sm:1/plain/\(source)@jpg", "/_/rs:fit:2000:2000/plain/\(source)@jpg", "/_/w:32/plain/\(source)@jpg"] {
+            let reply = try imgcache.request(path)
+            #expect(reply.status == 200 && reply.body.range(of: Data("Exif".utf8)) == nil, "\(path)")
+        }
+        let low = try imgcache.request("/_/q:5/plain/\(server.url("photo.jpg"))@jpg")
+        let high = try imgcache.request("/_/q:95/plain/\(server.url("photo.jpg"))@jpg")
+        #expect(low.body.count < high.body.count)
+    }
+
+    @Test func extendPadsToTheBoxWithoutEnlarging() throws {
+        let imgcache = try serve()
+        let reply = try imgcache.request("/_/rs:fit:200:200:0:1/bg:ff0000/plain/\(server.url("photo.jpg"))@png")
+        let header = try ImageHeader.probe(Array(reply.body))
+        #expect(header.width == 200 && header.height == 200)
+    }
+
+    @Test func aBurstOfSizesOfOneNewOriginalGetsNo503() throws {
+        let imgcache = try serve(["--allow-unsigned", "--allow-private-sources", "--workers", "2", "--queue", "2"])
+        let port = imgcache.port, base = faults.baseURL
+        let statuses = Mutex([Int]())
+        DispatchQueue.concurrentPerform(iterations: 24) { index in
+            let path = "/_/rs:fill:\(20 + index % 3):\(20 + index % 3)/plain/\(base)/delay/300/photo.jpg@webp"
+            let status = (try? HTTPReply.exchange(port: port, raw: HTTPReply.requestText(path)))?.status ?? 0
+            statuses.withLock { $0.append(status) }
+        }
+        let all = statuses.withLock { $0 }
+        #expect(all.count == 24 && all.allSatisfy { $0 == 200 }, "\(all)")
+        #expect(faults.requestCount(path: "/delay/300/photo.jpg") == 1)
+    }
+
+    @Test func aRefusedHeadIsTimedFromItsArrival() throws {
+        let imgcache = try serve()
+        let huge = try HTTPReply.exchange(port: imgcache.port, raw: "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 40_000))\r\n\r\n")
+        #expect(huge.status == 431)
+        let metrics = String(decoding: try imgcache.request("/metrics").body, as: UTF8.self)
+        let sum = metrics.split(separator: "\n").first { $0.hasPrefix("imgcache_serve_request_duration_seconds_sum ") }
+        #expect((sum?.split(separator: " ").last.flatMap { Double($0) } ?? 99) < 10, "\(metrics)")
+    }
+
+    @Test func whatAnotherProcessCachedFromAPrivateSourceIsRefusedToo() throws {
+        let allowing = try serve()
+        #expect(try allowing.request("/_/w:10/plain/\(server.url("photo.jpg"))").status == 200)
+        let refusing = try serve(["--allow-unsigned"])
+        #expect(try refusing.request("/_/w:10/plain/\(server.url("photo.jpg"))").status == 403)
+        #expect(try refusing.request("/_/w:10/plain/\(server.url("photo.jpg"))").status == 403)
+    }
+
+    @Test func aRequestSentJustAfterSIGTERMOnAnOpenConnectionIsAnswered() throws {
+        let imgcache = try serve()
+        let connection = try HTTPReply.connect(port: imgcache.port)
+        defer { close(connection) }
+        // A keep-alive connection that has had an answer already (one the server accepted).
+        HTTPReply.send(connection, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        var first = Data()
+        var byte = [UInt8](repeating: 0, count: 1)
+        while !first.ends(with: Data("ok\n".utf8)), first.count < 4096, recv(connection, &byte, 1, 0) == 1 { first.append(byte[0]) }
+        #expect(first.ends(with: Data("ok\n".utf8)))
+        kill(imgcache.process.processIdentifier, SIGTERM)
+        HTTPReply.send(connection, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        let reply = try HTTPReply.parse(HTTPReply.readAll(connection))
+        #expect(reply.status == 200 && String(decoding: reply.body, as: UTF8.self) == "draining\n")
+        #expect(reply.header("connection") == "close")
+        #expect(imgcache.stop(with: SIGTERM) == 0)
+    }
+
+    @Test func smallThingsAsTheDocsSayThem() throws {
+        // An empty argument keeps the value; a variant over the pixel limit is a 413; a 304 is counted as one.
+        let imgcache = try serve(["--allow-unsigned", "--allow-private-sources", "--max-pixels", "100000"])
+        #expect(try imgcache.request("/_/w:/w:20/h:/plain/\(server.url("photo.jpg"))@png").status == 200)
+        #expect(try imgcache.request("/_/w:3000/dpr:8/el:1/plain/\(server.url("photo.jpg"))@png").status == 413)
+        let first = try imgcache.request("/_/w:20/plain/\(server.url("photo.jpg"))@png")
+        _ = try imgcache.request("/_/w:20/plain/\(server.url("photo.jpg"))@png", headers: [("If-None-Match", first.header("etag") ?? "")])
+        let metrics = String(decoding: try imgcache.request("/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("imgcache_serve_answers_total{tier=\"not_modified\"} 1\n"), "\(metrics)")
+        // A preset that cannot be read is said at start.
+        let presets = home.appending("presets")
+        try "bad=blur:3\n".write(toFile: presets, atomically: true, encoding: .utf8)
+        #expect(throws: ImageServerProcess.StartFailure.self) { try self.serve(["--allow-unsigned", "--presets", presets]) }
     }
 }

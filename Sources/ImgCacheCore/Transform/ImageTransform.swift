@@ -62,6 +62,12 @@ public struct ImageTransform: Equatable, Sendable {
     public var padding: RGBColor?
     /// Which part of the picture `cover` keeps, and where `contain` places it: the centre by default.
     public var gravity = Gravity.centre
+    /// `contain` pads to exactly the box, also around an image smaller than it (imgproxy's
+    /// `extend`); without it, a small image gets the smallest picture of the box's shape around it.
+    public var padsToBox = false
+    /// The image is always decoded and encoded again, even where its bytes as served would do:
+    /// no metadata (EXIF, GPS) of the source is kept, and the quality asked applies.
+    public var reencodes = false
 
     /// Where a picture sits in a box of another shape: its centre, a side or a corner.
     public enum Gravity: String, CaseIterable, Equatable, Sendable {
@@ -140,6 +146,8 @@ public struct ImageTransform: Equatable, Sendable {
         if thumbnail != nil, upscale { parts.append("upscale") }
         if thumbnail != nil, fit == .contain { parts.append("padding(\(padding.map(\.description) ?? "none"))") }
         if thumbnail != nil, fit == .cover || fit == .contain, gravity != .centre { parts.append("gravity(\(gravity.rawValue))") }
+        if thumbnail != nil, fit == .contain, padsToBox { parts.append("exact") }
+        if reencodes { parts.append("reencode") }
         if let scaleDownLimit { parts.append("scale-down(\(scaleDownLimit.pixels))") }
         if let format { parts.append("format(\(format.rawValue))") }
         let capabilities = format.map { CodecRegistry.codec(for: $0).capabilities }
@@ -216,7 +224,8 @@ public struct ImageTransform: Equatable, Sendable {
                 if thumbnail.isComplete, fit == .cover {
                     canvas = ImageTransform.coverCanvas(scaled: scaled, box: (thumbnail.width!, thumbnail.height!))
                 } else if thumbnail.isComplete, fit == .contain {
-                    canvas = ImageTransform.containCanvas(scaled: scaled, box: (thumbnail.width!, thumbnail.height!))
+                    canvas = padsToBox ? (thumbnail.width!, thumbnail.height!)
+                        : ImageTransform.containCanvas(scaled: scaled, box: (thumbnail.width!, thumbnail.height!))
                 }
             }
         }
@@ -296,7 +305,7 @@ public struct ImageTransform: Equatable, Sendable {
     public func keepsAsServed(_ header: ImageHeader) -> Bool {
         let shown = header.uprightSize
         let layout = layout(width: shown.width, height: shown.height)
-        return !makesPlaceholder && layout.scaled == shown && layout.canvas == shown && header.orientation <= 1
+        return !makesPlaceholder && !reencodes && layout.scaled == shown && layout.canvas == shown && header.orientation <= 1
             && outputFormat(for: header.format, animated: header.isAnimated) == header.format && !header.hasColourProfile
             // An animation written as PNG or JPEG XL is its first frame, fitting the box or not.
             && (!header.isAnimated || ImageEncoder.animatedFormats.contains(header.format))

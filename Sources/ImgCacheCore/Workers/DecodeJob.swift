@@ -103,6 +103,8 @@ extension ImageTransform {
         if let format { parts.append("format=\(format.rawValue)") }
         if let padding { parts.append("padding=\(padding)") }
         if gravity != .centre { parts.append("gravity=\(gravity.rawValue)") }
+        if padsToBox { parts.append("exact=1") }
+        if reencodes { parts.append("reencode=1") }
         if makesPlaceholder { parts.append("placeholder=1") }
         return parts.joined(separator: ";")
     }
@@ -130,6 +132,8 @@ extension ImageTransform {
             case "gravity":
                 guard let gravity = Gravity(rawValue: value) else { return nil }
                 self.gravity = gravity
+            case "exact": padsToBox = value == "1"
+            case "reencode": reencodes = value == "1"
             case "animations": transformsAnimations = value == "1"
             case "placeholder": makesPlaceholder = value == "1"
             case "thumbnail":

@@ -147,3 +147,8 @@ struct HTTPReply {
         return HTTPReply(status: status, headers: headers, body: Data(data[end.upperBound...]))
     }
 }
+
+extension Data {
+    /// Whether the last bytes are `suffix`'s.
+    func ends(with suffix: Data) -> Bool { count >= suffix.count && self[(endIndex - suffix.count)...] == suffix }
+}
