@@ -553,6 +553,12 @@ import Testing
         while !first.ends(with: Data("ok\n".utf8)), first.count < 4096, recv(connection, &byte, 1, 0) == 1 { first.append(byte[0]) }
         #expect(first.ends(with: Data("ok\n".utf8)))
         kill(imgcache.process.processIdentifier, SIGTERM)
+        // Draining once it accepts no new connection (bounded: 10 s).
+        for _ in 0..<1000 {
+            guard let probe = try? HTTPReply.connect(port: imgcache.port) else { break }
+            close(probe)
+            usleep(10_000)
+        }
         HTTPReply.send(connection, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
         let reply = try HTTPReply.parse(HTTPReply.readAll(connection))
         #expect(reply.status == 200 && String(decoding: reply.body, as: UTF8.self) == "draining\n")
