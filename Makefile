@@ -100,6 +100,7 @@ bench: build bench-deps test-deps
 		"$$(scripts/build-baseline.sh $(IN_PROCESS_BASELINE))"
 	scripts/bench-datasets.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000 .build/img2dataset/bin/img2dataset
 	scripts/bench-sites.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 200
+	scripts/bench-serve.sh $(RELEASE_BIN) Docs/PERFORMANCE.md 2000
 
 # Random SIGKILLs across mixed commands for SOAK_SECONDS (not part of `make
 # test`, which runs a few rounds); the result goes to Docs/SOAK.md.

@@ -3,8 +3,9 @@
 # on loopback, and its first requests (download + resize + encode) for 2,000 distinct images.
 #   scripts/bench-serve.sh BINARY OUTPUT.md [IMAGES]
 # IMAGES (default 2000) JPEG photos of 640x427 are made with Pillow and served by nginx as the
-# origin. First requests: every image's 256-px fill as JPEG, then as WebP, asked once each by 16
-# clients at a time (xargs + curl). Cached answers: wrk with 1, 16 and 256 connections for 3 s,
+# origin. First requests: every image's 256-px fill as JPEG (download, decode, resize, encode),
+# then as WebP (made from the originals now cached), asked once each by 16 clients at a time
+# (xargs + curl). Appends a Markdown section to OUTPUT. Cached answers: wrk with 1, 16 and 256 connections for 3 s,
 # each URL of the set in turn (a Lua script), against imgcache serve (its memory tier holding
 # them) and against nginx serving the very bytes imgcache answered, run in turn 5 times:
 # medians of requests/s and of p99 latency. Memory: the server's peak RSS (VmHWM) at the end.
@@ -121,13 +122,14 @@ serve_rss=$(( peak / 1024 ))
     echo
     echo "| Variant | Requests/s |"
     echo "|:---|---:|"
-    echo "| 256-px fill, JPEG | $first_jpeg |"
-    echo "| 256-px fill, WebP | $first_webp |"
+    echo "| 256-px fill, JPEG: download, decode, resize, encode | $first_jpeg |"
+    echo "| 256-px fill, WebP: from the original now cached | $first_webp |"
     echo
     echo "Cached variants (the $count JPEG ones, each URL in turn), against nginx sending the same $made files from disk; wrk for 3 s, medians of 5 runs in turn:"
     echo
     printf '%b' "$table"
     echo
     echo "Peak memory of the server at the end: $serve_rss MB (memory tier budget 256 MB)."
-} > "$output"
-cat "$output"
+} > "$work/section.md"
+cat "$work/section.md" >> "$output"
+cat "$work/section.md"
