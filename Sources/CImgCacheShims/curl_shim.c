@@ -111,7 +111,10 @@ static int ic_ipv4_is_private(const unsigned char *a) {
     if (a[0] == 169 && a[1] == 254) return 1;
     if (a[0] == 172 && (a[1] & 0xf0) == 16) return 1;
     if (a[0] == 192 && a[1] == 168) return 1;
-    if (a[0] == 192 && a[1] == 0 && a[2] == 0) return 1;
+    if (a[0] == 192 && a[1] == 0 && (a[2] == 0 || a[2] == 2)) return 1;   // IETF assignments, TEST-NET-1
+    if (a[0] == 198 && a[1] == 51 && a[2] == 100) return 1;                // TEST-NET-2
+    if (a[0] == 203 && a[1] == 0 && a[2] == 113) return 1;                 // TEST-NET-3
+    if (a[0] == 192 && a[1] == 88 && a[2] == 99) return 1;                 // 6to4 relays (deprecated)
     if (a[0] == 198 && (a[1] & 0xfe) == 18) return 1;
     if (a[0] >= 224) return 1;
     return 0;
@@ -129,6 +132,8 @@ int ic_address_is_private(const struct sockaddr *address) {
         return ic_ipv4_is_private(a + 12);
     }
     if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b) return ic_ipv4_is_private(a + 12);
+    // ::ffff:0:a.b.c.d (SIIT) and any other address in ::/8 (reserved): judged as the IPv4 inside, or refused.
+    if (a[0] == 0) return 1;
     if (a[0] == 0x20 && a[1] == 0x02) return ic_ipv4_is_private(a + 2);
     if ((a[0] & 0xfe) == 0xfc) return 1;                  // fc00::/7, unique local
     if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return 1;  // fe80::/10, link-local

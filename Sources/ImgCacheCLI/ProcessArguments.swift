@@ -2,17 +2,24 @@
 import Glibc
 #endif
 import ImgCacheCore
+import Synchronization
 
 /// The process's command line as the commands read it, for imgcache and the server program alike.
 public enum ProcessArguments {
     /// The words after the program name, each byte that is not UTF-8 kept as
     /// `%XX` (a URL with a Latin-1 byte is then asked for as it was typed).
     public static func words() -> [String] {
-        (1..<Int(CommandLine.argc)).map { index in
+        let words = (1..<Int(CommandLine.argc)).map { index -> String in
             guard let word = CommandLine.unsafeArgv[index] else { return "" }
             return URLText.decode(UnsafeRawBufferPointer(start: word, count: strlen(word)))
         }
+        read.withLock { if $0 == nil { $0 = words } }
+        return words
     }
+
+    /// The words as first read, before `hideSecrets` blanked any (what `serve` hands the server program).
+    static var firstRead: [String]? { read.withLock { $0 } }
+    private static let read = Mutex<[String]?>(nil)
 
     /// Overwrites secrets in the process's argument memory, as curl does, so that
     /// `ps` and /proc/PID/cmdline no longer show them: the value of `-u

@@ -54,6 +54,8 @@ public final class ImageService: Sendable {
         public var path: String
         public var accept: String?
         public var ifNoneMatch: String?
+        /// Whether the client has gone (its connection closed) while the request waited.
+        public var abandoned: (@Sendable () -> Bool)?
 
         public init(method: String, path: String, accept: String? = nil, ifNoneMatch: String? = nil) {
             self.method = method
@@ -112,6 +114,11 @@ public final class ImageService: Sendable {
         metrics.workers(busyChange: 0, queuedChange: 1)
         let accepted = pool.submit { [self] context in
             metrics.workers(busyChange: 1, queuedChange: -1)
+            // A client that left while its request waited gets nothing made.
+            if request.abandoned?() == true {
+                metrics.workers(busyChange: -1, queuedChange: 0)
+                return done(.error(499, "the client went away"))
+            }
             make(checked, context: context, done: done)
             metrics.workers(busyChange: -1, queuedChange: 0)
         }
@@ -194,7 +201,7 @@ public final class ImageService: Sendable {
             memory.remove(plan.key.string)
             return nil
         }
-        let answer = respond(with: entry, checked: checked, plan: plan, tier: "disk")
+        guard let answer = respondIfThere(with: entry, checked: checked, plan: plan, tier: "disk") else { return nil }
         if answer.status == 200 { metrics.served(from: .disk) }
         return answer
     }
@@ -243,7 +250,9 @@ public final class ImageService: Sendable {
 
     private func headers(etag: String, lastModified: String, contentType: String, negotiated: Bool, tier: String) -> [(String, String)] {
         var headers = [("Content-Type", contentType), ("ETag", etag), ("Last-Modified", lastModified),
-                       ("Cache-Control", "public, max-age=\(settings.maxAge)"), ("X-Imgcache", tier)]
+                       ("Cache-Control", "public, max-age=\(settings.maxAge)"), ("X-Imgcache", tier),
+                       // An image opened on its own runs nothing and is taken for nothing else.
+                       ("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", "default-src 'none'; sandbox")]
         if negotiated { headers.append(("Vary", "Accept")) }
         return headers
     }
@@ -263,12 +272,17 @@ public final class ImageService: Sendable {
     func respond(with item: MemoryTier.Item, request: Request, negotiated: Bool, tier: String) -> ServeResponse {
         let headers = self.headers(etag: item.etag, lastModified: item.lastModified, contentType: item.contentType, negotiated: negotiated, tier: tier)
         if notModified(item.etag, request) { return ServeResponse(status: 304, headers: headers, body: .empty) }
-        return ServeResponse(status: 200, headers: headers, body: request.method == "HEAD" ? .length(item.bytes.count) : .bytes(item.bytes))
+        return ServeResponse(status: 200, headers: headers, body: request.method == "HEAD" ? .length(item.body.count) : .shared(item.body))
     }
 
     static func etag(of bytes: some Collection<UInt8>) -> String { "\"" + MD5.hexString(MD5.digest(bytes)) + "\"" }
 
     func respond(with entry: CacheEntry, checked: Checked, plan: Plan, tier: String) -> ServeResponse {
+        respondIfThere(with: entry, checked: checked, plan: plan, tier: tier) ?? .error(500, "the cached file cannot be opened")
+    }
+
+    /// The answer from `entry`'s file; nil when the file went away since it was looked up (`clear`, `clean`).
+    func respondIfThere(with entry: CacheEntry, checked: Checked, plan: Plan, tier: String) -> ServeResponse? {
         let metadata = entry.metadata
         let contentType = metadata.format?.mediaType ?? metadata.contentType ?? "application/octet-stream"
         let lastModified = HTTPDate.format(Int64(metadata.storedAt))
@@ -281,7 +295,7 @@ public final class ImageService: Sendable {
         }
         // Too large for memory: sent from the file (sendfile), its ETag worked out once per file.
         let descriptor = open(entry.path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return .error(500, "the cached file cannot be opened") }
+        guard descriptor >= 0 else { return nil }
         let etag: String
         if let known = etags.withLock({ $0[entry.path] }), known.inode == entry.inode {
             etag = known.etag

@@ -1,11 +1,33 @@
 import Synchronization
 
+/// One variant's bytes, shared by every answer that sends them, with the form the HTTP side
+/// sends them in made once (a buffer it can write without a copy), not once per answer.
+public final class SharedBytes: Sendable {
+    public let bytes: [UInt8]
+    private let converted = Mutex<(any Sendable)?>(nil)
+
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    public var count: Int { bytes.count }
+
+    /// The bytes as `make` turns them into `T`, made on first use and kept.
+    public func converted<T: Sendable>(_ make: ([UInt8]) -> T) -> T {
+        converted.withLock { kept in
+            if let value = kept as? T { return value }
+            let value = make(bytes)
+            kept = value
+            return value
+        }
+    }
+}
+
 /// Hot variants' bytes in memory (SDImageCache's memory cache, cost-limited), least recently
 /// used first out, so that the total stays within `budget` bytes. Shared by every thread.
 public final class MemoryTier: Sendable {
     /// One variant's bytes and what its response says of them.
     public struct Item: Sendable {
-        public let bytes: [UInt8]
+        public var bytes: [UInt8] { body.bytes }
+        public let body: SharedBytes
         public let contentType: String
         public let etag: String
         public let lastModified: String
@@ -14,6 +36,17 @@ public final class MemoryTier: Sendable {
         public let inode: UInt64
         /// When the disk was last asked about the file (monotonic seconds).
         public var checkedAt: Double = 0
+
+        public init(bytes: [UInt8], contentType: String, etag: String, lastModified: String, path: String, inode: UInt64,
+                    checkedAt: Double = 0) {
+            body = SharedBytes(bytes)
+            self.contentType = contentType
+            self.etag = etag
+            self.lastModified = lastModified
+            self.path = path
+            self.inode = inode
+            self.checkedAt = checkedAt
+        }
     }
 
     private struct Entry {
@@ -52,10 +85,10 @@ public final class MemoryTier: Sendable {
     /// Holds `item` under `key`, dropping the least recently used until it fits; an item larger
     /// than an eighth of the budget is not held (it would push out many).
     public func insert(_ item: Item, for key: String) {
-        guard item.bytes.count <= budget / 8 else { return }
+        guard item.body.count <= budget / 8 else { return }
         state.withLock { state in
             if state.entries[key] != nil { MemoryTier.unlink(key, &state) }
-            while state.bytes + item.bytes.count > budget, let oldest = state.oldest { MemoryTier.unlink(oldest, &state) }
+            while state.bytes + item.body.count > budget, let oldest = state.oldest { MemoryTier.unlink(oldest, &state) }
             MemoryTier.linkNewest(key, item, &state)
         }
     }
@@ -71,13 +104,13 @@ public final class MemoryTier: Sendable {
         guard let entry = state.entries.removeValue(forKey: key) else { return }
         if let older = entry.older { state.entries[older]?.newer = entry.newer } else { state.oldest = entry.newer }
         if let newer = entry.newer { state.entries[newer]?.older = entry.older } else { state.newest = entry.older }
-        state.bytes -= entry.item.bytes.count
+        state.bytes -= entry.item.body.count
     }
 
     private static func linkNewest(_ key: String, _ item: Item, _ state: inout State) {
         state.entries[key] = Entry(item: item, older: state.newest, newer: nil)
         if let newest = state.newest { state.entries[newest]?.newer = key } else { state.oldest = key }
         state.newest = key
-        state.bytes += item.bytes.count
+        state.bytes += item.body.count
     }
 }

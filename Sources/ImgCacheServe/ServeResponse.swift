@@ -10,6 +10,8 @@ public struct ServeResponse: Error, Sendable {
     public enum Body: Sendable {
         case empty
         case bytes([UInt8])
+        /// A variant's bytes from the memory tier, shared with every other answer sending them.
+        case shared(SharedBytes)
         /// An open file, sent from its start with sendfile; the sender closes it.
         case file(descriptor: Int32, length: Int)
         /// No body (HEAD), its length said.

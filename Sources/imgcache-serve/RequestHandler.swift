@@ -20,6 +20,11 @@ final class RequestHandler: ChannelInboundHandler {
     private var started = 0.0
     /// Whether the request carried a body, which is refused (and the connection closed after).
     private var refusedBody = false
+    /// The handler's place in its pipeline, while it is in one.
+    private(set) var context: ChannelHandlerContext?
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
     init(server: ServerContext, state: ConnectionState) {
         self.server = server
@@ -71,9 +76,11 @@ final class RequestHandler: ChannelInboundHandler {
             return send(.error(404, "not found"), head: head, context: context)
         default: break
         }
-        let request = ImageService.Request(method: head.method == .HEAD ? "HEAD" : "GET", path: path,
+        var request = ImageService.Request(method: head.method == .HEAD ? "HEAD" : "GET", path: path,
                                            accept: head.headers.first(name: "accept"),
                                            ifNoneMatch: head.headers.first(name: "if-none-match"))
+        let channel = context.channel
+        request.abandoned = { !channel.isActive }
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
@@ -103,6 +110,7 @@ final class RequestHandler: ChannelInboundHandler {
         switch answer.body {
         case .empty: length = 0
         case .bytes(let bytes): length = bytes.count
+        case .shared(let shared): length = shared.count
         case .file(_, let size): length = size
         case .length(let size): length = size
         }
@@ -112,26 +120,46 @@ final class RequestHandler: ChannelInboundHandler {
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: answer.status),
                                                              headers: headers))), promise: nil)
         var sent = 0
+        var bodyWritten: EventLoopFuture<Void>?
         switch answer.body {
         case .bytes(let bytes) where !isHead && answer.status != 304:
             var buffer = context.channel.allocator.buffer(capacity: bytes.count)
             buffer.writeBytes(bytes)
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            bodyWritten = context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))))
             sent = bytes.count
+        case .shared(let shared) where !isHead && answer.status != 304:
+            // Made once per variant and shared: no copy of its bytes per answer.
+            let buffer = shared.converted { ByteBuffer(bytes: $0) }
+            bodyWritten = context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))))
+            sent = shared.count
         case .file(let descriptor, let size):
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
             let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: size)
-            let written = context.write(wrapOutboundOut(.body(.fileRegion(region))))
+            let written = context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region))))
             written.whenComplete { _ in try? handle.close() }
+            bodyWritten = written
             sent = size
         default: break
         }
-        let ended = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        state.answered()
+        // The answer ends (and the next pipelined request is read) once its body has left for the
+        // socket: a client that sends requests and reads no answer holds one answer, not one per request.
         let channel = context.channel
-        if !keepAlive { ended.whenComplete { _ in channel.close(promise: nil) } }
+        let state = self.state
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let finish: () -> Void = {
+            let ended = bound.value.context?.writeAndFlush(bound.value.wrapOutboundOut(.end(nil)))
+            state.answered()
+            if !keepAlive {
+                if let ended { ended.whenComplete { _ in channel.close(promise: nil) } } else { channel.close(promise: nil) }
+            }
+        }
+        if let bodyWritten {
+            bodyWritten.assumeIsolated().whenComplete { _ in finish() }
+        } else {
+            finish()
+        }
         let remote = context.remoteAddress.map(RequestHandler.describe) ?? "-"
-        server.log.write(AccessLog.Line(remote: remote, method: head.method.rawValue, target: head.uri,
+        server.log.write(AccessLog.Line(remote: remote, method: head.method.rawValue, target: RemoteURL.redactingPasswords(in: head.uri),
                                         version: "HTTP/\(head.version.major).\(head.version.minor)", status: answer.status,
                                         bytes: sent, referer: head.headers.first(name: "referer"),
                                         userAgent: head.headers.first(name: "user-agent"), seconds: WallClock.monotonic() - started,

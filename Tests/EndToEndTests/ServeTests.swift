@@ -580,4 +580,70 @@ import Testing
         try "bad=blur:3\n".write(toFile: presets, atomically: true, encoding: .utf8)
         #expect(throws: ImageServerProcess.StartFailure.self) { try self.serve(["--allow-unsigned", "--presets", presets]) }
     }
+
+    // MARK: What the attacker found
+
+    @Test func anSVGWithScriptIsNeverSentAsSVG() throws {
+        let site = try TemporaryDirectory("imgcache-serve-svg")
+        try "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"30\" onload=\"alert(1)\"><script>alert(2)</script><rect width=\"40\" height=\"30\" fill=\"red\"/></svg>\n"
+            .write(toFile: site.appending("xss.svg"), atomically: true, encoding: .utf8)
+        let origin = try NginxServer(serving: site.url)
+        let imgcache = try serve()
+        for path in ["/_/plain/\(origin.url("xss.svg"))", "/_/sm:1/q:80/plain/\(origin.url("xss.svg"))", "/_/rs:fit:0:0/plain/\(origin.url("xss.svg"))"] {
+            let reply = try imgcache.request(path, headers: [("Accept", "text/html,*/*;q=0.8")])
+            #expect(reply.status == 200 && reply.header("content-type") == "image/png", "\(path): \(reply.header("content-type") ?? "")")
+            #expect(reply.body.range(of: Data("script".utf8)) == nil)
+            #expect(reply.header("content-security-policy")?.contains("sandbox") == true && reply.header("x-content-type-options") == "nosniff")
+        }
+    }
+
+    @Test func aClientThatReadsNoAnswerHoldsOneNotOnePerRequest() throws {
+        let imgcache = try serve()
+        let path = "/_/rs:force:3000:3000:1/q:100/plain/\(server.url("photo.jpg"))@jpg"
+        let warm = try imgcache.request(path)
+        #expect(warm.status == 200 && warm.body.count > 250_000, "\(warm.body.count)")
+        func peak() -> Int {
+            let status = (try? String(contentsOfFile: "/proc/\(imgcache.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+            return Int(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        }
+        let before = peak()
+        var sockets: [Int32] = []
+        defer { for socket in sockets { close(socket) } }
+        for _ in 0..<8 {
+            let socket = try HTTPReply.connect(port: imgcache.port)
+            var small: Int32 = 4096
+            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            HTTPReply.send(socket, String(repeating: "GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n", count: 200))
+            sockets.append(socket)
+        }
+        // What the server does with them is done once /health answers behind them (bounded: 10 s).
+        for _ in 0..<20 { _ = try? imgcache.request("/health"); usleep(50_000) }
+        let grown = (peak() - before) / 1024
+        // 1,600 answers of over 250 kB each were asked: held all at once they would be over 400 MB.
+        #expect(grown < 150, "the server grew \(grown) MB")
+    }
+
+    @Test func credentialsGivenToServeReachTheServerWholeAndNoLog() throws {
+        let imgcache = try serve(["--allow-unsigned", "--allow-private-sources", "-u", "bob:TopSecret9"])
+        let arguments = (try? String(contentsOfFile: "/proc/\(imgcache.process.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
+        #expect(!arguments.isEmpty && !arguments.contains("TopSecret9"))
+        // The @ of user information is escaped in a plain source (the last @ starts the extension).
+        let reply = try imgcache.request("/_/w:10/plain/http://alice:S3cretPW99%40127.0.0.1:\(server.port)/photo.jpg")
+        #expect(reply.status == 200)
+        _ = imgcache.stop()
+        #expect(!imgcache.accessLog.contains("S3cretPW99") && imgcache.accessLog.contains("alice:***"), "\(imgcache.accessLog)")
+        // nginx saw the credentials the command line gave (-u), whole.
+        #expect(server.requests.contains { $0.uri == "/photo.jpg" })
+    }
+
+    @Test func clearWhileServingFromDiskGivesNoError() throws {
+        let imgcache = try serve(["--allow-unsigned", "--allow-private-sources", "--memory-cache", "0"])
+        let path = "/_/w:20/plain/\(server.url("photo.jpg"))@png"
+        var statuses: [Int] = []
+        for round in 0..<30 {
+            if round % 3 == 0 { _ = try fetch(["clear"]) }
+            statuses.append(try imgcache.request(path).status)
+        }
+        #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+    }
 }

@@ -146,7 +146,8 @@ import Testing
     @Test func privateAddressesAreTheIANAOnes() {
         let v4: [(String, Bool)] = [("127.0.0.1", true), ("10.1.2.3", true), ("172.16.0.1", true), ("172.32.0.1", false), ("192.168.1.1", true),
                                     ("169.254.169.254", true), ("100.64.0.1", true), ("0.0.0.0", true), ("224.0.0.1", true),
-                                    ("255.255.255.255", true), ("8.8.8.8", false), ("93.184.216.34", false), ("198.18.0.1", true)]
+                                    ("255.255.255.255", true), ("8.8.8.8", false), ("93.184.216.34", false), ("198.18.0.1", true),
+                                    ("192.0.2.2", true), ("198.51.100.1", true), ("203.0.113.1", true), ("192.88.99.1", true), ("192.0.3.1", false)]
         for (text, isPrivate) in v4 {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -156,7 +157,7 @@ import Testing
         }
         let v6: [(String, Bool)] = [("::1", true), ("::", true), ("fe80::1", true), ("fd00::1", true), ("ff02::1", true),
                                     ("::ffff:127.0.0.1", true), ("::ffff:8.8.8.8", false), ("64:ff9b::a00:1", true), ("2002:7f00:1::", true),
-                                    ("2606:4700::1111", false), ("2001:db8::1", true)]
+                                    ("2606:4700::1111", false), ("2001:db8::1", true), ("::ffff:0:7f00:1", true), ("::ffff:0:808:808", true)]
         for (text, isPrivate) in v6 {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)

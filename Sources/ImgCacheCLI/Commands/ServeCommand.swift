@@ -19,7 +19,11 @@ public struct ServeArguments: Equatable, Sendable {
     /// Seconds SIGTERM leaves requests in flight to finish.
     public var grace = 10.0
     public var maxConnections = 10_000
-    public var workers = 8
+    /// Misses made at once: one per core (each decodes in a worker process of its own, under
+    /// the per-image time limit, which more workers than cores would only share out).
+    public var workers = max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// `--max-time` when not given: a download for a request takes at most this long in all.
+    public static let defaultMaximumTime = 30.0
     public var queue = 256
     /// `--access-log FILE` ('-': standard output, the default; 'off': none).
     public var accessLog = "-"
@@ -85,6 +89,9 @@ extension ServeCommand {
         guard let serve = ServeProgram.run else { return startServerProgram() }
         var manager = arguments.manager
         manager.downloads.refusesPrivateAddresses = !arguments.allowsPrivateSources
+        // A source trickling bytes would hold a worker for as long as its body may grow: a
+        // download for a request gets 30 s in all unless told.
+        if manager.settings.maximumTime == nil { manager.settings.maximumTime = ServeArguments.defaultMaximumTime }
         let fetcher: ImageFetcher
         switch ManagerSetup.fetcher(manager, cache: cache, console: console, environment: environment) {
         case .success(let made): fetcher = made
@@ -105,8 +112,12 @@ extension ServeCommand {
             console.error("serve needs \(ServeProgram.name), installed beside imgcache (or in ../libexec/imgcache); it is not there")
             return .unavailable
         }
+        // The words as read, not the process's arguments: those have their secrets blanked
+        // (-u's password, a --proxy's or --remote's), which the server must have whole. It blanks
+        // its own arguments in turn.
+        let words = ProcessArguments.firstRead ?? (1..<Int(CommandLine.argc)).map { CommandLine.unsafeArgv[$0].map { String(cString: $0) } ?? "" }
         var argv: [UnsafeMutablePointer<CChar>?] = [strdup(program)]
-        for index in 1..<Int(CommandLine.argc) { argv.append(CommandLine.unsafeArgv[index].flatMap { strdup($0) }) }
+        for word in words { argv.append(strdup(word)) }
         argv.append(nil)
         execv(program, argv)
         console.error("cannot start \(program): \(String(cString: strerror(errno)))")
@@ -150,7 +161,7 @@ extension ServeArguments: Subcommand {
             .value(.presets, metavar: "FILE", kind: .path, help: "Presets for pr:NAME, one NAME=OPTION/OPTION line each; 'default' applies to every request"),
             .value(.grace, metavar: "SECONDS", kind: .text, help: "Time SIGTERM leaves requests in flight (default 10s)"),
             .value(.maxConnections, metavar: "N", kind: .text, help: "Client connections at once; more are closed as they come (default 10000)"),
-            .value(.workers, metavar: "N", kind: .text, help: "Misses made at once: downloads and variants (default 8)"),
+            .value(.workers, metavar: "N", kind: .text, help: "Misses made at once: downloads and variants (default: the cores, at least 2)"),
             .value(.queue, metavar: "N", kind: .text, help: "Misses that may wait for a worker; beyond, 503 with Retry-After (default 256)"),
             .value(.accessLog, metavar: "FILE", kind: .path, help: "Where the access log goes ('-': standard output, the default; 'off': nowhere)"),
             .value(.headerTimeout, metavar: "SECONDS", kind: .text, help: "Time a connection has to send a whole request head, and to send the next when idle (default 10s)"),

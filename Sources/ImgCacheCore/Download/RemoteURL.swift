@@ -147,6 +147,28 @@ public struct RemoteURL: Equatable, Hashable, Sendable {
         ControlCharacters.escaped(redacted(text))
     }
 
+    /// `text` with the password of every URL in it (`scheme://user:password@`) shown as `***`,
+    /// as a request path that carries a source URL is logged.
+    /// An escaped `@` (`%40`, as a plain source in a path writes it) counts as one.
+    public static func redactingPasswords(in text: String) -> String {
+        guard text.containsUTF8(UInt8(ascii: "@")) || text.contains("%40") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let start = rest.firstRange(of: "://") {
+            out += rest[..<start.upperBound]
+            rest = rest[start.upperBound...]
+            let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            let at = authority.lastIndex(of: "@") ?? authority.ranges(of: "%40").last?.lowerBound
+            if let at {
+                let user = rest[..<at].split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+                out += user + ":***"
+                rest = rest[at...]
+            }
+        }
+        return out + rest
+    }
+
     public static func redacted(_ text: String) -> String {
         // Most URLs carry no user information: one pass over the bytes says so.
         guard text.containsUTF8(UInt8(ascii: "@")), let start = text.firstRange(of: "://") else { return text }
