@@ -176,7 +176,7 @@ complete -c imgcache -n '__fish_seen_subcommand_from serve' -l max-age -x -d 'Ca
 complete -c imgcache -n '__fish_seen_subcommand_from serve' -l presets -r -F -d 'Presets for pr:NAME, one NAME=OPTION/OPTION line each; \'default\' applies to every request'
 complete -c imgcache -n '__fish_seen_subcommand_from serve' -l grace -x -d 'Time SIGTERM leaves requests in flight (default 10s)'
 complete -c imgcache -n '__fish_seen_subcommand_from serve' -l max-connections -x -d 'Client connections at once; more are closed as they come (default 10000)'
-complete -c imgcache -n '__fish_seen_subcommand_from serve' -l workers -x -d 'Misses made at once: downloads and variants (default 8)'
+complete -c imgcache -n '__fish_seen_subcommand_from serve' -l workers -x -d 'Misses made at once: downloads and variants (default: the cores, at least 2)'
 complete -c imgcache -n '__fish_seen_subcommand_from serve' -l queue -x -d 'Misses that may wait for a worker; beyond, 503 with Retry-After (default 256)'
 complete -c imgcache -n '__fish_seen_subcommand_from serve' -l access-log -r -F -d 'Where the access log goes (\'-\': standard output, the default; \'off\': nowhere)'
 complete -c imgcache -n '__fish_seen_subcommand_from serve' -l header-timeout -x -d 'Time a connection has to send a whole request head, and to send the next when idle (default 10s)'

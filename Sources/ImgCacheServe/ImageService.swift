@@ -104,30 +104,63 @@ public final class ImageService: Sendable {
         case .success(let value): checked = value
         }
         if let answer = cached(checked) { return done(answer) }
-        // The same variant, or the original it needs, already being made: waited for outside the queue.
+        // What the request waits for: its variant when the source is known, else the original. A
+        // request for what is already under way, or queued, waits for it outside the queue.
+        let key: String
+        let then: @Sendable (Fetched, WorkPool.WorkerContext) -> Void
+        let work: @Sendable (WorkPool.WorkerContext) -> Fetched
         if let facts = facts(of: checked.url, lookingOnDisk: false) {
             let plan = self.plan(checked, facts: facts)
-            if join(plan.key.string, then: afterVariant(checked, plan: plan, done: done)) { return }
-        } else if join(template.settings.cacheKey(for: checked.url).string, then: afterOriginal(checked, done: done)) {
-            return
+            key = plan.key.string
+            then = afterVariant(checked, plan: plan, done: done)
+            work = { [self] context in make(checked.url, transform: plan.transform, context: context) }
+        } else {
+            key = template.settings.cacheKey(for: checked.url).string
+            then = afterOriginal(checked, done: done)
+            work = { [self] _ in original(checked.url) }
         }
+        guard claim(key, then: then) else { return }
         metrics.workers(busyChange: 0, queuedChange: 1)
         let accepted = pool.submit { [self] context in
             metrics.workers(busyChange: 1, queuedChange: -1)
-            // A client that left while its request waited gets nothing made.
-            if request.abandoned?() == true {
-                metrics.workers(busyChange: -1, queuedChange: 0)
-                return done(.error(499, "the client went away"))
+            defer { metrics.workers(busyChange: -1, queuedChange: 0) }
+            // A client that left while its request waited, alone in waiting for it, gets nothing made.
+            if request.abandoned?() == true, waiting.withLock({ $0[key]?.count == 1 }) {
+                let waiters = waiting.withLock { $0.removeValue(forKey: key) ?? [] }
+                for waiter in waiters { waiter(Fetched(result: .failure(.interrupted(url: checked.url)), gone: true), context) }
+                return
             }
-            make(checked, context: context, done: done)
-            metrics.workers(busyChange: -1, queuedChange: 0)
+            let result = work(context)
+            let waiters = waiting.withLock { $0.removeValue(forKey: key) ?? [] }
+            for waiter in waiters { waiter(result, context) }
         }
         if !accepted {
             metrics.workers(busyChange: 0, queuedChange: -1)
-            metrics.refusedForBusy()
-            var answer = ServeResponse.error(503, "busy: \(settings.queueLimit) requests already wait for a worker")
-            answer.headers.append(("Retry-After", "1"))
-            done(answer)
+            let waiters = waiting.withLock { $0.removeValue(forKey: key) ?? [] }
+            for waiter in waiters {
+                metrics.refusedForBusy()
+                waiter(Fetched(result: .failure(.interrupted(url: checked.url)), busy: true), WorkPool.WorkerContext(limits: template.settings.decodeLimits))
+            }
+        }
+    }
+
+    /// The answer of a request the queue had no room for.
+    var busyAnswer: ServeResponse {
+        var answer = ServeResponse.error(503, "busy: \(settings.queueLimit) requests already wait for a worker")
+        answer.headers.append(("Retry-After", "1"))
+        return answer
+    }
+
+    /// Makes `then` the first request waiting on `key` (true: its work is to be queued), or adds
+    /// it to the requests already waiting (false).
+    private func claim(_ key: String, then: @escaping @Sendable (Fetched, WorkPool.WorkerContext) -> Void) -> Bool {
+        waiting.withLock { table in
+            if table[key] != nil {
+                table[key]!.append(then)
+                return false
+            }
+            table[key] = [then]
+            return true
         }
     }
 
@@ -349,6 +382,8 @@ public final class ImageService: Sendable {
     private func afterOriginal(_ checked: Checked, done: @escaping @Sendable (ServeResponse) -> Void)
         -> @Sendable (Fetched, WorkPool.WorkerContext) -> Void {
         { [self] fetched, context in
+            if fetched.busy { return done(busyAnswer) }
+            if fetched.gone { return done(.error(499, "the client went away")) }
             switch fetched.result {
             case .failure(let error): done(ServeResponse.error(ServeStatus.of(error), ServeResponse.message(error)))
             case .success(let original):
@@ -375,6 +410,8 @@ public final class ImageService: Sendable {
     private func afterVariant(_ checked: Checked, plan: Plan, done: @escaping @Sendable (ServeResponse) -> Void)
         -> @Sendable (Fetched, WorkPool.WorkerContext) -> Void {
         { [self] outcome, _ in
+            if outcome.busy { return done(busyAnswer) }
+            if outcome.gone { return done(.error(499, "the client went away")) }
             switch outcome.result {
             case .failure(let error): done(ServeResponse.error(ServeStatus.of(error), ServeResponse.message(error)))
             case .success(let fetched):
@@ -429,6 +466,9 @@ public final class ImageService: Sendable {
     struct Fetched: Sendable {
         let result: Result<FetchResult, FetchError>
         var unkeptBytes: [UInt8]?
+        /// Not tried: the queue had no room (503), or the client had gone.
+        var busy = false
+        var gone = false
     }
 
     /// The original of `url`: the cached one, else downloaded (as `imgcache fetch` would, no
@@ -450,7 +490,11 @@ public final class ImageService: Sendable {
         var settings = template.settings
         settings.variants = [transform]
         let maker = VariantMaker(cache: template.cache, settings: settings, log: nil, lockHandle: context.lockHandle, decoder: context.decoder)
-        let answer = maker.answer(for: original)
+        var answer = maker.answer(for: original)
+        // Removed between its lookup and its decode (`clear`, `clean`): fetched again, once.
+        if case .failure(.notUsable(_, VariantMaker.originalWentAway)) = answer, case .success(let again) = download(url).result {
+            answer = maker.answer(for: again)
+        }
         var unkept: [UInt8]?
         if case .success(let made) = answer, let variant = made.variants.first, !variant.isStored {
             unkept = try? FileSystem.readFile(variant.path, limit: 1 << 30)

@@ -81,7 +81,7 @@ public struct ImgproxyPath: Equatable, Sendable {
     }
 
     /// `text` with its %XX escapes decoded; nil when an escape is malformed or the result is not UTF-8.
-    static func percentDecoded(_ text: String) -> String? {
+    public static func percentDecoded(_ text: String) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()

@@ -159,7 +159,7 @@ final class RequestHandler: ChannelInboundHandler {
             finish()
         }
         let remote = context.remoteAddress.map(RequestHandler.describe) ?? "-"
-        server.log.write(AccessLog.Line(remote: remote, method: head.method.rawValue, target: RemoteURL.redactingPasswords(in: head.uri),
+        server.log.write(AccessLog.Line(remote: remote, method: head.method.rawValue, target: RequestHandler.logged(head.uri),
                                         version: "HTTP/\(head.version.major).\(head.version.minor)", status: answer.status,
                                         bytes: sent, referer: head.headers.first(name: "referer"),
                                         userAgent: head.headers.first(name: "user-agent"), seconds: WallClock.monotonic() - started,
@@ -185,6 +185,14 @@ final class RequestHandler: ChannelInboundHandler {
         } else {
             context.close(promise: nil)
         }
+    }
+
+    /// The request target as the log shows it: a source's password as `***`, also in a source
+    /// written percent-encoded whole (`http%3A%2F%2Fuser%3Apassword%40host`), which is logged decoded.
+    static func logged(_ target: String) -> String {
+        let encodedScheme = target.lowercased().contains("%3a%2f%2f")
+        let text = encodedScheme ? (ImgproxyPath.percentDecoded(target) ?? target) : target
+        return RemoteURL.redactingPasswords(in: text)
     }
 
     static func describe(_ address: SocketAddress) -> String {

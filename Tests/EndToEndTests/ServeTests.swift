@@ -515,13 +515,13 @@ import Testing
         let imgcache = try serve(["--allow-unsigned", "--allow-private-sources", "--workers", "2", "--queue", "2"])
         let port = imgcache.port, base = faults.baseURL
         let statuses = Mutex([Int]())
-        DispatchQueue.concurrentPerform(iterations: 24) { index in
-            let path = "/_/rs:fill:\(20 + index % 3):\(20 + index % 3)/plain/\(base)/delay/300/photo.jpg@webp"
+        DispatchQueue.concurrentPerform(iterations: 60) { index in
+            let path = "/_/rs:fill:\(20 + index % 10):\(20 + index % 10)/plain/\(base)/delay/300/photo.jpg@webp"
             let status = (try? HTTPReply.exchange(port: port, raw: HTTPReply.requestText(path)))?.status ?? 0
             statuses.withLock { $0.append(status) }
         }
         let all = statuses.withLock { $0 }
-        #expect(all.count == 24 && all.allSatisfy { $0 == 200 }, "\(all)")
+        #expect(all.count == 60 && all.allSatisfy { $0 == 200 }, "\(all)")
         #expect(faults.requestCount(path: "/delay/300/photo.jpg") == 1)
     }
 
@@ -630,6 +630,8 @@ import Testing
         // The @ of user information is escaped in a plain source (the last @ starts the extension).
         let reply = try imgcache.request("/_/w:10/plain/http://alice:S3cretPW99%40127.0.0.1:\(server.port)/photo.jpg")
         #expect(reply.status == 200)
+        // Also with the source percent-encoded whole.
+        #expect(try imgcache.request("/_/w:12/plain/http%3A%2F%2Falice%3AS3cretPW99%40127.0.0.1%3A\(server.port)%2Fphoto.jpg").status == 200)
         _ = imgcache.stop()
         #expect(!imgcache.accessLog.contains("S3cretPW99") && imgcache.accessLog.contains("alice:***"), "\(imgcache.accessLog)")
         // nginx saw the credentials the command line gave (-u), whole.

@@ -85,7 +85,7 @@ package struct VariantMaker {
     }
 
     /// Why variants were not made when the original was removed meanwhile (the manager looks it up again).
-    static let originalWentAway = "the cached original went away before its variants were made"
+    package static let originalWentAway = "the cached original went away before its variants were made"
 
     /// What became of the original when its variants could not be made.
     private func fate(of original: FetchResult) -> FetchError.OriginalFate {
