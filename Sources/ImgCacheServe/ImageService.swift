@@ -369,15 +369,6 @@ public final class ImageService: Sendable {
 
     // MARK: - Misses
 
-    /// Makes what `checked` asks (downloading the original first when it is not cached) and answers.
-    func make(_ checked: Checked, context: WorkPool.WorkerContext, done: @escaping @Sendable (ServeResponse) -> Void) {
-        if let facts = facts(of: checked.url, lookingOnDisk: true) {
-            return makeVariant(checked, facts: facts, context: context, done: done)
-        }
-        let originalKey = template.settings.cacheKey(for: checked.url).string
-        awaitResult(key: originalKey, context: context, work: { [self] _ in download(checked.url) }, then: afterOriginal(checked, done: done))
-    }
-
     /// What a request does once the original it waited for is there: its size is made.
     private func afterOriginal(_ checked: Checked, done: @escaping @Sendable (ServeResponse) -> Void)
         -> @Sendable (Fetched, WorkPool.WorkerContext) -> Void {
@@ -431,16 +422,6 @@ public final class ImageService: Sendable {
                 metrics.served(from: .made)
                 done(respond(with: entry, checked: checked, plan: plan, tier: "made"))
             }
-        }
-    }
-
-    /// Adds `then` to the requests waiting on `key`, when something is under way for it: a
-    /// request that only waits takes no place in the queue. False when nothing is.
-    private func join(_ key: String, then: @escaping @Sendable (Fetched, WorkPool.WorkerContext) -> Void) -> Bool {
-        waiting.withLock { table in
-            guard table[key] != nil else { return false }
-            table[key]!.append(then)
-            return true
         }
     }
 
