@@ -23,6 +23,9 @@ public final class ImageService: Sendable {
     /// Accept chose the format: a hit in memory then reads no option and derives no key again.
     private let routes = Mutex<[String: Route]>([:])
 
+    /// What a route is known by: the path and the Accept header (which may choose the format).
+    static func route(of request: Request) -> String { request.path + "\n" + (request.accept ?? "") }
+
     /// A checked path's variant key, whether Accept chose its format, and its source's host.
     struct Route: Sendable {
         let key: String
@@ -91,7 +94,7 @@ public final class ImageService: Sendable {
     /// Answers `request`, calling `done` once: at once for a hit or a refusal, from a worker's
     /// thread for a miss.
     public func respond(_ request: Request, done: @escaping @Sendable (ServeResponse) -> Void) {
-        let route = request.path + "\n" + (request.accept ?? "")
+        let route = ImageService.route(of: request)
         if let known = routes.withLock({ $0[route] }), let item = memory.item(known.key),
            WallClock.monotonic() - item.checkedAt < ImageService.memoryRecheck, !settings.refusesPrivateSources || !known.hostIsPrivate() {
             let answer = respond(with: item, request: request, negotiated: known.negotiated, tier: "memory")
@@ -217,7 +220,7 @@ public final class ImageService: Sendable {
         routes.withLock { table in
             if table.count >= ImageService.tableLimit { table.removeAll(keepingCapacity: true) }
             let host = (try? RemoteURL(parsing: checked.url))?.host ?? ""
-            table[checked.request.path + "\n" + (checked.request.accept ?? "")] = Route(
+            table[ImageService.route(of: checked.request)] = Route(
                 key: plan.key.string, negotiated: plan.negotiated, hostIsPrivate: { [privateHosts] in privateHosts.reachesPrivate(host) })
         }
         // Each minute a hot item goes through the disk lookup again: it marks the entry used (cron's
@@ -241,8 +244,8 @@ public final class ImageService: Sendable {
 
     /// How a request's image is made of a source, and the key it is kept under.
     struct Plan {
-        /// nil: the original as served.
-        let transform: ImageTransform?
+        /// Always one: every answer is encoded anew.
+        let transform: ImageTransform
         let key: CacheKey
         /// Whether the format was chosen by the request's Accept (`Vary: Accept`).
         let negotiated: Bool
@@ -406,10 +409,10 @@ public final class ImageService: Sendable {
             switch outcome.result {
             case .failure(let error): done(ServeResponse.error(ServeStatus.of(error), ServeResponse.message(error)))
             case .success(let fetched):
-                let variant = plan.transform == nil ? nil : fetched.variants.first
+                let variant = fetched.variants.first
                 let path = variant?.path ?? fetched.path
                 let metadata = variant?.metadata ?? fetched.metadata
-                if variant?.isStored == false || (variant == nil && !fetched.isStored) {
+                if !(variant?.isStored ?? fetched.isStored) {
                     // Not kept (the cache is full): answered from the bytes made, read while they were there.
                     guard let bytes = outcome.unkeptBytes else { return done(.error(500, "the image was made but cannot be read")) }
                     let item = MemoryTier.Item(bytes: bytes, contentType: metadata.format?.mediaType ?? "application/octet-stream",
@@ -464,10 +467,10 @@ public final class ImageService: Sendable {
     }
 
     /// `transform`'s variant of `url` made on this thread (its decode in the thread's worker
-    /// process), from the original; nil `transform`: the original itself.
-    private func make(_ url: String, transform: ImageTransform?, context: WorkPool.WorkerContext) -> Fetched {
+    /// process), from the original.
+    private func make(_ url: String, transform: ImageTransform, context: WorkPool.WorkerContext) -> Fetched {
         let found = original(url)
-        guard let transform, case .success(let original) = found.result else { return found }
+        guard case .success(let original) = found.result else { return found }
         var settings = template.settings
         settings.variants = [transform]
         let maker = VariantMaker(cache: template.cache, settings: settings, log: nil, lockHandle: context.lockHandle, decoder: context.decoder)

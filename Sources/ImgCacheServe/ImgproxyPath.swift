@@ -85,17 +85,9 @@ public struct ImgproxyPath: Equatable, Sendable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()
-        func hex(_ byte: UInt8?) -> UInt8? {
-            switch byte {
-            case let b? where b >= 48 && b <= 57: return b - 48
-            case let b? where b >= 65 && b <= 70: return b - 55
-            case let b? where b >= 97 && b <= 102: return b - 87
-            default: return nil
-            }
-        }
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
-                guard let high = hex(iterator.next()), let low = hex(iterator.next()) else { return nil }
+                guard let high = hexValue(iterator.next()), let low = hexValue(iterator.next()) else { return nil }
                 bytes.append(high << 4 | low)
             } else {
                 bytes.append(byte)

@@ -90,15 +90,11 @@ public struct ProcessingOptions: Equatable, Sendable {
                 try expect(1...4)
                 extend = try ProcessingOptions.boolean(arguments[0], option: option.name)
                 if let gravity = argument(1) { self.gravity = try ProcessingOptions.gravity(gravity) }
-                if argument(2).map({ $0 != "0" }) ?? false || argument(3).map({ $0 != "0" }) ?? false {
-                    throw Problem(description: "option '\(option.name)': gravity offsets are not supported")
-                }
+                try ProcessingOptions.refuseOffsets(argument(2), argument(3), option: option.name)
             case "gravity", "g":
                 try expect(1...3)
                 gravity = try ProcessingOptions.gravity(arguments[0])
-                if argument(1).map({ $0 != "0" }) ?? false || argument(2).map({ $0 != "0" }) ?? false {
-                    throw Problem(description: "option '\(option.name)': gravity offsets are not supported")
-                }
+                try ProcessingOptions.refuseOffsets(argument(1), argument(2), option: option.name)
             case "quality", "q":
                 try expect(1...1)
                 guard let value = Int(arguments[0]), (0...100).contains(value) else {
@@ -147,6 +143,13 @@ public struct ProcessingOptions: Equatable, Sendable {
             default:
                 throw Problem(description: "option '\(option.name)' is not supported")
             }
+        }
+    }
+
+    /// Gravity's X and Y offsets, which are not done: anything but absent or 0 is refused.
+    static func refuseOffsets(_ x: String?, _ y: String?, option: String) throws(Problem) {
+        guard [x, y].allSatisfy({ $0 == nil || $0 == "0" }) else {
+            throw Problem(description: "option '\(option)': gravity offsets are not supported")
         }
     }
 

@@ -88,21 +88,23 @@ public struct URLSignature: Sendable {
         guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(digits.count / 2)
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case 48...57: return digit - 48
-            case 65...70: return digit - 55
-            case 97...102: return digit - 87
-            default: return nil
-            }
-        }
         var index = 0
         while index < digits.count {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
         return bytes
+    }
+}
+
+/// The value of one hex digit, either case; nil when `digit` is none.
+func hexValue(_ digit: UInt8?) -> UInt8? {
+    switch digit {
+    case let d? where d >= 48 && d <= 57: return d - 48
+    case let d? where d >= 65 && d <= 70: return d - 55
+    case let d? where d >= 97 && d <= 102: return d - 87
+    default: return nil
     }
 }
 

@@ -68,16 +68,15 @@ final class AccessLog: Sendable {
     func write(_ line: Line) {
         guard path != nil else { return }
         let text = (json ? jsonLine(line) : combinedLine(line)) + "\n"
+        let bytes = Array(text.utf8)
         descriptor.withLock { descriptor in
-            var bytes = Array(text.utf8)
             var offset = 0
             while offset < bytes.count {
-                let written = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+                let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
                 if written < 0, errno == EINTR { continue }
                 if written <= 0 { break }
                 offset += written
             }
-            bytes.removeAll()
         }
     }
 

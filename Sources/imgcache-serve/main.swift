@@ -14,6 +14,6 @@ ServeProgram.setRunner { launch in ImageServer.run(launch) }
 let words = ProcessArguments.words()
 ProcessArguments.hideSecrets(of: words)
 // Started as imgcache-serve with the words of `imgcache serve …`; by itself, the command is implied.
-let status = CommandRunner.run(words.first == "serve" || words.contains("serve") ? words : ["serve"] + words)
+let status = CommandRunner.run(words.contains("serve") ? words : ["serve"] + words)
 fflush(nil)
 exit(status)

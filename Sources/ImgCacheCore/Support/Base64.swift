@@ -20,7 +20,10 @@ public enum Base64 {
     }
 
     /// The bytes of base64 `text` (padding optional); nil when a character is not base64.
-    public static func decoded(_ text: String) -> [UInt8]? {
+    public static func decoded(_ text: String) -> [UInt8]? { decoded(text, alphabet: alphabet) }
+
+    /// The bytes of `text` written in `alphabet` (padding optional); nil when a character is not of it.
+    private static func decoded(_ text: String, alphabet: [UInt8]) -> [UInt8]? {
         var bits: UInt32 = 0, count = 0
         var out: [UInt8] = []
         for byte in text.utf8 where byte != UInt8(ascii: "=") {
@@ -50,18 +53,5 @@ public enum Base64 {
     }
 
     /// The bytes of URL-safe base64 `text` (padding optional); nil when a character is not of its alphabet.
-    public static func urlDecoded(_ text: String) -> [UInt8]? {
-        var bits: UInt32 = 0, count = 0
-        var out: [UInt8] = []
-        for byte in text.utf8 where byte != UInt8(ascii: "=") {
-            guard let value = urlAlphabet.firstIndex(of: byte) else { return nil }
-            bits = bits << 6 | UInt32(value)
-            count += 6
-            if count >= 8 {
-                count -= 8
-                out.append(UInt8(bits >> UInt32(count) & 255))
-            }
-        }
-        return out
-    }
+    public static func urlDecoded(_ text: String) -> [UInt8]? { decoded(text, alphabet: urlAlphabet) }
 }
