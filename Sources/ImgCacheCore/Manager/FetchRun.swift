@@ -144,8 +144,14 @@ struct VariantQueue {
         let estimate = (metadata.width ?? 0) * (metadata.height ?? 0) * 4 * max(1, metadata.frameCount ?? 1) + Int(metadata.byteCount)
         pending[token] = Pending(fingerprint: fingerprint, first: first, url: url, repeats: repeats, estimate: estimate)
         tokenByKey[fingerprint] = token
-        waiting.append(VariantWorkers.Job(token: token, original: original))
+        // Held open while it waits, so that a clear meanwhile cannot take its bytes away; within a bound
+        // of descriptors: past it, a job opens its original when it starts.
+        let held = original.isStored && waiting.count < Self.heldOriginalsLimit ? HeldOriginal(path: original.path) : nil
+        waiting.append(VariantWorkers.Job(token: token, original: original, held: held))
     }
+
+    /// How many waiting jobs hold their original open at most.
+    static let heldOriginalsLimit = 128
 
     /// A later input with the same key joins the answer being made.
     mutating func join(_ fingerprint: KeyFingerprint, index: Int, url: String) -> Bool {

@@ -94,7 +94,7 @@ extension ImageFetcher {
             if let variantWorkers {
                 variantWorkers.submit(job)
             } else {
-                messages.push(.variantsMade(token: job.token, variantMaker.answer(for: job.original), log: []))
+                messages.push(.variantsMade(token: job.token, variantMaker.answer(for: job.original, held: job.held), log: []))
             }
         }
     }

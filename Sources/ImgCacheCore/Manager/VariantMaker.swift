@@ -31,8 +31,9 @@ package struct VariantMaker {
         self.decoder = decoder
     }
 
-    /// The answer for `original` (the image as served, found or stored) with every variant.
-    package func answer(for original: FetchResult) -> Result<FetchResult, FetchError> {
+    /// The answer for `original` (the image as served, found or stored) with every variant; `held`,
+    /// its file open since the job was queued.
+    package func answer(for original: FetchResult, held: HeldOriginal? = nil) -> Result<FetchResult, FetchError> {
         // An original handed over in a temporary file (CacheMemoryOnly, --no-original) is not kept.
         defer { if !original.isStored { try? FileSystem.remove(original.path) } }
         let url = original.url
@@ -55,7 +56,7 @@ package struct VariantMaker {
             && madeFromOtherBytes(than: original, now: now)
         if made.contains(where: { $0 == nil }) {
             do throws(FetchError) {
-                try makeMissing(&made, of: original, now: now)
+                try makeMissing(&made, of: original, held: held, now: now)
             } catch {
                 return .failure(error)
             }
@@ -95,16 +96,21 @@ package struct VariantMaker {
     /// The variants not found, made from the original's bytes: one decode for all of them, in a decode
     /// worker, which reads the file itself; imgcache reads only its header (and the whole file only to
     /// copy it, for a variant that is the original as served).
-    private func makeMissing(_ made: inout [FetchResult.Variant?], of original: FetchResult, now: Double) throws(FetchError) {
+    private func makeMissing(_ made: inout [FetchResult.Variant?], of original: FetchResult, held: HeldOriginal?,
+                             now: Double) throws(FetchError) {
         let url = original.url
         let descriptor: Int32
-        switch SystemCall.open(original.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) {
-        case .success(let opened): descriptor = opened
-        // Removed since it was found (a clear in another process): what a miss would have said.
-        case .failure(.noSuchFile): throw .notUsable(url: url, reason: VariantMaker.originalWentAway)
-        case .failure(let errno): throw .cacheUnwritable(SystemError("read", path: original.path, errno: errno))
+        if let held {
+            descriptor = held.descriptor
+        } else {
+            switch SystemCall.open(original.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) {
+            case .success(let opened): descriptor = opened
+            // Removed since it was found (a clear in another process): what a miss would have said.
+            case .failure(.noSuchFile): throw .notUsable(url: url, reason: VariantMaker.originalWentAway)
+            case .failure(let errno): throw .cacheUnwritable(SystemError("read", path: original.path, errno: errno))
+            }
         }
-        defer { SystemCall.close(descriptor) }
+        defer { if held == nil { SystemCall.close(descriptor) } }
         let file: FileStatus
         let head: [UInt8]
         do throws(SystemError) {

@@ -15,6 +15,8 @@ final class VariantWorkers: Sendable {
     struct Job: Sendable {
         let token: Int
         let original: FetchResult
+        /// The original's file, open since the job was queued (nil: opened when the job starts).
+        var held: HeldOriginal? = nil
     }
 
     private let jobs = BlockingQueue<Job?>()
@@ -36,7 +38,7 @@ final class VariantWorkers: Sendable {
                     let lines = LogLines()
                     let maker = VariantMaker(cache: cache, settings: settings, log: logs ? { lines.append($0) } : nil,
                                              lockHandle: lockHandle, decoder: decoder)
-                    let answer = maker.answer(for: job.original)
+                    let answer = maker.answer(for: job.original, held: job.held)
                     messages.push(.variantsMade(token: job.token, answer, log: lines.collected))
                 }
             }
