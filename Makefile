@@ -18,17 +18,20 @@ DESTDIR ?=
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libhiredis-dev pkgconf \
 	libavif-dev libheif-dev libjxl-dev libtiff-dev librsvg2-dev liblcms2-dev libarchive-dev libseccomp-dev
 TEST_PACKAGES := nginx openssl zsh fish jq man-db file curl redis-server parallel strace libgs-common chromium valgrind binutils \
-	systemd wrk
+	systemd wrk debootstrap lintian
 BENCH_PACKAGES := hyperfine wget curl aria2 time python3-pil libvips-tools linux-perf \
 	libavif-bin libheif-examples libjxl-tools librsvg2-bin
 
 RELEASE_BIN := .build/release/imgcache
+# The version is ImgCache.version, the one `imgcache --version` prints.
+VERSION := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/ImgCacheCore/ImgCache.swift)
+DEB := .build/deb/imgcache_$(VERSION)-1_$(shell dpkg --print-architecture).deb
 SERVE_BIN := .build/release/imgcache-serve
 # The last commit that decoded in the imgcache process itself: `make bench` times thumbnails
 # against it, to show what decode workers cost.
 IN_PROCESS_BASELINE := b03c4aa
 
-.PHONY: all deps test-deps bench-deps build test run install generate bench fuzz soak clean
+.PHONY: all deps test-deps bench-deps build test run install deb package-test generate bench fuzz soak clean
 
 all: build
 
@@ -62,6 +65,17 @@ test: test-deps
 	scripts/fuzz.sh --build-only
 	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --product imgcache
 	scripts/count-instructions.sh $(RELEASE_BIN) --check
+	$(MAKE) package-test
+
+# The Debian package (dpkg-deb), checked by lintian; its overrides are explained in
+# packaging/debian/lintian-overrides.
+deb: build
+	scripts/make-deb.sh
+
+# The package installed by apt in a new Debian 12 root (debootstrap) and used there.
+package-test: deb
+	lintian --fail-on error,warning --info $(DEB)
+	scripts/package-test.sh $(DEB)
 
 run: build
 	scripts/demo.sh $(RELEASE_BIN)

@@ -37,7 +37,7 @@ static void lcms_quiet(cmsContext context, cmsUInt32Number code, const char *tex
 IC_LCMS_FUNCTIONS(IC_DECLARE_POINTER)
 IC_LIBRARY_STATE(lcms)
 static void lcms_load_once(void) {
-    IC_OPEN_AND_RESOLVE(lcms, "liblcms2-dev", IC_LCMS_FUNCTIONS, "liblcms2.so.2", "liblcms2.so")
+    IC_OPEN_AND_RESOLVE(lcms, "liblcms2-2", IC_LCMS_FUNCTIONS, "liblcms2.so.2", "liblcms2.so")
     // A profile lcms2 cannot read is no colour at all: said by the caller, not printed.
     p_cmsSetLogErrorHandler(lcms_quiet);
     lcms_loaded = 1;

@@ -44,7 +44,7 @@ IC_CURL_FUNCTIONS(IC_DECLARE_POINTER)
 IC_LIBRARY_STATE(curl)
 
 static void curl_load_once(void) {
-    IC_OPEN_AND_RESOLVE(curl, "libcurl4-openssl-dev", IC_CURL_FUNCTIONS, "libcurl.so.4", "libcurl.so")
+    IC_OPEN_AND_RESOLVE(curl, "libcurl4", IC_CURL_FUNCTIONS, "libcurl.so.4", "libcurl.so")
     CURLcode code = p_curl_global_init(CURL_GLOBAL_ALL);
     if (code != CURLE_OK) {
         snprintf(curl_load_error, sizeof curl_load_error, "curl_global_init failed: %s",

@@ -36,7 +36,7 @@
     X(void, avifRWDataFree, (avifRWData *))                                                        \
     X(const char *, avifVersion, (void))
 
-IC_LIBRARY(avif, "libavif-dev", IC_AVIF_FUNCTIONS, "libavif.so.15", "libavif.so")
+IC_LIBRARY(avif, "libavif15", IC_AVIF_FUNCTIONS, "libavif.so.15", "libavif.so")
 
 const char *ic_avif_version(void) {
     char error[64];
@@ -269,7 +269,7 @@ done:
 IC_HEIF_FUNCTIONS(IC_DECLARE_POINTER)
 IC_LIBRARY_STATE(heif)
 static void heif_load_once(void) {
-    IC_OPEN_AND_RESOLVE(heif, "libheif-dev", IC_HEIF_FUNCTIONS, "libheif.so.1", "libheif.so")
+    IC_OPEN_AND_RESOLVE(heif, "libheif1", IC_HEIF_FUNCTIONS, "libheif.so.1", "libheif.so")
     // Its decoder plug-ins (libde265, dav1d, aom) are found by heif_init.
     p_heif_init(NULL);
     heif_loaded = 1;

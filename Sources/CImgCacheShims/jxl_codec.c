@@ -61,8 +61,8 @@ IC_JXL_FUNCTIONS(IC_DECLARE_POINTER)
 IC_JXL_THREAD_FUNCTIONS(IC_DECLARE_POINTER)
 IC_LIBRARY_STATE(jxl)
 static void jxl_load_once(void) {
-    IC_OPEN_AND_RESOLVE(jxl, "libjxl-dev", IC_JXL_FUNCTIONS, "libjxl.so.0.7", "libjxl.so")
-    IC_OPEN_AND_RESOLVE(jxl, "libjxl-dev", IC_JXL_THREAD_FUNCTIONS, "libjxl_threads.so.0.7", "libjxl_threads.so")
+    IC_OPEN_AND_RESOLVE(jxl, "libjxl0.7", IC_JXL_FUNCTIONS, "libjxl.so.0.7", "libjxl.so")
+    IC_OPEN_AND_RESOLVE(jxl, "libjxl0.7", IC_JXL_THREAD_FUNCTIONS, "libjxl_threads.so.0.7", "libjxl_threads.so")
     jxl_loaded = 1;
 }
 IC_LIBRARY_LOADER(jxl)

@@ -49,7 +49,7 @@
     X(size_t, png_get_rowbytes, (png_const_structrp, png_const_inforp))                \
     X(void, png_set_chunk_malloc_max, (png_structrp, png_alloc_size_t))
 
-IC_LIBRARY(png, "libpng-dev", IC_PNG_FUNCTIONS, "libpng16.so.16", "libpng16.so")
+IC_LIBRARY(png, "libpng16-16", IC_PNG_FUNCTIONS, "libpng16.so.16", "libpng16.so")
 
 typedef struct {
     jmp_buf jump;
@@ -148,7 +148,7 @@ int ic_png_read_header(const uint8_t *data, size_t size, ic_image_header *out,
     X(boolean, jpeg_read_icc_profile, (j_decompress_ptr, JOCTET **, unsigned int *)) \
     X(void, jpeg_calc_output_dimensions, (j_decompress_ptr))
 
-IC_LIBRARY(jpeg, "libjpeg-dev", IC_JPEG_FUNCTIONS, "libjpeg.so.62", "libjpeg.so")
+IC_LIBRARY(jpeg, "libjpeg62-turbo", IC_JPEG_FUNCTIONS, "libjpeg.so.62", "libjpeg.so")
 
 typedef struct {
     struct jpeg_error_mgr manager;  // first, so the library's pointer is ours too

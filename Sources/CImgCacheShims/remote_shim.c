@@ -22,7 +22,7 @@
     X(int, EVP_DigestUpdate, (EVP_MD_CTX *, const void *, size_t))                               \
     X(int, EVP_DigestFinal_ex, (EVP_MD_CTX *, unsigned char *, unsigned int *))
 
-IC_LIBRARY(crypto, "libssl-dev", IC_CRYPTO_FUNCTIONS, "libcrypto.so.3", "libcrypto.so")
+IC_LIBRARY(crypto, "libssl3", IC_CRYPTO_FUNCTIONS, "libcrypto.so.3", "libcrypto.so")
 
 int ic_sha256(const void *data, size_t length, uint8_t digest[32]) {
     unsigned int size = 0;
@@ -62,7 +62,7 @@ int ic_sha256_file(int fd, uint8_t digest[32]) {
 // redisContext and redisReply it reads changed between hiredis 0.14 and 1.x.
 #define IC_STRING(value) #value
 #define IC_SONAME(version) "libhiredis.so." IC_STRING(version)
-IC_LIBRARY(redis, "libhiredis-dev", IC_REDIS_FUNCTIONS, IC_SONAME(HIREDIS_SONAME))
+IC_LIBRARY(redis, "libhiredis0.14", IC_REDIS_FUNCTIONS, IC_SONAME(HIREDIS_SONAME))
 #undef IC_SONAME
 #undef IC_STRING
 

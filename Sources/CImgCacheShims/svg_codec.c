@@ -53,7 +53,7 @@ enum { IC_CAIRO_FORMAT_ARGB32 = 0 };
     X(void, cairo_scale, (ic_cairo *, double, double))
 
 // GLib and cairo are librsvg's own dependencies: found through its handle.
-IC_LIBRARY(rsvg, "librsvg2-dev", IC_RSVG_FUNCTIONS, "librsvg-2.so.2", "librsvg-2.so")
+IC_LIBRARY(rsvg, "librsvg2-2", IC_RSVG_FUNCTIONS, "librsvg-2.so.2", "librsvg-2.so")
 
 const char *ic_rsvg_version(void) {
     static char text[32];

@@ -40,7 +40,7 @@ static void tiff_error(const char *module, const char *format, va_list arguments
 IC_TIFF_FUNCTIONS(IC_DECLARE_POINTER)
 IC_LIBRARY_STATE(tiff)
 static void tiff_load_once(void) {
-    IC_OPEN_AND_RESOLVE(tiff, "libtiff-dev", IC_TIFF_FUNCTIONS, "libtiff.so.6", "libtiff.so")
+    IC_OPEN_AND_RESOLVE(tiff, "libtiff6", IC_TIFF_FUNCTIONS, "libtiff.so.6", "libtiff.so")
     // libtiff prints to stderr unless told otherwise: its errors become our message, warnings nothing.
     p_TIFFSetErrorHandler(tiff_error);
     p_TIFFSetWarningHandler(NULL);

@@ -86,9 +86,9 @@ IC_WEBP_MUX_FUNCTIONS(IC_DECLARE_POINTER)
 IC_LIBRARY_STATE(webp)
 
 static void webp_load_once(void) {
-    IC_OPEN_AND_RESOLVE(webp, "libwebp-dev", IC_WEBP_FUNCTIONS, "libwebp.so.7", "libwebp.so")
-    IC_OPEN_AND_RESOLVE(webp, "libwebp-dev", IC_WEBP_DEMUX_FUNCTIONS, "libwebpdemux.so.2", "libwebpdemux.so")
-    IC_OPEN_AND_RESOLVE(webp, "libwebp-dev", IC_WEBP_MUX_FUNCTIONS, "libwebpmux.so.3", "libwebpmux.so")
+    IC_OPEN_AND_RESOLVE(webp, "libwebp7", IC_WEBP_FUNCTIONS, "libwebp.so.7", "libwebp.so")
+    IC_OPEN_AND_RESOLVE(webp, "libwebpdemux2", IC_WEBP_DEMUX_FUNCTIONS, "libwebpdemux.so.2", "libwebpdemux.so")
+    IC_OPEN_AND_RESOLVE(webp, "libwebpmux3", IC_WEBP_MUX_FUNCTIONS, "libwebpmux.so.3", "libwebpmux.so")
     webp_loaded = 1;
 }
 
@@ -244,7 +244,7 @@ failed:
                                GifByteType *, GifByteType *, GifColorType *))
 
 int ic_gif_load(char *error, size_t error_size);
-IC_LIBRARY(gif, "libgif-dev", IC_GIF_FUNCTIONS, "libgif.so.7", "libgif.so")
+IC_LIBRARY(gif, "libgif7", IC_GIF_FUNCTIONS, "libgif.so.7", "libgif.so")
 
 typedef struct {
     const uint8_t *data;

@@ -34,7 +34,7 @@
     X(int, seccomp_attr_set, (scmp_filter_ctx, enum scmp_filter_attr, uint32_t))                      \
     X(int, seccomp_load, (const scmp_filter_ctx))
 
-IC_LIBRARY(seccomp, "libseccomp-dev", IC_SECCOMP_FUNCTIONS, "libseccomp.so.2", "libseccomp.so")
+IC_LIBRARY(seccomp, "libseccomp2", IC_SECCOMP_FUNCTIONS, "libseccomp.so.2", "libseccomp.so")
 
 int ic_worker_spawn(const char *path, char *const argv[], char *const envp[], int channel, int output, int32_t *pid) {
     posix_spawn_file_actions_t actions;

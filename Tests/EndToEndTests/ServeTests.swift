@@ -366,22 +366,46 @@ import Testing
     }
 
     @Test func theUnitsVerifyAndSocketActivationServes() throws {
+        // The package's four units, and SERVE.md's two drop-ins applied to them.
         let work = try TemporaryDirectory("imgcache-units")
-        let units = try Self.blocks("ini")
-        #expect(units.count == 2)
-        try units[0].replacingOccurrences(of: "/usr/local/bin/imgcache", with: Paths.binary)
-            .write(toFile: work.appending("imgcache.service"), atomically: true, encoding: .utf8)
-        try units[1].write(toFile: work.appending("imgcache.socket"), atomically: true, encoding: .utf8)
-        let verified = try ImgCacheProcess.runShell("systemd-analyze verify ./imgcache.service ./imgcache.socket", environment: [:],
-                                                    home: home.path, workingDirectory: work.path)
+        let names = ["imgcache-serve.service", "imgcache-serve.socket", "imgcache-clean.service", "imgcache-clean.timer"]
+        var service = ""
+        for name in names {
+            let text = try String(contentsOf: Paths.repository.appendingPathComponent("packaging/systemd/" + name), encoding: .utf8)
+                .replacingOccurrences(of: "/usr/bin/imgcache", with: Paths.binary)
+            if name == "imgcache-serve.service" { service = text }
+            try text.write(toFile: work.appending(name), atomically: true, encoding: .utf8)
+        }
+        let dropIns = try Self.blocks("ini")
+        #expect(dropIns.count == 2 && dropIns[0].contains("systemctl edit imgcache-serve.socket")
+                && dropIns[1].contains("systemctl edit imgcache-serve.service"), "\(dropIns)")
+        for (unit, dropIn) in zip(["imgcache-serve.socket", "imgcache-serve.service"], dropIns) {
+            try FileManager.default.createDirectory(atPath: work.appending(unit + ".d"), withIntermediateDirectories: true)
+            try dropIn.replacingOccurrences(of: "/usr/bin/imgcache", with: Paths.binary)
+                .write(toFile: work.appending(unit + ".d/override.conf"), atomically: true, encoding: .utf8)
+        }
+        let verified = try ImgCacheProcess.runShell("systemd-analyze verify --man=no " + names.map { "./" + $0 }.joined(separator: " "),
+                                                    environment: [:], home: home.path, workingDirectory: work.path)
         #expect(verified.status == 0 && verified.standardError.isEmpty, "\(verified.standardError)")
+        // Sandboxed as Docs/SERVE.md rates them.
+        for (unit, rating) in [("imgcache-serve.service", "1.6 OK"), ("imgcache-clean.service", "0.9 SAFE")] {
+            let security = try ImgCacheProcess.runShell("systemd-analyze security --offline=true --no-pager ./" + unit, environment: [:],
+                                                        home: home.path, workingDirectory: work.path)
+            #expect(security.output.contains("for \(unit): \(rating)"), "\(security.output.suffix(300))")
+        }
+        let serveDocs = try String(contentsOf: Paths.repository.appendingPathComponent("Docs/SERVE.md"), encoding: .utf8)
+        #expect(serveDocs.contains("rates it 1.6 (\"OK\") and\n`imgcache-clean.service` 0.9 (\"SAFE\")"))
+        // The service's own command line, as the unit gives it.
+        let execStart = service.split(separator: "\n").first { $0.hasPrefix("ExecStart=") }.map { String($0.dropFirst("ExecStart=".count)) } ?? ""
+        let command = execStart.split(separator: " ").map(String.init)
+        #expect(command.first == Paths.binary && command.dropFirst().first == "serve", "\(execStart)")
         // The socket passed as systemd passes it (LISTEN_FDS), the server started without --listen.
         let port = try NginxServer.freePort()
         let outputs = try TemporaryDirectory("imgcache-activate")
         let activator = Process()
         activator.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
-        activator.arguments = ["-l", "127.0.0.1:\(port)", Paths.binary, "--cache-dir", cacheRoot, "serve", "--allow-unsigned", "--allow-private-sources"]
-        activator.environment = ["HOME": home.path, "PATH": "/usr/bin:/bin"]
+        activator.arguments = ["-l", "127.0.0.1:\(port)"] + command + ["--allow-unsigned", "--allow-private-sources"]
+        activator.environment = ["HOME": home.path, "PATH": "/usr/bin:/bin", "IMGCACHE_DIR": cacheRoot]
         activator.standardOutput = FileHandle.nullDevice
         activator.standardError = FileHandle(forWritingAtPath: outputs.appending("stderr")) ?? {
             FileManager.default.createFile(atPath: outputs.appending("stderr"), contents: nil)
