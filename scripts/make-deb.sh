@@ -92,7 +92,9 @@ SONAMES=$( { for binary in "$BIN" "$SERVE"; do
     readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
     strings -a "$binary" | grep -E '^lib[A-Za-z0-9_+-]+\.so\.[0-9][0-9.]*$'
 done; } | sort -u)
-DEPENDS="" RECOMMENDS="" SUGGESTS=""
+# libcurl checks HTTPS against Debian's certificate bundle, which it only recommends: without it no
+# https:// URL downloads, so it is a dependency here.
+DEPENDS="ca-certificates\n" RECOMMENDS="" SUGGESTS=""
 for soname in $SONAMES; do
     entry=$(dependency "$soname")
     case $soname in

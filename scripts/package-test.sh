@@ -63,6 +63,10 @@ cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
 mount -t proc proc "$ROOT/proc"
 mount --bind /dev "$ROOT/dev"
 in_root apt-get update -q > "$WORK/apt.log" 2>&1 || { tail -n 20 "$WORK/apt.log" >&2; exit 1; }
+# ca-certificates first, as on most machines: its postinst writes files no package holds, which would
+# otherwise look left behind by imgcache's removal.
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q ca-certificates >> "$WORK/apt.log" 2>&1 \
+    || { tail -n 20 "$WORK/apt.log" >&2; exit 1; }
 
 # What is on the machine before the package (the folders apt and dpkg keep their records in aside).
 files_now() {
@@ -97,6 +101,17 @@ check "prefetch of JPEG, PNG, WebP and GIF" in_root imgcache -q prefetch --thumb
 avif=$(in_root imgcache fetch -o /tmp/x.avif --thumbnail 16x16 "$BASE/mono.avif" 2>&1 || true)
 check "without libavif, AVIF names its package ($avif)" grep -q "install the libavif15 package" <<< "$avif"
 check "--version names what is missing" grep -q "libheif *not available" <<< "$(in_root imgcache --version)"
+# The server without libavif: a browser's Accept gets WebP, not an error.
+SERVE_PORT=$(scripts/free-port.sh 18950)
+in_root systemd-socket-activate -l "127.0.0.1:$SERVE_PORT" imgcache serve --allow-unsigned --allow-private-sources > "$WORK/serve-core.log" 2>&1 &
+activator_pid=$!
+for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$SERVE_PORT") 2>/dev/null && break; sleep 0.05; done
+served=$(curl -s -o /dev/null -w '%{http_code} %{content_type}' -H 'Accept: image/avif,image/webp,image/apng,image/*,*/*;q=0.8' \
+    "http://127.0.0.1:$SERVE_PORT/_/rs:fill:32:32/plain/$BASE/photo.jpg" || true)
+check "without libavif, the server answers a browser with WebP ($served)" test "$served" = "200 image/webp"
+server=$(pgrep -x imgcache-serve | head -n 1 || true)
+kill "$activator_pid" 2>/dev/null || true; [ -n "$server" ] && kill "$server" 2>/dev/null || true
+wait "$activator_pid" 2>/dev/null || true; activator_pid=""
 
 check "the clean timer is enabled" test -L "$ROOT/etc/systemd/system/timers.target.wants/imgcache-clean.timer"
 
@@ -172,6 +187,8 @@ kill "$activator_pid" 2>/dev/null || true; wait "$activator_pid" 2>/dev/null || 
 # --- Removed again ---
 removed_cleanly "$WORK/before-again"
 check "the cache stays" test -d "$ROOT/var/cache/imgcache"
+in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q imgcache > "$WORK/purge.log" 2>&1 || { tail -n 30 "$WORK/purge.log" >&2; exit 1; }
+check "apt-get purge takes the system cache" test ! -e "$ROOT/var/cache/imgcache"
 
 finished=yes
 if [ "$failures" -gt 0 ]; then echo "package test: $failures failed" >&2; exit 1; fi

@@ -24,6 +24,9 @@ public enum AcceptNegotiation {
 
     /// The format to write for a request with `accept` (nil header: the source's own), of a source
     /// of `source`'s format, animated or not; nil: the source's own.
+    /// Whether this machine can write AVIF: libavif loads (checked once).
+    static let avifLoads = SystemLibraries.loads("libavif")
+
     public static func format(accept: String?, source: ImageFormat?, animated: Bool) -> ImageFormat? {
         guard let accept, !accept.isEmpty else { return nil }
         let (types, _) = allowed(accept)
@@ -32,7 +35,8 @@ public enum AcceptNegotiation {
             if source == .webp || source == .gif { return types.contains("image/webp") && source != .webp ? .webp : nil }
             return nil
         }
-        if types.contains("image/avif"), ImageEncoder.writableFormats.contains(.avif) { return source == .avif ? nil : .avif }
+        // AVIF only where libavif loads here (it is a recommended package, not a dependency).
+        if types.contains("image/avif"), ImageEncoder.writableFormats.contains(.avif), avifLoads { return source == .avif ? nil : .avif }
         if types.contains("image/webp") { return source == .webp ? nil : .webp }
         return nil
     }

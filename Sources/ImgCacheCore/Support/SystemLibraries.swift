@@ -43,6 +43,13 @@ public enum SystemLibraries {
         }
     }
 
+    /// Whether the library `name` (as `described` names it) loads here; loads it when it does.
+    public static func loads(_ name: String) -> Bool {
+        guard let library = described.first(where: { $0.name == name }) else { return false }
+        var version = [CChar](repeating: 0, count: 256), path = [CChar](repeating: 0, count: 1024)
+        return ic_library_describe(library.code, &version, version.count, &path, path.count) == 0
+    }
+
     /// What this build can do with the libraries found: `https`, `http2`,
     /// the formats, `redis`, `s3`.
     public static func features(_ reports: [Report]) -> [String] {
