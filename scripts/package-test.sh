@@ -76,6 +76,19 @@ files_now() {
 }
 files_now > "$WORK/before"
 
+# The server run by ARGS... (systemd-socket-activate on $SERVE_PORT) in the background, once it listens.
+start_server() {
+    "$@" > "$WORK/serve.log" 2>&1 &
+    activator_pid=$!
+    for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$SERVE_PORT") 2>/dev/null && break; sleep 0.05; done
+}
+stop_server() {
+    local server
+    server=$(pgrep -x imgcache-serve | head -n 1 || true)
+    kill "$activator_pid" 2>/dev/null || true; [ -n "$server" ] && kill "$server" 2>/dev/null || true
+    wait "$activator_pid" 2>/dev/null || true; activator_pid=""
+}
+
 # --- The images, served from the host's loopback (the root shares its network) ---
 PORT=$(scripts/free-port.sh 18900)
 mkdir -p "$WORK/site"
@@ -103,15 +116,11 @@ check "without libavif, AVIF names its package ($avif)" grep -q "install the lib
 check "--version names what is missing" grep -q "libheif *not available" <<< "$(in_root imgcache --version)"
 # The server without libavif: a browser's Accept gets WebP, not an error.
 SERVE_PORT=$(scripts/free-port.sh 18950)
-in_root systemd-socket-activate -l "127.0.0.1:$SERVE_PORT" imgcache serve --allow-unsigned --allow-private-sources > "$WORK/serve-core.log" 2>&1 &
-activator_pid=$!
-for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$SERVE_PORT") 2>/dev/null && break; sleep 0.05; done
+start_server in_root systemd-socket-activate -l "127.0.0.1:$SERVE_PORT" imgcache serve --allow-unsigned --allow-private-sources
 served=$(curl -s -o /dev/null -w '%{http_code} %{content_type}' -H 'Accept: image/avif,image/webp,image/apng,image/*,*/*;q=0.8' \
     "http://127.0.0.1:$SERVE_PORT/_/rs:fill:32:32/plain/$BASE/photo.jpg" || true)
 check "without libavif, the server answers a browser with WebP ($served)" test "$served" = "200 image/webp"
-server=$(pgrep -x imgcache-serve | head -n 1 || true)
-kill "$activator_pid" 2>/dev/null || true; [ -n "$server" ] && kill "$server" 2>/dev/null || true
-wait "$activator_pid" 2>/dev/null || true; activator_pid=""
+stop_server
 
 check "the clean timer is enabled" test -L "$ROOT/etc/systemd/system/timers.target.wants/imgcache-clean.timer"
 
@@ -162,14 +171,12 @@ recipe=$(awk '/^```sh no-test package/{on=1; next} /^```/{on=0} on' Docs/SERVE.m
 check "SERVE.md's key recipe" in_root bash -ec "sudo() { if [ \"\$1\" = systemctl ]; then shift; local a=(); for x; do [ \"\$x\" = --now ] || a+=(\"\$x\"); done; systemctl \"\${a[@]}\"; else \"\$@\"; fi; }; $recipe"
 check "it enabled the socket" test -L "$ROOT/etc/systemd/system/sockets.target.wants/imgcache-serve.socket"
 # The server socket-activated as the unit describes, on a free port (origins on loopback allowed for this test).
-SERVE_PORT=$(scripts/free-port.sh 18950)
 read -r -a serve_command <<< "$(unit_value imgcache-serve.service ExecStart)"
 key=$(sed -n 's/^IMGPROXY_KEY=//p' "$ROOT/etc/imgcache/serve.env")
 salt=$(sed -n 's/^IMGPROXY_SALT=//p' "$ROOT/etc/imgcache/serve.env")
-as_service imgcache-serve.service env IMGPROXY_KEY="$key" IMGPROXY_SALT="$salt" \
-    systemd-socket-activate -E IMGCACHE_DIR -E IMGPROXY_KEY -E IMGPROXY_SALT -l "127.0.0.1:$SERVE_PORT" "${serve_command[@]}" --allow-private-sources > "$WORK/serve.log" 2>&1 &
-activator_pid=$!
-for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$SERVE_PORT") 2>/dev/null && break; sleep 0.05; done
+SERVE_PORT=$(scripts/free-port.sh 18950)
+start_server as_service imgcache-serve.service env IMGPROXY_KEY="$key" IMGPROXY_SALT="$salt" \
+    systemd-socket-activate -E IMGCACHE_DIR -E IMGPROXY_KEY -E IMGPROXY_SALT -l "127.0.0.1:$SERVE_PORT" "${serve_command[@]}" --allow-private-sources
 path="/rs:fill:40:30/plain/$BASE/photo.jpg@webp"
 signature=$(python3 -c 'import base64,hashlib,hmac,sys; k,s,p=sys.argv[1:]; print(base64.urlsafe_b64encode(hmac.new(bytes.fromhex(k), bytes.fromhex(s)+p.encode(), hashlib.sha256).digest()).rstrip(b"=").decode())' "$key" "$salt" "$path")
 served=$(curl -s -o "$WORK/served.webp" -w '%{http_code} %{content_type}' "http://127.0.0.1:$SERVE_PORT/$signature$path" || true)
@@ -181,8 +188,7 @@ server=$(pgrep -x imgcache-serve | head -n 1 || true)
 worker=$( [ -n "$server" ] && pgrep -P "$server" | head -n 1 || true)
 filters=$( [ -n "$worker" ] && grep -E '^(Seccomp|NoNewPrivs):' "/proc/$worker/status" | tr -s '\t\n' '  ' || true)
 check "the server's decode worker runs under seccomp, without new privileges ($filters)" grep -q "NoNewPrivs: 1 Seccomp: 2" <<< "$filters"
-kill "$activator_pid" 2>/dev/null || true; wait "$activator_pid" 2>/dev/null || true; activator_pid=""
-[ -n "$server" ] && kill "$server" 2>/dev/null || true
+stop_server
 
 # --- Removed again ---
 removed_cleanly "$WORK/before-again"

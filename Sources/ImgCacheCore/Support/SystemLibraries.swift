@@ -34,20 +34,21 @@ public enum SystemLibraries {
 
     /// Loads and describes every library (this loads them all: a few milliseconds).
     public static func all() -> [Report] {
-        described.map { library in
-            var version = [CChar](repeating: 0, count: 256), path = [CChar](repeating: 0, count: 1024)
-            let loaded = ic_library_describe(library.code, &version, version.count, &path, path.count) == 0
-            let versionText = String(cString: version), pathText = String(cString: path)
-            return Report(name: library.name, purpose: library.purpose, version: loaded ? versionText : nil,
-                          path: loaded && !pathText.isEmpty ? pathText : nil, problem: loaded ? nil : versionText)
-        }
+        described.map(report)
     }
 
     /// Whether the library `name` (as `described` names it) loads here; loads it when it does.
     public static func loads(_ name: String) -> Bool {
-        guard let library = described.first(where: { $0.name == name }) else { return false }
+        described.first { $0.name == name }.map(report)?.version != nil
+    }
+
+    /// `library` loaded (or not) and described.
+    private static func report(_ library: (code: Int32, name: String, purpose: String)) -> Report {
         var version = [CChar](repeating: 0, count: 256), path = [CChar](repeating: 0, count: 1024)
-        return ic_library_describe(library.code, &version, version.count, &path, path.count) == 0
+        let loaded = ic_library_describe(library.code, &version, version.count, &path, path.count) == 0
+        let versionText = String(cString: version), pathText = String(cString: path)
+        return Report(name: library.name, purpose: library.purpose, version: loaded ? versionText : nil,
+                      path: loaded && !pathText.isEmpty ? pathText : nil, problem: loaded ? nil : versionText)
     }
 
     /// What this build can do with the libraries found: `https`, `http2`,
